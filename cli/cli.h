@@ -1,0 +1,39 @@
+/*
+ * cli/cli.h - the `nas` command table (after redis's command table): each
+ * command is a handler in cli/cmd_<name>.c; help text is generated from
+ * the table. Exit codes: 0 ok, 1 runtime failure, 2 usage or config error.
+ */
+#ifndef NAS_CLI_H
+#define NAS_CLI_H
+
+#include <stdio.h>
+#include "nas/status.h"
+
+#define NAS_EXIT_OK 0
+#define NAS_EXIT_FAIL 1
+#define NAS_EXIT_USAGE 2
+
+typedef struct nas_cli_cmd {
+    const char *name;
+    int (*handler)(int argc, char **argv); /* argv[0] is the command name */
+    const char *usage;                     /* "nas run CONF [--db PATH]" */
+    const char *summary;                   /* one line */
+    const char *help;                      /* options, one per line */
+} nas_cli_cmd;
+
+int nas_cmd_run(int argc, char **argv);
+int nas_cmd_query(int argc, char **argv);
+int nas_cmd_show(int argc, char **argv);
+int nas_cmd_train(int argc, char **argv);
+int nas_cmd_devices(int argc, char **argv);
+
+/* Print the command's usage and help to `f`. */
+void nas_cli_usage(FILE *f, const char *cmd_name);
+
+/* Map a nas_status to an exit code: config/usage errors 2, others 1. */
+int nas_cli_exit_code(int status);
+
+/* 1 if argv has -h/--help (then the caller prints usage and exits 0). */
+int nas_cli_wants_help(int argc, char **argv);
+
+#endif

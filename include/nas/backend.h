@@ -1,0 +1,161 @@
+/*
+ * nas/backend.h - the kernel library: one op interface, one implementation
+ * per device (after ggml's backends).
+ *
+ *   "ref"  plain C, single thread: the oracle every other backend is tested
+ *          against; deterministic.
+ *   "cpu"  oneDNN (convolution, batch norm, pooling, ReLU) + OpenBLAS (GEMM).
+ *   "cuda" cuDNN + cuBLAS (built when the toolkit is found).
+ *
+ * Tensors are float32, NCHW, and live in backend memory: callers never
+ * dereference `nas_tensor.buf`; they move data with nas_tensor_upload /
+ * nas_tensor_download. 2-D tensors (N x K) use n = N, c = K, h = w = 1.
+ * All op functions return NAS_OK or a negative status (NAS_EINVAL on shape
+ * mismatch, NAS_EBACKEND when the device library fails, NAS_ENOMEM).
+ * Unless stated otherwise an op overwrites its output.
+ */
+#ifndef NAS_BACKEND_H
+#define NAS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "nas/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nas_backend nas_backend; /* opaque; see trainer/backend_impl.h */
+
+typedef struct nas_tensor {
+    int n, c, h, w;   /* NCHW shape */
+    size_t count;     /* n*c*h*w elements */
+    void *buf;        /* backend memory; opaque to callers */
+    nas_backend *be;  /* owner */
+} nas_tensor;
+
+/* ---- backends ------------------------------------------------------------ */
+
+/*
+ * Create backend `name` ("ref", "cpu", "cuda") using `threads` CPU threads
+ * (0 = library default) or, for cuda, device `device`.
+ * Errors: NAS_ENOTFOUND (unknown name or not compiled in), NAS_ENODEV (no
+ * CUDA device), NAS_EBACKEND, NAS_ENOMEM.
+ */
+int nas_backend_create(const char *name, int threads, int device, nas_backend **out,
+                       nas_error *err);
+void nas_backend_destroy(nas_backend *be); /* NULL is a no-op */
+const char *nas_backend_name(const nas_backend *be);
+/* Block until queued work is done (no-op for host backends). */
+int nas_backend_sync(nas_backend *be);
+/* Names of the backends compiled in, NULL-terminated. */
+const char *const *nas_backend_compiled(void);
+
+/* ---- tensors ------------------------------------------------------------- */
+
+/* Allocate an uninitialised tensor. Errors: NAS_EINVAL, NAS_ENOMEM. */
+int nas_tensor_create(nas_backend *be, int n, int c, int h, int w, nas_tensor **out);
+void nas_tensor_destroy(nas_tensor *t); /* NULL is a no-op */
+int nas_tensor_upload(nas_tensor *t, const float *host, size_t count);
+int nas_tensor_download(const nas_tensor *t, float *host, size_t count);
+int nas_tensor_zero(nas_tensor *t);
+/* dst = src (same count). */
+int nas_tensor_copy(nas_tensor *dst, const nas_tensor *src);
+
+/* ---- ops ----------------------------------------------------------------- */
+
+/* y[N,K,Ho,Wo] = conv(x[N,C,H,W], w[K,C,R,R]), square kernel R, no bias,
+ * Ho = (H + 2*pad - R)/stride + 1. */
+int nas_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
+                   int stride, int pad);
+/* dx[N,C,H,W] = gradient of the loss w.r.t. x given dy. */
+int nas_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                        nas_tensor *dx, int stride, int pad);
+/* dw[K,C,R,R] = gradient w.r.t. the weights (overwritten, not accumulated). */
+int nas_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                          nas_tensor *dw, int stride, int pad);
+
+/*
+ * Batch normalisation (Ioffe & Szegedy 2015) over N,H,W per channel C.
+ * Training: uses batch statistics (biased variance), writes the batch mean
+ * and 1/sqrt(var+eps) into save_mean/save_invstd [1,C,1,1], and updates
+ * running_mean/running_var with running = (1-momentum)*running +
+ * momentum*batch (PyTorch convention, unbiased batch variance).
+ * gamma, beta, running_*: [1,C,1,1].
+ */
+int nas_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
+                            const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
+                            nas_tensor *save_invstd, nas_tensor *running_mean,
+                            nas_tensor *running_var, float momentum, float eps);
+/* Inference: y = gamma * (x - running_mean) / sqrt(running_var + eps) + beta. */
+int nas_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
+                            const nas_tensor *beta, const nas_tensor *running_mean,
+                            const nas_tensor *running_var, nas_tensor *y, float eps);
+/* Backward of the training forward: dx, dgamma, dbeta (overwritten). */
+int nas_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                      const nas_tensor *gamma, const nas_tensor *save_mean,
+                      const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                      nas_tensor *dbeta);
+
+/* y = max(x, 0); any shape. */
+int nas_relu_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y);
+/* dx = dy * (x > 0). */
+int nas_relu_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy, nas_tensor *dx);
+
+/* Average pooling, square window k, padding excluded from the divisor
+ * (count_include_pad = False, as NAS-Bench-201). y[N,C,Ho,Wo]. */
+int nas_avgpool_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y, int k, int stride,
+                    int pad);
+int nas_avgpool_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, int k, int stride,
+                    int pad);
+/* Global average pool: y[N,C,1,1] = mean over H,W of x[N,C,H,W]. */
+int nas_gap_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y);
+int nas_gap_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx);
+
+/* Fully connected: y[N,M] = x[N,K] * w[M,K]^T + b[M] (x may be [N,K,1,1]). */
+int nas_linear_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                   const nas_tensor *b, nas_tensor *y);
+/* dx[N,K] = dy*w (dx may be NULL); dw[M,K] = dy^T*x; db[M] = sum_n dy. */
+int nas_linear_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                   const nas_tensor *dy, nas_tensor *dx, nas_tensor *dw, nas_tensor *db);
+
+/* y += alpha * x (same count). */
+int nas_axpy(nas_backend *be, float alpha, const nas_tensor *x, nas_tensor *y);
+/* y = alpha * x (same count; y may be x). */
+int nas_scale(nas_backend *be, float alpha, const nas_tensor *x, nas_tensor *y);
+
+/*
+ * Softmax cross-entropy, mean over the batch. logits[N,K]; labels[N] holds
+ * class indices as floats (a tensor so it can live on the device).
+ * Writes dlogits[N,K] = (softmax - onehot)/N, *loss (mean, nats) and
+ * *correct (number of rows whose argmax equals the label; ties: lowest index).
+ * dlogits may be NULL (evaluation).
+ */
+int nas_softmax_xent(nas_backend *be, const nas_tensor *logits, const nas_tensor *labels,
+                     nas_tensor *dlogits, float *loss, int *correct);
+
+/*
+ * SGD with momentum and L2 weight decay, PyTorch's formulation:
+ *   g = dw + wd*w;  v = momentum*v + g;
+ *   w -= lr * (nesterov ? g + momentum*v : v).
+ */
+int nas_sgd_step(nas_backend *be, nas_tensor *w, const nas_tensor *dw, nas_tensor *v, float lr,
+                 float momentum, float wd, int nesterov);
+
+/* Sum of squares of x into *out (host) - used for NaN/explosion checks. */
+int nas_sumsq(nas_backend *be, const nas_tensor *x, double *out);
+
+/* ---- host GEMM ----------------------------------------------------------- */
+
+/*
+ * Row-major single-precision GEMM on host memory, for the controller's
+ * models (NAO's LSTMs and MLP): C[M,N] = alpha*op(A)*op(B) + beta*C with
+ * op(X) = X or X^T. Uses OpenBLAS (cblas_sgemm).
+ */
+void nas_host_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,
+                    int lda, const float *b, int ldb, float beta, float *c, int ldc);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NAS_BACKEND_H */

@@ -1,0 +1,87 @@
+/*
+ * nas/evaluator.h - what a trial measures: validation accuracy (by proxy
+ * training or by table look-up), MACs and parameters (analytic), batch-1
+ * latency (measured on the worker's device).
+ *
+ * MACs count multiply-accumulates of convolutions and linear layers only
+ * (BN, ReLU, pooling and sums are not counted), as PyTorch counters do;
+ * FLOPs = 2 x MACs where a figure in FLOPs is wanted.
+ */
+#ifndef NAS_EVALUATOR_H
+#define NAS_EVALUATOR_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "nas/space.h"
+#include "nas/trainer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- analytic counts ----------------------------------------------------- */
+
+typedef struct nas_layer_info {
+    char module[96]; /* PyTorch module path, e.g. "cells.0.layers.0.op.1" */
+    char op[24];     /* "conv3x3 s1", "batchnorm", "linear", ... */
+    int in_c, in_h, in_w, out_c, out_h, out_w;
+    int64_t params;
+    int64_t macs; /* per image */
+} nas_layer_info;
+
+/*
+ * MACs per image and trainable parameters of the network `desc` describes,
+ * counted layer by layer as ../shared/reference/nb201-tinynetwork-fmnist.md.
+ * If `layer` is non-NULL it is called once per parameterised layer in
+ * PyTorch module order. Errors: NAS_EINVAL.
+ */
+int nas_count_net(const nas_net_desc *desc, int64_t *macs, int64_t *params,
+                  void (*layer)(void *ctx, const nas_layer_info *info), void *ctx);
+
+/* Median wall time in ms of `runs` eval-mode forward passes of a batch of
+ * `batch` zero images, after `warmup` untimed passes. */
+int nas_latency_ms(nas_net *net, int batch, int warmup, int runs, double *median_ms,
+                   nas_error *err);
+
+/* ---- trial evaluation ---------------------------------------------------- */
+
+/* Result of one trial. On failure status < 0 and `error` says why. */
+typedef struct nas_trial_result {
+    int status;             /* NAS_OK or the nas_status of the failure */
+    char error[512];
+    double val_accuracy;    /* in [0,1] for trained trials; table: as in the table (percent) */
+    double test_accuracy;   /* table evaluator's test column, else -1 */
+    double train_loss;
+    int64_t macs;
+    int64_t params;
+    double latency_ms;      /* batch 1, median */
+    double train_seconds;
+    int epochs;
+} nas_trial_result;
+
+typedef struct nas_evaluator nas_evaluator; /* opaque: data sets or table */
+
+/* Progress during a trial: fraction done in [0,1] and the last loss. */
+typedef void (*nas_eval_progress)(void *ctx, double fraction, double loss);
+
+/*
+ * Prepare to evaluate trials of `cfg`: "train" loads and splits the data
+ * set once (shared by forked workers); "table" loads the CSV.
+ * Errors: NAS_EIO, NAS_EFORMAT (bad data or table), NAS_ENOMEM.
+ */
+int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_evaluator **out,
+                         nas_error *err);
+void nas_evaluator_destroy(nas_evaluator *ev); /* NULL is a no-op */
+
+/*
+ * Evaluate one genotype: train the proxy and measure (train), or look it up
+ * (table). Always fills *res; returns res->status. A NaN loss gives
+ * NAS_ENAN, a genotype missing from the table NAS_ENOTFOUND.
+ */
+int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progress progress,
+                      void *ctx, nas_trial_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NAS_EVALUATOR_H */

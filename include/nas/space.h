@@ -1,0 +1,229 @@
+/*
+ * nas/space.h - search spaces, genotypes and the space.conf language.
+ *
+ * A genotype is a token sequence: position i holds one token from the
+ * space's vocabulary, restricted to the tokens allowed at i. Every space
+ * maps genotypes to a human string, a canonical key (equal for cells that
+ * compute the same function) and back. Learned strategies (NAO) see only
+ * the token form, so they work for any space.
+ *
+ * The NAS-Bench-201 cell space (Dong & Yang, "NAS-Bench-201", ICLR 2020):
+ * 4 nodes, 6 edges, edge order (1<-0), (2<-0), (2<-1), (3<-0), (3<-1),
+ * (3<-2); token i is the op on edge i; string form
+ * `|op~0|+|op~0|op~1|+|op~0|op~1|op~2|`.
+ */
+#ifndef NAS_SPACE_H
+#define NAS_SPACE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "nas/status.h"
+#include "nas/rng.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- ops (generated from space/ops.def) ---------------------------------- */
+
+typedef enum nas_op {
+#define NAS_OP(enum_name, str) NAS_OP_##enum_name,
+#include "nas/ops.def"
+#undef NAS_OP
+    NAS_OP_COUNT
+} nas_op;
+
+/* "nor_conv_3x3" for NAS_OP_NOR_CONV_3X3; NULL for an invalid op. */
+const char *nas_op_name(int op);
+
+/* Look up an op by name. Returns NAS_OK or NAS_ENOTFOUND. */
+int nas_op_from_name(const char *name, int *op);
+
+/* ---- genotypes ----------------------------------------------------------- */
+
+#define NAS_GENOTYPE_MAX_LEN 64
+#define NAS_CELL_NODES 4
+#define NAS_CELL_EDGES 6
+#define NAS_GENOTYPE_STR_MAX 512
+
+/* A token sequence; for the cell space len = 6 and tok[i] is a nas_op. */
+typedef struct nas_genotype {
+    int len;
+    uint8_t tok[NAS_GENOTYPE_MAX_LEN];
+} nas_genotype;
+
+/* ---- the search space ---------------------------------------------------- */
+
+typedef enum nas_space_type { NAS_SPACE_CELL = 0 } nas_space_type;
+
+/* Plain description of a space, as parsed from the `space` group. */
+typedef struct nas_space_desc {
+    nas_space_type type;  /* "cell" */
+    unsigned op_mask;     /* bit i set: nas_op i allowed on every edge */
+    int channels;         /* C of the first stage; stage s has C * 2^s */
+    int stages;           /* number of stages (NAS-Bench-201: 3) */
+    int cells_per_stage;  /* N (NAS-Bench-201 default 5; proxy often 1) */
+} nas_space_desc;
+
+typedef struct nas_space nas_space; /* opaque */
+
+/* Create a space from a validated description. The space copies `desc`.
+ * Errors: NAS_EINVAL (empty op set, bad sizes), NAS_ENOMEM. */
+int nas_space_create(const nas_space_desc *desc, nas_space **out, nas_error *err);
+void nas_space_destroy(nas_space *s); /* NULL is a no-op */
+const nas_space_desc *nas_space_get_desc(const nas_space *s);
+
+/* Sequence length (cell: 6) and vocabulary size (cell: NAS_OP_COUNT). */
+int nas_space_seq_len(const nas_space *s);
+int nas_space_vocab_size(const nas_space *s);
+/* 1 if token `tok` may stand at position `pos`. */
+int nas_space_token_allowed(const nas_space *s, int pos, int tok);
+/* Number of distinct genotypes (cell: |ops|^6). */
+uint64_t nas_space_size(const nas_space *s);
+
+/* 1 if g is a member of the space (right length, allowed tokens) and can be
+ * trained (cell: some path carries information from input to output). */
+int nas_space_is_valid(const nas_space *s, const nas_genotype *g);
+
+/* Uniform sample over valid genotypes (rejection sampling). */
+void nas_space_sample(const nas_space *s, nas_rng *r, nas_genotype *out);
+
+/* One-position mutation (Real et al., AAAI 2019): pick a position
+ * uniformly, replace its token with a different allowed one; retried until
+ * the child is valid. */
+void nas_space_mutate(const nas_space *s, nas_rng *r, const nas_genotype *parent,
+                      nas_genotype *child);
+
+/* Genotype -> string (cell: NAS-Bench-201 form). Returns NAS_OK or
+ * NAS_EINVAL when `buf` (at least NAS_GENOTYPE_STR_MAX) is too small. */
+int nas_space_format(const nas_space *s, const nas_genotype *g, char *buf, size_t n);
+
+/* String -> genotype. Errors: NAS_EFORMAT with a message naming the
+ * offending part ("edge 3: unknown op 'conv9x9'"). */
+int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_error *err);
+
+/* Canonical key: equal for genotypes that compute the same function.
+ * See space/cell_key.c for the equivalences the cell key captures.
+ * `buf` must hold NAS_GENOTYPE_STR_MAX bytes. */
+void nas_space_key(const nas_space *s, const nas_genotype *g, char *buf, size_t n);
+
+/* ---- space.conf ---------------------------------------------------------- */
+
+typedef enum nas_strategy_kind {
+    NAS_STRATEGY_RANDOM = 0,
+    NAS_STRATEGY_EVOLUTION,
+    NAS_STRATEGY_NAO
+} nas_strategy_kind;
+
+typedef enum nas_evaluator_kind { NAS_EVALUATOR_TRAIN = 0, NAS_EVALUATOR_TABLE } nas_evaluator_kind;
+
+typedef enum nas_schedule { NAS_SCHEDULE_COSINE = 0, NAS_SCHEDULE_CONSTANT } nas_schedule;
+
+#define NAS_PATH_MAX 1024
+#define NAS_NAME_MAX 128
+#define NAS_MAX_OBJECTIVES 4
+
+typedef struct nas_objective {
+    char metric[NAS_NAME_MAX]; /* val_accuracy | latency_ms | macs | params */
+    int maximize;              /* 1: larger is better */
+} nas_objective;
+
+/* Everything `nas run` needs, parsed from space.conf. Units in the names.
+ * Defaults and ranges are listed in README.md ("space.conf keys"). */
+typedef struct nas_config {
+    char path[NAS_PATH_MAX];       /* file the config came from */
+    char experiment[NAS_NAME_MAX]; /* experiment = "..."; required */
+    uint64_t seed;                 /* seed = 42; */
+
+    struct {
+        char dataset[NAS_NAME_MAX]; /* "fashion-mnist" */
+        char dir[NAS_PATH_MAX];     /* /usr/share/datasets/fashion-mnist */
+        int train_subset;           /* images used for proxy training; 0 = all left after valid */
+        int valid;                  /* images held out of the training set for validation */
+    } data;
+
+    nas_space_desc space;
+
+    struct {
+        int epochs;
+        int batch_size;
+        double lr;
+        double momentum;
+        int nesterov;
+        double weight_decay;
+        nas_schedule schedule;
+        int threads; /* threads per trial (kernel library) */
+        char backend[NAS_NAME_MAX]; /* "cpu" (oneDNN+OpenBLAS) | "ref" | "cuda" */
+    } proxy;
+
+    struct {
+        nas_strategy_kind strategy;
+        int trials;        /* budget: trained (or looked-up) architectures */
+        int population;    /* evolution: P */
+        int sample_size;   /* evolution: tournament S */
+        struct {           /* NAO knobs (Luo et al. 2018) */
+            int seed_archs;    /* random architectures before the model is used */
+            int top_k;         /* best known archs moved in embedding space */
+            int embed_size;
+            int hidden_size;
+            int epochs;        /* model training epochs per round */
+            double lr;         /* Adam */
+            double tradeoff;   /* lambda: weight of predictor loss vs reconstruction */
+            double step;       /* initial step size eta */
+            double step_growth;/* multiplier for eta until a new arch decodes */
+            int max_steps;
+            int batch_per_round; /* proposals per model round */
+        } nao;
+    } search;
+
+    struct {
+        nas_evaluator_kind kind;
+        char table[NAS_PATH_MAX];  /* CSV for kind == table */
+        char column[NAS_NAME_MAX]; /* e.g. "cifar10-val" */
+        char test_column[NAS_NAME_MAX]; /* optional, e.g. "cifar10-test" */
+        int latency_runs;   /* median of N batch-1 forward passes */
+        int latency_warmup;
+    } evaluator;
+
+    int n_objectives;
+    nas_objective objectives[NAS_MAX_OBJECTIVES];
+    struct {
+        double latency_ms; /* 0 = no constraint */
+        double mmacs;      /* millions of MACs; 0 = none */
+        double params;     /* 0 = none */
+    } constraints;
+
+    struct {
+        int count;            /* worker processes; 0 = in-process */
+        char device[NAS_NAME_MAX]; /* cpu | cuda | auto */
+        int trial_timeout_s;
+        int max_retries;
+    } workers;
+} nas_config;
+
+/* Fill `cfg` with every default (experiment empty). */
+void nas_config_defaults(nas_config *cfg);
+
+/*
+ * Parse and validate space.conf (libconfig syntax). Unknown keys, wrong
+ * types and out-of-range values are errors.
+ * Errors: NAS_EIO (cannot read file), NAS_ECONFIG with "FILE:LINE: what,
+ * expected ..." in err->msg.
+ */
+int nas_config_load(const char *path, nas_config *cfg, nas_error *err);
+
+/* Same, from a string; `name` is used in messages in place of a path. */
+int nas_config_parse_string(const char *text, const char *name, nas_config *cfg, nas_error *err);
+
+/*
+ * Canonical text of every effective setting (defaults included), one
+ * "key = value;" per line in a fixed order. Two configs that mean the same
+ * search give the same text: the store identifies experiments by it.
+ * Returns a malloc'd string the caller frees, or NULL on out of memory.
+ */
+char *nas_config_canonical(const nas_config *cfg);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NAS_SPACE_H */

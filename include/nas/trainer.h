@@ -1,0 +1,150 @@
+/*
+ * nas/trainer.h - data sets, the network built from a genotype, and the
+ * proxy training loop, all on the kernel library (nas/backend.h).
+ *
+ * The network is NAS-Bench-201's TinyNetwork (Dong & Yang, ICLR 2020):
+ * stem conv3x3 + BN; `stages` stages of `cells_per_stage` cells with C,
+ * 2C, 4C ... channels; between stages a residual reduction block
+ * (ReLU-conv3x3 s2-BN, ReLU-conv3x3-BN, shortcut avgpool 2x2 s2 + conv1x1);
+ * then BN-ReLU, global average pool, linear. Cell edges: none = zero,
+ * skip_connect = identity, nor_conv_KxK = ReLU-conv-BN, avg_pool_3x3 =
+ * 3x3 average pool (count_include_pad False). Node j sums its inputs; the
+ * cell's output is node 3. Layer table: ../shared/reference (and
+ * evaluator/ for MACs).
+ */
+#ifndef NAS_TRAINER_H
+#define NAS_TRAINER_H
+
+#include <stdint.h>
+#include "nas/backend.h"
+#include "nas/space.h"
+#include "nas/rng.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- data ---------------------------------------------------------------- */
+
+/* Images in host memory, float32 NCHW, already normalised; labels 0..K-1.
+ * A dataset owns its arrays unless it is a view (see nas_dataset_view). */
+typedef struct nas_dataset {
+    int n, c, h, w;
+    int classes;
+    float *images;   /* n*c*h*w */
+    uint8_t *labels; /* n */
+    int owns;        /* 1: destroy frees images/labels */
+} nas_dataset;
+
+/*
+ * Load Fashion-MNIST from idx files (gzip or plain) in `dir`:
+ * split "train" reads train-images-idx3-ubyte[.gz] (60000 x 1 x 28 x 28),
+ * "test" reads t10k-*. Pixels are scaled to [0,1] then normalised with
+ * (x - mean)/std (Fashion-MNIST: mean 0.2860, std 0.3530).
+ * Errors: NAS_EIO (missing/unreadable file: message names it), NAS_EFORMAT
+ * (bad magic, truncated file, image/label count mismatch), NAS_ENOMEM.
+ */
+int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_error *err);
+
+/*
+ * Deterministic train/validation split: shuffle indices with PCG32(seed),
+ * the first `n_valid` go to *valid, the next `n_train` (0 = all the rest)
+ * to *train. Both outputs own copies. Errors: NAS_EINVAL, NAS_ENOMEM.
+ */
+int nas_dataset_split(const nas_dataset *full, int n_valid, int n_train, uint64_t seed,
+                      nas_dataset **train, nas_dataset **valid, nas_error *err);
+void nas_dataset_destroy(nas_dataset *d); /* NULL is a no-op */
+
+/* ---- network ------------------------------------------------------------- */
+
+typedef struct nas_net_desc {
+    nas_genotype genotype; /* cell space tokens (nas_op per edge) */
+    int channels;          /* C */
+    int stages;            /* 3 in NAS-Bench-201 */
+    int cells_per_stage;   /* N */
+    int in_c, in_h, in_w;  /* input image shape */
+    int classes;
+} nas_net_desc;
+
+typedef struct nas_net nas_net; /* opaque; owns its parameters and buffers */
+
+/*
+ * Build the network for `desc` on `be` for batches of at most `max_batch`
+ * images, initialising weights from PCG32(seed): convolutions and linear
+ * with Kaiming-uniform (a = sqrt(5), as PyTorch's default), linear bias
+ * uniform(+-1/sqrt(fan_in)), BN gamma 1, beta 0, running var 1.
+ * Errors: NAS_EINVAL (bad desc), NAS_ENOMEM, NAS_EBACKEND.
+ */
+int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uint64_t seed,
+                   nas_net **out, nas_error *err);
+void nas_net_destroy(nas_net *net); /* NULL is a no-op */
+
+/* Forward x[B,in_c,in_h,in_w] (B <= max_batch) in train (batch statistics)
+ * or eval (running statistics) mode; *logits points to a [B,classes]
+ * tensor owned by the net, valid until the next call. */
+int nas_net_forward(nas_net *net, const nas_tensor *x, int train, const nas_tensor **logits);
+
+/* After a train-mode forward: loss against labels[B] (floats), backward
+ * through the whole net, gradients left in the net. */
+int nas_net_backward(nas_net *net, const nas_tensor *labels, float *loss, int *correct);
+
+/* Apply SGD (nas_sgd_step) to every parameter with its gradient. */
+int nas_net_sgd_step(nas_net *net, float lr, float momentum, float wd, int nesterov);
+
+/* Number of trainable parameters (conv weights, BN gamma/beta, linear). */
+int64_t nas_net_param_count(const nas_net *net);
+
+/* Named parameters and buffers, in construction order, for export and
+ * tests. Returns the count; fills at most `cap` entries. The tensors stay
+ * owned by the net. Names follow PyTorch's TinyNetwork module paths
+ * ("stem.0.weight", "cells.0.edges.1<-0.op.1.weight", ...). */
+typedef struct nas_net_param {
+    const char *name;
+    nas_tensor *value;
+    nas_tensor *grad; /* NULL for buffers (BN running stats) */
+} nas_net_param;
+int nas_net_params(nas_net *net, nas_net_param *out, int cap);
+
+/* ---- training ------------------------------------------------------------ */
+
+typedef struct nas_recipe {
+    int epochs;
+    int batch_size;
+    double lr;           /* peak learning rate */
+    double momentum;
+    int nesterov;
+    double weight_decay;
+    nas_schedule schedule; /* cosine: lr_t = lr/2 (1 + cos(pi t/T)), per step */
+    uint64_t seed;       /* weight init and batch order */
+} nas_recipe;
+
+typedef struct nas_train_stats {
+    double train_loss;     /* mean over the last epoch */
+    double train_accuracy; /* over the last epoch, in [0,1] */
+    double seconds;        /* wall time of the training steps */
+    double images_per_s;
+    int epochs;
+    int steps;
+} nas_train_stats;
+
+/* Called after every step with the step index, total steps and the loss;
+ * return non-zero to stop (NAS_EINTR). May be NULL. */
+typedef int (*nas_train_progress)(void *ctx, int step, int steps, float loss);
+
+/*
+ * Train `net` on `data` with `recipe` (shuffled each epoch with PCG32(seed,
+ * epoch); the last partial batch is kept). Errors: NAS_ENAN when the loss
+ * becomes NaN or infinite (message gives epoch and step), NAS_EINTR,
+ * backend errors.
+ */
+int nas_train(nas_net *net, const nas_dataset *data, const nas_recipe *recipe,
+              nas_train_progress progress, void *ctx, nas_train_stats *stats, nas_error *err);
+
+/* Accuracy in [0,1] and mean loss of `net` (eval mode) on `data`. */
+int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, double *accuracy,
+                     double *loss, nas_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NAS_TRAINER_H */

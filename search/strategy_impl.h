@@ -1,0 +1,30 @@
+/*
+ * search/strategy_impl.h - the private strategy vtable. One file per
+ * strategy implements a constructor; search/strategy.c dispatches.
+ */
+#ifndef NAS_SEARCH_STRATEGY_IMPL_H
+#define NAS_SEARCH_STRATEGY_IMPL_H
+
+#include "nas/search.h"
+
+typedef struct nas__strategy_ops {
+    const char *name;
+    int (*propose)(nas_strategy *s, nas_known_fn is_known, void *known_ctx, nas_genotype *out,
+                   nas_error *err);
+    void (*observe)(nas_strategy *s, const nas_genotype *g, double score);
+    void (*destroy)(nas_strategy *s);
+} nas__strategy_ops;
+
+struct nas_strategy {
+    const nas__strategy_ops *ops;
+    const nas_config *cfg;
+    const nas_space *space;
+    nas_rng rng; /* seeded from cfg->seed, stream 1 */
+    void *context;
+};
+
+int nas__strategy_random_init(nas_strategy *s, nas_error *err);
+int nas__strategy_evolution_init(nas_strategy *s, nas_error *err);
+int nas__strategy_nao_init(nas_strategy *s, nas_error *err);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * trainer/backend_impl.h - the private backend vtable (after ggml's
+ * ggml-backend-impl.h). Each device implements `nas__backend_ops` and
+ * registers a constructor in trainer/backend.c. Public wrappers in
+ * backend.c check shapes once, then dispatch; implementations may assume
+ * shapes are consistent.
+ *
+ * Optional slots may be NULL; the wrapper then returns NAS_EUNSUPPORTED.
+ */
+#ifndef NAS_TRAINER_BACKEND_IMPL_H
+#define NAS_TRAINER_BACKEND_IMPL_H
+
+#include "nas/backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nas__backend_ops {
+    const char *name;
+    void (*destroy)(nas_backend *be);
+    int (*sync)(nas_backend *be); /* optional: NULL means nothing to wait for */
+
+    /* memory: `bytes` of backend memory into *buf; free(NULL) is a no-op */
+    int (*alloc)(nas_backend *be, size_t bytes, void **buf);
+    void (*free)(nas_backend *be, void *buf);
+    int (*upload)(nas_backend *be, void *dst, const float *src, size_t count);
+    int (*download)(nas_backend *be, float *dst, const void *src, size_t count);
+    int (*zero)(nas_backend *be, void *buf, size_t count);
+    int (*copy)(nas_backend *be, void *dst, const void *src, size_t count);
+
+    int (*conv2d_fwd)(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
+                      int stride, int pad);
+    int (*conv2d_bwd_data)(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                           nas_tensor *dx, int stride, int pad);
+    int (*conv2d_bwd_filter)(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                             nas_tensor *dw, int stride, int pad);
+    int (*batchnorm_fwd_train)(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
+                               const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
+                               nas_tensor *save_invstd, nas_tensor *running_mean,
+                               nas_tensor *running_var, float momentum, float eps);
+    int (*batchnorm_fwd_infer)(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
+                               const nas_tensor *beta, const nas_tensor *running_mean,
+                               const nas_tensor *running_var, nas_tensor *y, float eps);
+    int (*batchnorm_bwd)(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                         const nas_tensor *gamma, const nas_tensor *save_mean,
+                         const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                         nas_tensor *dbeta);
+    int (*relu_fwd)(nas_backend *be, const nas_tensor *x, nas_tensor *y);
+    int (*relu_bwd)(nas_backend *be, const nas_tensor *x, const nas_tensor *dy, nas_tensor *dx);
+    int (*avgpool_fwd)(nas_backend *be, const nas_tensor *x, nas_tensor *y, int k, int stride,
+                       int pad);
+    int (*avgpool_bwd)(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, int k, int stride,
+                       int pad);
+    int (*gap_fwd)(nas_backend *be, const nas_tensor *x, nas_tensor *y);
+    int (*gap_bwd)(nas_backend *be, const nas_tensor *dy, nas_tensor *dx);
+    int (*linear_fwd)(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                      const nas_tensor *b, nas_tensor *y);
+    int (*linear_bwd)(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                      const nas_tensor *dy, nas_tensor *dx, nas_tensor *dw, nas_tensor *db);
+    int (*axpy)(nas_backend *be, float alpha, const nas_tensor *x, nas_tensor *y);
+    int (*scale)(nas_backend *be, float alpha, const nas_tensor *x, nas_tensor *y);
+    int (*softmax_xent)(nas_backend *be, const nas_tensor *logits, const nas_tensor *labels,
+                        nas_tensor *dlogits, float *loss, int *correct);
+    int (*sgd_step)(nas_backend *be, nas_tensor *w, const nas_tensor *dw, nas_tensor *v,
+                    float lr, float momentum, float wd, int nesterov);
+    int (*sumsq)(nas_backend *be, const nas_tensor *x, double *out);
+} nas__backend_ops;
+
+/* Every backend struct starts with this header. */
+struct nas_backend {
+    const nas__backend_ops *ops;
+    void *context; /* device-specific state */
+    int threads;
+};
+
+/* Constructors, one per device; compiled in only when available. */
+int nas__backend_ref_create(int threads, int device, nas_backend **out, nas_error *err);
+int nas__backend_cpu_create(int threads, int device, nas_backend **out, nas_error *err);
+#ifdef NAS_HAVE_CUDA
+int nas__backend_cuda_create(int threads, int device, nas_backend **out, nas_error *err);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NAS_TRAINER_BACKEND_IMPL_H */

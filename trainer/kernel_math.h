@@ -1,0 +1,80 @@
+/*
+ * trainer/kernel_math.h - per-element arithmetic shared by the reference
+ * backend (C) and the CUDA kernels (nvcc), so the arithmetic is tested on
+ * the CPU and only launch geometry and memory movement are GPU-only.
+ * Every function is pure and works on one element (or one row).
+ */
+#ifndef NAS_TRAINER_KERNEL_MATH_H
+#define NAS_TRAINER_KERNEL_MATH_H
+
+#include <math.h>
+
+#ifdef __CUDACC__
+#define NAS_HD __host__ __device__ static inline
+#else
+#define NAS_HD static inline
+#endif
+
+/* ReLU forward and backward for one element. */
+NAS_HD float nas__relu(float x) { return x > 0.0f ? x : 0.0f; }
+NAS_HD float nas__relu_grad(float x, float dy) { return x > 0.0f ? dy : 0.0f; }
+
+/*
+ * One SGD step for one weight, PyTorch's formulation (torch.optim.SGD):
+ *   g = dw + wd*w; v = momentum*v + g; w -= lr*(nesterov ? g + momentum*v : v).
+ * Updates *w and *v in place.
+ */
+NAS_HD void nas__sgd_update(float *w, float dw, float *v, float lr, float momentum, float wd,
+                            int nesterov)
+{
+    float g = dw + wd * (*w);
+    float vn = momentum * (*v) + g;
+    *v = vn;
+    *w -= lr * (nesterov ? g + momentum * vn : vn);
+}
+
+/*
+ * Softmax cross-entropy of one row of k logits against class `label`,
+ * scaled by `inv_n` (1/batch) for the gradient. Writes drow[k] (may be
+ * NULL) and returns the row's loss in nats; *argmax gets the first index
+ * of the largest logit.
+ */
+NAS_HD float nas__softmax_xent_row(const float *row, int k, int label, float inv_n, float *drow,
+                                   int *argmax)
+{
+    float mx = row[0];
+    int am = 0;
+    for (int j = 1; j < k; j++)
+        if (row[j] > mx) {
+            mx = row[j];
+            am = j;
+        }
+    float sum = 0.0f;
+    for (int j = 0; j < k; j++)
+        sum += expf(row[j] - mx);
+    float lse = mx + logf(sum);
+    if (drow)
+        for (int j = 0; j < k; j++)
+            drow[j] = (expf(row[j] - lse) - (j == label ? 1.0f : 0.0f)) * inv_n;
+    *argmax = am;
+    return lse - row[label];
+}
+
+/* Batch-norm normalise + affine for one element. */
+NAS_HD float nas__bn_apply(float x, float mean, float invstd, float gamma, float beta)
+{
+    return gamma * (x - mean) * invstd + beta;
+}
+
+/*
+ * Batch-norm input gradient for one element, given per-channel sums over
+ * the batch: sum_dy = sum(dy), sum_dy_xhat = sum(dy * xhat), m = N*H*W.
+ * dx = gamma*invstd/m * (m*dy - sum_dy - xhat*sum_dy_xhat).
+ */
+NAS_HD float nas__bn_grad(float dy, float xhat, float gamma, float invstd, float sum_dy,
+                          float sum_dy_xhat, float m)
+{
+    return gamma * invstd / m * (m * dy - sum_dy - xhat * sum_dy_xhat);
+}
+
+#endif /* NAS_TRAINER_KERNEL_MATH_H */
