@@ -153,7 +153,9 @@ typedef struct nas_config {
         double weight_decay;
         nas_schedule schedule;
         int threads; /* threads per trial (kernel library) */
-        char backend[NAS_NAME_MAX]; /* "cpu" (oneDNN+OpenBLAS) | "ref" | "cuda" */
+        char backend[NAS_NAME_MAX]; /* "cpu" (oneDNN+OpenBLAS) | "ref" | "cuda" | "auto" */
+        char precision[16];  /* "fp32" (default) | "bf16" | "fp16" */
+        int keep_weights;    /* 1: keep each trial's trained proxy weights for export */
     } proxy;
 
     struct {
@@ -181,6 +183,7 @@ typedef struct nas_config {
         char table[NAS_PATH_MAX];  /* CSV for kind == table */
         char column[NAS_NAME_MAX]; /* e.g. "cifar10-val" */
         char test_column[NAS_NAME_MAX]; /* optional, e.g. "cifar10-test" */
+        double table_scale; /* table values are multiplied by this (percent -> fraction: 0.01) */
         int latency_runs;   /* median of N batch-1 forward passes */
         int latency_warmup;
     } evaluator;
@@ -196,8 +199,12 @@ typedef struct nas_config {
     struct {
         int count;            /* worker processes; 0 = in-process */
         char device[NAS_NAME_MAX]; /* cpu | cuda | auto */
-        int trial_timeout_s;
-        int max_retries;
+        int trial_timeout_s;  /* 0 = no limit */
+        int heartbeat_s;      /* worker heartbeat period; missed x3 = hung */
+        int max_retries;      /* retries of a transiently failed trial */
+        int n_gpus;           /* entries in gpus[]; -1 = "all" */
+        int gpus[16];
+        int trials_per_gpu;
     } workers;
 } nas_config;
 
