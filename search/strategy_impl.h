@@ -27,4 +27,12 @@ int nas__strategy_random_init(nas_strategy *s, nas_error *err);
 int nas__strategy_evolution_init(nas_strategy *s, nas_error *err);
 int nas__strategy_nao_init(nas_strategy *s, nas_error *err);
 
+/* Shared by strategies (search/strategy_random.c): a uniform sample of
+ * s->space (using s->rng) for which is_known (may be NULL) says 0. Tries
+ * random samples first, then scans every genotype in a random order, so it
+ * fails only when every valid genotype is known.
+ * Errors: NAS_EINFEASIBLE (all known), NAS_ENOMEM. */
+int nas__strategy_sample_new(nas_strategy *s, nas_known_fn is_known, void *known_ctx,
+                             nas_genotype *out, nas_error *err);
+
 #endif

@@ -1,0 +1,1054 @@
+/*
+ * space/config.c - the space.conf language (libconfig syntax).
+ *
+ * Two passes, as in nas/space.h: pass 1 walks the libconfig tree and copies
+ * every setting into a plain nas_config (checking names and types, since a
+ * string cannot be stored into an int); pass 2 validates the filled struct
+ * (ranges, choices that depend on each other). Both passes report
+ * "FILE:LINE: what, expected what" with NAS_ECONFIG.
+ *
+ * Every key is described once, in the `fields` table below: its group, name,
+ * kind, storage, default range and allowed words. Parsing, validation,
+ * error messages ("expected one of: ...") and the canonical text are all
+ * driven by that table, so they cannot drift apart. docs/space-conf.md lists
+ * the same keys; tests/unit/test_config.c checks that every key and its
+ * default appear there.
+ */
+#include <errno.h>    /* errno */
+#include <float.h>    /* DBL_DIG */
+#include <limits.h>   /* INT_MAX, INT64_MAX */
+#include <math.h>     /* isfinite */
+#include <stdarg.h>   /* va_list */
+#include <stddef.h>   /* offsetof */
+#include <stdint.h>   /* INT64_MAX */
+#include <stdio.h>    /* snprintf, fopen */
+#include <stdlib.h>   /* malloc, strtod, realpath */
+#include <string.h>   /* strcmp, strlen, strrchr */
+#include <libconfig.h> /* config_t, config_read_file, config_setting_* */
+#include "nas/space.h"
+#include "space_impl.h"
+
+/* Fashion-MNIST has 60,000 training images; valid and train_subset split them. */
+#define NAS__FMNIST_TRAIN 60000
+
+/* ---- the key table --------------------------------------------------------- */
+
+typedef enum fkind {
+    F_INT,      /* int, range [min, max] */
+    F_U64,      /* uint64_t (seed), range [min, max] */
+    F_FLOAT,    /* double; int or float literal; range [min, max] */
+    F_BOOL,     /* int 0/1 from true/false */
+    F_STR,      /* char[size], any text (length-checked) */
+    F_WORD,     /* char[size], one of `words` */
+    F_ENUM,     /* int (an enum), index into `words` */
+    F_PATH,     /* char[size]; relative paths resolved against the file's dir */
+    F_NAME,     /* experiment name: non-empty, printable */
+    F_OPS,      /* space.ops: list of op names -> op_mask */
+    F_NODES,    /* space.nodes: must be 4 */
+    F_GPUS,     /* workers.gpus: list of ints or "all" */
+    F_OBJECTIVES /* objectives: list of { metric; goal; } */
+} fkind;
+
+typedef struct field {
+    const char *group; /* "" for top level, "search.nao" for nested */
+    const char *key;
+    fkind kind;
+    size_t off;  /* offsetof(nas_config, ...) */
+    size_t size; /* bytes of a string field */
+    double min, max;
+    const char *const *words; /* NULL-terminated choices for F_WORD / F_ENUM */
+} field;
+
+static const char *const w_dataset[] = {"fashion-mnist", NULL};
+static const char *const w_space_type[] = {"cell", NULL};
+static const char *const w_schedule[] = {"cosine", "constant", NULL};
+static const char *const w_backend[] = {"cpu", "ref", "cuda", "auto", NULL};
+static const char *const w_precision[] = {"fp32", "bf16", "fp16", NULL};
+static const char *const w_strategy[] = {"random", "evolution", "nao", NULL};
+static const char *const w_evaluator[] = {"train", "table", NULL};
+static const char *const w_device[] = {"cpu", "cuda", "auto", NULL};
+static const char *const w_metric[] = {"val_accuracy", "latency_ms", "macs", "params", NULL};
+
+#define OFF(m) offsetof(nas_config, m)
+#define SZ(m) sizeof(((nas_config *)0)->m)
+#define I(g, k, m, lo, hi) {g, k, F_INT, OFF(m), 0, lo, hi, NULL}
+#define D(g, k, m, lo, hi) {g, k, F_FLOAT, OFF(m), 0, lo, hi, NULL}
+#define B(g, k, m) {g, k, F_BOOL, OFF(m), 0, 0, 1, NULL}
+#define S(g, k, m) {g, k, F_STR, OFF(m), SZ(m), 0, 0, NULL}
+#define W(g, k, m, w) {g, k, F_WORD, OFF(m), SZ(m), 0, 0, w}
+#define E(g, k, m, w) {g, k, F_ENUM, OFF(m), 0, 0, 0, w}
+#define P(g, k, m) {g, k, F_PATH, OFF(m), SZ(m), 0, 0, NULL}
+#define X(g, k, kind) {g, k, kind, 0, 0, 0, 0, NULL}
+
+/* Order here is the order of the canonical text: never reorder, only add. */
+static const field fields[] = {
+    {"", "experiment", F_NAME, OFF(experiment), SZ(experiment), 0, 0, NULL},
+    {"", "seed", F_U64, OFF(seed), 0, 0, (double)INT64_MAX, NULL},
+
+    W("data", "dataset", data.dataset, w_dataset),
+    P("data", "dir", data.dir),
+    I("data", "train_subset", data.train_subset, 0, NAS__FMNIST_TRAIN - 1),
+    I("data", "valid", data.valid, 1, NAS__FMNIST_TRAIN - 1),
+
+    E("space", "type", space.type, w_space_type),
+    X("space", "nodes", F_NODES),
+    X("space", "ops", F_OPS),
+    I("space", "channels", space.channels, 1, 1024),
+    I("space", "stages", space.stages, 1, 6),
+    I("space", "cells_per_stage", space.cells_per_stage, 1, 32),
+
+    I("proxy", "epochs", proxy.epochs, 1, 1000),
+    I("proxy", "batch_size", proxy.batch_size, 1, 65536),
+    D("proxy", "lr", proxy.lr, 0, 10),
+    D("proxy", "momentum", proxy.momentum, 0, 0.999),
+    B("proxy", "nesterov", proxy.nesterov),
+    D("proxy", "weight_decay", proxy.weight_decay, 0, 1),
+    E("proxy", "schedule", proxy.schedule, w_schedule),
+    I("proxy", "threads", proxy.threads, 1, 256),
+    W("proxy", "backend", proxy.backend, w_backend),
+    W("proxy", "precision", proxy.precision, w_precision),
+    B("proxy", "keep_weights", proxy.keep_weights),
+
+    E("search", "strategy", search.strategy, w_strategy),
+    I("search", "trials", search.trials, 1, 1000000),
+    I("search", "population", search.population, 2, 100000),
+    I("search", "sample_size", search.sample_size, 1, 100000),
+    I("search.nao", "seed_archs", search.nao.seed_archs, 1, 100000),
+    I("search.nao", "top_k", search.nao.top_k, 1, 100000),
+    I("search.nao", "embed_size", search.nao.embed_size, 1, 4096),
+    I("search.nao", "hidden_size", search.nao.hidden_size, 1, 4096),
+    I("search.nao", "epochs", search.nao.epochs, 1, 100000),
+    D("search.nao", "lr", search.nao.lr, 1e-8, 1),
+    D("search.nao", "tradeoff", search.nao.tradeoff, 0, 1),
+    D("search.nao", "step", search.nao.step, 1e-8, 1e6),
+    D("search.nao", "step_growth", search.nao.step_growth, 1, 100),
+    I("search.nao", "max_steps", search.nao.max_steps, 1, 10000),
+    I("search.nao", "batch_per_round", search.nao.batch_per_round, 1, 10000),
+
+    E("evaluator", "kind", evaluator.kind, w_evaluator),
+    P("evaluator", "table", evaluator.table),
+    S("evaluator", "column", evaluator.column),
+    S("evaluator", "test_column", evaluator.test_column),
+    D("evaluator", "table_scale", evaluator.table_scale, 1e-12, 1e12),
+    I("evaluator", "latency_runs", evaluator.latency_runs, 1, 100000),
+    I("evaluator", "latency_warmup", evaluator.latency_warmup, 0, 100000),
+
+    X("", "objectives", F_OBJECTIVES),
+
+    D("constraints", "latency_ms", constraints.latency_ms, 0, 1e9),
+    D("constraints", "mmacs", constraints.mmacs, 0, 1e12),
+    D("constraints", "params", constraints.params, 0, 1e15),
+
+    I("workers", "count", workers.count, 0, 1024),
+    W("workers", "device", workers.device, w_device),
+    I("workers", "trial_timeout_s", workers.trial_timeout_s, 0, 7 * 24 * 3600),
+    I("workers", "heartbeat_s", workers.heartbeat_s, 1, 3600),
+    I("workers", "max_retries", workers.max_retries, 0, 100),
+    {"workers", "gpus", F_GPUS, 0, 0, 0, 255, NULL},
+    I("workers", "trials_per_gpu", workers.trials_per_gpu, 1, 64),
+};
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
+/* Groups, in canonical order; "" is the file's top level. */
+static const char *const groups[] = {"",          "data",      "space",       "proxy",  "search",
+                                     "search.nao", "evaluator", "constraints", "workers"};
+#define N_GROUPS (sizeof groups / sizeof groups[0])
+
+#define NAS__GPU_MAX ((int)(sizeof(((nas_config *)0)->workers.gpus) / sizeof(int)))
+
+/* ---- defaults ---------------------------------------------------------------- */
+
+void nas_config_defaults(nas_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->seed = 42;
+
+    snprintf(cfg->data.dataset, sizeof cfg->data.dataset, "fashion-mnist");
+    snprintf(cfg->data.dir, sizeof cfg->data.dir, "/usr/share/datasets/fashion-mnist");
+    cfg->data.train_subset = 0;
+    cfg->data.valid = 5000;
+
+    cfg->space.type = NAS_SPACE_CELL;
+    cfg->space.op_mask = NAS__ALL_OPS_MASK;
+    cfg->space.channels = 16;
+    cfg->space.stages = 3;
+    cfg->space.cells_per_stage = 1;
+
+    cfg->proxy.epochs = 1;
+    cfg->proxy.batch_size = 128;
+    cfg->proxy.lr = 0.05;
+    cfg->proxy.momentum = 0.9;
+    cfg->proxy.nesterov = 1;
+    cfg->proxy.weight_decay = 5e-4;
+    cfg->proxy.schedule = NAS_SCHEDULE_COSINE;
+    cfg->proxy.threads = 2;
+    snprintf(cfg->proxy.backend, sizeof cfg->proxy.backend, "cpu");
+    snprintf(cfg->proxy.precision, sizeof cfg->proxy.precision, "fp32");
+    cfg->proxy.keep_weights = 0;
+
+    cfg->search.strategy = NAS_STRATEGY_EVOLUTION;
+    cfg->search.trials = 20;
+    cfg->search.population = 10;
+    cfg->search.sample_size = 3;
+    cfg->search.nao.seed_archs = 20;
+    cfg->search.nao.top_k = 20;
+    cfg->search.nao.embed_size = 16;
+    cfg->search.nao.hidden_size = 48;
+    cfg->search.nao.epochs = 100;
+    cfg->search.nao.lr = 0.005;
+    cfg->search.nao.tradeoff = 0.8;
+    cfg->search.nao.step = 1.0;
+    cfg->search.nao.step_growth = 1.5;
+    cfg->search.nao.max_steps = 20;
+    cfg->search.nao.batch_per_round = 5;
+
+    cfg->evaluator.kind = NAS_EVALUATOR_TRAIN;
+    cfg->evaluator.table[0] = '\0';
+    snprintf(cfg->evaluator.column, sizeof cfg->evaluator.column, "cifar10-val");
+    cfg->evaluator.test_column[0] = '\0';
+    cfg->evaluator.table_scale = 0.01;
+    cfg->evaluator.latency_runs = 20;
+    cfg->evaluator.latency_warmup = 3;
+
+    cfg->n_objectives = 1;
+    snprintf(cfg->objectives[0].metric, sizeof cfg->objectives[0].metric, "val_accuracy");
+    cfg->objectives[0].maximize = 1;
+
+    cfg->constraints.latency_ms = 0;
+    cfg->constraints.mmacs = 0;
+    cfg->constraints.params = 0;
+
+    cfg->workers.count = 1;
+    snprintf(cfg->workers.device, sizeof cfg->workers.device, "cpu");
+    cfg->workers.trial_timeout_s = 0;
+    cfg->workers.heartbeat_s = 5;
+    cfg->workers.max_retries = 1;
+    cfg->workers.n_gpus = -1;
+    cfg->workers.trials_per_gpu = 1;
+}
+
+/* ---- parse context and messages --------------------------------------------- */
+
+typedef struct ctx {
+    const char *name;           /* file name used in messages */
+    char base_dir[NAS_PATH_MAX]; /* for relative paths; "" = leave them relative */
+    nas_error *err;
+    nas_config *cfg;
+    int line[N_FIELDS];         /* line of each key as set, 0 = default */
+    const char *file[N_FIELDS]; /* file of each key (differs under @include) */
+    int group_line[N_GROUPS];
+    int nodes;                  /* space.nodes as read */
+    char name_dir[NAS_PATH_MAX]; /* directory part of `name` ("" if none) */
+    char inc[8][NAS_PATH_MAX];  /* @include'd files named as the user sees them */
+} ctx;
+
+static const char *type_name(int type)
+{
+    switch (type) {
+    case CONFIG_TYPE_GROUP: return "a group";
+    case CONFIG_TYPE_INT: return "an integer";
+    case CONFIG_TYPE_INT64: return "a 64-bit integer";
+    case CONFIG_TYPE_FLOAT: return "a float";
+    case CONFIG_TYPE_STRING: return "a string";
+    case CONFIG_TYPE_BOOL: return "a boolean";
+    case CONFIG_TYPE_ARRAY: return "an array";
+    case CONFIG_TYPE_LIST: return "a list";
+    }
+    return "an empty setting";
+}
+
+static const char *setting_file(const ctx *c, const config_setting_t *s)
+{
+    const char *f = s ? config_setting_source_file(s) : NULL;
+    if (!f || strcmp(f, c->name) == 0)
+        return c->name;
+    if (f[0] == '/' || c->name_dir[0] == '\0')
+        return f;
+    /* an @include'd file, named relative to the config's directory: show it
+     * as seen from where the user is, like the main file's name */
+    ctx *m = (ctx *)c;
+    char want[NAS_PATH_MAX];
+    snprintf(want, sizeof want, "%s/%s", c->name_dir, f);
+    for (size_t i = 0; i < sizeof m->inc / sizeof m->inc[0]; i++) {
+        if (m->inc[i][0] == '\0')
+            snprintf(m->inc[i], sizeof m->inc[i], "%s", want);
+        if (strcmp(m->inc[i], want) == 0)
+            return m->inc[i];
+    }
+    return f;
+}
+
+/* "FILE:LINE: " + message, code NAS_ECONFIG. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static int fail_at(const ctx *c, const char *file, int line, const char *fmt, ...)
+{
+    char msg[sizeof c->err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return nas_error_set(c->err, NAS_ECONFIG, "%s:%d: %s", file ? file : c->name, line, msg);
+}
+
+#define FAIL_S(c, s, ...) fail_at((c), setting_file((c), (s)), (s) ? config_setting_source_line(s) : 0, __VA_ARGS__)
+
+static void full_key(const field *f, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s%s", f->group, f->group[0] ? "." : "", f->key);
+}
+
+static void list_words(const char *const *w, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; w[i]; i++) {
+        int k = snprintf(buf + used, n - used, "%s\"%s\"", i ? ", " : "", w[i]);
+        if (k < 0 || (size_t)k >= n - used)
+            return;
+        used += (size_t)k;
+    }
+}
+
+/* Valid names inside group `g`: its keys, then its subgroups. */
+static void list_keys(const char *g, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    size_t glen = strlen(g);
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        if (strcmp(fields[i].group, g) != 0)
+            continue;
+        int k = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", fields[i].key);
+        if (k < 0 || (size_t)k >= n - used)
+            return;
+        used += (size_t)k;
+    }
+    for (size_t i = 1; i < N_GROUPS; i++) {
+        const char *sub = groups[i];
+        if (glen ? (strncmp(sub, g, glen) != 0 || sub[glen] != '.') : strchr(sub, '.') != NULL)
+            continue;
+        int k = snprintf(buf + used, n - used, "%s%s", used ? ", " : "", sub + (glen ? glen + 1 : 0));
+        if (k < 0 || (size_t)k >= n - used)
+            return;
+        used += (size_t)k;
+    }
+}
+
+static void *field_ptr(nas_config *cfg, const field *f) { return (char *)cfg + f->off; }
+static const void *field_cptr(const nas_config *cfg, const field *f)
+{
+    return (const char *)cfg + f->off;
+}
+
+/* ---- pass 1: read the tree ------------------------------------------------------ */
+
+static int is_int(const config_setting_t *s)
+{
+    int t = config_setting_type(s);
+    return t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64;
+}
+
+static int range_error(const ctx *c, const config_setting_t *s, const field *f, const char *val)
+{
+    char key[160];
+    full_key(f, key, sizeof key);
+    if (f->kind == F_U64)
+        return FAIL_S(c, s, "%s = %s is out of range, expected an integer in [0, 2^63-1]", key, val);
+    return FAIL_S(c, s, "%s = %s is out of range, expected an integer in [%.17g, %.17g]", key, val,
+                  f->min, f->max);
+}
+
+static int type_error(const ctx *c, const config_setting_t *s, const char *key, const char *want)
+{
+    return FAIL_S(c, s, "%s is %s, expected %s", key, type_name(config_setting_type(s)), want);
+}
+
+static int copy_string(const ctx *c, const config_setting_t *s, const char *key, const char *v,
+                       char *dst, size_t size)
+{
+    size_t len = strlen(v);
+    if (len >= size)
+        return FAIL_S(c, s, "%s is %zu characters long, expected at most %zu", key, len, size - 1);
+    memcpy(dst, v, len + 1);
+    return NAS_OK;
+}
+
+/* Lexically tidy a path in place: drop "." segments and repeated '/',
+ * fold "dir/.." (but keep leading ".." of a relative path). */
+static void tidy_path(char *p)
+{
+    int abs = p[0] == '/';
+    char *seg[NAS_PATH_MAX / 2];
+    int n = 0;
+    char *save = NULL;
+    char copy[2 * NAS_PATH_MAX + 2];
+    snprintf(copy, sizeof copy, "%s", p);
+    for (char *t = strtok_r(copy, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+        if (strcmp(t, ".") == 0)
+            continue;
+        if (strcmp(t, "..") == 0 && n > 0 && strcmp(seg[n - 1], "..") != 0) {
+            n--;
+            continue;
+        }
+        if (strcmp(t, "..") == 0 && abs)
+            continue; /* "/.." is "/" */
+        if (n < (int)(sizeof seg / sizeof seg[0]))
+            seg[n++] = t;
+    }
+    size_t used = 0, cap = strlen(p) + 1;
+    if (abs)
+        p[used++] = '/';
+    for (int i = 0; i < n; i++) {
+        int w = snprintf(p + used, cap - used, "%s%s", i ? "/" : "", seg[i]);
+        if (w < 0 || (size_t)w >= cap - used)
+            break;
+        used += (size_t)w;
+    }
+    if (used == 0)
+        p[used++] = '.';
+    p[used] = '\0';
+}
+
+static int read_path(const ctx *c, const config_setting_t *s, const char *key, const char *v,
+                     char *dst, size_t size)
+{
+    if (v[0] == '\0')
+        return copy_string(c, s, key, v, dst, size);
+    char joined[2 * NAS_PATH_MAX + 2];
+    if (v[0] == '/' || c->base_dir[0] == '\0')
+        snprintf(joined, sizeof joined, "%s", v);
+    else
+        snprintf(joined, sizeof joined, "%s/%s", c->base_dir, v);
+    tidy_path(joined);
+    return copy_string(c, s, key, joined, dst, size);
+}
+
+static int read_ops(ctx *c, const config_setting_t *s)
+{
+    int t = config_setting_type(s);
+    if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+        return type_error(c, s, "space.ops", "an array of op names like [\"nor_conv_3x3\", \"skip_connect\"]");
+    int n = config_setting_length(s);
+    unsigned mask = 0;
+    char list[256];
+    nas__op_list(0, list, sizeof list);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+        if (config_setting_type(e) != CONFIG_TYPE_STRING)
+            return FAIL_S(c, e, "space.ops[%d] is %s, expected an op name (one of: %s)", i,
+                          type_name(config_setting_type(e)), list);
+        const char *name = config_setting_get_string(e);
+        int op;
+        if (nas_op_from_name(name, &op) != NAS_OK)
+            return FAIL_S(c, e, "unknown op '%s' in space.ops, expected one of: %s", name, list);
+        if (mask & (1u << op))
+            return FAIL_S(c, e, "op '%s' is listed twice in space.ops, expected each op once", name);
+        mask |= 1u << op;
+    }
+    c->cfg->space.op_mask = mask; /* emptiness is checked in pass 2 */
+    return NAS_OK;
+}
+
+static int read_gpus(ctx *c, const config_setting_t *s)
+{
+    int t = config_setting_type(s);
+    const char *want = "a list of GPU ids like [0, 1] or the string \"all\"";
+    if (t == CONFIG_TYPE_STRING) {
+        if (strcmp(config_setting_get_string(s), "all") != 0)
+            return FAIL_S(c, s, "workers.gpus = \"%s\", expected %s", config_setting_get_string(s),
+                          want);
+        c->cfg->workers.n_gpus = -1;
+        return NAS_OK;
+    }
+    if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+        return type_error(c, s, "workers.gpus", want);
+    int n = config_setting_length(s);
+    if (n == 0)
+        return FAIL_S(c, s, "workers.gpus is empty, expected %s", want);
+    if (n > NAS__GPU_MAX)
+        return FAIL_S(c, s, "workers.gpus has %d entries, expected at most %d", n, NAS__GPU_MAX);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+        if (!is_int(e))
+            return FAIL_S(c, e, "workers.gpus[%d] is %s, expected an integer GPU id", i,
+                          type_name(config_setting_type(e)));
+        long long v = config_setting_get_int64(e);
+        if (v < 0 || v > 255)
+            return FAIL_S(c, e, "workers.gpus[%d] = %lld is out of range, expected an integer in [0, 255]",
+                          i, v);
+        for (int j = 0; j < i; j++)
+            if (c->cfg->workers.gpus[j] == (int)v)
+                return FAIL_S(c, e, "GPU %lld is listed twice in workers.gpus, expected each id once", v);
+        c->cfg->workers.gpus[i] = (int)v;
+    }
+    c->cfg->workers.n_gpus = n;
+    return NAS_OK;
+}
+
+static int read_objectives(ctx *c, const config_setting_t *s)
+{
+    char metrics[160];
+    list_words(w_metric, metrics, sizeof metrics);
+    if (config_setting_type(s) != CONFIG_TYPE_LIST)
+        return type_error(c, s, "objectives",
+                          "a list of groups like ( { metric = \"val_accuracy\"; goal = \"max\"; } )");
+    int n = config_setting_length(s);
+    if (n == 0)
+        return FAIL_S(c, s, "objectives is empty, expected at least one { metric = ...; goal = ...; }");
+    if (n > NAS_MAX_OBJECTIVES)
+        return FAIL_S(c, s, "objectives has %d entries, expected at most %d", n, NAS_MAX_OBJECTIVES);
+    nas_config *cfg = c->cfg;
+    cfg->n_objectives = 0;
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *o = config_setting_get_elem(s, (unsigned)i);
+        char key[64];
+        snprintf(key, sizeof key, "objectives[%d]", i);
+        if (config_setting_type(o) != CONFIG_TYPE_GROUP)
+            return type_error(c, o, key, "a group { metric = \"...\"; goal = \"max\" | \"min\"; }");
+        const char *metric = NULL;
+        int goal = -1;
+        const config_setting_t *metric_s = NULL;
+        int m = config_setting_length(o);
+        for (int j = 0; j < m; j++) {
+            const config_setting_t *e = config_setting_get_elem(o, (unsigned)j);
+            const char *name = config_setting_name(e);
+            if (strcmp(name, "metric") == 0) {
+                if (config_setting_type(e) != CONFIG_TYPE_STRING)
+                    return type_error(c, e, "objectives.metric", "a string");
+                metric = config_setting_get_string(e);
+                metric_s = e;
+                int k;
+                for (k = 0; w_metric[k]; k++)
+                    if (strcmp(w_metric[k], metric) == 0)
+                        break;
+                if (!w_metric[k])
+                    return FAIL_S(c, e, "unknown metric \"%s\" in %s, expected one of: %s", metric, key,
+                                  metrics);
+            } else if (strcmp(name, "goal") == 0) {
+                if (config_setting_type(e) != CONFIG_TYPE_STRING)
+                    return type_error(c, e, "objectives.goal", "a string");
+                const char *v = config_setting_get_string(e);
+                if (strcmp(v, "max") == 0)
+                    goal = 1;
+                else if (strcmp(v, "min") == 0)
+                    goal = 0;
+                else
+                    return FAIL_S(c, e, "%s.goal = \"%s\", expected one of: \"max\", \"min\"", key, v);
+            } else {
+                return FAIL_S(c, e, "unknown key '%s' in %s, expected one of: metric, goal", name, key);
+            }
+        }
+        if (!metric)
+            return FAIL_S(c, o, "%s has no metric, expected metric = one of: %s", key, metrics);
+        for (int j = 0; j < cfg->n_objectives; j++)
+            if (strcmp(cfg->objectives[j].metric, metric) == 0)
+                return FAIL_S(c, metric_s, "metric \"%s\" appears twice in objectives, expected each once",
+                              metric);
+        nas_objective *obj = &cfg->objectives[cfg->n_objectives++];
+        snprintf(obj->metric, sizeof obj->metric, "%s", metric);
+        /* Default goal: accuracy is maximised, costs are minimised. */
+        obj->maximize = goal >= 0 ? goal : strcmp(metric, "val_accuracy") == 0;
+    }
+    return NAS_OK;
+}
+
+static int read_field(ctx *c, size_t idx, const config_setting_t *s)
+{
+    const field *f = &fields[idx];
+    nas_config *cfg = c->cfg;
+    char key[160];
+    full_key(f, key, sizeof key);
+    c->line[idx] = config_setting_source_line(s);
+    c->file[idx] = setting_file(c, s);
+    int t = config_setting_type(s);
+
+    switch (f->kind) {
+    case F_INT:
+    case F_U64: {
+        if (!is_int(s))
+            return type_error(c, s, key, "an integer");
+        long long v = config_setting_get_int64(s);
+        char val[32];
+        snprintf(val, sizeof val, "%lld", v);
+        if (f->kind == F_U64) {
+            if (v < 0)
+                return range_error(c, s, f, val);
+            *(uint64_t *)field_ptr(cfg, f) = (uint64_t)v;
+        } else {
+            if (v < INT_MIN || v > INT_MAX) /* does not fit: report the key's range now */
+                return range_error(c, s, f, val);
+            *(int *)field_ptr(cfg, f) = (int)v;
+        }
+        return NAS_OK;
+    }
+    case F_FLOAT: {
+        double v;
+        if (is_int(s))
+            v = (double)config_setting_get_int64(s);
+        else if (t == CONFIG_TYPE_FLOAT)
+            v = config_setting_get_float(s);
+        else
+            return type_error(c, s, key, "a number");
+        *(double *)field_ptr(cfg, f) = v;
+        return NAS_OK;
+    }
+    case F_BOOL:
+        if (t != CONFIG_TYPE_BOOL)
+            return type_error(c, s, key, "true or false");
+        *(int *)field_ptr(cfg, f) = config_setting_get_bool(s) ? 1 : 0;
+        return NAS_OK;
+    case F_STR:
+    case F_NAME:
+    case F_PATH:
+    case F_WORD:
+    case F_ENUM: {
+        char words[256] = "";
+        if (f->words)
+            list_words(f->words, words, sizeof words);
+        if (t != CONFIG_TYPE_STRING) {
+            char want[300];
+            snprintf(want, sizeof want, "a string%s%s", f->words ? ", one of: " : "", words);
+            return type_error(c, s, key, want);
+        }
+        const char *v = config_setting_get_string(s);
+        if (f->kind == F_PATH)
+            return read_path(c, s, key, v, field_ptr(cfg, f), f->size);
+        if (f->kind == F_STR || f->kind == F_NAME)
+            return copy_string(c, s, key, v, field_ptr(cfg, f), f->size);
+        int k;
+        for (k = 0; f->words[k]; k++)
+            if (strcmp(f->words[k], v) == 0)
+                break;
+        if (!f->words[k])
+            return FAIL_S(c, s, "%s = \"%s\" is not a known choice, expected one of: %s", key, v, words);
+        if (f->kind == F_ENUM)
+            *(int *)field_ptr(cfg, f) = k;
+        else
+            snprintf(field_ptr(cfg, f), f->size, "%s", v);
+        return NAS_OK;
+    }
+    case F_OPS: return read_ops(c, s);
+    case F_NODES:
+        if (!is_int(s))
+            return type_error(c, s, key, "an integer (4)");
+        {
+            long long v = config_setting_get_int64(s);
+            c->nodes = (v < INT_MIN || v > INT_MAX) ? INT_MAX : (int)v;
+        }
+        return NAS_OK;
+    case F_GPUS: return read_gpus(c, s);
+    case F_OBJECTIVES: return read_objectives(c, s);
+    }
+    return FAIL_S(c, s, "internal error: key %s has no reader", key);
+}
+
+static int group_index(const char *g)
+{
+    for (size_t i = 0; i < N_GROUPS; i++)
+        if (strcmp(groups[i], g) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int read_group(ctx *c, const config_setting_t *grp, const char *gname)
+{
+    int n = config_setting_length(grp);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *s = config_setting_get_elem(grp, (unsigned)i);
+        const char *name = config_setting_name(s);
+        size_t idx;
+        for (idx = 0; idx < N_FIELDS; idx++)
+            if (strcmp(fields[idx].group, gname) == 0 && strcmp(fields[idx].key, name) == 0)
+                break;
+        if (idx < N_FIELDS) {
+            int rc = read_field(c, idx, s);
+            if (rc != NAS_OK)
+                return rc;
+            continue;
+        }
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s%s%s", gname, gname[0] ? "." : "", name);
+        int gi = group_index(sub);
+        char valid[1024];
+        list_keys(gname, valid, sizeof valid);
+        if (gi < 0) {
+            if (config_setting_type(s) == CONFIG_TYPE_GROUP)
+                return gname[0] ? FAIL_S(c, s, "unknown group '%s' in group '%s', expected one of: %s",
+                                         name, gname, valid)
+                                : FAIL_S(c, s, "unknown group '%s', expected one of: %s", name, valid);
+            return gname[0] ? FAIL_S(c, s, "unknown key '%s' in group '%s', expected one of: %s", name,
+                                     gname, valid)
+                            : FAIL_S(c, s, "unknown key '%s' at top level, expected one of: %s", name,
+                                     valid);
+        }
+        if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+            return type_error(c, s, sub, "a group { ... }");
+        c->group_line[gi] = config_setting_source_line(s);
+        int rc = read_group(c, s, sub);
+        if (rc != NAS_OK)
+            return rc;
+    }
+    return NAS_OK;
+}
+
+/* ---- pass 2: validate --------------------------------------------------------- */
+
+/* Line for a message about field idx: where it was set, else its group's
+ * opening line, else line 1. */
+static int field_line(const ctx *c, size_t idx)
+{
+    if (c->line[idx])
+        return c->line[idx];
+    int g = group_index(fields[idx].group);
+    if (g > 0 && c->group_line[g])
+        return c->group_line[g];
+    return 1;
+}
+
+static const char *field_file(const ctx *c, size_t idx) { return c->file[idx] ? c->file[idx] : c->name; }
+
+static size_t field_index(const char *group, const char *key)
+{
+    for (size_t i = 0; i < N_FIELDS; i++)
+        if (strcmp(fields[i].group, group) == 0 && strcmp(fields[i].key, key) == 0)
+            return i;
+    return 0; /* not reached for names in the table */
+}
+
+#define FAIL_F(c, idx, ...) fail_at((c), field_file((c), (idx)), field_line((c), (idx)), __VA_ARGS__)
+
+static int validate(ctx *c)
+{
+    nas_config *cfg = c->cfg;
+    char key[160];
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const field *f = &fields[i];
+        full_key(f, key, sizeof key);
+        if (f->kind == F_INT) {
+            int v = *(const int *)field_cptr(cfg, f);
+            if (v < f->min || v > f->max)
+                return FAIL_F(c, i, "%s = %d is out of range, expected an integer in [%.17g, %.17g]", key,
+                              v, f->min, f->max);
+        } else if (f->kind == F_FLOAT) {
+            double v = *(const double *)field_cptr(cfg, f);
+            if (!(v >= f->min && v <= f->max))
+                return FAIL_F(c, i, "%s = %g is out of range, expected a number in [%g, %g]", key, v,
+                              f->min, f->max);
+        } else if (f->kind == F_NAME) {
+            const char *v = (const char *)field_cptr(cfg, f);
+            if (v[0] == '\0')
+                return FAIL_F(c, i, "experiment name is empty, expected a name (experiment = \"...\";)");
+            for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+                if (*p < 0x20 || *p == 0x7f)
+                    return FAIL_F(c, i, "experiment name contains a control character, expected "
+                                        "printable text");
+        }
+    }
+    size_t i_nodes = field_index("space", "nodes");
+    if (c->nodes != 4)
+        return FAIL_F(c, i_nodes, "space.nodes = %d is out of range, expected 4 (the NAS-Bench-201 "
+                                  "cell has 4 nodes)", c->nodes);
+    size_t i_ops = field_index("space", "ops");
+    if (cfg->space.op_mask == 0)
+        return FAIL_F(c, i_ops, "space.ops is empty, expected at least one op other than \"none\"");
+    if (!(cfg->space.op_mask & ~(1u << NAS_OP_NONE)))
+        return FAIL_F(c, i_ops, "space.ops holds only \"none\", expected at least one op that "
+                                "carries data (no cell could connect input to output)");
+    if (cfg->data.train_subset + cfg->data.valid > NAS__FMNIST_TRAIN) {
+        size_t i = field_index("data", c->line[field_index("data", "train_subset")] ? "train_subset" : "valid");
+        return FAIL_F(c, i, "data.train_subset + data.valid = %d exceeds the %d training images of "
+                            "fashion-mnist, expected at most %d",
+                      cfg->data.train_subset + cfg->data.valid, NAS__FMNIST_TRAIN, NAS__FMNIST_TRAIN);
+    }
+    if (cfg->search.sample_size > cfg->search.population) {
+        size_t i = field_index("search", "sample_size");
+        return FAIL_F(c, i, "search.sample_size = %d is larger than search.population = %d, expected "
+                            "an integer in [1, %d]",
+                      cfg->search.sample_size, cfg->search.population, cfg->search.population);
+    }
+    if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE) {
+        size_t ik = field_index("evaluator", "kind");
+        if (cfg->evaluator.table[0] == '\0')
+            return FAIL_F(c, ik, "evaluator.kind = \"table\" needs evaluator.table, expected "
+                                 "table = \"path/to/table.csv\"");
+        if (cfg->evaluator.column[0] == '\0')
+            return FAIL_F(c, field_index("evaluator", "column"),
+                          "evaluator.column is empty, expected the name of a CSV column");
+    }
+    return NAS_OK;
+}
+
+/* ---- entry points ------------------------------------------------------------------ */
+
+/* experiment default: the basename of `name` without its extension. */
+static void default_experiment(nas_config *cfg, const char *name)
+{
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    size_t len = strlen(base);
+    const char *dot = strrchr(base, '.');
+    if (dot && dot != base)
+        len = (size_t)(dot - base);
+    if (len >= sizeof cfg->experiment)
+        len = sizeof cfg->experiment - 1;
+    memcpy(cfg->experiment, base, len);
+    cfg->experiment[len] = '\0';
+}
+
+/* Directory part of `path` ("" when it has none). */
+static void dir_of(const char *path, char *buf, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) {
+        buf[0] = '\0';
+        return;
+    }
+    size_t len = slash == path ? 1 : (size_t)(slash - path);
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, path, len);
+    buf[len] = '\0';
+}
+
+/* Read the tree in `lc` (already parsed) into cfg and validate it. */
+static int load_tree(config_t *lc, ctx *c)
+{
+    nas_config *cfg = c->cfg;
+    int rc = read_group(c, config_root_setting(lc), "");
+    if (rc == NAS_OK && c->line[field_index("", "experiment")] == 0)
+        default_experiment(cfg, c->name); /* not set; an explicit "" is an error */
+    if (rc == NAS_OK)
+        rc = validate(c);
+    return rc;
+}
+
+static int syntax_error(const ctx *c, config_t *lc)
+{
+    const char *file = config_error_file(lc);
+    const char *text = config_error_text(lc) ? config_error_text(lc) : "syntax error";
+    return fail_at(c, file ? file : c->name, config_error_line(lc),
+                   "%s, expected libconfig syntax: name = value; each name once per group, "
+                   "groups in { }, lists in ( ), arrays in [ ]",
+                   text);
+}
+
+static int parse_common(const char *text, const char *file, const char *name, const char *base_dir,
+                        nas_config *cfg, nas_error *err)
+{
+    ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return nas_error_set(err, NAS_ENOMEM, "%s: out of memory", name);
+    c->name = name;
+    c->err = err;
+    c->cfg = cfg;
+    c->nodes = 4;
+    snprintf(c->base_dir, sizeof c->base_dir, "%s", base_dir);
+    dir_of(name, c->name_dir, sizeof c->name_dir);
+
+    nas_config_defaults(cfg);
+    snprintf(cfg->path, sizeof cfg->path, "%s", name);
+
+    config_t lc;
+    config_init(&lc);
+    if (file && base_dir[0])
+        config_set_include_dir(&lc, base_dir); /* @include "x.conf" is relative to the file */
+    int ok = file ? config_read_file(&lc, file) : config_read_string(&lc, text);
+    int rc;
+    if (ok != CONFIG_TRUE) {
+        if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
+            rc = nas_error_set(err, NAS_EIO, "cannot read config file '%s'", name);
+        else
+            rc = syntax_error(c, &lc);
+    } else {
+        rc = load_tree(&lc, c);
+    }
+    config_destroy(&lc);
+    free(c);
+    if (rc != NAS_OK) {
+        nas_config_defaults(cfg);
+        snprintf(cfg->path, sizeof cfg->path, "%s", name);
+    }
+    return rc;
+}
+
+int nas_config_load(const char *path, nas_config *cfg, nas_error *err)
+{
+    if (!path || !cfg)
+        return nas_error_set(err, NAS_EINVAL, "config: NULL argument");
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        int e = errno;
+        nas_config_defaults(cfg);
+        return nas_error_set(err, NAS_EIO, "cannot open config file '%s': %s", path, strerror(e));
+    }
+    fclose(f);
+    /* Relative paths in the file are taken from the file's directory, made
+     * absolute so the canonical text does not depend on the working dir. */
+    char dir[NAS_PATH_MAX], abs[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    if (realpath(dir[0] ? dir : ".", abs))
+        snprintf(dir, sizeof dir, "%s", abs);
+    return parse_common(NULL, path, path, dir, cfg, err);
+}
+
+int nas_config_parse_string(const char *text, const char *name, nas_config *cfg, nas_error *err)
+{
+    if (!text || !cfg)
+        return nas_error_set(err, NAS_EINVAL, "config: NULL argument");
+    if (!name)
+        name = "<string>";
+    char dir[NAS_PATH_MAX];
+    dir_of(name, dir, sizeof dir);
+    return parse_common(text, NULL, name, dir, cfg, err);
+}
+
+/* ---- canonical text ------------------------------------------------------------------ */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    if (b->oom)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)n < b->cap - b->len) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap * 2 + (size_t)n + 1;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+}
+
+static void sb_quoted(sbuf *b, const char *s)
+{
+    sb_printf(b, "\"");
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sb_printf(b, "\\%c", *s);
+        else
+            sb_printf(b, "%c", *s);
+    }
+    sb_printf(b, "\"");
+}
+
+/* Shortest decimal text that reads back as exactly `v`, always with a '.'
+ * or an exponent so it is a float literal. */
+static void fmt_double(double v, char *buf, size_t n)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    /* Prefer plain decimals ("50.0", not "5e+01") in the usual range. */
+    if (strpbrk(buf, "eE") && fabs(v) >= 1e-4 && fabs(v) < 1e15) {
+        for (int dec = 0; dec <= 17; dec++) {
+            snprintf(buf, n, "%.*f", dec, v);
+            if (strtod(buf, NULL) == v)
+                break;
+        }
+    }
+    if (!strpbrk(buf, ".eEn")) {
+        size_t len = strlen(buf);
+        if (len + 2 < n)
+            memcpy(buf + len, ".0", 3);
+    }
+}
+
+char *nas_config_canonical(const nas_config *cfg)
+{
+    sbuf b = {malloc(2048), 0, 2048, 0};
+    if (!b.p)
+        return NULL;
+    b.p[0] = '\0';
+    char key[160], num[64];
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        const field *f = &fields[i];
+        full_key(f, key, sizeof key);
+        sb_printf(&b, "%s = ", key);
+        switch (f->kind) {
+        case F_INT: sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f)); break;
+        case F_U64: sb_printf(&b, "%llu", (unsigned long long)*(const uint64_t *)field_cptr(cfg, f)); break;
+        case F_FLOAT:
+            fmt_double(*(const double *)field_cptr(cfg, f), num, sizeof num);
+            sb_printf(&b, "%s", num);
+            break;
+        case F_BOOL: sb_printf(&b, "%s", *(const int *)field_cptr(cfg, f) ? "true" : "false"); break;
+        case F_STR:
+        case F_NAME:
+        case F_PATH:
+        case F_WORD: sb_quoted(&b, (const char *)field_cptr(cfg, f)); break;
+        case F_ENUM: {
+            int v = *(const int *)field_cptr(cfg, f);
+            int n = 0;
+            while (f->words[n])
+                n++;
+            sb_quoted(&b, v >= 0 && v < n ? f->words[v] : "?");
+            break;
+        }
+        case F_NODES: sb_printf(&b, "%d", NAS_CELL_NODES); break;
+        case F_OPS: {
+            int first = 1;
+            sb_printf(&b, "[");
+            for (int op = 0; op < NAS_OP_COUNT; op++) {
+                if (!(cfg->space.op_mask & (1u << op)))
+                    continue;
+                sb_printf(&b, "%s", first ? "" : ", ");
+                sb_quoted(&b, nas_op_name(op));
+                first = 0;
+            }
+            sb_printf(&b, "]");
+            break;
+        }
+        case F_GPUS:
+            if (cfg->workers.n_gpus < 0) {
+                sb_printf(&b, "\"all\"");
+            } else {
+                sb_printf(&b, "[");
+                for (int g = 0; g < cfg->workers.n_gpus && g < NAS__GPU_MAX; g++)
+                    sb_printf(&b, "%s%d", g ? ", " : "", cfg->workers.gpus[g]);
+                sb_printf(&b, "]");
+            }
+            break;
+        case F_OBJECTIVES:
+            sb_printf(&b, "(");
+            for (int o = 0; o < cfg->n_objectives && o < NAS_MAX_OBJECTIVES; o++) {
+                sb_printf(&b, "%s{ metric = ", o ? ", " : " ");
+                sb_quoted(&b, cfg->objectives[o].metric);
+                sb_printf(&b, "; goal = \"%s\"; }", cfg->objectives[o].maximize ? "max" : "min");
+            }
+            sb_printf(&b, " )");
+            break;
+        }
+        sb_printf(&b, ";\n");
+    }
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}

@@ -1,0 +1,446 @@
+/*
+ * tests/unit/test_config.c - space.conf parsing (space/config.c): good files
+ * read into the right fields, bad files rejected with the right message and
+ * line, canonical text equal exactly when two configs mean the same search,
+ * and docs/space-conf.md listing every key with its default.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include <glob.h>
+#include <cmocka.h>
+#include "nas/space.h"
+
+#define CONF_DIR NAS_SOURCE_DIR "/tests/data/conf"
+
+static void load_ok(const char *path, nas_config *cfg)
+{
+    nas_error err = {0};
+    int rc = nas_config_load(path, cfg, &err);
+    if (rc != NAS_OK)
+        fail_msg("%s: %s (%s)", path, err.msg, nas_err_name(rc));
+}
+
+static void parse_ok(const char *text, nas_config *cfg)
+{
+    nas_error err = {0};
+    int rc = nas_config_parse_string(text, "test.conf", cfg, &err);
+    if (rc != NAS_OK)
+        fail_msg("'%s': %s", text, err.msg);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    nas_config c;
+    nas_config_defaults(&c);
+    assert_string_equal(c.experiment, "");
+    assert_int_equal(c.seed, 42);
+    assert_string_equal(c.data.dataset, "fashion-mnist");
+    assert_string_equal(c.data.dir, "/usr/share/datasets/fashion-mnist");
+    assert_int_equal(c.data.valid, 5000);
+    assert_int_equal(c.data.train_subset, 0);
+    assert_int_equal(c.space.op_mask, (1u << NAS_OP_COUNT) - 1);
+    assert_int_equal(c.space.channels, 16);
+    assert_int_equal(c.proxy.epochs, 1);
+    assert_int_equal(c.proxy.batch_size, 128);
+    assert_true(c.proxy.nesterov);
+    assert_int_equal(c.proxy.schedule, NAS_SCHEDULE_COSINE);
+    assert_string_equal(c.proxy.backend, "cpu");
+    assert_string_equal(c.proxy.precision, "fp32");
+    assert_int_equal(c.search.strategy, NAS_STRATEGY_EVOLUTION);
+    assert_int_equal(c.search.population, 10);
+    assert_int_equal(c.search.sample_size, 3);
+    assert_int_equal(c.evaluator.kind, NAS_EVALUATOR_TRAIN);
+    assert_int_equal(c.n_objectives, 1);
+    assert_string_equal(c.objectives[0].metric, "val_accuracy");
+    assert_true(c.objectives[0].maximize);
+    assert_int_equal(c.workers.n_gpus, -1);
+    assert_int_equal(c.workers.count, 1);
+    /* the defaults are a valid space */
+    nas_space *s = NULL;
+    assert_int_equal(nas_space_create(&c.space, &s, NULL), NAS_OK);
+    nas_space_destroy(s);
+}
+
+static void test_good_full(void **state)
+{
+    (void)state;
+    nas_config c;
+    load_ok(CONF_DIR "/good_full.conf", &c);
+    char dir[PATH_MAX], want[PATH_MAX + 64];
+    assert_non_null(realpath(CONF_DIR, dir));
+
+    assert_string_equal(c.path, CONF_DIR "/good_full.conf");
+    assert_string_equal(c.experiment, "full-example");
+    assert_true(c.seed == 12345678901ULL);
+    snprintf(want, sizeof want, "%s/fmnist", dir);
+    assert_string_equal(c.data.dir, want);
+    assert_int_equal(c.data.train_subset, 10000);
+    assert_int_equal(c.data.valid, 2000);
+    assert_int_equal(c.space.op_mask, (1u << NAS_OP_NONE) | (1u << NAS_OP_SKIP_CONNECT) |
+                                          (1u << NAS_OP_NOR_CONV_3X3));
+    assert_int_equal(c.space.channels, 8);
+    assert_int_equal(c.space.stages, 2);
+    assert_int_equal(c.space.cells_per_stage, 2);
+    assert_int_equal(c.proxy.epochs, 3);
+    assert_int_equal(c.proxy.batch_size, 64);
+    assert_true(c.proxy.lr == 0.1);
+    assert_true(c.proxy.momentum == 0.8);
+    assert_false(c.proxy.nesterov);
+    assert_true(c.proxy.weight_decay == 1e-4);
+    assert_int_equal(c.proxy.schedule, NAS_SCHEDULE_CONSTANT);
+    assert_int_equal(c.proxy.threads, 1);
+    assert_string_equal(c.proxy.backend, "ref");
+    assert_string_equal(c.proxy.precision, "bf16");
+    assert_true(c.proxy.keep_weights);
+    assert_int_equal(c.search.strategy, NAS_STRATEGY_NAO);
+    assert_int_equal(c.search.trials, 50);
+    assert_int_equal(c.search.population, 8);
+    assert_int_equal(c.search.sample_size, 4);
+    assert_int_equal(c.search.nao.seed_archs, 10);
+    assert_int_equal(c.search.nao.top_k, 5);
+    assert_int_equal(c.search.nao.embed_size, 8);
+    assert_int_equal(c.search.nao.hidden_size, 32);
+    assert_int_equal(c.search.nao.epochs, 50);
+    assert_true(c.search.nao.lr == 0.001);
+    assert_true(c.search.nao.tradeoff == 0.5);
+    assert_true(c.search.nao.step == 2.0);
+    assert_true(c.search.nao.step_growth == 2.0);
+    assert_int_equal(c.search.nao.max_steps, 7);
+    assert_int_equal(c.search.nao.batch_per_round, 3);
+    assert_int_equal(c.evaluator.kind, NAS_EVALUATOR_TABLE);
+    /* "../tables/nb201.csv", tidied: the ".." folds into the directory */
+    snprintf(want, sizeof want, "%s", dir);
+    *strrchr(want, '/') = '\0';
+    strcat(want, "/tables/nb201.csv");
+    assert_string_equal(c.evaluator.table, want);
+    assert_string_equal(c.evaluator.column, "cifar100-val");
+    assert_string_equal(c.evaluator.test_column, "cifar100-test");
+    assert_true(c.evaluator.table_scale == 1.0);
+    assert_int_equal(c.evaluator.latency_runs, 5);
+    assert_int_equal(c.evaluator.latency_warmup, 1);
+    assert_int_equal(c.n_objectives, 2);
+    assert_string_equal(c.objectives[0].metric, "val_accuracy");
+    assert_true(c.objectives[0].maximize);
+    assert_string_equal(c.objectives[1].metric, "latency_ms");
+    assert_false(c.objectives[1].maximize);
+    assert_true(c.constraints.latency_ms == 2.5);
+    assert_true(c.constraints.mmacs == 50.0);
+    assert_true(c.constraints.params == 1e6);
+    assert_int_equal(c.workers.count, 2);
+    assert_string_equal(c.workers.device, "auto");
+    assert_int_equal(c.workers.trial_timeout_s, 600);
+    assert_int_equal(c.workers.heartbeat_s, 10);
+    assert_int_equal(c.workers.max_retries, 3);
+    assert_int_equal(c.workers.n_gpus, 2);
+    assert_int_equal(c.workers.gpus[0], 1);
+    assert_int_equal(c.workers.gpus[1], 0);
+    assert_int_equal(c.workers.trials_per_gpu, 2);
+}
+
+static void test_good_minimal(void **state)
+{
+    (void)state;
+    nas_config c, d;
+    load_ok(CONF_DIR "/good_minimal.conf", &c);
+    assert_string_equal(c.experiment, "good_minimal"); /* basename, no extension */
+    assert_int_equal(c.seed, 7);
+    /* everything else is the default */
+    nas_config_defaults(&d);
+    d.seed = 7;
+    snprintf(d.experiment, sizeof d.experiment, "good_minimal");
+    char *a = nas_config_canonical(&c), *b = nas_config_canonical(&d);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+}
+
+/* Every examples/NAME.conf in the tree parses (others add them over time). */
+static void test_examples(void **state)
+{
+    (void)state;
+    glob_t gl;
+    int rc = glob(NAS_SOURCE_DIR "/examples/*.conf", 0, NULL, &gl);
+    if (rc == GLOB_NOMATCH) {
+        print_message("no examples/*.conf yet: nothing to check\n");
+        skip();
+    }
+    assert_int_equal(rc, 0);
+    for (size_t i = 0; i < gl.gl_pathc; i++) {
+        nas_config c;
+        load_ok(gl.gl_pathv[i], &c);
+        nas_space *s = NULL;
+        assert_int_equal(nas_space_create(&c.space, &s, NULL), NAS_OK);
+        nas_space_destroy(s);
+    }
+    globfree(&gl);
+}
+
+static void test_bad_files(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        int line;
+        const char *want; /* substring of the message after "FILE:LINE: " */
+    } cases[] = {
+        {"bad_syntax.conf", 5, "syntax error"},
+        {"bad_unknown_op.conf", 6,
+         "unknown op 'conv9x9' in space.ops, expected one of: none, skip_connect, nor_conv_1x1, "
+         "nor_conv_3x3, avg_pool_3x3"},
+        {"bad_range.conf", 5, "proxy.epochs = 0 is out of range, expected an integer in [1, 1000]"},
+        {"bad_type.conf", 4, "proxy.batch_size is a string, expected an integer"},
+        {"bad_unknown_key.conf", 5,
+         "unknown key 'learning_rate' in group 'proxy', expected one of: epochs, batch_size, lr,"},
+        {"bad_unknown_group.conf", 4,
+         "unknown group 'optimizer', expected one of: experiment, seed, objectives, data, space,"},
+        {"bad_float_type.conf", 4, "proxy.nesterov is an integer, expected true or false"},
+        {"bad_nodes.conf", 4, "space.nodes = 5 is out of range, expected 4"},
+        {"bad_sample_size.conf", 5,
+         "search.sample_size = 6 is larger than search.population = 4, expected an integer in [1, 4]"},
+        {"bad_choice.conf", 4,
+         "proxy.schedule = \"sgd\" is not a known choice, expected one of: \"cosine\", \"constant\""},
+        {"bad_metric.conf", 4, "unknown metric \"accuracy\""},
+        {"bad_gpus.conf", 4, "workers.gpus = \"some\", expected a list of GPU ids"},
+        {"bad_nested_key.conf", 6, "unknown key 'layers' in group 'search.nao', expected one of: seed_archs,"},
+        {"bad_big_int.conf", 4,
+         "search.trials = 1099511627776 is out of range, expected an integer in [1, 1000000]"},
+        {"bad_table.conf", 4, "evaluator.kind = \"table\" needs evaluator.table"},
+        /* the error is in the @include'd file, and the message names it */
+        {"bad_part.inc", 3, "proxy.epochs = 0 is out of range"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[1024], prefix[1100];
+        snprintf(path, sizeof path, "%s/%s", CONF_DIR, cases[i].file);
+        snprintf(prefix, sizeof prefix, "%s:%d: ", path, cases[i].line);
+        nas_config c;
+        nas_error err = {0};
+        if (strcmp(cases[i].file, "bad_part.inc") == 0) /* loaded through its includer */
+            snprintf(path, sizeof path, "%s/%s", CONF_DIR, "bad_include.conf");
+        int rc = nas_config_load(path, &c, &err);
+        if (rc != NAS_ECONFIG)
+            fail_msg("%s: rc %s, expected NAS_ECONFIG (%s)", cases[i].file, nas_err_name(rc), err.msg);
+        assert_int_equal(err.code, NAS_ECONFIG);
+        if (strncmp(err.msg, prefix, strlen(prefix)) != 0 || !strstr(err.msg, cases[i].want))
+            fail_msg("%s: message\n  '%s'\nexpected to start with '%s' and contain\n  '%s'",
+                     cases[i].file, err.msg, prefix, cases[i].want);
+        assert_non_null(strstr(err.msg, "expected"));
+    }
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    nas_config c;
+    nas_error err = {0};
+    int rc = nas_config_load(CONF_DIR "/no_such_file.conf", &c, &err);
+    assert_int_equal(rc, NAS_EIO);
+    assert_non_null(strstr(err.msg, "no_such_file.conf"));
+}
+
+/* Errors from strings: messages use the given name; more cases. */
+static void test_string_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        const char *want;
+    } cases[] = {
+        {"seed = -1;", "test.conf:1: seed = -1 is out of range"},
+        {"seed = 1.5;", "test.conf:1: seed is a float, expected an integer"},
+        {"\n\nproxy = 3;", "test.conf:3: proxy is an integer, expected a group"},
+        {"space = { ops = []; };", "test.conf:1: space.ops is empty"},
+        {"space = { ops = [\"none\"]; };", "space.ops holds only \"none\""},
+        {"space = { ops = [\"none\", \"none\"]; };", "op 'none' is listed twice"},
+        {"space = { ops = (\"none\", 3); };", "space.ops[1] is an integer, expected an op name"},
+        {"space = { type = \"chain\"; };", "space.type = \"chain\" is not a known choice, expected one of: \"cell\""},
+        {"proxy = { lr = -0.5; };", "proxy.lr = -0.5 is out of range, expected a number in [0, 10]"},
+        {"proxy = { lr = \"fast\"; };", "proxy.lr is a string, expected a number"},
+        {"proxy = { backend = \"tpu\"; };", "expected one of: \"cpu\", \"ref\", \"cuda\", \"auto\""},
+        {"proxy = { precision = \"int8\"; };", "expected one of: \"fp32\", \"bf16\", \"fp16\""},
+        {"data = { dataset = \"cifar10\"; };", "expected one of: \"fashion-mnist\""},
+        {"data = { valid = 50000; train_subset = 20000; };", "exceeds the 60000 training images"},
+        {"search = { strategy = \"bayes\"; };", "expected one of: \"random\", \"evolution\", \"nao\""},
+        {"objectives = { metric = \"macs\"; };", "objectives is a group, expected a list of groups"},
+        {"objectives = ( { metric = \"macs\"; goal = \"up\"; } );", "expected one of: \"max\", \"min\""},
+        {"objectives = ( { metric = \"macs\"; }, { metric = \"macs\"; } );", "appears twice"},
+        {"objectives = ( { goal = \"max\"; } );", "has no metric"},
+        {"objectives = ( { metric = \"macs\"; weight = 1; } );", "unknown key 'weight'"},
+        {"objectives = ();", "objectives is empty"},
+        {"workers = { gpus = [0, 300]; };", "workers.gpus[1] = 300 is out of range, expected an integer in [0, 255]"},
+        {"workers = { gpus = []; };", "workers.gpus is empty"},
+        {"workers = { device = \"tpu\"; };", "expected one of: \"cpu\", \"cuda\", \"auto\""},
+        {"experiment = \"\";", "experiment name is empty"},
+        {"experiment = 3;", "experiment is an integer, expected a string"},
+        {"constraints = { latency_ms = -1; };", "constraints.latency_ms = -1 is out of range"},
+        {"search = { nao = { tradeoff = 1.5; }; };", "search.nao.tradeoff = 1.5 is out of range, expected a number in [0, 1]"},
+        {"search = { nao = 1; };", "search.nao is an integer, expected a group"},
+        {"a = 1; a = 2;", "duplicate setting name, expected libconfig syntax"},
+        {"proxy = { lr = 0.1 };\nworkers = {", "test.conf:2: syntax error, expected libconfig syntax"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        nas_config c;
+        nas_error err = {0};
+        int rc = nas_config_parse_string(cases[i].text, "test.conf", &c, &err);
+        if (rc != NAS_ECONFIG || !strstr(err.msg, cases[i].want) || strncmp(err.msg, "test.conf:", 10))
+            fail_msg("'%s': rc %s message '%s', expected '%s'", cases[i].text, nas_err_name(rc), err.msg,
+                     cases[i].want);
+    }
+}
+
+static void test_accepts(void **state)
+{
+    (void)state;
+    nas_config c;
+    /* ints for floats, int64 ints, gpus "all", groups with '=' or ':' */
+    parse_ok("experiment = \"x\"; seed = 9000000000L; proxy = { lr = 1; momentum = 0; };"
+             "workers: { gpus = \"all\"; }; space = { nodes = 4; ops = (\"nor_conv_1x1\"); };",
+             &c);
+    assert_true(c.seed == 9000000000ULL);
+    assert_true(c.proxy.lr == 1.0);
+    assert_true(c.proxy.momentum == 0.0);
+    assert_int_equal(c.workers.n_gpus, -1);
+    assert_int_equal(c.space.op_mask, 1u << NAS_OP_NOR_CONV_1X1);
+    /* relative paths from a string are resolved against the name's dir */
+    nas_error err = {0};
+    assert_int_equal(nas_config_parse_string("data = { dir = \"d\"; };", "/some/dir/x.conf", &c, &err),
+                     NAS_OK);
+    assert_string_equal(c.data.dir, "/some/dir/d");
+    assert_string_equal(c.experiment, "x");
+    assert_string_equal(c.path, "/some/dir/x.conf");
+    assert_int_equal(nas_config_parse_string("data = { dir = \"/abs\"; };", "/some/dir/x.conf", &c, &err),
+                     NAS_OK);
+    assert_string_equal(c.data.dir, "/abs");
+    assert_int_equal(nas_config_parse_string("data = { dir = \"./a//b/../c/\"; };", "rel/x.conf", &c, &err),
+                     NAS_OK);
+    assert_string_equal(c.data.dir, "rel/a/c");
+    assert_int_equal(nas_config_parse_string("data = { dir = \"../../d\"; };", "rel/x.conf", &c, &err),
+                     NAS_OK);
+    assert_string_equal(c.data.dir, "../d");
+}
+
+static char *canon_of(const char *text)
+{
+    nas_config c;
+    parse_ok(text, &c);
+    char *s = nas_config_canonical(&c);
+    assert_non_null(s);
+    return s;
+}
+
+static void test_canonical(void **state)
+{
+    (void)state;
+    /* the same search written differently */
+    char *a = canon_of("experiment = \"e\";\n"
+                       "proxy = { lr = 0.05; epochs = 2; weight_decay = 0.0005; };\n"
+                       "space = { ops = [\"nor_conv_3x3\", \"skip_connect\"]; };\n");
+    char *b = canon_of("space: { ops = [\"skip_connect\", \"nor_conv_3x3\"]; nodes = 4; }\n"
+                       "proxy: { epochs = 2; lr = 5e-2; weight_decay = 5e-4; momentum = 0.9; }\n"
+                       "experiment = \"e\"; seed = 42;");
+    assert_string_equal(a, b);
+    /* a different search */
+    char *c = canon_of("experiment = \"e\"; proxy = { lr = 0.05; epochs = 3; weight_decay = 0.0005; };"
+                       "space = { ops = [\"nor_conv_3x3\", \"skip_connect\"]; };");
+    assert_string_not_equal(a, c);
+    /* fixed format: one `key = value;` per line, no path */
+    assert_non_null(strstr(a, "proxy.lr = 0.05;\n"));
+    assert_non_null(strstr(a, "proxy.epochs = 2;\n"));
+    assert_non_null(strstr(a, "proxy.weight_decay = 0.0005;\n"));
+    assert_non_null(strstr(a, "space.ops = [\"skip_connect\", \"nor_conv_3x3\"];\n"));
+    assert_non_null(strstr(a, "experiment = \"e\";\n"));
+    assert_non_null(strstr(a, "workers.gpus = \"all\";\n"));
+    assert_null(strstr(a, "test.conf"));
+    for (const char *p = a; *p;) {
+        const char *nl = strchr(p, '\n');
+        assert_non_null(nl);
+        assert_true(nl - p >= 5);
+        assert_memory_equal(nl - 1, ";", 1);
+        assert_non_null(memchr(p, '=', (size_t)(nl - p)));
+        p = nl + 1;
+    }
+    /* the location of the file does not enter the text */
+    nas_config x, y;
+    parse_ok("seed = 3;", &x);
+    nas_error err;
+    assert_int_equal(nas_config_parse_string("seed = 3;", "elsewhere/test.conf", &y, &err), NAS_OK);
+    char *cx = nas_config_canonical(&x), *cy = nas_config_canonical(&y);
+    assert_string_equal(cx, cy);
+    /* a float that needs all its digits survives */
+    char *d = canon_of("proxy = { lr = 0.1234567890123; };");
+    assert_non_null(strstr(d, "proxy.lr = 0.1234567890123;\n"));
+    char *e = canon_of("proxy = { lr = 1; }; constraints = { mmacs = 5e1; params = 1e6; latency_ms = 1e-9; };");
+    assert_non_null(strstr(e, "proxy.lr = 1.0;\n"));
+    assert_non_null(strstr(e, "constraints.mmacs = 50.0;\n"));
+    assert_non_null(strstr(e, "constraints.params = 1000000.0;\n"));
+    assert_non_null(strstr(e, "constraints.latency_ms = 1e-09;\n"));
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(e);
+    free(cx);
+    free(cy);
+}
+
+/* docs/space-conf.md has a table row for every key, holding its default as
+ * the canonical text prints it. */
+static void test_docs_cover_every_key(void **state)
+{
+    (void)state;
+    FILE *f = fopen(NAS_SOURCE_DIR "/docs/space-conf.md", "r");
+    assert_non_null(f);
+    static char doc[1 << 17];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    doc[n] = '\0';
+    fclose(f);
+    nas_config c;
+    nas_config_defaults(&c);
+    snprintf(c.experiment, sizeof c.experiment, "(file name)");
+    char *canon = nas_config_canonical(&c);
+    assert_non_null(canon);
+    for (char *line = strtok(canon, "\n"); line; line = strtok(NULL, "\n")) {
+        char *eq = strstr(line, " = ");
+        assert_non_null(eq);
+        *eq = '\0';
+        char *value = eq + 3;
+        value[strlen(value) - 1] = '\0'; /* drop ';' */
+        char needle[256];
+        snprintf(needle, sizeof needle, "| `%s` |", line);
+        const char *row = strstr(doc, needle);
+        if (!row)
+            fail_msg("docs/space-conf.md has no row for `%s`", line);
+        const char *end = strchr(row, '\n');
+        assert_non_null(end);
+        char rowbuf[2048];
+        snprintf(rowbuf, sizeof rowbuf, "%.*s", (int)(end - row), row);
+        if (strcmp(line, "experiment") != 0 && !strstr(rowbuf, value))
+            fail_msg("docs row for `%s` does not show its default %s:\n%s", line, value, rowbuf);
+    }
+    free(canon);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_good_full),
+        cmocka_unit_test(test_good_minimal),
+        cmocka_unit_test(test_examples),
+        cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_string_errors),
+        cmocka_unit_test(test_accepts),
+        cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_docs_cover_every_key),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
