@@ -72,7 +72,16 @@ struct nas_backend {
     const nas__backend_ops *ops;
     void *context; /* device-specific state */
     int threads;
+    char last_error[512]; /* detail of the last failed op; "" when none */
 };
+
+/* Record a printf-style detail of a failed op in be->last_error and return
+ * `code` (so implementations can write `return nas__backend_fail(...)`). */
+int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Constructors, one per device; compiled in only when available. */
 int nas__backend_ref_create(int threads, int device, nas_backend **out, nas_error *err);

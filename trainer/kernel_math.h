@@ -77,4 +77,36 @@ NAS_HD float nas__bn_grad(float dy, float xhat, float gamma, float invstd, float
     return gamma * invstd / m * (m * dy - sum_dy - xhat * sum_dy_xhat);
 }
 
+/*
+ * Clipped extent of output position `o` of a window op along one axis:
+ * the window [o*stride - pad, o*stride - pad + k) intersected with
+ * [0, in). Writes the half-open range to *lo, *hi and returns its length,
+ * the avg-pool divisor with count_include_pad = False (PyTorch AvgPool2d).
+ */
+NAS_HD int nas__pool_window(int o, int k, int stride, int pad, int in, int *lo, int *hi)
+{
+    int a = o * stride - pad, b = a + k;
+    if (a < 0)
+        a = 0;
+    if (b > in)
+        b = in;
+    *lo = a;
+    *hi = b;
+    return b > a ? b - a : 0;
+}
+
+/*
+ * Batch-norm running-statistics update, PyTorch convention
+ * (torch.nn.BatchNorm2d): running = (1-momentum)*running + momentum*batch,
+ * where the variance uses the unbiased estimate var_biased*m/(m-1) over the
+ * m = N*H*W values of a channel (the biased value when m == 1).
+ */
+NAS_HD void nas__bn_running_update(float *running_mean, float *running_var, float mean,
+                                   float var_biased, float m, float momentum)
+{
+    float var_unbiased = m > 1.0f ? var_biased * m / (m - 1.0f) : var_biased;
+    *running_mean = (1.0f - momentum) * (*running_mean) + momentum * mean;
+    *running_var = (1.0f - momentum) * (*running_var) + momentum * var_unbiased;
+}
+
 #endif /* NAS_TRAINER_KERNEL_MATH_H */

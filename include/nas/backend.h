@@ -50,6 +50,16 @@ const char *nas_backend_name(const nas_backend *be);
 int nas_backend_sync(nas_backend *be);
 /* Names of the backends compiled in, NULL-terminated. */
 const char *const *nas_backend_compiled(void);
+/*
+ * Detail of the last failed op or tensor call on `be` (op, shapes and, for
+ * device-library failures, the library's status string), e.g.
+ * "cpu conv2d_fwd x[2,3,7,7] w[4,3,3,3] y[2,4,7,7] stride 1 pad 1:
+ * dnnl_primitive_create failed: unimplemented". "" when nothing failed;
+ * never NULL. Valid until the next
+ * call on `be`. Op functions take no nas_error, so callers append this text
+ * to their own message.
+ */
+const char *nas_backend_last_error(const nas_backend *be);
 
 /* ---- tensors ------------------------------------------------------------- */
 

@@ -1,0 +1,1157 @@
+/*
+ * tests/conformance/test_ops.c - the kernel library's conformance suite
+ * (after ggml's test-backend-ops and llm.c's per-kernel checks).
+ *
+ * 1. The "ref" oracle itself: known results on tiny hand-built inputs, and
+ *    every backward op against central finite differences of its forward.
+ * 2. Every compiled backend (nas_backend_compiled(), so a cuda backend joins
+ *    automatically) against "ref" on random inputs with odd shapes: batch
+ *    1 and 3, channels 3/5/16, 7x7 and 28x28 images. Outputs are filled with
+ *    NaN first, so an element the op forgets to write fails the check.
+ *    An element passes when |a - ref| <= atol + rtol*|ref| (per-op values
+ *    in the TOL_* table below). A backend that reports NAS_ENODEV is
+ *    skipped visibly ("SKIPPED: <backend>: no CUDA device").
+ * 3. SGD against the formula by hand, nas_host_sgemm against a triple loop.
+ */
+#include <math.h>     /* fabs, NAN, isnan, log */
+#include <setjmp.h>   /* cmocka needs jmp_buf */
+#include <stdarg.h>   /* cmocka needs va_list */
+#include <stddef.h>   /* cmocka needs size_t */
+#include <stdint.h>   /* cmocka needs uintmax_t */
+#include <stdio.h>    /* printf */
+#include <stdlib.h>   /* malloc, free */
+#include <string.h>   /* strcmp */
+#include <cmocka.h>   /* test runner and assertions */
+#include "nas/backend.h"
+#include "nas/rng.h"
+
+/* ---- tolerances: |a - ref| <= atol + rtol*|ref| ------------------------------ */
+
+typedef struct tol {
+    double atol, rtol;
+} tol;
+
+/* Inputs are uniform in [-1,1]; float accumulation over up to a few
+ * thousand terms against the double-accumulating oracle. */
+static const tol TOL_CONV = {2e-4, 2e-4};      /* fwd, bwd data, bwd filter */
+static const tol TOL_BN = {1e-4, 1e-4};        /* y, save_mean/invstd, running stats */
+static const tol TOL_BN_BWD = {2e-4, 5e-4};    /* dx, dgamma, dbeta */
+static const tol TOL_EXACT = {0.0, 0.0};       /* relu fwd/bwd: no arithmetic */
+static const tol TOL_POOL = {1e-6, 1e-5};      /* avgpool, gap: <= 9 terms / H*W terms */
+static const tol TOL_LINEAR = {1e-4, 1e-4};    /* fwd, dx, dw, db */
+static const tol TOL_ELEM = {1e-6, 1e-6};      /* axpy, scale, sgd: one fma each */
+static const tol TOL_XENT = {1e-6, 1e-5};      /* loss and dlogits */
+static const tol TOL_SUMSQ = {1e-9, 1e-9};     /* double accumulation on both sides */
+
+/* Finite differences of the ref forward (float outputs, double sums). */
+static const tol TOL_FD = {2e-3, 2e-2};
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+static int within(double a, double ref, tol t) { return fabs(a - ref) <= t.atol + t.rtol * fabs(ref); }
+
+static float *rand_host(nas_rng *rng, size_t n, float lo, float hi)
+{
+    float *p = malloc(n * sizeof *p);
+    assert_non_null(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = lo + (hi - lo) * nas_rng_uniform(rng);
+    return p;
+}
+
+static nas_tensor *mk(nas_backend *be, int n, int c, int h, int w, const float *host)
+{
+    nas_tensor *t = NULL;
+    assert_int_equal(nas_tensor_create(be, n, c, h, w, &t), NAS_OK);
+    if (host)
+        assert_int_equal(nas_tensor_upload(t, host, t->count), NAS_OK);
+    return t;
+}
+
+static float *dl(const nas_tensor *t)
+{
+    float *p = malloc(t->count * sizeof *p);
+    assert_non_null(p);
+    assert_int_equal(nas_tensor_download(t, p, t->count), NAS_OK);
+    return p;
+}
+
+static void up(nas_tensor *t, const float *host)
+{
+    assert_int_equal(nas_tensor_upload(t, host, t->count), NAS_OK);
+}
+
+/* ---- cross-backend comparison ---------------------------------------------------- */
+
+/* One logical tensor on both backends: [0] = ref, [1] = backend under test. */
+typedef struct pair {
+    nas_tensor *t[2];
+    int is_out;
+} pair;
+
+typedef struct cmp {
+    nas_backend *ref, *be;
+    nas_rng rng;
+    pair p[24];
+    int np;
+    char label[160];
+    double worst; /* largest |a-ref| / (atol + rtol*|ref|) seen, for the log */
+} cmp;
+
+static pair *cmp_add(cmp *c, int n, int ch, int h, int w, const float *host, int is_out)
+{
+    assert_true(c->np < (int)(sizeof c->p / sizeof c->p[0]));
+    pair *p = &c->p[c->np++];
+    p->is_out = is_out;
+    p->t[0] = mk(c->ref, n, ch, h, w, host);
+    p->t[1] = mk(c->be, n, ch, h, w, host);
+    return p;
+}
+
+/* Random input in [lo,hi) on both backends. */
+static pair *cmp_in(cmp *c, int n, int ch, int h, int w, float lo, float hi)
+{
+    size_t count = (size_t)n * ch * h * w;
+    float *host = rand_host(&c->rng, count, lo, hi);
+    pair *p = cmp_add(c, n, ch, h, w, host, 0);
+    free(host);
+    return p;
+}
+
+/* Output: NaN sentinel everywhere on both backends. */
+static pair *cmp_out(cmp *c, int n, int ch, int h, int w)
+{
+    size_t count = (size_t)n * ch * h * w;
+    float *host = malloc(count * sizeof *host);
+    assert_non_null(host);
+    for (size_t i = 0; i < count; i++)
+        host[i] = NAN;
+    pair *p = cmp_add(c, n, ch, h, w, host, 1);
+    free(host);
+    return p;
+}
+
+/* Every element written (no NaN left) and within tolerance of ref. */
+static void cmp_check(cmp *c, const pair *p, const char *what, tol t)
+{
+    float *r = dl(p->t[0]), *a = dl(p->t[1]);
+    size_t bad = 0, nan_left = 0, first = (size_t)-1;
+    for (size_t i = 0; i < p->t[0]->count; i++) {
+        if (isnan(r[i]))
+            fail_msg("%s %s: ref left element %zu unwritten (NaN)", c->label, what, i);
+        if (isnan(a[i])) {
+            nan_left++;
+            if (first == (size_t)-1)
+                first = i;
+            continue;
+        }
+        double lim = t.atol + t.rtol * fabs(r[i]);
+        double e = fabs((double)a[i] - r[i]);
+        if (lim > 0 && e / lim > c->worst)
+            c->worst = e / lim;
+        if (!within(a[i], r[i], t)) {
+            if (!bad)
+                printf("  %s %s: element %zu: %s %.9g ref %.9g (|diff| %.3g > %.3g)\n",
+                       c->label, what, i, nas_backend_name(c->be), (double)a[i], (double)r[i],
+                       e, lim);
+            bad++;
+        }
+    }
+    free(r);
+    free(a);
+    if (nan_left)
+        fail_msg("%s %s: %zu elements left NaN (first %zu): output not fully written",
+                 c->label, what, nan_left, first);
+    if (bad)
+        fail_msg("%s %s: %zu elements out of tolerance", c->label, what, bad);
+}
+
+static void cmp_reset(cmp *c)
+{
+    for (int i = 0; i < c->np; i++) {
+        nas_tensor_destroy(c->p[i].t[0]);
+        nas_tensor_destroy(c->p[i].t[1]);
+    }
+    c->np = 0;
+}
+
+/* Run one op call on both backends; fail with the backend's detail. */
+#define BOTH(c, call_ref, call_be)                                                         \
+    do {                                                                                   \
+        int rc_ref_ = (call_ref);                                                          \
+        if (rc_ref_ != NAS_OK)                                                             \
+            fail_msg("%s: ref failed: %s (%s)", (c)->label, nas_err_name(rc_ref_),         \
+                     nas_backend_last_error((c)->ref));                                    \
+        int rc_be_ = (call_be);                                                            \
+        if (rc_be_ != NAS_OK)                                                              \
+            fail_msg("%s: %s failed: %s (%s)", (c)->label, nas_backend_name((c)->be),      \
+                     nas_err_name(rc_be_), nas_backend_last_error((c)->be));               \
+    } while (0)
+
+#define R(p) ((p)->t[0])
+#define D(p) ((p)->t[1])
+
+/* Create the backend named by the test state; skip visibly on ENODEV. */
+static void open_backends(void **state, cmp *c, uint64_t seed)
+{
+    const char *name = *state;
+    nas_error err = {0};
+    memset(c, 0, sizeof *c);
+    nas_rng_seed(&c->rng, seed, 7);
+    assert_int_equal(nas_backend_create("ref", 1, 0, &c->ref, &err), NAS_OK);
+    int rc = nas_backend_create(name, 2, 0, &c->be, &err);
+    if (rc == NAS_ENODEV) {
+        printf("SKIPPED: %s: no CUDA device\n", name);
+        nas_backend_destroy(c->ref);
+        skip();
+    }
+    if (rc != NAS_OK)
+        fail_msg("cannot create backend %s: %s (%s)", name, nas_err_name(rc), err.msg);
+    assert_string_equal(nas_backend_name(c->be), name);
+}
+
+static void close_backends(cmp *c, const char *what)
+{
+    cmp_reset(c);
+    printf("  %s %s: worst |diff|/(atol+rtol|ref|) = %.3f\n", nas_backend_name(c->be), what,
+           c->worst);
+    nas_backend_destroy(c->be);
+    nas_backend_destroy(c->ref);
+}
+
+/* ---- per-op comparisons ---------------------------------------------------------- */
+
+typedef struct conv_case {
+    int n, c, h, k, r, stride, pad;
+} conv_case;
+
+static const conv_case conv_cases[] = {
+    {1, 3, 7, 5, 3, 1, 1},   {3, 5, 7, 16, 3, 2, 1},  {3, 16, 7, 5, 1, 1, 0},
+    {1, 16, 28, 16, 3, 1, 1}, {3, 3, 28, 16, 3, 2, 1}, {3, 16, 28, 5, 1, 2, 0},
+    {1, 5, 7, 3, 1, 2, 0},   {3, 5, 7, 3, 3, 1, 0},   {3, 3, 28, 5, 3, 2, 0},
+    {1, 16, 7, 16, 1, 1, 1}, {3, 5, 28, 16, 1, 1, 0},
+};
+
+static void conv_one(cmp *c, const conv_case *k)
+{
+    int ho = (k->h + 2 * k->pad - k->r) / k->stride + 1;
+    snprintf(c->label, sizeof c->label, "conv x[%d,%d,%d,%d] w[%d,%d,%d,%d] s%d p%d", k->n, k->c,
+             k->h, k->h, k->k, k->c, k->r, k->r, k->stride, k->pad);
+    pair *x = cmp_in(c, k->n, k->c, k->h, k->h, -1, 1);
+    pair *w = cmp_in(c, k->k, k->c, k->r, k->r, -1, 1);
+    pair *dy = cmp_in(c, k->n, k->k, ho, ho, -1, 1);
+    pair *y = cmp_out(c, k->n, k->k, ho, ho);
+    pair *dx = cmp_out(c, k->n, k->c, k->h, k->h);
+    pair *dw = cmp_out(c, k->k, k->c, k->r, k->r);
+    BOTH(c, nas_conv2d_fwd(c->ref, R(x), R(w), R(y), k->stride, k->pad),
+         nas_conv2d_fwd(c->be, D(x), D(w), D(y), k->stride, k->pad));
+    cmp_check(c, y, "fwd y", TOL_CONV);
+    BOTH(c, nas_conv2d_bwd_data(c->ref, R(dy), R(w), R(dx), k->stride, k->pad),
+         nas_conv2d_bwd_data(c->be, D(dy), D(w), D(dx), k->stride, k->pad));
+    cmp_check(c, dx, "bwd_data dx", TOL_CONV);
+    BOTH(c, nas_conv2d_bwd_filter(c->ref, R(x), R(dy), R(dw), k->stride, k->pad),
+         nas_conv2d_bwd_filter(c->be, D(x), D(dy), D(dw), k->stride, k->pad));
+    cmp_check(c, dw, "bwd_filter dw", TOL_CONV);
+    cmp_reset(c);
+}
+
+static void test_conv(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 101);
+    size_t ncase = sizeof conv_cases / sizeof conv_cases[0];
+    for (size_t i = 0; i < ncase; i++)
+        conv_one(&c, &conv_cases[i]);
+    /* Again in a different order: cached primitives must be reused correctly. */
+    for (size_t i = ncase; i-- > 0;)
+        conv_one(&c, &conv_cases[i]);
+    close_backends(&c, "conv");
+}
+
+static void bn_one(cmp *c, int n, int ch, int h)
+{
+    snprintf(c->label, sizeof c->label, "batchnorm x[%d,%d,%d,%d]", n, ch, h, h);
+    const float momentum = 0.1f, eps = 1e-5f;
+    pair *x = cmp_in(c, n, ch, h, h, -1, 3); /* non-zero mean */
+    pair *gamma = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f);
+    pair *beta = cmp_in(c, 1, ch, 1, 1, -0.5f, 0.5f);
+    pair *rmean = cmp_in(c, 1, ch, 1, 1, -0.2f, 0.2f);
+    pair *rvar = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f);
+    pair *dy = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *y = cmp_out(c, n, ch, h, h);
+    pair *sm = cmp_out(c, 1, ch, 1, 1), *si = cmp_out(c, 1, ch, 1, 1);
+    pair *dx = cmp_out(c, n, ch, h, h);
+    pair *dg = cmp_out(c, 1, ch, 1, 1), *db = cmp_out(c, 1, ch, 1, 1);
+    pair *yi = cmp_out(c, n, ch, h, h);
+    BOTH(c,
+         nas_batchnorm_fwd_train(c->ref, R(x), R(gamma), R(beta), R(y), R(sm), R(si), R(rmean),
+                                 R(rvar), momentum, eps),
+         nas_batchnorm_fwd_train(c->be, D(x), D(gamma), D(beta), D(y), D(sm), D(si), D(rmean),
+                                 D(rvar), momentum, eps));
+    cmp_check(c, y, "fwd_train y", TOL_BN);
+    cmp_check(c, sm, "fwd_train save_mean", TOL_BN);
+    cmp_check(c, si, "fwd_train save_invstd", TOL_BN);
+    cmp_check(c, rmean, "fwd_train running_mean", TOL_BN);
+    cmp_check(c, rvar, "fwd_train running_var", TOL_BN);
+    BOTH(c,
+         nas_batchnorm_bwd(c->ref, R(x), R(dy), R(gamma), R(sm), R(si), R(dx), R(dg), R(db)),
+         nas_batchnorm_bwd(c->be, D(x), D(dy), D(gamma), D(sm), D(si), D(dx), D(dg), D(db)));
+    cmp_check(c, dx, "bwd dx", TOL_BN_BWD);
+    cmp_check(c, dg, "bwd dgamma", TOL_BN_BWD);
+    cmp_check(c, db, "bwd dbeta", TOL_BN_BWD);
+    BOTH(c,
+         nas_batchnorm_fwd_infer(c->ref, R(x), R(gamma), R(beta), R(rmean), R(rvar), R(yi), eps),
+         nas_batchnorm_fwd_infer(c->be, D(x), D(gamma), D(beta), D(rmean), D(rvar), D(yi), eps));
+    cmp_check(c, yi, "fwd_infer y", TOL_BN);
+    cmp_reset(c);
+}
+
+static void test_batchnorm(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 202);
+    bn_one(&c, 1, 3, 7);
+    bn_one(&c, 3, 5, 7);
+    bn_one(&c, 3, 16, 28);
+    bn_one(&c, 1, 16, 28);
+    bn_one(&c, 3, 5, 1); /* after GAP: 3 values per channel */
+    bn_one(&c, 3, 5, 7); /* cached again */
+    close_backends(&c, "batchnorm");
+}
+
+static void relu_one(cmp *c, int n, int ch, int h)
+{
+    snprintf(c->label, sizeof c->label, "relu x[%d,%d,%d,%d]", n, ch, h, h);
+    pair *x = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *dy = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *y = cmp_out(c, n, ch, h, h), *dx = cmp_out(c, n, ch, h, h);
+    BOTH(c, nas_relu_fwd(c->ref, R(x), R(y)), nas_relu_fwd(c->be, D(x), D(y)));
+    cmp_check(c, y, "fwd", TOL_EXACT);
+    BOTH(c, nas_relu_bwd(c->ref, R(x), R(dy), R(dx)), nas_relu_bwd(c->be, D(x), D(dy), D(dx)));
+    cmp_check(c, dx, "bwd", TOL_EXACT);
+    /* in place: y = relu(y) */
+    BOTH(c, nas_relu_fwd(c->ref, R(x), R(x)), nas_relu_fwd(c->be, D(x), D(x)));
+    cmp_check(c, x, "fwd in place", TOL_EXACT);
+    cmp_reset(c);
+}
+
+static void test_relu(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 303);
+    relu_one(&c, 1, 3, 7);
+    relu_one(&c, 3, 16, 28);
+    relu_one(&c, 3, 5, 7);
+    close_backends(&c, "relu");
+}
+
+static void pool_one(cmp *c, int n, int ch, int h, int k, int s, int p)
+{
+    int ho = (h + 2 * p - k) / s + 1;
+    snprintf(c->label, sizeof c->label, "avgpool x[%d,%d,%d,%d] k%d s%d p%d", n, ch, h, h, k, s,
+             p);
+    pair *x = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *dy = cmp_in(c, n, ch, ho, ho, -1, 1);
+    pair *y = cmp_out(c, n, ch, ho, ho), *dx = cmp_out(c, n, ch, h, h);
+    BOTH(c, nas_avgpool_fwd(c->ref, R(x), R(y), k, s, p), nas_avgpool_fwd(c->be, D(x), D(y), k, s, p));
+    cmp_check(c, y, "fwd", TOL_POOL);
+    BOTH(c, nas_avgpool_bwd(c->ref, R(dy), R(dx), k, s, p),
+         nas_avgpool_bwd(c->be, D(dy), D(dx), k, s, p));
+    cmp_check(c, dx, "bwd", TOL_POOL);
+    cmp_reset(c);
+}
+
+static void gap_one(cmp *c, int n, int ch, int h)
+{
+    snprintf(c->label, sizeof c->label, "gap x[%d,%d,%d,%d]", n, ch, h, h);
+    pair *x = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *dy = cmp_in(c, n, ch, 1, 1, -1, 1);
+    pair *y = cmp_out(c, n, ch, 1, 1), *dx = cmp_out(c, n, ch, h, h);
+    BOTH(c, nas_gap_fwd(c->ref, R(x), R(y)), nas_gap_fwd(c->be, D(x), D(y)));
+    cmp_check(c, y, "fwd", TOL_POOL);
+    BOTH(c, nas_gap_bwd(c->ref, R(dy), R(dx)), nas_gap_bwd(c->be, D(dy), D(dx)));
+    cmp_check(c, dx, "bwd", TOL_POOL);
+    cmp_reset(c);
+}
+
+static void test_pool(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 404);
+    pool_one(&c, 1, 3, 7, 3, 1, 1);
+    pool_one(&c, 3, 5, 7, 2, 2, 0);
+    pool_one(&c, 3, 16, 28, 3, 1, 1);
+    pool_one(&c, 1, 16, 28, 2, 2, 0);
+    pool_one(&c, 3, 5, 7, 3, 2, 1);
+    pool_one(&c, 1, 3, 7, 3, 1, 1);
+    gap_one(&c, 1, 3, 7);
+    gap_one(&c, 3, 16, 28);
+    gap_one(&c, 3, 5, 7);
+    close_backends(&c, "pool");
+}
+
+static void linear_one(cmp *c, int n, int k, int m, int as4d)
+{
+    snprintf(c->label, sizeof c->label, "linear x[%d,%d] w[%d,%d]%s", n, k, m, k,
+             as4d ? " (x as [N,C,H,W])" : "");
+    pair *x = as4d ? cmp_in(c, n, k / 4, 2, 2, -1, 1) : cmp_in(c, n, k, 1, 1, -1, 1);
+    pair *w = cmp_in(c, m, k, 1, 1, -1, 1);
+    pair *b = cmp_in(c, 1, m, 1, 1, -1, 1);
+    pair *dy = cmp_in(c, n, m, 1, 1, -1, 1);
+    pair *y = cmp_out(c, n, m, 1, 1);
+    pair *dx = as4d ? cmp_out(c, n, k / 4, 2, 2) : cmp_out(c, n, k, 1, 1);
+    pair *dw = cmp_out(c, m, k, 1, 1), *db = cmp_out(c, 1, m, 1, 1);
+    BOTH(c, nas_linear_fwd(c->ref, R(x), R(w), R(b), R(y)),
+         nas_linear_fwd(c->be, D(x), D(w), D(b), D(y)));
+    cmp_check(c, y, "fwd y", TOL_LINEAR);
+    BOTH(c, nas_linear_bwd(c->ref, R(x), R(w), R(dy), R(dx), R(dw), R(db)),
+         nas_linear_bwd(c->be, D(x), D(w), D(dy), D(dx), D(dw), D(db)));
+    cmp_check(c, dx, "bwd dx", TOL_LINEAR);
+    cmp_check(c, dw, "bwd dw", TOL_LINEAR);
+    cmp_check(c, db, "bwd db", TOL_LINEAR);
+    /* dx = NULL: the weight gradients alone */
+    pair *dw2 = cmp_out(c, m, k, 1, 1), *db2 = cmp_out(c, 1, m, 1, 1);
+    BOTH(c, nas_linear_bwd(c->ref, R(x), R(w), R(dy), NULL, R(dw2), R(db2)),
+         nas_linear_bwd(c->be, D(x), D(w), D(dy), NULL, D(dw2), D(db2)));
+    cmp_check(c, dw2, "bwd dw (dx NULL)", TOL_LINEAR);
+    cmp_check(c, db2, "bwd db (dx NULL)", TOL_LINEAR);
+    cmp_reset(c);
+}
+
+static void test_linear(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 505);
+    linear_one(&c, 1, 16, 10, 0);
+    linear_one(&c, 3, 5, 3, 0);
+    linear_one(&c, 3, 64, 10, 1);
+    linear_one(&c, 7, 100, 13, 1);
+    close_backends(&c, "linear");
+}
+
+static void test_elementwise(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 606);
+    const int shapes[][4] = {{1, 3, 7, 7}, {3, 16, 28, 28}, {3, 5, 1, 1}};
+    for (int i = 0; i < 3; i++) {
+        const int *s = shapes[i];
+        snprintf(c.label, sizeof c.label, "elementwise [%d,%d,%d,%d]", s[0], s[1], s[2], s[3]);
+        pair *x = cmp_in(&c, s[0], s[1], s[2], s[3], -1, 1);
+        pair *y = cmp_in(&c, s[0], s[1], s[2], s[3], -1, 1);
+        BOTH(&c, nas_axpy(c.ref, -0.37f, R(x), R(y)), nas_axpy(c.be, -0.37f, D(x), D(y)));
+        cmp_check(&c, y, "axpy", TOL_ELEM);
+        pair *z = cmp_out(&c, s[0], s[1], s[2], s[3]);
+        BOTH(&c, nas_scale(c.ref, 1.7f, R(x), R(z)), nas_scale(c.be, 1.7f, D(x), D(z)));
+        cmp_check(&c, z, "scale", TOL_ELEM);
+        BOTH(&c, nas_scale(c.ref, 0.5f, R(y), R(y)), nas_scale(c.be, 0.5f, D(y), D(y)));
+        cmp_check(&c, y, "scale in place", TOL_ELEM);
+        pair *w = cmp_in(&c, s[0], s[1], s[2], s[3], -1, 1);
+        pair *dw = cmp_in(&c, s[0], s[1], s[2], s[3], -1, 1);
+        pair *v = cmp_in(&c, s[0], s[1], s[2], s[3], -0.1f, 0.1f);
+        for (int nest = 0; nest < 2; nest++) {
+            BOTH(&c, nas_sgd_step(c.ref, R(w), R(dw), R(v), 0.05f, 0.9f, 5e-4f, nest),
+                 nas_sgd_step(c.be, D(w), D(dw), D(v), 0.05f, 0.9f, 5e-4f, nest));
+            cmp_check(&c, w, nest ? "sgd nesterov w" : "sgd w", TOL_ELEM);
+            cmp_check(&c, v, nest ? "sgd nesterov v" : "sgd v", TOL_ELEM);
+        }
+        double sr = -1, sb = -1;
+        BOTH(&c, nas_sumsq(c.ref, R(x), &sr), nas_sumsq(c.be, D(x), &sb));
+        if (!within(sb, sr, TOL_SUMSQ))
+            fail_msg("sumsq: %s %.17g ref %.17g", nas_backend_name(c.be), sb, sr);
+        pair *cp = cmp_out(&c, s[0], s[1], s[2], s[3]);
+        assert_int_equal(nas_tensor_copy(R(cp), R(x)), NAS_OK);
+        assert_int_equal(nas_tensor_copy(D(cp), D(x)), NAS_OK);
+        cmp_check(&c, cp, "tensor_copy", TOL_EXACT);
+        assert_int_equal(nas_tensor_zero(D(cp)), NAS_OK);
+        float *zz = dl(D(cp));
+        for (size_t j = 0; j < D(cp)->count; j++)
+            assert_true(zz[j] == 0.0f);
+        free(zz);
+        cmp_reset(&c);
+    }
+    close_backends(&c, "elementwise");
+}
+
+static void xent_one(cmp *c, int n, int k, float spread)
+{
+    snprintf(c->label, sizeof c->label, "softmax_xent logits[%d,%d]", n, k);
+    pair *lg = cmp_in(c, n, k, 1, 1, -spread, spread);
+    float *lab = malloc((size_t)n * sizeof *lab);
+    assert_non_null(lab);
+    for (int i = 0; i < n; i++)
+        lab[i] = (float)nas_rng_bounded(&c->rng, (uint32_t)k);
+    pair *labels = cmp_add(c, n, 1, 1, 1, lab, 0);
+    free(lab);
+    pair *d = cmp_out(c, n, k, 1, 1);
+    float lr = NAN, lb = NAN;
+    int cr = -1, cb = -1;
+    BOTH(c, nas_softmax_xent(c->ref, R(lg), R(labels), R(d), &lr, &cr),
+         nas_softmax_xent(c->be, D(lg), D(labels), D(d), &lb, &cb));
+    cmp_check(c, d, "dlogits", TOL_XENT);
+    if (!within(lb, lr, TOL_XENT))
+        fail_msg("%s loss: %s %.9g ref %.9g", c->label, nas_backend_name(c->be), (double)lb,
+                 (double)lr);
+    assert_int_equal(cb, cr);
+    float le = NAN;
+    int ce = -1;
+    BOTH(c, nas_softmax_xent(c->ref, R(lg), R(labels), NULL, &lr, &cr),
+         nas_softmax_xent(c->be, D(lg), D(labels), NULL, &le, &ce));
+    assert_true(within(le, lr, TOL_XENT));
+    assert_int_equal(ce, cr);
+    cmp_reset(c);
+}
+
+static void test_softmax_xent(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 707);
+    xent_one(&c, 1, 10, 3);
+    xent_one(&c, 3, 10, 3);
+    xent_one(&c, 64, 10, 20); /* large logits: needs the max shift */
+    xent_one(&c, 5, 2, 1);
+    close_backends(&c, "softmax_xent");
+}
+
+/* Shape errors are caught by the wrappers, with a detail message. */
+static void test_shape_errors(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 808);
+    nas_tensor *x = mk(c.be, 2, 3, 7, 7, NULL), *w = mk(c.be, 4, 3, 3, 3, NULL);
+    nas_tensor *y = mk(c.be, 2, 4, 6, 6, NULL), *bad = NULL;
+    assert_int_equal(nas_conv2d_fwd(c.be, x, w, y, 1, 1), NAS_EINVAL);
+    assert_true(strlen(nas_backend_last_error(c.be)) > 0);
+    assert_int_equal(nas_avgpool_fwd(c.be, x, y, 3, 1, 1), NAS_EINVAL);
+    assert_int_equal(nas_tensor_create(c.be, 0, 3, 7, 7, &bad), NAS_EINVAL);
+    assert_null(bad);
+    float one = 1.0f;
+    assert_int_equal(nas_tensor_upload(x, &one, 1), NAS_EINVAL);
+    /* a tensor of another backend is refused */
+    nas_tensor *rx = mk(c.ref, 2, 3, 7, 7, NULL);
+    assert_int_equal(nas_relu_fwd(c.be, rx, x), NAS_EINVAL);
+    /* labels outside [0,K) */
+    nas_tensor *lg = mk(c.be, 2, 3, 1, 1, NULL), *lb = mk(c.be, 2, 1, 1, 1, NULL);
+    float lv[2] = {0.0f, 3.0f};
+    float z[6] = {0};
+    up(lg, z);
+    up(lb, lv);
+    float loss;
+    int correct;
+    assert_int_equal(nas_softmax_xent(c.be, lg, lb, NULL, &loss, &correct), NAS_EINVAL);
+    nas_tensor_destroy(lg);
+    nas_tensor_destroy(lb);
+    nas_tensor_destroy(rx);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(w);
+    nas_tensor_destroy(y);
+    close_backends(&c, "errors");
+}
+
+/* SGD against the formula computed by hand for one weight:
+ * w=1, dw=0.5, v=0.2, lr=0.1, momentum=0.9, wd=0.01:
+ * g = 0.5 + 0.01*1 = 0.51; v = 0.9*0.2 + 0.51 = 0.69;
+ * plain:    w = 1 - 0.1*0.69 = 0.931
+ * nesterov: w = 1 - 0.1*(0.51 + 0.9*0.69) = 0.8869. */
+static void test_sgd_formula(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 909);
+    for (int nest = 0; nest < 2; nest++) {
+        float hw[2] = {1.0f, -2.0f}, hdw[2] = {0.5f, 0.0f}, hv[2] = {0.2f, 0.0f};
+        nas_tensor *w = mk(c.be, 2, 1, 1, 1, hw), *dw = mk(c.be, 2, 1, 1, 1, hdw);
+        nas_tensor *v = mk(c.be, 2, 1, 1, 1, hv);
+        assert_int_equal(nas_sgd_step(c.be, w, dw, v, 0.1f, 0.9f, 0.01f, nest), NAS_OK);
+        float *ow = dl(w), *ov = dl(v);
+        assert_float_equal(ov[0], 0.69, 1e-6);
+        assert_float_equal(ow[0], nest ? 0.8869 : 0.931, 1e-6);
+        /* second weight: only decay acts: g = -0.02, v = -0.02 */
+        assert_float_equal(ov[1], -0.02, 1e-7);
+        assert_float_equal(ow[1], nest ? -2.0 + 0.1 * (0.02 + 0.9 * 0.02) : -2.0 + 0.002,
+                           1e-6);
+        free(ow);
+        free(ov);
+        nas_tensor_destroy(w);
+        nas_tensor_destroy(dw);
+        nas_tensor_destroy(v);
+    }
+    close_backends(&c, "sgd formula");
+}
+
+/* ---- the ref oracle: known results ------------------------------------------------ */
+
+static nas_backend *ref_open(void)
+{
+    nas_backend *be = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas_backend_create("ref", 0, 0, &be, &err), NAS_OK);
+    return be;
+}
+
+/* Cross-correlation (not convolution): a kernel with a single 1 at (0,0)
+ * and pad 1 shifts the image down-right by one. */
+static void test_ref_conv_known(void **state)
+{
+    nas_backend *be = ref_open();
+    float hx[9], hw[9] = {1, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int i = 0; i < 9; i++)
+        hx[i] = (float)(i + 1);
+    nas_tensor *x = mk(be, 1, 1, 3, 3, hx), *w = mk(be, 1, 1, 3, 3, hw);
+    nas_tensor *y = mk(be, 1, 1, 3, 3, NULL), *y2 = mk(be, 1, 1, 2, 2, NULL);
+    assert_int_equal(nas_conv2d_fwd(be, x, w, y, 1, 1), NAS_OK);
+    float *o = dl(y);
+    const float want[9] = {0, 0, 0, 0, 1, 2, 0, 4, 5};
+    for (int i = 0; i < 9; i++)
+        assert_float_equal(o[i], want[i], 0);
+    free(o);
+    /* stride 2 pad 1 with the same kernel picks x[-1,-1], x[-1,1], x[1,-1], x[1,1] */
+    assert_int_equal(nas_conv2d_fwd(be, x, w, y2, 2, 1), NAS_OK);
+    o = dl(y2);
+    const float want2[4] = {0, 0, 0, 5};
+    for (int i = 0; i < 4; i++)
+        assert_float_equal(o[i], want2[i], 0);
+    free(o);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(w);
+    nas_tensor_destroy(y);
+    nas_tensor_destroy(y2);
+    nas_backend_destroy(be);
+}
+
+/* avg pool k3 s1 p1 on 1..9 excludes padding: the corner averages 4 values. */
+static void test_ref_pool_known(void **state)
+{
+    nas_backend *be = ref_open();
+    float hx[9];
+    for (int i = 0; i < 9; i++)
+        hx[i] = (float)(i + 1);
+    nas_tensor *x = mk(be, 1, 1, 3, 3, hx), *y = mk(be, 1, 1, 3, 3, NULL);
+    assert_int_equal(nas_avgpool_fwd(be, x, y, 3, 1, 1), NAS_OK);
+    float *o = dl(y);
+    assert_float_equal(o[0], (1 + 2 + 4 + 5) / 4.0, 1e-6);
+    assert_float_equal(o[1], (1 + 2 + 3 + 4 + 5 + 6) / 6.0, 1e-6);
+    assert_float_equal(o[4], 5.0, 1e-6);
+    assert_float_equal(o[8], (5 + 6 + 8 + 9) / 4.0, 1e-6);
+    free(o);
+    nas_tensor *g = mk(be, 1, 1, 1, 1, NULL);
+    assert_int_equal(nas_gap_fwd(be, x, g), NAS_OK);
+    o = dl(g);
+    assert_float_equal(o[0], 5.0, 1e-6);
+    free(o);
+    nas_tensor_destroy(g);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    nas_backend_destroy(be);
+}
+
+/* BN training output has per-channel mean beta and std gamma (biased var);
+ * running stats follow PyTorch (unbiased variance). */
+static void test_ref_bn_known(void **state)
+{
+    nas_backend *be = ref_open();
+    /* channel 0: 1,2,3,4 (mean 2.5, biased var 1.25, unbiased 5/3); channel 1: 0,0,0,8 */
+    float hx[8] = {1, 2, 0, 0, 3, 4, 0, 8}; /* [N=2,C=2,H=1,W=2] */
+    float hg[2] = {2, 1}, hb[2] = {1, 0}, hrm[2] = {0, 1}, hrv[2] = {1, 1};
+    nas_tensor *x = mk(be, 2, 2, 1, 2, hx), *gm = mk(be, 1, 2, 1, 1, hg);
+    nas_tensor *bt = mk(be, 1, 2, 1, 1, hb), *rm = mk(be, 1, 2, 1, 1, hrm);
+    nas_tensor *rv = mk(be, 1, 2, 1, 1, hrv), *y = mk(be, 2, 2, 1, 2, NULL);
+    nas_tensor *sm = mk(be, 1, 2, 1, 1, NULL), *si = mk(be, 1, 2, 1, 1, NULL);
+    assert_int_equal(nas_batchnorm_fwd_train(be, x, gm, bt, y, sm, si, rm, rv, 0.1f, 1e-5f),
+                     NAS_OK);
+    float *o = dl(y), *m = dl(sm), *s = dl(si), *orm = dl(rm), *orv = dl(rv);
+    assert_float_equal(m[0], 2.5, 1e-6);
+    assert_float_equal(m[1], 2.0, 1e-6);
+    assert_float_equal(s[0], 1.0 / sqrt(1.25 + 1e-5), 1e-5);
+    assert_float_equal(s[1], 1.0 / sqrt(12.0 + 1e-5), 1e-5);
+    assert_float_equal(o[0], 2.0 * (1 - 2.5) / sqrt(1.25 + 1e-5) + 1.0, 1e-5);
+    assert_float_equal(o[7], 1.0 * (8 - 2.0) / sqrt(12.0 + 1e-5), 1e-5);
+    assert_float_equal(orm[0], 0.9 * 0 + 0.1 * 2.5, 1e-6);
+    assert_float_equal(orm[1], 0.9 * 1 + 0.1 * 2.0, 1e-6);
+    assert_float_equal(orv[0], 0.9 * 1 + 0.1 * (5.0 / 3.0), 1e-6);
+    assert_float_equal(orv[1], 0.9 * 1 + 0.1 * 16.0, 1e-5);
+    free(o);
+    free(m);
+    free(s);
+    free(orm);
+    free(orv);
+    nas_tensor *yi = mk(be, 2, 2, 1, 2, NULL);
+    float hrm2[2] = {0.5f, -1.0f}, hrv2[2] = {4.0f, 0.25f};
+    up(rm, hrm2);
+    up(rv, hrv2);
+    assert_int_equal(nas_batchnorm_fwd_infer(be, x, gm, bt, rm, rv, yi, 1e-5f), NAS_OK);
+    o = dl(yi);
+    assert_float_equal(o[1], 2.0 * (2 - 0.5) / sqrt(4 + 1e-5) + 1.0, 1e-5);
+    assert_float_equal(o[6], 1.0 * (0 + 1.0) / sqrt(0.25 + 1e-5), 1e-5);
+    free(o);
+    nas_tensor *all[] = {x, gm, bt, rm, rv, y, sm, si, yi};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        nas_tensor_destroy(all[i]);
+    nas_backend_destroy(be);
+}
+
+/* Uniform logits give loss log K; ties go to the lowest index. */
+static void test_ref_xent_known(void **state)
+{
+    nas_backend *be = ref_open();
+    float hl[8] = {0, 0, 0, 0, 1, 5, 5, -1}, hlab[2] = {0, 2};
+    nas_tensor *lg = mk(be, 2, 4, 1, 1, hl), *lb = mk(be, 2, 1, 1, 1, hlab);
+    nas_tensor *d = mk(be, 2, 4, 1, 1, NULL);
+    float loss;
+    int correct;
+    assert_int_equal(nas_softmax_xent(be, lg, lb, d, &loss, &correct), NAS_OK);
+    double z = exp(1.0) + 2 * exp(5.0) + exp(-1.0);
+    double want = (log(4.0) + (log(z) - 5.0)) / 2.0;
+    assert_float_equal(loss, want, 1e-6);
+    assert_int_equal(correct, 1); /* row 0 argmax 0 == label; row 1 argmax 1 != 2 */
+    float *o = dl(d);
+    assert_float_equal(o[0], (0.25 - 1) / 2, 1e-7);
+    assert_float_equal(o[6], (exp(5.0) / z - 1) / 2, 1e-6);
+    free(o);
+    nas_tensor_destroy(lg);
+    nas_tensor_destroy(lb);
+    nas_tensor_destroy(d);
+    nas_backend_destroy(be);
+}
+
+/* ---- the ref oracle: backward ops against central finite differences ---------- */
+
+/* L(param) = sum_i g_i * f(param)_i as a double; `eval` re-uploads the
+ * perturbed host parameter and reruns the forward. */
+typedef double (*eval_fn)(void *ctx);
+
+static void fd_check(const char *what, eval_fn eval, void *ctx, float *param, size_t n,
+                     const float *analytic, float h)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float save = param[i];
+        float hi = save + h, lo = save - h;
+        param[i] = hi;
+        double lp = eval(ctx);
+        param[i] = lo;
+        double lm = eval(ctx);
+        param[i] = save;
+        double num = (lp - lm) / ((double)hi - (double)lo);
+        if (!within(analytic[i], num, TOL_FD)) {
+            if (bad < 3)
+                printf("  fd %s[%zu]: analytic %.6g numeric %.6g\n", what, i,
+                       (double)analytic[i], num);
+            bad++;
+        }
+    }
+    eval(ctx);
+    if (bad)
+        fail_msg("%s: %zu of %zu gradient elements disagree with finite differences", what,
+                 bad, n);
+}
+
+static double dot_out(const nas_tensor *y, const float *g)
+{
+    float *o = dl(y);
+    double s = 0;
+    for (size_t i = 0; i < y->count; i++)
+        s += (double)o[i] * g[i];
+    free(o);
+    return s;
+}
+
+typedef struct conv_fd {
+    nas_tensor *x, *w, *y;
+    float *hx, *hw, *g;
+    int stride, pad;
+} conv_fd;
+
+static double conv_eval(void *p)
+{
+    conv_fd *c = p;
+    up(c->x, c->hx);
+    up(c->w, c->hw);
+    assert_int_equal(nas_conv2d_fwd(c->x->be, c->x, c->w, c->y, c->stride, c->pad), NAS_OK);
+    return dot_out(c->y, c->g);
+}
+
+static void test_ref_fd_conv(void **state)
+{
+    nas_backend *be = ref_open();
+    nas_rng rng;
+    nas_rng_seed(&rng, 11, 1);
+    const conv_case cases[] = {{2, 3, 5, 4, 3, 1, 1}, {1, 2, 7, 3, 3, 2, 1},
+                               {2, 3, 5, 2, 1, 2, 0}, {1, 2, 6, 2, 3, 2, 0}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        const conv_case *k = &cases[t];
+        int ho = (k->h + 2 * k->pad - k->r) / k->stride + 1;
+        conv_fd c = {0};
+        c.stride = k->stride;
+        c.pad = k->pad;
+        c.x = mk(be, k->n, k->c, k->h, k->h, NULL);
+        c.w = mk(be, k->k, k->c, k->r, k->r, NULL);
+        c.y = mk(be, k->n, k->k, ho, ho, NULL);
+        c.hx = rand_host(&rng, c.x->count, -1, 1);
+        c.hw = rand_host(&rng, c.w->count, -1, 1);
+        c.g = rand_host(&rng, c.y->count, -1, 1);
+        nas_tensor *g = mk(be, k->n, k->k, ho, ho, c.g);
+        nas_tensor *dx = mk(be, k->n, k->c, k->h, k->h, NULL);
+        nas_tensor *dw = mk(be, k->k, k->c, k->r, k->r, NULL);
+        conv_eval(&c);
+        assert_int_equal(nas_conv2d_bwd_data(be, g, c.w, dx, k->stride, k->pad), NAS_OK);
+        assert_int_equal(nas_conv2d_bwd_filter(be, c.x, g, dw, k->stride, k->pad), NAS_OK);
+        float *adx = dl(dx), *adw = dl(dw);
+        fd_check("conv dx", conv_eval, &c, c.hx, c.x->count, adx, 1e-2f);
+        fd_check("conv dw", conv_eval, &c, c.hw, c.w->count, adw, 1e-2f);
+        free(adx);
+        free(adw);
+        free(c.hx);
+        free(c.hw);
+        free(c.g);
+        nas_tensor_destroy(c.x);
+        nas_tensor_destroy(c.w);
+        nas_tensor_destroy(c.y);
+        nas_tensor_destroy(g);
+        nas_tensor_destroy(dx);
+        nas_tensor_destroy(dw);
+    }
+    nas_backend_destroy(be);
+}
+
+typedef struct bn_fd {
+    nas_tensor *x, *gm, *bt, *y, *sm, *si, *rm, *rv;
+    float *hx, *hg, *hb, *g;
+} bn_fd;
+
+static double bn_eval(void *p)
+{
+    bn_fd *c = p;
+    up(c->x, c->hx);
+    up(c->gm, c->hg);
+    up(c->bt, c->hb);
+    assert_int_equal(nas_batchnorm_fwd_train(c->x->be, c->x, c->gm, c->bt, c->y, c->sm, c->si,
+                                             c->rm, c->rv, 0.1f, 1e-5f),
+                     NAS_OK);
+    return dot_out(c->y, c->g);
+}
+
+static void test_ref_fd_batchnorm(void **state)
+{
+    nas_backend *be = ref_open();
+    nas_rng rng;
+    nas_rng_seed(&rng, 12, 1);
+    const int shapes[][3] = {{2, 3, 3}, {3, 2, 1}, {1, 2, 4}};
+    for (int t = 0; t < 3; t++) {
+        int n = shapes[t][0], ch = shapes[t][1], h = shapes[t][2];
+        bn_fd c = {0};
+        c.x = mk(be, n, ch, h, h, NULL);
+        c.y = mk(be, n, ch, h, h, NULL);
+        c.gm = mk(be, 1, ch, 1, 1, NULL);
+        c.bt = mk(be, 1, ch, 1, 1, NULL);
+        c.sm = mk(be, 1, ch, 1, 1, NULL);
+        c.si = mk(be, 1, ch, 1, 1, NULL);
+        c.rm = mk(be, 1, ch, 1, 1, NULL);
+        c.rv = mk(be, 1, ch, 1, 1, NULL);
+        assert_int_equal(nas_tensor_zero(c.rm), NAS_OK);
+        assert_int_equal(nas_tensor_zero(c.rv), NAS_OK);
+        c.hx = rand_host(&rng, c.x->count, -1, 2);
+        c.hg = rand_host(&rng, (size_t)ch, 0.5f, 1.5f);
+        c.hb = rand_host(&rng, (size_t)ch, -0.5f, 0.5f);
+        c.g = rand_host(&rng, c.y->count, -1, 1);
+        nas_tensor *g = mk(be, n, ch, h, h, c.g);
+        nas_tensor *dx = mk(be, n, ch, h, h, NULL);
+        nas_tensor *dg = mk(be, 1, ch, 1, 1, NULL), *db = mk(be, 1, ch, 1, 1, NULL);
+        bn_eval(&c);
+        assert_int_equal(nas_batchnorm_bwd(be, c.x, g, c.gm, c.sm, c.si, dx, dg, db), NAS_OK);
+        float *adx = dl(dx), *adg = dl(dg), *adb = dl(db);
+        fd_check("bn dx", bn_eval, &c, c.hx, c.x->count, adx, 1e-2f);
+        fd_check("bn dgamma", bn_eval, &c, c.hg, (size_t)ch, adg, 1e-2f);
+        fd_check("bn dbeta", bn_eval, &c, c.hb, (size_t)ch, adb, 1e-2f);
+        free(adx);
+        free(adg);
+        free(adb);
+        free(c.hx);
+        free(c.hg);
+        free(c.hb);
+        free(c.g);
+        nas_tensor *all[] = {c.x, c.y, c.gm, c.bt, c.sm, c.si, c.rm, c.rv, g, dx, dg, db};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            nas_tensor_destroy(all[i]);
+    }
+    nas_backend_destroy(be);
+}
+
+/* Single-input ops: relu, avgpool, gap. */
+typedef struct unary_fd {
+    nas_tensor *x, *y;
+    float *hx, *g;
+    int op; /* 0 relu, 1 avgpool, 2 gap */
+    int k, stride, pad;
+} unary_fd;
+
+static double unary_eval(void *p)
+{
+    unary_fd *c = p;
+    nas_backend *be = c->x->be;
+    up(c->x, c->hx);
+    int rc = c->op == 0   ? nas_relu_fwd(be, c->x, c->y)
+             : c->op == 1 ? nas_avgpool_fwd(be, c->x, c->y, c->k, c->stride, c->pad)
+                          : nas_gap_fwd(be, c->x, c->y);
+    assert_int_equal(rc, NAS_OK);
+    return dot_out(c->y, c->g);
+}
+
+static void unary_case(nas_backend *be, nas_rng *rng, int op, int n, int ch, int h, int k,
+                       int s, int p)
+{
+    int ho = op == 0 ? h : op == 1 ? (h + 2 * p - k) / s + 1 : 1;
+    unary_fd c = {0};
+    c.op = op;
+    c.k = k;
+    c.stride = s;
+    c.pad = p;
+    c.x = mk(be, n, ch, h, h, NULL);
+    c.y = mk(be, n, ch, ho, ho, NULL);
+    c.hx = rand_host(rng, c.x->count, -1, 1);
+    if (op == 0) /* keep ReLU inputs away from the kink at 0 */
+        for (size_t i = 0; i < c.x->count; i++)
+            c.hx[i] += c.hx[i] >= 0 ? 0.1f : -0.1f;
+    c.g = rand_host(rng, c.y->count, -1, 1);
+    nas_tensor *g = mk(be, n, ch, ho, ho, c.g), *dx = mk(be, n, ch, h, h, NULL);
+    unary_eval(&c);
+    int rc = op == 0   ? nas_relu_bwd(be, c.x, g, dx)
+             : op == 1 ? nas_avgpool_bwd(be, g, dx, k, s, p)
+                       : nas_gap_bwd(be, g, dx);
+    assert_int_equal(rc, NAS_OK);
+    float *adx = dl(dx);
+    fd_check(op == 0 ? "relu dx" : op == 1 ? "avgpool dx" : "gap dx", unary_eval, &c, c.hx,
+             c.x->count, adx, 1e-2f);
+    free(adx);
+    free(c.hx);
+    free(c.g);
+    nas_tensor_destroy(c.x);
+    nas_tensor_destroy(c.y);
+    nas_tensor_destroy(g);
+    nas_tensor_destroy(dx);
+}
+
+static void test_ref_fd_unary(void **state)
+{
+    nas_backend *be = ref_open();
+    nas_rng rng;
+    nas_rng_seed(&rng, 13, 1);
+    unary_case(be, &rng, 0, 2, 3, 4, 0, 0, 0);
+    unary_case(be, &rng, 1, 2, 2, 5, 3, 1, 1);
+    unary_case(be, &rng, 1, 1, 2, 7, 2, 2, 0);
+    unary_case(be, &rng, 1, 1, 2, 7, 3, 2, 1);
+    unary_case(be, &rng, 2, 2, 3, 5, 0, 0, 0);
+    nas_backend_destroy(be);
+}
+
+typedef struct lin_fd {
+    nas_tensor *x, *w, *b, *y;
+    float *hx, *hw, *hb, *g;
+} lin_fd;
+
+static double lin_eval(void *p)
+{
+    lin_fd *c = p;
+    up(c->x, c->hx);
+    up(c->w, c->hw);
+    up(c->b, c->hb);
+    assert_int_equal(nas_linear_fwd(c->x->be, c->x, c->w, c->b, c->y), NAS_OK);
+    return dot_out(c->y, c->g);
+}
+
+static void test_ref_fd_linear(void **state)
+{
+    nas_backend *be = ref_open();
+    nas_rng rng;
+    nas_rng_seed(&rng, 14, 1);
+    const int n = 3, k = 5, m = 4;
+    lin_fd c = {0};
+    c.x = mk(be, n, k, 1, 1, NULL);
+    c.w = mk(be, m, k, 1, 1, NULL);
+    c.b = mk(be, 1, m, 1, 1, NULL);
+    c.y = mk(be, n, m, 1, 1, NULL);
+    c.hx = rand_host(&rng, c.x->count, -1, 1);
+    c.hw = rand_host(&rng, c.w->count, -1, 1);
+    c.hb = rand_host(&rng, c.b->count, -1, 1);
+    c.g = rand_host(&rng, c.y->count, -1, 1);
+    nas_tensor *g = mk(be, n, m, 1, 1, c.g), *dx = mk(be, n, k, 1, 1, NULL);
+    nas_tensor *dw = mk(be, m, k, 1, 1, NULL), *db = mk(be, 1, m, 1, 1, NULL);
+    lin_eval(&c);
+    assert_int_equal(nas_linear_bwd(be, c.x, c.w, g, dx, dw, db), NAS_OK);
+    float *adx = dl(dx), *adw = dl(dw), *adb = dl(db);
+    fd_check("linear dx", lin_eval, &c, c.hx, c.x->count, adx, 1e-2f);
+    fd_check("linear dw", lin_eval, &c, c.hw, c.w->count, adw, 1e-2f);
+    fd_check("linear db", lin_eval, &c, c.hb, c.b->count, adb, 1e-2f);
+    free(adx);
+    free(adw);
+    free(adb);
+    free(c.hx);
+    free(c.hw);
+    free(c.hb);
+    free(c.g);
+    nas_tensor *all[] = {c.x, c.w, c.b, c.y, g, dx, dw, db};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        nas_tensor_destroy(all[i]);
+    nas_backend_destroy(be);
+}
+
+typedef struct xent_fd {
+    nas_tensor *lg, *lb;
+    float *hl;
+} xent_fd;
+
+static double xent_eval(void *p)
+{
+    xent_fd *c = p;
+    up(c->lg, c->hl);
+    float loss;
+    int correct;
+    assert_int_equal(nas_softmax_xent(c->lg->be, c->lg, c->lb, NULL, &loss, &correct), NAS_OK);
+    return loss;
+}
+
+static void test_ref_fd_softmax_xent(void **state)
+{
+    nas_backend *be = ref_open();
+    nas_rng rng;
+    nas_rng_seed(&rng, 15, 1);
+    const int n = 3, k = 5;
+    float hlab[3] = {4, 0, 2};
+    xent_fd c = {0};
+    c.lg = mk(be, n, k, 1, 1, NULL);
+    c.lb = mk(be, n, 1, 1, 1, hlab);
+    c.hl = rand_host(&rng, c.lg->count, -2, 2);
+    nas_tensor *d = mk(be, n, k, 1, 1, NULL);
+    up(c.lg, c.hl);
+    float loss;
+    int correct;
+    assert_int_equal(nas_softmax_xent(be, c.lg, c.lb, d, &loss, &correct), NAS_OK);
+    float *ad = dl(d);
+    fd_check("softmax_xent dlogits", xent_eval, &c, c.hl, c.lg->count, ad, 1e-2f);
+    free(ad);
+    free(c.hl);
+    nas_tensor_destroy(c.lg);
+    nas_tensor_destroy(c.lb);
+    nas_tensor_destroy(d);
+    nas_backend_destroy(be);
+}
+
+/* ---- host GEMM -------------------------------------------------------------------- */
+
+static void test_host_sgemm(void **state)
+{
+    nas_rng rng;
+    nas_rng_seed(&rng, 16, 1);
+    const int m = 5, n = 7, k = 3;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            /* stored shapes: A is m x k (or k x m), B is k x n (or n x k); pad rows */
+            int arows = ta ? k : m, acols = ta ? m : k, brows = tb ? n : k, bcols = tb ? k : n;
+            int lda = acols + 2, ldb = bcols + 1, ldc = n + 3;
+            float *a = rand_host(&rng, (size_t)arows * lda, -1, 1);
+            float *b = rand_host(&rng, (size_t)brows * ldb, -1, 1);
+            float *c = rand_host(&rng, (size_t)m * ldc, -1, 1);
+            float *c0 = malloc((size_t)m * ldc * sizeof *c0);
+            assert_non_null(c0);
+            memcpy(c0, c, (size_t)m * ldc * sizeof *c0);
+            const float alpha = 0.75f, beta = -0.5f;
+            nas_host_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int p = 0; p < k; p++) {
+                        double av = ta ? a[p * lda + i] : a[i * lda + p];
+                        double bv = tb ? b[j * ldb + p] : b[p * ldb + j];
+                        s += av * bv;
+                    }
+                    double want = alpha * s + beta * c0[i * ldc + j];
+                    if (fabs(c[i * ldc + j] - want) > 1e-5 + 1e-5 * fabs(want))
+                        fail_msg("sgemm ta=%d tb=%d C[%d,%d] = %g, want %g", ta, tb, i, j,
+                                 (double)c[i * ldc + j], want);
+                }
+                for (int j = n; j < ldc; j++) /* padding columns untouched */
+                    assert_true(c[i * ldc + j] == c0[i * ldc + j]);
+            }
+            free(a);
+            free(b);
+            free(c);
+            free(c0);
+        }
+}
+
+static void test_registry(void **state)
+{
+    nas_backend *be = (nas_backend *)0x1;
+    nas_error err = {0};
+    assert_int_equal(nas_backend_create("tpu", 1, 0, &be, &err), NAS_ENOTFOUND);
+    assert_null(be);
+    assert_true(strstr(err.msg, "tpu") != NULL);
+    const char *const *names = nas_backend_compiled();
+    int has_ref = 0, has_cpu = 0;
+    for (int i = 0; names[i]; i++) {
+        has_ref |= strcmp(names[i], "ref") == 0;
+        has_cpu |= strcmp(names[i], "cpu") == 0;
+    }
+    assert_true(has_ref && has_cpu);
+    nas_backend_destroy(NULL);
+    nas_tensor_destroy(NULL);
+}
+
+/* ---- runner: fixed tests plus one group per compiled backend --------------------- */
+
+typedef struct per_backend {
+    const char *what;
+    CMUnitTestFunction fn;
+} per_backend;
+
+static const per_backend per_backend_tests[] = {
+    {"conv", test_conv},
+    {"batchnorm", test_batchnorm},
+    {"relu", test_relu},
+    {"pool", test_pool},
+    {"linear", test_linear},
+    {"elementwise", test_elementwise},
+    {"softmax_xent", test_softmax_xent},
+    {"sgd_formula", test_sgd_formula},
+    {"shape_errors", test_shape_errors},
+};
+
+int main(void)
+{
+    static const struct CMUnitTest fixed[] = {
+        cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_ref_conv_known),
+        cmocka_unit_test(test_ref_pool_known),
+        cmocka_unit_test(test_ref_bn_known),
+        cmocka_unit_test(test_ref_xent_known),
+        cmocka_unit_test(test_ref_fd_conv),
+        cmocka_unit_test(test_ref_fd_batchnorm),
+        cmocka_unit_test(test_ref_fd_unary),
+        cmocka_unit_test(test_ref_fd_linear),
+        cmocka_unit_test(test_ref_fd_softmax_xent),
+        cmocka_unit_test(test_host_sgemm),
+    };
+    const size_t nfixed = sizeof fixed / sizeof fixed[0];
+    const size_t nper = sizeof per_backend_tests / sizeof per_backend_tests[0];
+    const char *const *names = nas_backend_compiled();
+    size_t nb = 0;
+    while (names[nb])
+        nb++;
+    size_t total = nfixed + nb * nper;
+    struct CMUnitTest *tests = calloc(total, sizeof *tests);
+    char(*labels)[64] = calloc(total, sizeof *labels);
+    if (!tests || !labels)
+        return 1;
+    memcpy(tests, fixed, sizeof fixed);
+    size_t t = nfixed;
+    for (size_t b = 0; b < nb; b++)
+        for (size_t i = 0; i < nper; i++, t++) {
+            snprintf(labels[t], sizeof labels[t], "%s/%s", names[b], per_backend_tests[i].what);
+            tests[t].name = labels[t];
+            tests[t].test_func = per_backend_tests[i].fn;
+            tests[t].initial_state = (void *)names[b];
+        }
+    int failed = _cmocka_run_group_tests("ops", tests, total, NULL, NULL);
+    free(tests);
+    free(labels);
+    return failed ? 1 : 0;
+}
