@@ -109,4 +109,36 @@ NAS_HD void nas__bn_running_update(float *running_mean, float *running_var, floa
     *running_var = (1.0f - momentum) * (*running_var) + momentum * var_unbiased;
 }
 
+/*
+ * Average-pool input gradient of input element (iy, ix) of one [h, w]
+ * plane, as a gather (what the CUDA backend runs, one thread per input
+ * element; no atomics): the sum, over the output windows that contain it,
+ * of dy/count with count from nas__pool_window (count_include_pad =
+ * False). dy is that plane's [ho, wo] output gradient. Output rows oy cover
+ * iy when oy*stride - pad <= iy < oy*stride - pad + k.
+ */
+NAS_HD float nas__avgpool_bwd_gather(const float *dy, int iy, int ix, int h, int w, int ho,
+                                     int wo, int k, int stride, int pad)
+{
+    int oy_lo = iy + pad - k + 1 > 0 ? (iy + pad - k + stride) / stride : 0;
+    int oy_hi = (iy + pad) / stride;
+    int ox_lo = ix + pad - k + 1 > 0 ? (ix + pad - k + stride) / stride : 0;
+    int ox_hi = (ix + pad) / stride;
+    if (oy_hi > ho - 1)
+        oy_hi = ho - 1;
+    if (ox_hi > wo - 1)
+        ox_hi = wo - 1;
+    float s = 0.0f;
+    for (int oy = oy_lo; oy <= oy_hi; oy++) {
+        int y0, y1, x0, x1;
+        int ch = nas__pool_window(oy, k, stride, pad, h, &y0, &y1);
+        for (int ox = ox_lo; ox <= ox_hi; ox++) {
+            int cnt = ch * nas__pool_window(ox, k, stride, pad, w, &x0, &x1);
+            if (cnt > 0)
+                s += dy[oy * wo + ox] / (float)cnt;
+        }
+    }
+    return s;
+}
+
 #endif /* NAS_TRAINER_KERNEL_MATH_H */

@@ -53,6 +53,282 @@ int nas_strategy_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx
  * trial). Called once per finished trial, in trial order. */
 void nas_strategy_observe(nas_strategy *s, const nas_genotype *g, double score);
 
+/*
+ * Report a finished trial with everything it measured (optional richer form
+ * of nas_strategy_observe; call one or the other per trial, never both).
+ * Strategies that optimise several objectives (evolution when
+ * cfg->n_objectives > 1) read the metrics from `res`; every other strategy
+ * gets nas_strategy_observe(s, g, nas_search_score(cfg, res, NULL, 0)), so
+ * for them both calls are equivalent. What each strategy does with several
+ * objectives (docs/report.md): random ignores them; evolution selects
+ * parents by non-dominated rank, then crowding distance (NSGA-II, Deb et
+ * al. 2002) within its aging population; NAO trains its predictor on the
+ * scalar score (the first objective, constraints as NaN).
+ */
+void nas_strategy_observe_result(nas_strategy *s, const nas_genotype *g,
+                                 const nas_trial_result *res);
+
+/* ---- worker pool ------------------------------------------------------------ */
+
+/*
+ * A pool runs jobs (one trial each) on workers and hands back their results.
+ * count == 0: in-process; nas_pool_submit runs the job at once and queues
+ * its result (one job at a time; no timeout). count >= 1: that many forked
+ * worker processes. Fork after the job context (the evaluator, with its
+ * data set) is built, so workers share it copy-on-write. Jobs and results
+ * travel over one socket pair per worker as length-prefixed messages
+ * (magic "NASP", version, type, length, payload; validated on receipt; see
+ * search/pool_msg.h). A worker that dies fails its job with the reason
+ * ("worker 0 (pid 123) killed by signal 11 (Segmentation fault)") and is
+ * replaced before the next job; a job running longer than the timeout is
+ * killed and failed with NAS_ETIMEOUT. Workers ignore SIGINT: the owner
+ * decides what a Ctrl-C means (nas_pool_cancel).
+ */
+typedef struct nas_pool nas_pool; /* opaque */
+
+typedef struct nas_pool_job {
+    int64_t id;            /* the caller's id for the job (the trial id) */
+    nas_genotype genotype; /* what to evaluate */
+} nas_pool_job;
+
+/* Report progress from inside a job: fraction done in [0,1], last loss. */
+typedef void (*nas_pool_progress_fn)(void *pctx, double fraction, double loss);
+
+/* Evaluate one job (in a worker process, or in-process for count 0); fill
+ * *res (res->status < 0 and res->error on failure) and return res->status. */
+typedef int (*nas_pool_job_fn)(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progress,
+                               void *pctx, nas_trial_result *res);
+
+typedef struct nas_pool_opts {
+    int job_timeout_s;          /* 0 = none (forked workers only) */
+    double progress_interval_s; /* least time between progress reports; 0 = 0.5 s */
+    /* Called (in the owner's process, from submit or wait) with a job's
+     * progress; may be NULL. */
+    void (*on_progress)(void *user, int64_t job_id, int worker, double fraction, double loss);
+    void *user;
+} nas_pool_opts;
+
+typedef struct nas_pool_event {
+    int64_t job_id;
+    int worker;              /* index 0..count-1 (0 in-process) */
+    nas_trial_result result; /* result.status < 0: the job failed, result.error says why */
+} nas_pool_event;
+
+/* Create the pool (forks `count` workers now). opts may be NULL.
+ * Errors: NAS_EINVAL, NAS_ENOMEM, NAS_EWORKER (fork or socketpair failed). */
+int nas_pool_create(int count, nas_pool_job_fn fn, void *ctx, const nas_pool_opts *opts,
+                    nas_pool **out, nas_error *err);
+
+/* Kill every worker (busy ones with SIGKILL) and reap them. NULL is a no-op. */
+void nas_pool_destroy(nas_pool *p);
+
+/* Give `job` to an idle worker; *worker (may be NULL) gets its index.
+ * Errors: NAS_EBUSY (no idle worker), NAS_EWORKER (cannot start a worker). */
+int nas_pool_submit(nas_pool *p, const nas_pool_job *job, int *worker, nas_error *err);
+
+/*
+ * Wait up to timeout_ms (-1: no limit) for a finished job. NAS_OK: *ev
+ * holds it. NAS_ETIMEOUT: nothing finished in time. NAS_EINTR: a signal
+ * arrived (check your stop flag). NAS_ENOTFOUND: no job is in flight.
+ */
+int nas_pool_wait(nas_pool *p, int timeout_ms, nas_pool_event *ev, nas_error *err);
+
+int nas_pool_size(const nas_pool *p);    /* workers (1 in-process) */
+int nas_pool_idle(const nas_pool *p);    /* workers that can take a job now */
+int nas_pool_busy(const nas_pool *p);    /* jobs in flight (incl. unread results) */
+/* Index of the worker the next nas_pool_submit will use, or -1 if none is
+ * idle (lets the owner record the assignment before an in-process job runs). */
+int nas_pool_next_worker(const nas_pool *p);
+/* Process id of worker i (0 when it is not running; getpid() in-process). */
+int nas_pool_worker_pid(const nas_pool *p, int i);
+
+/* Stop every job in flight now (SIGKILL its worker; replaced on the next
+ * submit). Writes up to `cap` ids of the stopped jobs, returns their count;
+ * queued unread results are dropped. */
+int nas_pool_cancel(nas_pool *p, int64_t *job_ids, int cap);
+
+/* ---- the controller -------------------------------------------------------- */
+
+typedef struct nas_run_opts {
+    const char *db_path;          /* results database (created when missing) */
+    int quiet;                    /* 1: no live progress */
+    volatile sig_atomic_t *stop;  /* set non-zero (by a signal handler) to stop; may be NULL */
+    FILE *log;                    /* progress output; NULL = stderr */
+} nas_run_opts;
+
+typedef struct nas_run_summary {
+    int64_t experiment_id;
+    int resumed;          /* 1: the experiment existed; finished trials were replayed */
+    int replay_mismatch;  /* replayed proposals that differed from the stored genotype */
+    int budget;           /* search.trials */
+    int done, failed;     /* finished trials of the experiment (all runs) */
+    int interrupted;      /* trials stopped by this run's Ctrl-C */
+    int ran;              /* trials finished in this run */
+    int stopped;          /* 1: stopped by *opts->stop */
+    int exhausted;        /* 1: the strategy found nothing new before the budget */
+    double wall_s;        /* this run */
+    int64_t best_trial;   /* -1 when nothing succeeded */
+    char best_genotype[NAS_GENOTYPE_STR_MAX];
+    double best_val_accuracy;
+    char db_path[NAS_PATH_MAX];
+} nas_run_summary;
+
+/*
+ * Run (or resume) the search `cfg` describes, writing every trial to the
+ * database: open the store, find or create the experiment by the canonical
+ * config, replay finished trials through the strategy, re-queue unfinished
+ * ones, then propose / dedupe by canonical key / evaluate on the pool /
+ * record / observe until search.trials trials are done or failed.
+ * Progress goes to opts->log. *summary (may be NULL) is filled in every case.
+ * Returns NAS_OK, NAS_EINTR (stopped: finished trials kept, running ones
+ * marked interrupted), or the failure (NAS_EDB, NAS_EIO, ... with err).
+ */
+int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
+                   nas_error *err);
+
+/* The score a strategy observes for a result under cfg's first objective
+ * (val_accuracy when none): larger is better; NaN for failed trials and
+ * trials that violate a constraint (then `note`, if non-NULL and n > 0,
+ * says which). */
+double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char *note, size_t n);
+
+/* ---- Pareto front (search/pareto.c) ----------------------------------------- */
+
+/*
+ * Multi-objective comparison of `n` points with `dims` objectives each,
+ * stored row-major in `points` (point i is points[i*dims .. i*dims+dims-1]);
+ * maximize[d] is 1 when objective d is better larger, 0 when better smaller.
+ * Definitions follow Deb, Pratap, Agarwal, Meyarivan, "A Fast and Elitist
+ * Multiobjective Genetic Algorithm: NSGA-II", IEEE TEC 6(2), 2002:
+ *   - a dominates b when a is at least as good as b in every objective and
+ *     strictly better in at least one;
+ *   - ties and duplicates: equal points never dominate each other, so
+ *     duplicates share a rank (all of them are on the front or none is);
+ *     with one objective the front is every point equal to the best value;
+ *   - a point with a NaN or infinite coordinate is "unranked": it is never
+ *     on a front, never dominates, and gets rank -1 and crowding NaN.
+ * Limits: 1 <= dims <= NAS_PARETO_MAX_DIMS; n >= 0.
+ */
+#define NAS_PARETO_MAX_DIMS 8
+
+/* 1 if a dominates b (both `dims` long, finite), else 0. */
+int nas_pareto_dominates(const double *a, const double *b, int dims, const int *maximize);
+
+/*
+ * The non-dominated set (rank 0): on_front[i] = 1 for points no other point
+ * dominates, else 0. Returns how many are on the front, or NAS_EINVAL
+ * (bad n/dims, NULL pointer). O(n^2 dims) time, no allocation.
+ */
+int nas_pareto_front(const double *points, int n, int dims, const int *maximize,
+                     unsigned char *on_front);
+
+/*
+ * Non-dominated sorting (NSGA-II section III-A): rank[i] = 0 for the front,
+ * 1 for the front of what is left once rank 0 is removed, and so on; -1
+ * for unranked points. Returns the number of fronts (0 when n == 0 or no
+ * point is ranked), or NAS_EINVAL / NAS_ENOMEM. O(F n^2 dims) time for F
+ * fronts, O(n) memory.
+ */
+int nas_pareto_sort(const double *points, int n, int dims, const int *maximize, int *rank);
+
+/*
+ * Crowding distance within each front (NSGA-II section III-B): for every
+ * objective, the points of one front are sorted by it (ties by index);
+ * the first and last get +infinity, each other point adds
+ * (next - previous) / (max - min) of its neighbours in that order (nothing
+ * when max == min). rank[] comes from nas_pareto_sort. crowd[i] is NaN for
+ * unranked points. Returns NAS_OK, NAS_EINVAL or NAS_ENOMEM.
+ */
+int nas_pareto_crowding(const double *points, int n, int dims, const int *rank, double *crowd);
+
+/*
+ * The value of objective metric `metric` ("val_accuracy", "latency_ms",
+ * "macs", "params") in `res`, unoriented (a latency in ms, MACs per image):
+ * NaN when the trial failed (res->status != NAS_OK), the metric is unknown,
+ * or it was not measured (non-finite double, MACs or params <= 0).
+ */
+double nas_objective_value(const char *metric, const nas_trial_result *res);
+
+/* ---- devices and placement (search/placement.c) ---------------------------- */
+
+typedef enum nas_device_kind { NAS_DEVICE_CPU = 0, NAS_DEVICE_CUDA = 1 } nas_device_kind;
+
+#define NAS_MAX_DEVICES 16
+
+/* One device a backend can run on. */
+typedef struct nas_device_info {
+    nas_device_kind kind;
+    int index;              /* CUDA device ordinal; 0 for the CPU */
+    char name[256];         /* "NVIDIA A100-SXM4-80GB"; CPU model name */
+    uint64_t memory_bytes;  /* device global memory; host RAM for the CPU (0 if unknown) */
+    int cc_major, cc_minor; /* CUDA compute capability; 0.0 for the CPU */
+    int units;              /* streaming multiprocessors (CUDA); online CPU threads */
+} nas_device_info;
+
+/*
+ * List the devices of `kind`: up to `max` entries into `out` (may be NULL
+ * when max is 0), the number found into *count.
+ * CPU: one entry, model name from /proc/cpuinfo ("unknown CPU" if absent),
+ * threads from sysconf(_SC_NPROCESSORS_ONLN), RAM from sysconf.
+ * CUDA: every device cudaGetDeviceCount reports, with name, memory and
+ * compute capability (cudaGetDeviceProperties). The CUDA query runs in a
+ * short-lived child process so the caller's process never initialises
+ * CUDA (a process that initialised CUDA cannot use it in fork()ed
+ * workers).
+ * Errors (with *count = 0 and the reason in err): NAS_ENOTFOUND "CUDA
+ * backend not compiled in (...)"; NAS_ENODEV "no CUDA device: <reason
+ * from the CUDA runtime>", e.g. "CUDA driver version is insufficient for
+ * CUDA runtime version (cudaErrorInsufficientDriver)" on a machine with the
+ * toolkit but no driver.
+ */
+int nas_devices_query(nas_device_kind kind, nas_device_info *out, int max, int *count,
+                      nas_error *err);
+
+/* Where the trials of a search run, resolved from the `workers` and `proxy`
+ * groups of space.conf and the number of CUDA devices present. */
+typedef struct nas_placement {
+    nas_device_kind kind;        /* CPU or CUDA */
+    char backend[NAS_NAME_MAX];  /* name for nas_backend_create: "cpu", "ref" or "cuda" */
+    int n_gpus;                  /* GPUs used (0 for the CPU) */
+    int gpus[NAS_MAX_DEVICES];   /* their CUDA ordinals, in config order */
+    int trials_per_gpu;          /* concurrent trials per GPU (CUDA), else 0 */
+    int slots;                   /* concurrent trials in all: n_gpus*trials_per_gpu
+                                    (CUDA); workers.count, at least 1 (CPU) */
+} nas_placement;
+
+/*
+ * Resolve the placement of cfg's trials given `n_cuda` CUDA devices present
+ * (from nas_devices_query, or a fake count in tests) and, when n_cuda is 0,
+ * `no_cuda_reason` (the nas_devices_query message; may be NULL).
+ * Rules: workers.device "cpu" -> proxy.backend ("cpu", "ref"; "auto" or ""
+ * -> "cpu"); "cuda" (or proxy.backend "cuda") -> the CUDA backend on
+ * workers.gpus ("all" or no list: every device) with trials_per_gpu
+ * trials each (0 means 1); "auto" (or "") -> CUDA when n_cuda > 0, else the
+ * CPU.
+ * Errors: NAS_ENODEV "workers.device = \"cuda\" but no CUDA device is
+ * present (<reason>)..."; NAS_ECONFIG for a GPU index outside 0..n_cuda-1,
+ * a repeated index, trials_per_gpu < 0, an unknown device name or
+ * device "cuda" with proxy.backend "ref"; NAS_EUNSUPPORTED for CUDA with
+ * proxy.precision other than "fp32" (not implemented yet).
+ */
+int nas_placement_resolve(const nas_config *cfg, int n_cuda, const char *no_cuda_reason,
+                          nas_placement *out, nas_error *err);
+
+/*
+ * Device of worker slot `slot` (0 <= slot < p->slots): the CUDA ordinal
+ * gpus[slot % n_gpus] (round robin, so the first n_gpus trials land on
+ * different GPUs), 0 for the CPU; -1 when slot is out of range.
+ */
+int nas_placement_slot_device(const nas_placement *p, int slot);
+
+/*
+ * The free slot a new trial should take: among slots with busy[slot] == 0,
+ * one on the GPU running the fewest trials (ties: the GPU listed first,
+ * then the lowest slot). busy has p->slots entries. Returns -1 when every
+ * slot is busy (at most trials_per_gpu trials run on one GPU at once).
+ */
+int nas_placement_pick_slot(const nas_placement *p, const unsigned char *busy);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,38 @@
+/*
+ * trainer/cuda/cuda_probe.h - CUDA device discovery, in plain C so that
+ * search/placement.c (a C file) can call it. Built only with the CUDA
+ * backend (NAS_HAVE_CUDA); implemented in trainer/cuda/cuda_backend.cu.
+ */
+#ifndef NAS_TRAINER_CUDA_PROBE_H
+#define NAS_TRAINER_CUDA_PROBE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One device as cudaGetDeviceProperties reports it. */
+typedef struct nas__cuda_dev {
+    int index;               /* device ordinal */
+    char name[256];          /* cudaDeviceProp.name */
+    unsigned long long mem;  /* totalGlobalMem, bytes */
+    int major, minor;        /* compute capability */
+    int sms;                 /* multiProcessorCount */
+} nas__cuda_dev;
+
+/*
+ * Query the CUDA runtime in this process: up to `max` devices into `out`,
+ * the number present into *count. Returns NAS_OK, or NAS_ENODEV (no
+ * driver, no device; *count = 0) / another mapped status with a reason in
+ * `reason` (n bytes), e.g. "CUDA driver version is insufficient for CUDA
+ * runtime version (cudaErrorInsufficientDriver)". Initialises CUDA in the
+ * calling process: callers that fork CUDA workers later run it in a child
+ * (see nas_devices_query).
+ */
+int nas__cuda_probe(nas__cuda_dev *out, int max, int *count, char *reason, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NAS_TRAINER_CUDA_PROBE_H */
