@@ -26,6 +26,10 @@ int nas_cmd_query(int argc, char **argv);
 int nas_cmd_show(int argc, char **argv);
 int nas_cmd_train(int argc, char **argv);
 int nas_cmd_devices(int argc, char **argv);
+int nas_cmd_report(int argc, char **argv);
+int nas_cmd_export(int argc, char **argv);
+/* `nas train ARCH.json ...` (cli/cmd_train_arch.c); nas_cmd_train hands over. */
+int nas__cmd_train_arch(int argc, char **argv);
 
 /* Print the command's usage and help to `f`. */
 void nas_cli_usage(FILE *f, const char *cmd_name);

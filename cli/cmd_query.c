@@ -1,9 +1,281 @@
-/* cli/cmd_query.c - PLACEHOLDER until 'nas query' lands. */
+/*
+ * cli/cmd_query.c - `nas query [--db PATH] [--experiment NAME]
+ * [--format table|csv|json] [--limit N] [--pareto]`: the trials of one
+ * experiment ranked by validation accuracy (done first, best first;
+ * unfinished next; failed last); with --pareto only the Pareto front under
+ * the experiment's own objectives (nas_store_pareto: done, feasible trials
+ * no other dominates; best first by the first objective), same columns. The database is opened read-only, so it can run while a
+ * search writes. csv follows RFC 4180; json (jansson) is an array of
+ * objects with the csv's columns, null for missing values.
+ */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h> /* JSON output */
 #include "cli/cli.h"
+#include "nas/store.h"
+
+enum { FMT_TABLE, FMT_CSV, FMT_JSON };
+
+/* Done trials with no accuracy: rejected by constraints.latency_ms before
+ * training (issue 6); they are not part of the budget. */
+static int count_rejected(void *ctx, const nas_store_trial *t)
+{
+    if (t->status == NAS_TRIAL_DONE && !isfinite(t->val_accuracy))
+        ++*(int *)ctx;
+    return 0;
+}
+
+typedef struct qctx {
+    int format;
+    int rank;
+    json_t *rows;
+    int oom;
+} qctx;
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void fmt_num(char *buf, size_t n, double v, const char *fmt)
+{
+    if (isfinite(v))
+        snprintf(buf, n, fmt, v);
+    else
+        buf[0] = '\0';
+}
+
+static void fmt_int(char *buf, size_t n, int64_t v)
+{
+    if (v >= 0)
+        snprintf(buf, n, "%lld", (long long)v);
+    else
+        buf[0] = '\0';
+}
+
+static json_t *jnum(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+static json_t *jint(int64_t v) { return v >= 0 ? json_integer(v) : json_null(); }
+static json_t *jstr(const char *s) { return *s ? json_string(s) : json_null(); }
+
+static int print_row(void *vctx, const nas_store_trial *t)
+{
+    qctx *q = vctx;
+    q->rank++;
+    const char *status = nas_trial_status_name(t->status);
+    char val[32], test[32], loss[32], macs[32], params[32], lat[32], secs[32], ep[16];
+    fmt_num(val, sizeof val, t->val_accuracy, "%.4f");
+    fmt_num(test, sizeof test, t->test_accuracy, "%.4f");
+    fmt_num(loss, sizeof loss, t->train_loss, "%.4f");
+    fmt_int(macs, sizeof macs, t->macs);
+    fmt_int(params, sizeof params, t->params);
+    fmt_num(lat, sizeof lat, t->latency_ms, "%.3f");
+    fmt_num(secs, sizeof secs, t->train_seconds, "%.1f");
+    fmt_int(ep, sizeof ep, t->epochs);
+    switch (q->format) {
+    case FMT_TABLE:
+        printf("%4d %6lld  %-11s %8s %11s %8s %10s %8s  %s\n", q->rank, (long long)t->id, status,
+               val[0] ? val : "-", macs[0] ? macs : "-", params[0] ? params : "-",
+               lat[0] ? lat : "-", secs[0] ? secs : "-", t->genotype);
+        if (t->error[0] && t->status == NAS_TRIAL_FAILED)
+            printf("%13s error: %s\n", "", t->error);
+        break;
+    case FMT_CSV: {
+        printf("%d,%lld,", q->rank, (long long)t->id);
+        csv_field(stdout, t->genotype);
+        printf(",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,", status, val, test, loss, macs, params, lat,
+               secs, ep, t->device, t->attempt);
+        csv_field(stdout, t->error);
+        putchar('\n');
+        break;
+    }
+    case FMT_JSON: {
+        json_t *o = json_object();
+        if (!o) {
+            q->oom = 1;
+            return 1;
+        }
+        json_object_set_new(o, "rank", json_integer(q->rank));
+        json_object_set_new(o, "trial", json_integer(t->id));
+        json_object_set_new(o, "genotype", json_string(t->genotype));
+        json_object_set_new(o, "status", json_string(status));
+        json_object_set_new(o, "val_accuracy", jnum(t->val_accuracy));
+        json_object_set_new(o, "test_accuracy", jnum(t->test_accuracy));
+        json_object_set_new(o, "train_loss", jnum(t->train_loss));
+        json_object_set_new(o, "macs", jint(t->macs));
+        json_object_set_new(o, "params", jint(t->params));
+        json_object_set_new(o, "latency_ms", jnum(t->latency_ms));
+        json_object_set_new(o, "train_seconds", jnum(t->train_seconds));
+        json_object_set_new(o, "epochs", jint(t->epochs));
+        json_object_set_new(o, "device", jstr(t->device));
+        json_object_set_new(o, "attempt", json_integer(t->attempt));
+        json_object_set_new(o, "error", jstr(t->error));
+        json_object_set_new(o, "experiment", json_string(t->experiment));
+        if (json_array_append_new(q->rows, o) != 0) {
+            q->oom = 1;
+            return 1;
+        }
+        break;
+    }
+    }
+    return 0;
+}
+
 int nas_cmd_query(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "nas query: not built yet\n");
-    return NAS_EXIT_FAIL;
+    const char *db = "nas.db", *name = NULL, *format = "table";
+    long limit = 0;
+    int pareto = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **target = NULL;
+        if (strcmp(a, "--pareto") == 0) {
+            pareto = 1;
+            continue;
+        }
+        if (strcmp(a, "--db") == 0)
+            target = &db;
+        else if (strcmp(a, "--experiment") == 0)
+            target = &name;
+        else if (strcmp(a, "--format") == 0)
+            target = &format;
+        if (target || strcmp(a, "--limit") == 0) {
+            if (++i >= argc) {
+                fprintf(stderr, "nas query: %s needs a value\n", a);
+                nas_cli_usage(stderr, "query");
+                return NAS_EXIT_USAGE;
+            }
+            if (target) {
+                *target = argv[i];
+            } else {
+                char *end;
+                errno = 0;
+                limit = strtol(argv[i], &end, 10);
+                if (errno || *end || end == argv[i] || limit < 0 || limit > 1000000000) {
+                    fprintf(stderr, "nas query: --limit expects a non-negative integer, got '%s'\n",
+                            argv[i]);
+                    return NAS_EXIT_USAGE;
+                }
+            }
+            continue;
+        }
+        fprintf(stderr, "nas query: unknown argument '%s'\n", a);
+        nas_cli_usage(stderr, "query");
+        return NAS_EXIT_USAGE;
+    }
+    qctx q = {0};
+    if (strcmp(format, "table") == 0)
+        q.format = FMT_TABLE;
+    else if (strcmp(format, "csv") == 0)
+        q.format = FMT_CSV;
+    else if (strcmp(format, "json") == 0)
+        q.format = FMT_JSON;
+    else {
+        fprintf(stderr, "nas query: unknown format '%s' (expected table, csv or json)\n", format);
+        return NAS_EXIT_USAGE;
+    }
+
+    nas_error err;
+    nas_store *st = NULL;
+    int rc = nas_store_open(db, 1, &st, &err);
+    if (rc != NAS_OK) {
+        fprintf(stderr, "nas query: %s\n", err.msg);
+        return NAS_EXIT_FAIL;
+    }
+    nas_store_experiment e;
+    rc = nas_store_experiment_find(st, name, &e, &err);
+    if (rc != NAS_OK) {
+        fprintf(stderr, "nas query: %s\n", err.msg);
+        nas_store_close(st);
+        return NAS_EXIT_FAIL;
+    }
+    nas_store_trial *front = NULL;
+    int n_front = 0;
+    nas_config ocfg;
+    if (pareto) { /* issue 6: the front under the experiment's objectives */
+        rc = nas_store_experiment_objectives(st, e.id, &ocfg, &err);
+        if (rc == NAS_OK)
+            rc = nas_store_pareto(st, e.id, ocfg.objectives, ocfg.n_objectives, &front, &n_front,
+                                  &err);
+        if (rc != NAS_OK) {
+            fprintf(stderr, "nas query: --pareto: %s\n", err.msg);
+            nas_store_close(st);
+            return NAS_EXIT_FAIL;
+        }
+    }
+    if (q.format == FMT_TABLE) {
+        int n_rej = 0;
+        nas_error cerr;
+        if (nas_store_trial_foreach(st, e.id, NAS_STORE_ORDER_ID, 0, count_rejected, &n_rej,
+                                    &cerr) != NAS_OK)
+            n_rej = 0;
+        printf("experiment '%s' (id %lld, %s, strategy %s): %d of %d trials finished "
+               "(%d done, %d failed), %d unfinished",
+               e.name, (long long)e.id, e.status, e.strategy, e.n_done - n_rej + e.n_failed,
+               e.trials_budget, e.n_done - n_rej, e.n_failed,
+               e.n_pending + e.n_running + e.n_interrupted);
+        if (n_rej > 0)
+            printf("; %d rejected by constraints.latency_ms before training", n_rej);
+        putchar('\n');
+        if (pareto) {
+            printf("Pareto front: %d trial(s) under", n_front);
+            for (int k = 0; k < ocfg.n_objectives; k++)
+                printf("%s %s (%s)", k ? "," : "", ocfg.objectives[k].metric,
+                       ocfg.objectives[k].maximize ? "max" : "min");
+            printf("%s\n", ocfg.constraints.latency_ms > 0 || ocfg.constraints.mmacs > 0 ||
+                                   ocfg.constraints.params > 0
+                               ? "; feasible trials only"
+                               : "");
+        }
+        printf("%4s %6s  %-11s %8s %11s %8s %10s %8s  %s\n", "rank", "trial", "status",
+               "val_acc", "macs", "params", "latency_ms", "train_s", "genotype");
+    } else if (q.format == FMT_CSV) {
+        printf("rank,trial,genotype,status,val_accuracy,test_accuracy,train_loss,macs,params,"
+               "latency_ms,train_seconds,epochs,device,attempt,error\n");
+    } else {
+        q.rows = json_array();
+        if (!q.rows) {
+            fprintf(stderr, "nas query: out of memory\n");
+            nas_store_close(st);
+            return NAS_EXIT_FAIL;
+        }
+    }
+    if (pareto) {
+        for (int i = 0; i < n_front && (limit == 0 || i < limit) && !q.oom; i++)
+            print_row(&q, &front[i]);
+        free(front);
+    } else {
+        rc = nas_store_trial_foreach(st, e.id, NAS_STORE_ORDER_RANK, (int)limit, print_row, &q,
+                                     &err);
+    }
+    nas_store_close(st);
+    if (rc == NAS_OK && q.oom)
+        rc = nas_error_set(&err, NAS_ENOMEM, "out of memory");
+    if (rc != NAS_OK) {
+        json_decref(q.rows);
+        fprintf(stderr, "nas query: %s\n", err.msg);
+        return NAS_EXIT_FAIL;
+    }
+    if (q.format == FMT_JSON) {
+        json_dumpf(q.rows, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+        putchar('\n');
+        json_decref(q.rows);
+    }
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "nas query: cannot write the output: %s\n", strerror(errno));
+        return NAS_EXIT_FAIL;
+    }
+    return NAS_EXIT_OK;
 }

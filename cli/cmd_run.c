@@ -1,9 +1,165 @@
-/* cli/cmd_run.c - PLACEHOLDER until 'nas run' lands. */
+/*
+ * cli/cmd_run.c - `nas run CONF [--db PATH] [--quiet]`: run or resume the
+ * search CONF describes (nas_search_run), with live progress on stderr and
+ * a summary on stdout. Ctrl-C (SIGINT) or SIGTERM stops cleanly: finished
+ * trials are kept, running ones are marked interrupted, exit code 130; a
+ * second Ctrl-C aborts at once.
+ */
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "cli/cli.h"
+#include "nas/search.h"
+#include "nas/space.h"
+
+/* The only process-wide state: set by the signal handler, read by the
+ * controller through nas_run_opts.stop. Holds the signal number. */
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop_signal(int sig)
+{
+    if (stop_flag) {
+        /* Second signal: give up at once (trials left running are
+         * re-run by the next `nas run`). */
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    stop_flag = sig;
+    static const char msg[] =
+        "\nnas: stopping: finished trials are kept (Ctrl-C again to abort at once)\n";
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)w;
+}
+
+static void fmt_wall(double s, char *buf, size_t n)
+{
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%ldh%02ldm%02lds", t / 3600, (t / 60) % 60, t % 60);
+    else if (t >= 60)
+        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(buf, n, "%.1fs", s);
+}
+
+static int run_config(const char *conf, const char *db, int quiet, nas_config *cfgp);
+
 int nas_cmd_run(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "nas run: not built yet\n");
-    return NAS_EXIT_FAIL;
+    const char *conf = NULL, *db = "nas.db";
+    int quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--db") == 0) {
+            if (++i >= argc) {
+                fprintf(stderr, "nas run: --db needs a path\n");
+                nas_cli_usage(stderr, "run");
+                return NAS_EXIT_USAGE;
+            }
+            db = argv[i];
+        } else if (strncmp(argv[i], "--db=", 5) == 0) {
+            db = argv[i] + 5;
+        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+            quiet = 1;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "nas run: unknown option '%s'\n", argv[i]);
+            nas_cli_usage(stderr, "run");
+            return NAS_EXIT_USAGE;
+        } else if (!conf) {
+            conf = argv[i];
+        } else {
+            fprintf(stderr, "nas run: unexpected argument '%s' (one CONF file)\n", argv[i]);
+            nas_cli_usage(stderr, "run");
+            return NAS_EXIT_USAGE;
+        }
+    }
+    if (!conf) {
+        fprintf(stderr, "nas run: missing CONF (the space.conf to search)\n");
+        nas_cli_usage(stderr, "run");
+        return NAS_EXIT_USAGE;
+    }
+    if (!*db) {
+        fprintf(stderr, "nas run: --db needs a path\n");
+        return NAS_EXIT_USAGE;
+    }
+
+    nas_config *cfgp = malloc(sizeof *cfgp); /* large; not on the stack */
+    if (!cfgp) {
+        fprintf(stderr, "nas run: out of memory\n");
+        return NAS_EXIT_FAIL;
+    }
+    int code = run_config(conf, db, quiet, cfgp);
+    free(cfgp);
+    return code;
+}
+
+static int run_config(const char *conf, const char *db, int quiet, nas_config *cfgp)
+{
+    nas_error err;
+    nas_error_clear(&err);
+    int rc = nas_config_load(conf, cfgp, &err);
+    if (rc != NAS_OK) {
+        fprintf(stderr, "nas run: %s\n", err.msg);
+        return NAS_EXIT_USAGE; /* a missing or bad config is the user's input */
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: poll() returns EINTR at once */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    nas_run_opts opts = {db, quiet, &stop_flag, stderr};
+    nas_run_summary sum;
+    rc = nas_search_run(cfgp, &opts, &sum, &err);
+
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (sum.mpi_worker) { /* issue 4: an MPI worker rank; rank 0 reports */
+        if (rc != NAS_OK)
+            fprintf(stderr, "nas run (MPI worker): %s\n", err.msg);
+        return rc == NAS_OK ? NAS_EXIT_OK : NAS_EXIT_FAIL;
+    }
+
+    char wall[32];
+    fmt_wall(sum.wall_s, wall, sizeof wall);
+    if (rc != NAS_OK && rc != NAS_EINTR) {
+        fprintf(stderr, "nas run: %s\n", err.msg);
+        if (sum.experiment_id > 0 && sum.done + sum.failed > 0)
+            fprintf(stderr,
+                    "nas run: finished trials are kept in %s (%d done, %d failed); run the same "
+                    "command again to resume\n",
+                    db, sum.done, sum.failed);
+        return nas_cli_exit_code(rc) == NAS_EXIT_USAGE ? NAS_EXIT_USAGE : NAS_EXIT_FAIL;
+    }
+
+    if (rc == NAS_EINTR)
+        printf("nas: search '%s' stopped after %s: %d of %d trials finished (%d done, %d failed), "
+               "%d interrupted\n",
+               cfgp->experiment, wall, sum.done + sum.failed, sum.budget, sum.done, sum.failed,
+               sum.interrupted);
+    else if (sum.exhausted)
+        printf("nas: search '%s' ended early: the strategy found no new architecture; %d trials "
+               "(%d done, %d failed) in %s\n",
+               cfgp->experiment, sum.done + sum.failed, sum.done, sum.failed, wall);
+    else
+        printf("nas: search '%s' complete: %d trials (%d done, %d failed); this run: %d trials "
+               "in %s\n",
+               cfgp->experiment, sum.done + sum.failed, sum.done, sum.failed, sum.ran, wall);
+    if (sum.best_trial >= 0)
+        printf("  best:    trial %lld, val_accuracy %.4f\n           %s\n",
+               (long long)sum.best_trial, sum.best_val_accuracy, sum.best_genotype);
+    else
+        printf("  best:    none yet\n");
+    printf("  results: %s   (nas query --db %s; nas show --db %s TRIAL)\n", db, db, db);
+    if (rc == NAS_EINTR) {
+        printf("  resume:  nas run %s --db %s\n", conf, db);
+        fflush(stdout);
+        return 130;
+    }
+    return NAS_EXIT_OK;
 }

@@ -1,6 +1,8 @@
 /* cli/main.c - `nas` entry point: dispatch through the command table. */
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h> /* getenv, setenv */
+#include <unistd.h> /* execv */
 #include "cli/cli.h"
 
 static const nas_cli_cmd commands[] = {
@@ -8,16 +10,19 @@ static const nas_cli_cmd commands[] = {
      "run (or resume) the search described by CONF",
      "  --db PATH   results database (default: nas.db in the current directory)\n"
      "  --quiet     no live progress, only the final summary\n"},
-    {"query", nas_cmd_query, "nas query [--db PATH] [--experiment NAME] [--format table|csv|json] [--limit N]",
-     "list trials ranked by validation accuracy",
+    {"query", nas_cmd_query, "nas query [--db PATH] [--experiment NAME] [--format table|csv|json] [--limit N] [--pareto]",
+     "list trials ranked by validation accuracy, or the Pareto front",
      "  --db PATH           results database (default: nas.db)\n"
      "  --experiment NAME   experiment to list (default: the most recent)\n"
      "  --format FMT        table (default), csv or json\n"
-     "  --limit N           at most N rows\n"},
+     "  --limit N           at most N rows\n"
+     "  --pareto            only the Pareto front under the experiment's objectives\n"
+     "                      (done, feasible trials no other trial dominates; best first\n"
+     "                      by the first objective; same columns)\n"},
     {"show", nas_cmd_show, "nas show [--db PATH] TRIAL",
      "print one trial in full", "  --db PATH   results database (default: nas.db)\n"},
     {"train", nas_cmd_train,
-     "nas train --genotype STRING [--epochs N] [--seed S] [--batch-size B] [--lr LR] [--threads T] [--backend cpu|ref] [--data DIR]",
+     "nas train --genotype STRING [--epochs N] [--seed S] [--batch-size B] [--lr LR] [--channels C] [--cells N] [--threads T] [--backend cpu|ref] [--data DIR]",
      "train one architecture on Fashion-MNIST and report its test accuracy",
      "  --genotype STRING   NAS-Bench-201 cell string, e.g. |nor_conv_3x3~0|+|...|\n"
      "  --epochs N          epochs over the full training set (default 3)\n"
@@ -26,7 +31,40 @@ static const nas_cli_cmd commands[] = {
      "  --channels C        first-stage channels (default 16)  --cells N (default 1)\n"
      "  --threads T         kernel threads (default 2)\n"
      "  --backend NAME      cpu (default) or ref\n"
-     "  --data DIR          Fashion-MNIST idx files (default /usr/share/datasets/fashion-mnist)\n"},
+     "  --data DIR          Fashion-MNIST idx files (default /usr/share/datasets/fashion-mnist)\n"
+     "\nnas train ARCH.json [--epochs N] [--db PATH] [--seed S] [--augment crop,flip] [--proxy]\n"
+     "  train an architecture from `nas export --format json` with its recipe; a checkpoint\n"
+     "  after every epoch (rerun the command to resume); test accuracy recorded with --db\n"
+     "  --epochs N --seed S --batch-size B   override the recipe's\n"
+     "  --augment A         none (default), crop (4-pixel pad), flip, or crop,flip\n"
+     "  --proxy             redo the search's proxy training (same split): reproduces the trial\n"
+     "  --subset N          train on N training images   --test-subset M   test on M images\n"
+     "  --checkpoint PATH   (default ARCH.<mode>-e<N>-s<S>.ckpt.npz beside ARCH.json; none: off)\n"
+     "  --backend NAME --threads T --data DIR   --stop-after N   stop after epoch N (tests)\n"},
+    {"report", nas_cmd_report,
+     "nas report [--db PATH] [--experiment NAME] [-o FILE] [--top-k K]",
+     "write a self-contained HTML report of an experiment (plots, Pareto front, failures)",
+     "  --db PATH           results database (default: nas.db)\n"
+     "  --experiment NAME   experiment to report (default: the most recent)\n"
+     "  -o, --output FILE   the HTML page to write (default: report.html)\n"
+     "  --top-k K           best trials counted in the op-frequency chart (default 10)\n"},
+    {"export", nas_cmd_export,
+     "nas export [--db PATH] [--experiment NAME] (--best [--by COLUMN] | --trial ID | --genotype STRING) --format json|onnx|pytorch [--weights trained|init] -o FILE",
+     "write an architecture as JSON (input of nas train), ONNX, or PyTorch code + .npz weights",
+     "  --db PATH            results database (default: nas.db)\n"
+     "  --experiment NAME    with --best: the experiment (default: the most recent)\n"
+     "  --best               the best done trial by the experiment's first objective, among\n"
+     "                       those meeting its constraints\n"
+     "  --by COLUMN[:max|min] rank --best by val_accuracy, test_accuracy, score, train_loss,\n"
+     "                       macs, params, latency_ms or train_seconds instead\n"
+     "  --trial ID           that trial (it must be done)\n"
+     "  --genotype STRING    any cell, no database (weights init; --channels C, --cells N, --seed S)\n"
+     "  --format FMT         json, onnx (opset 13) or pytorch (FILE.py + FILE.npz)\n"
+     "  --weights W          trained (the trial's kept proxy weights; default) or init\n"
+     "  -o FILE              output file\n"
+     "  --logits FILE        also write nas's logits on the first Fashion-MNIST test images (.npz)\n"
+     "  --logits-batch N     images for --logits (default 16)   --data DIR   --backend ref|cpu\n"
+     "  docs/export.md describes every format.\n"},
     {"devices", nas_cmd_devices, "nas devices", "list compiled-in backends and devices found", ""},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -67,8 +105,29 @@ int nas_cli_wants_help(int argc, char **argv)
     return 0;
 }
 
+/*
+ * oneDNN (Debian: OpenMP runtime) and OpenBLAS threads that spin while
+ * waiting make every parallel kernel several times slower when the cores
+ * are shared (other workers, other processes): PyTorch on this network
+ * trained at 18 img/s with libgomp's default policy and 70 img/s with
+ * OMP_WAIT_POLICY=passive on the same loaded 2-core machine (issue 8,
+ * experiments/bench-train). libgomp reads the variable once, when it is
+ * loaded, so when the user has not chosen a policy, nas sets "passive" and
+ * re-executes itself once (NAS_REEXEC guards against a loop); if that
+ * fails it simply carries on.
+ */
+static void prefer_passive_openmp(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY") || getenv("NAS_REEXEC"))
+        return;
+    if (setenv("OMP_WAIT_POLICY", "passive", 1) != 0 || setenv("NAS_REEXEC", "1", 1) != 0)
+        return;
+    execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv)
 {
+    prefer_passive_openmp(argv);
     if (argc < 2) {
         print_main_usage(stderr);
         return NAS_EXIT_USAGE;

@@ -161,7 +161,9 @@ if(NAS_WERROR)
 endif()
 if(NAS_SANITIZE)
   # Host-side code only; device code is checked with compute-sanitizer.
-  list(APPEND _nas_cuda_flags -Xcompiler=-fsanitize=address,undefined,-fno-omit-frame-pointer)
+  # (one flag per -Xcompiler: it splits its argument at commas)
+  list(APPEND _nas_cuda_flags -Xcompiler=-fsanitize=address -Xcompiler=-fsanitize=undefined
+       -Xcompiler=-fno-omit-frame-pointer)
 endif()
 target_compile_options(nas PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${_nas_cuda_flags}>")
 

@@ -49,3 +49,12 @@ void nas_strategy_observe(nas_strategy *s, const nas_genotype *g, double score)
 {
     s->ops->observe(s, g, score);
 }
+
+void nas_strategy_observe_result(nas_strategy *s, const nas_genotype *g,
+                                 const nas_trial_result *res)
+{
+    if (s->ops->observe_result)
+        s->ops->observe_result(s, g, res);
+    else
+        s->ops->observe(s, g, nas_search_score(s->cfg, res, NULL, 0));
+}

@@ -16,6 +16,22 @@
  * times), then by a random walk from the last child, then replaced by a
  * random unknown genotype. The strategy is a deterministic function of the
  * seed and of the order of proposals and observations.
+ *
+ * Several objectives (cfg->n_objectives > 1), after NSGA-II (Deb, Pratap,
+ * Agarwal, Meyarivan, IEEE TEC 6(2), 2002) inside the aging population:
+ * each member keeps its vector of objective values (from
+ * nas_strategy_observe_result); the tournament draws the same S members
+ * with the same random numbers, and the winner is the one with the lowest
+ * non-dominated rank within the current population, then the largest
+ * crowding distance within its front (NSGA-II's crowded-comparison
+ * operator), then the first drawn. Ranks and distances are recomputed when
+ * the population changes. A trial the controller scores NaN (failed, or a
+ * violated constraint) still never joins; a member with an unmeasured
+ * objective joins but is unranked (loses to every ranked member). Members
+ * added by the scalar nas_strategy_observe have no vector: while any such
+ * member is alive, selection falls back to the scalar score. With one
+ * objective nothing of this runs: proposals are identical to the
+ * single-objective algorithm above.
  */
 #include <math.h>   /* isnan */
 #include <stdlib.h> /* calloc, free */
@@ -27,6 +43,10 @@
 typedef struct member {
     nas_genotype g;
     double score;
+    int has_vec;                         /* multi-objective: vec is set */
+    double vec[NAS_MAX_OBJECTIVES];      /* objective values, unoriented */
+    int rank;                            /* non-dominated rank (-1: unranked) */
+    double crowd;                        /* crowding distance within its front */
 } member;
 
 typedef struct evo {
@@ -35,9 +55,55 @@ typedef struct evo {
     int count;    /* members alive, <= cap */
     long proposed;
     member *pop;  /* ring buffer of cap members */
+    /* multi-objective */
+    int n_obj;     /* cfg->n_objectives when > 1, else 0 */
+    int maximize[NAS_MAX_OBJECTIVES];
+    int dirty;     /* ranks and crowding need recomputing */
+    double *pts;   /* cap x n_obj scratch */
+    int *rank;     /* cap scratch */
+    double *crowd; /* cap scratch */
 } evo;
 
 static const member *evo_at(const evo *e, int i) { return &e->pop[(e->head + i) % e->cap]; }
+
+/* 1 when multi-objective selection applies: several objectives and every
+ * live member has its vector. Recomputes ranks and crowding if needed. */
+static int evo_mo_ready(evo *e)
+{
+    if (e->n_obj < 2)
+        return 0;
+    for (int i = 0; i < e->count; i++)
+        if (!evo_at(e, i)->has_vec)
+            return 0;
+    if (!e->dirty)
+        return 1;
+    int d = e->n_obj;
+    for (int i = 0; i < e->count; i++)
+        for (int k = 0; k < d; k++)
+            e->pts[(size_t)i * d + k] = evo_at(e, i)->vec[k];
+    if (nas_pareto_sort(e->pts, e->count, d, e->maximize, e->rank) < 0 ||
+        nas_pareto_crowding(e->pts, e->count, d, e->rank, e->crowd) != NAS_OK)
+        return 0; /* cannot happen: scratch is preallocated, sizes are valid */
+    for (int i = 0; i < e->count; i++) {
+        member *m = &e->pop[(e->head + i) % e->cap];
+        m->rank = e->rank[i];
+        m->crowd = e->crowd[i];
+    }
+    e->dirty = 0;
+    return 1;
+}
+
+/* NSGA-II's crowded comparison: 1 if a beats b (lower rank, unranked last;
+ * equal rank: larger crowding distance). */
+static int mo_better(const member *a, const member *b)
+{
+    unsigned ra = (unsigned)a->rank, rb = (unsigned)b->rank; /* -1 -> largest */
+    if (ra != rb)
+        return ra < rb;
+    if (a->rank < 0)
+        return 0;
+    return a->crowd > b->crowd;
+}
 
 static int evo_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx,
                        nas_genotype *out, nas_error *err)
@@ -52,10 +118,11 @@ static int evo_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx,
         return rc;
     }
     int sample = s->cfg->search.sample_size;
+    int mo = evo_mo_ready(e);
     const member *best = NULL;
     for (int i = 0; i < sample; i++) {
         const member *m = evo_at(e, (int)nas_rng_bounded(&s->rng, (uint32_t)e->count));
-        if (!best || m->score > best->score)
+        if (!best || (mo ? mo_better(m, best) : m->score > best->score))
             best = m;
     }
     nas_genotype child;
@@ -79,11 +146,8 @@ static int evo_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx,
     return NAS_OK;
 }
 
-static void evo_observe(nas_strategy *s, const nas_genotype *g, double score)
+static member *evo_add(evo *e, const nas_genotype *g, double score)
 {
-    evo *e = s->context;
-    if (isnan(score))
-        return;
     if (e->count == e->cap) { /* age out the oldest */
         e->head = (e->head + 1) % e->cap;
         e->count--;
@@ -91,14 +155,46 @@ static void evo_observe(nas_strategy *s, const nas_genotype *g, double score)
     member *m = &e->pop[(e->head + e->count) % e->cap];
     m->g = *g;
     m->score = score;
+    m->has_vec = 0;
+    m->rank = -1;
+    m->crowd = 0;
     e->count++;
+    e->dirty = 1;
+    return m;
+}
+
+static void evo_observe(nas_strategy *s, const nas_genotype *g, double score)
+{
+    evo *e = s->context;
+    if (isnan(score))
+        return;
+    evo_add(e, g, score);
+}
+
+static void evo_observe_result(nas_strategy *s, const nas_genotype *g,
+                               const nas_trial_result *res)
+{
+    evo *e = s->context;
+    double score = nas_search_score(s->cfg, res, NULL, 0);
+    if (isnan(score))
+        return;
+    member *m = evo_add(e, g, score);
+    if (e->n_obj < 2)
+        return;
+    for (int k = 0; k < e->n_obj; k++)
+        m->vec[k] = nas_objective_value(s->cfg->objectives[k].metric, res);
+    m->has_vec = 1;
 }
 
 static void evo_destroy(nas_strategy *s)
 {
     evo *e = s->context;
-    if (e)
+    if (e) {
         free(e->pop);
+        free(e->pts);
+        free(e->rank);
+        free(e->crowd);
+    }
     free(e);
     s->context = NULL;
 }
@@ -108,6 +204,7 @@ static const nas__strategy_ops evolution_ops = {
     .propose = evo_propose,
     .observe = evo_observe,
     .destroy = evo_destroy,
+    .observe_result = evo_observe_result,
 };
 
 int nas__strategy_evolution_init(nas_strategy *s, nas_error *err)
@@ -125,6 +222,24 @@ int nas__strategy_evolution_init(nas_strategy *s, nas_error *err)
     }
     e->cap = p;
     e->pop = pop;
+    int n_obj = s->cfg->n_objectives;
+    if (n_obj > 1) {
+        if (n_obj > NAS_MAX_OBJECTIVES) {
+            evo_destroy(&(nas_strategy){.context = e});
+            return nas_error_set(err, NAS_EINVAL, "evolution: %d objectives, at most %d", n_obj,
+                                 NAS_MAX_OBJECTIVES);
+        }
+        e->n_obj = n_obj;
+        for (int k = 0; k < n_obj; k++)
+            e->maximize[k] = s->cfg->objectives[k].maximize;
+        e->pts = calloc((size_t)p * (size_t)n_obj, sizeof *e->pts);
+        e->rank = calloc((size_t)p, sizeof *e->rank);
+        e->crowd = calloc((size_t)p, sizeof *e->crowd);
+        if (!e->pts || !e->rank || !e->crowd) {
+            evo_destroy(&(nas_strategy){.context = e});
+            return nas_error_set(err, NAS_ENOMEM, "evolution: out of memory");
+        }
+    }
     s->ops = &evolution_ops;
     s->context = e;
     return NAS_OK;

@@ -13,6 +13,9 @@ typedef struct nas__strategy_ops {
                    nas_error *err);
     void (*observe)(nas_strategy *s, const nas_genotype *g, double score);
     void (*destroy)(nas_strategy *s);
+    /* Optional (NULL: observe(s, g, nas_search_score(s->cfg, res, NULL, 0))):
+     * the full result, for strategies that use several objectives. */
+    void (*observe_result)(nas_strategy *s, const nas_genotype *g, const nas_trial_result *res);
 } nas__strategy_ops;
 
 struct nas_strategy {

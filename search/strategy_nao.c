@@ -1,7 +1,474 @@
-/* search/strategy_nao.c - PLACEHOLDER until the nao strategy lands. */
+/*
+ * search/strategy_nao.c - Neural Architecture Optimization (Luo, Tian, Qin,
+ * Chen, Liu, "Neural Architecture Optimization", NeurIPS 2018), written
+ * from the paper's description.
+ *
+ * The first `seed_archs` proposals are uniform samples. After that, each
+ * time the proposal queue runs dry a round starts:
+ *   1. the encoder/predictor/decoder (search/nao_model.h) is trained on
+ *      every observed (genotype, score) pair with the joint loss, the
+ *      scores mapped to their normalised ranks in [0,1]. Each round starts
+ *      from a fresh initialisation (drawn from the strategy's model stream):
+ *      the embedding geometry, and so the gradient paths of step 2, change
+ *      from round to round instead of retracing the same decoded cells;
+ *   2. the `top_k` best observed genotypes are encoded; their encoder states
+ *      s are moved along the predictor's gradient, s' = s + eta dP/ds
+ *      (renormalised), for eta = step, step*step_growth, ... (at most
+ *      max_steps sizes) and decoded; the first decoded genotype that is
+ *      valid and new (canonical key neither observed, proposed, nor known to
+ *      the controller) is that genotype's candidate;
+ *   3. the candidates are ranked by the predictor's score of their own
+ *      encoding and the best `batch_per_round` are queued.
+ * With NAO_ENSEMBLE > 1 several models are trained per round; each moves
+ * every top genotype and candidates are ranked by the mean prediction.
+ * When no candidate decodes, the proposal is a uniform sample.
+ *
+ * Everything random comes from PCG32 streams seeded from cfg->seed, so the
+ * proposals are a deterministic function of (config, seed, the sequence of
+ * propose/observe calls and is_known answers): replaying a search's trials
+ * in order, as the controller does on resume, rebuilds the same state.
+ */
+#include <math.h>   /* isfinite */
+#include <stdlib.h> /* malloc, calloc, realloc, free, qsort */
+#include <string.h> /* memcpy, memset, strcmp, strlen */
 #include "strategy_impl.h"
+#include "nao_model.h"
+
+/* Used when a knob is 0 (not set); nas_config_defaults has the same values. */
+#define NAO_DEF_SEED_ARCHS 20
+#define NAO_DEF_TOP_K 10
+#define NAO_DEF_EMBED 16
+#define NAO_DEF_HIDDEN 32
+#define NAO_DEF_EPOCHS 60
+#define NAO_DEF_LR 0.005
+#define NAO_DEF_TRADEOFF 0.8
+#define NAO_DEF_STEP 1.0
+#define NAO_DEF_GROWTH 1.5
+#define NAO_DEF_MAX_STEPS 20
+#define NAO_DEF_BATCH 5
+#define NAO_TRAIN_BATCH 32 /* model mini-batch */
+#define NAO_EPOCH_CAP 96   /* samples visited per epoch at most: bounds a round's cost */
+#define NAO_RANDOM_TRIES 10000
+#define NAO_MAX_ENSEMBLE 8
+#ifndef NAO_PER_ARCH
+#define NAO_PER_ARCH 1 /* new genotypes kept per moved architecture and model */
+#endif
+#ifndef NAO_ENSEMBLE
+#define NAO_ENSEMBLE 1 /* models trained from fresh initialisations each round */
+#endif
+
+/* ---- a set of canonical keys (open addressing, FNV-1a) ---------------------- */
+
+typedef struct key_set {
+    char **slot;
+    size_t cap, n;
+} key_set;
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static int key_set_has(const key_set *ks, const char *k)
+{
+    if (ks->cap == 0)
+        return 0;
+    for (size_t i = fnv1a(k) & (ks->cap - 1);; i = (i + 1) & (ks->cap - 1)) {
+        if (!ks->slot[i])
+            return 0;
+        if (strcmp(ks->slot[i], k) == 0)
+            return 1;
+    }
+}
+
+/* Insert k (copied); 0 on success or when present, -1 on out of memory. */
+static int key_set_add(key_set *ks, const char *k)
+{
+    if (key_set_has(ks, k))
+        return 0;
+    if (2 * (ks->n + 1) > ks->cap) {
+        size_t ncap = ks->cap ? 2 * ks->cap : 256;
+        char **ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return -1;
+        for (size_t i = 0; i < ks->cap; i++) {
+            if (!ks->slot[i])
+                continue;
+            size_t j = fnv1a(ks->slot[i]) & (ncap - 1);
+            while (ns[j])
+                j = (j + 1) & (ncap - 1);
+            ns[j] = ks->slot[i];
+        }
+        free(ks->slot);
+        ks->slot = ns;
+        ks->cap = ncap;
+    }
+    size_t len = strlen(k) + 1;
+    char *copy = malloc(len);
+    if (!copy)
+        return -1;
+    memcpy(copy, k, len);
+    size_t i = fnv1a(k) & (ks->cap - 1);
+    while (ks->slot[i])
+        i = (i + 1) & (ks->cap - 1);
+    ks->slot[i] = copy;
+    ks->n++;
+    return 0;
+}
+
+static void key_set_free(key_set *ks)
+{
+    for (size_t i = 0; i < ks->cap; i++)
+        free(ks->slot[i]);
+    free(ks->slot);
+    memset(ks, 0, sizeof *ks);
+}
+
+/* ---- strategy state ------------------------------------------------------------ */
+
+typedef struct nao_obs {
+    nas_genotype g;
+    double score;
+} nao_obs;
+
+typedef struct nao_state {
+    /* knobs, defaults applied */
+    int seed_archs, top_k, epochs, max_steps, batch_per_round, per_arch, restart;
+    uint8_t *allowed; /* [L*V] tokens allowed per position */
+    double lr, tradeoff, step, growth;
+    int L, V, H;
+    nas__nao_model *model[NAO_MAX_ENSEMBLE];
+    int ens; /* models in the ensemble */
+    nas_rng mrng; /* model initialisation and mini-batch shuffling */
+    nao_obs *obs;
+    size_t n_obs, cap_obs;
+    key_set seen; /* keys observed or proposed */
+    nas_genotype queue[256];
+    int q_head, q_len;
+    long n_proposed;
+    long rounds;
+} nao_state;
+
+typedef struct nao_cand {
+    nas_genotype g;
+    float pred;
+    int order;
+} nao_cand;
+
+static void genotype_key(const nas_strategy *s, const nas_genotype *g, char *key)
+{
+    nas_space_key(s->space, g, key, NAS_GENOTYPE_STR_MAX);
+}
+
+static int is_new(nas_strategy *s, const nas_genotype *g, nas_known_fn is_known, void *ctx)
+{
+    nao_state *st = s->context;
+    char key[NAS_GENOTYPE_STR_MAX];
+    genotype_key(s, g, key);
+    if (key_set_has(&st->seen, key))
+        return 0;
+    return !(is_known && is_known(ctx, g));
+}
+
+static int cmp_obs_desc(const void *a, const void *b)
+{
+    const nao_obs *x = *(const nao_obs *const *)a, *y = *(const nao_obs *const *)b;
+    if (x->score != y->score)
+        return x->score > y->score ? -1 : 1;
+    return x < y ? -1 : (x > y); /* earlier observation first */
+}
+
+static int cmp_cand_desc(const void *a, const void *b)
+{
+    const nao_cand *x = a, *y = b;
+    if (x->pred != y->pred)
+        return x->pred > y->pred ? -1 : 1;
+    return x->order - y->order;
+}
+
+/* One NAO round: train, move, decode, queue. NAS_OK (the queue may stay
+ * empty when nothing new decodes) or NAS_ENOMEM. */
+static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, nas_error *err)
+{
+    nao_state *st = s->context;
+    const int L = st->L, H = st->H;
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_obs; i++)
+        n += isfinite(st->obs[i].score) ? 1 : 0;
+    if (n < 2)
+        return NAS_OK;
+    int rc = NAS_ENOMEM;
+    uint8_t *seqs = malloc(n * (size_t)L);
+    float *y = malloc(n * sizeof *y);
+    const nao_obs **ord = malloc(n * sizeof *ord);
+    int K = st->top_k < (int)n ? st->top_k : (int)n;
+    int T = st->max_steps;
+    float *S = malloc((size_t)L * H * sizeof(float));
+    float *dS = malloc((size_t)L * H * sizeof(float));
+    float *moved = malloc((size_t)T * L * H * sizeof(float));
+    uint8_t *dec = malloc((size_t)T * L);
+    const size_t max_c =
+        (size_t)K * (size_t)st->ens * (size_t)(T < st->per_arch ? T : st->per_arch);
+    nao_cand *cand = malloc(max_c * sizeof *cand);
+    char *cand_keys = malloc(max_c * NAS_GENOTYPE_STR_MAX);
+    uint8_t *cand_seqs = malloc(max_c * (size_t)L);
+    float *cand_pred = malloc(max_c * sizeof(float));
+    float *cs = malloc(max_c * (size_t)L * H * sizeof(float));
+    if (!seqs || !y || !ord || !S || !dS || !moved || !dec || !cand || !cand_keys ||
+        !cand_seqs || !cand_pred || !cs)
+        goto done;
+
+    size_t k = 0;
+    for (size_t i = 0; i < st->n_obs; i++)
+        if (isfinite(st->obs[i].score))
+            ord[k++] = &st->obs[i];
+    /* targets: normalised ranks in [0,1] (ties share their mean rank), so
+     * the sigmoid's range is spread over the order of the scores rather
+     * than squeezed by a few failed cells at the bottom */
+    for (size_t i = 0; i < n; i++) {
+        size_t less = 0, eq = 0;
+        for (size_t j = 0; j < n; j++) {
+            less += ord[j]->score < ord[i]->score;
+            eq += ord[j]->score == ord[i]->score;
+        }
+        memcpy(seqs + i * L, ord[i]->g.tok, (size_t)L);
+        y[i] = (float)(((double)less + 0.5 * (double)(eq - 1)) / (double)(n - 1));
+    }
+    for (int e = 0; e < st->ens; e++) {
+        if (st->restart) { /* a fresh initialisation: a new embedding geometry */
+            nas__nao_model *fresh = nas__nao_model_create(nas__nao_model_dims(st->model[e]),
+                                                          st->allowed, 0.1f, &st->mrng);
+            if (!fresh)
+                goto done;
+            nas__nao_model_destroy(st->model[e]);
+            st->model[e] = fresh;
+        }
+        float fl = nas__nao_fit(st->model[e], (int)n, seqs, y, st->epochs, NAO_TRAIN_BATCH,
+                                NAO_EPOCH_CAP, (float)st->lr, (float)st->tradeoff, &st->mrng);
+        if (isnan(fl))
+            goto done;
+    }
+    st->rounds++;
+
+    qsort(ord, n, sizeof *ord, cmp_obs_desc);
+    int nc = 0;
+    for (int a = 0; a < K; a++) {
+        for (int e = 0; e < st->ens; e++) {
+            nas__nao_model *mdl = st->model[e];
+            if (nas__nao_encode(mdl, 1, ord[a]->g.tok, S, NULL) != 0)
+                goto done;
+            nas__nao_predict_states(mdl, S, dS);
+            double eta = st->step;
+            for (int t = 0; t < T; t++, eta *= st->growth)
+                for (int i = 0; i < L * H; i++)
+                    moved[(size_t)t * L * H + i] = S[i] + (float)eta * dS[i];
+            nas__nao_normalize_rows(moved, T * L, H);
+            if (nas__nao_decode(mdl, T, moved, dec) != 0)
+                goto done;
+            int found = 0;
+            for (int t = 0; t < T && found < st->per_arch; t++) {
+                nas_genotype g;
+                memset(&g, 0, sizeof g);
+                g.len = L;
+                memcpy(g.tok, dec + (size_t)t * L, (size_t)L);
+                if (!nas_space_is_valid(s->space, &g) || !is_new(s, &g, is_known, known_ctx))
+                    continue;
+                char key[NAS_GENOTYPE_STR_MAX];
+                genotype_key(s, &g, key);
+                int dup = 0;
+                for (int c = 0; c < nc && !dup; c++)
+                    dup = strcmp(key, cand_keys + (size_t)c * NAS_GENOTYPE_STR_MAX) == 0;
+                if (dup)
+                    continue;
+                memcpy(cand_keys + (size_t)nc * NAS_GENOTYPE_STR_MAX, key, NAS_GENOTYPE_STR_MAX);
+                cand[nc].g = g;
+                cand[nc].order = nc;
+                memcpy(cand_seqs + (size_t)nc * L, g.tok, (size_t)L);
+                nc++;
+                found++;
+            }
+        }
+    }
+    /* score every candidate by the ensemble's mean prediction */
+    for (int c = 0; c < nc; c++)
+        cand[c].pred = 0.0f;
+    for (int e = 0; e < st->ens && nc > 0; e++) {
+        if (nas__nao_encode(st->model[e], nc, cand_seqs, cs, cand_pred) != 0)
+            goto done;
+        for (int c = 0; c < nc; c++)
+            cand[c].pred += cand_pred[c] / (float)st->ens;
+    }
+    qsort(cand, (size_t)nc, sizeof *cand, cmp_cand_desc);
+    int cap = (int)(sizeof st->queue / sizeof st->queue[0]);
+    int take = nc < st->batch_per_round ? nc : st->batch_per_round;
+    take = take < cap ? take : cap;
+    for (int c = 0; c < take; c++)
+        st->queue[c] = cand[c].g;
+    st->q_head = 0;
+    st->q_len = take;
+    rc = NAS_OK;
+done:
+    if (rc != NAS_OK)
+        nas_error_set(err, rc, "nao: out of memory in a model round");
+    free(seqs);
+    free(y);
+    free(ord);
+    free(S);
+    free(dS);
+    free(moved);
+    free(dec);
+    free(cand);
+    free(cand_keys);
+    free(cand_seqs);
+    free(cand_pred);
+    free(cs);
+    return rc;
+}
+
+static int nao_random(nas_strategy *s, nas_known_fn is_known, void *known_ctx, nas_genotype *out)
+{
+    for (int i = 0; i < NAO_RANDOM_TRIES; i++) {
+        nas_space_sample(s->space, &s->rng, out);
+        if (is_new(s, out, is_known, known_ctx))
+            return NAS_OK;
+    }
+    return NAS_EINFEASIBLE;
+}
+
+static int nao_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx, nas_genotype *out,
+                       nas_error *err)
+{
+    nao_state *st = s->context;
+    int rc = NAS_EINFEASIBLE;
+    if (st->n_proposed >= st->seed_archs) {
+        for (int pass = 0; pass < 2 && rc != NAS_OK; pass++) {
+            if (pass == 1 && st->q_len == 0) {
+                int r = nao_round(s, is_known, known_ctx, err);
+                if (r != NAS_OK)
+                    return r;
+            }
+            while (st->q_len > 0 && rc != NAS_OK) {
+                *out = st->queue[st->q_head++];
+                st->q_len--;
+                if (is_new(s, out, is_known, known_ctx))
+                    rc = NAS_OK;
+            }
+        }
+    }
+    if (rc != NAS_OK)
+        rc = nao_random(s, is_known, known_ctx, out);
+    if (rc != NAS_OK) {
+        memset(out, 0, sizeof *out);
+        return nas_error_set(err, rc, "nao: no new architecture found after %d samples",
+                             NAO_RANDOM_TRIES);
+    }
+    char key[NAS_GENOTYPE_STR_MAX];
+    genotype_key(s, out, key);
+    if (key_set_add(&st->seen, key) != 0)
+        return nas_error_set(err, NAS_ENOMEM, "nao: out of memory");
+    st->n_proposed++;
+    return NAS_OK;
+}
+
+static void nao_observe(nas_strategy *s, const nas_genotype *g, double score)
+{
+    nao_state *st = s->context;
+    if (st->n_obs == st->cap_obs) {
+        size_t nc = st->cap_obs ? 2 * st->cap_obs : 64;
+        nao_obs *no = realloc(st->obs, nc * sizeof *no);
+        if (!no)
+            return; /* the observation is lost; the search goes on */
+        st->obs = no;
+        st->cap_obs = nc;
+    }
+    st->obs[st->n_obs].g = *g;
+    st->obs[st->n_obs].score = score;
+    st->n_obs++;
+    char key[NAS_GENOTYPE_STR_MAX];
+    genotype_key(s, g, key);
+    (void)key_set_add(&st->seen, key);
+}
+
+static void nao_destroy(nas_strategy *s)
+{
+    nao_state *st = s->context;
+    if (!st)
+        return;
+    for (int e = 0; e < st->ens; e++)
+        nas__nao_model_destroy(st->model[e]);
+    free(st->allowed);
+    free(st->obs);
+    key_set_free(&st->seen);
+    free(st);
+    s->context = NULL;
+}
+
+static const nas__strategy_ops nao_ops = {
+    .name = "nao",
+    .propose = nao_propose,
+    .observe = nao_observe,
+    .destroy = nao_destroy,
+};
+
 int nas__strategy_nao_init(nas_strategy *s, nas_error *err)
 {
-    (void)s;
-    return nas_error_set(err, NAS_EUNSUPPORTED, "strategy 'nao' is not built yet");
+    const nas_config *cfg = s->cfg;
+    const int L = nas_space_seq_len(s->space), V = nas_space_vocab_size(s->space);
+    if (L < 1 || L > NAS_GENOTYPE_MAX_LEN || V < 1 || V > 255)
+        return nas_error_set(err, NAS_EINVAL,
+                             "nao: the space's token sequence (length %d, %d tokens) is not usable",
+                             L, V);
+    nao_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return nas_error_set(err, NAS_ENOMEM, "nao: out of memory");
+#define NAO_KNOB(field, def) (cfg->search.nao.field > 0 ? cfg->search.nao.field : (def))
+    st->seed_archs = NAO_KNOB(seed_archs, NAO_DEF_SEED_ARCHS);
+    st->top_k = NAO_KNOB(top_k, NAO_DEF_TOP_K);
+    st->epochs = NAO_KNOB(epochs, NAO_DEF_EPOCHS);
+    st->max_steps = NAO_KNOB(max_steps, NAO_DEF_MAX_STEPS);
+    st->batch_per_round = NAO_KNOB(batch_per_round, NAO_DEF_BATCH);
+    st->lr = NAO_KNOB(lr, NAO_DEF_LR);
+    st->tradeoff = cfg->search.nao.tradeoff >= 0.0 && cfg->search.nao.tradeoff <= 1.0
+                       ? cfg->search.nao.tradeoff
+                       : NAO_DEF_TRADEOFF;
+    st->step = NAO_KNOB(step, NAO_DEF_STEP);
+    st->growth = NAO_KNOB(step_growth, NAO_DEF_GROWTH);
+    int E = NAO_KNOB(embed_size, NAO_DEF_EMBED), H = NAO_KNOB(hidden_size, NAO_DEF_HIDDEN);
+#undef NAO_KNOB
+    st->per_arch = NAO_PER_ARCH;
+    st->ens = NAO_ENSEMBLE;
+    st->restart = 1;
+    st->L = L;
+    st->V = V;
+    st->H = H;
+    uint8_t *allowed = malloc((size_t)L * V);
+    if (!allowed) {
+        free(st);
+        return nas_error_set(err, NAS_ENOMEM, "nao: out of memory");
+    }
+    for (int t = 0; t < L; t++)
+        for (int v = 0; v < V; v++)
+            allowed[t * V + v] = (uint8_t)(nas_space_token_allowed(s->space, t, v) ? 1 : 0);
+    nas_rng_seed(&st->mrng, cfg->seed, 0x4e414fu /* "NAO" */);
+    nas__nao_dims d = {.vocab = V, .len = L, .embed = E, .hidden = H, .mlp = H};
+    st->allowed = allowed;
+    for (int e = 0; e < st->ens; e++) {
+        st->model[e] = nas__nao_model_create(&d, allowed, 0.1f, &st->mrng);
+        if (!st->model[e]) {
+            for (int q = 0; q < e; q++)
+                nas__nao_model_destroy(st->model[q]);
+            free(allowed);
+            free(st);
+        return nas_error_set(err, NAS_ENOMEM, "nao: cannot create the model (%d x %d, E %d, H %d)",
+                                 L, V, E, H);
+        }
+    }
+    s->ops = &nao_ops;
+    s->context = st;
+    return NAS_OK;
 }

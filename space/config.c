@@ -191,10 +191,10 @@ void nas_config_defaults(nas_config *cfg)
     cfg->search.population = 10;
     cfg->search.sample_size = 3;
     cfg->search.nao.seed_archs = 20;
-    cfg->search.nao.top_k = 20;
+    cfg->search.nao.top_k = 10;
     cfg->search.nao.embed_size = 16;
-    cfg->search.nao.hidden_size = 48;
-    cfg->search.nao.epochs = 100;
+    cfg->search.nao.hidden_size = 32;
+    cfg->search.nao.epochs = 60;
     cfg->search.nao.lr = 0.005;
     cfg->search.nao.tradeoff = 0.8;
     cfg->search.nao.step = 1.0;

@@ -87,6 +87,21 @@ int nas_backend_sync(nas_backend *be)
 
 const char *nas_backend_last_error(const nas_backend *be) { return be ? be->last_error : ""; }
 
+int nas_backend_set_precision(nas_backend *be, const char *precision)
+{
+    if (!be || !precision)
+        return NAS_EINVAL;
+    if (be->ext && be->ext->set_precision)
+        return be->ext->set_precision(be, precision);
+    if (strcmp(precision, "fp32") == 0)
+        return NAS_OK;
+    if (strcmp(precision, "bf16") != 0 && strcmp(precision, "fp16") != 0)
+        return nas__backend_fail(be, NAS_EINVAL, "unknown precision '%s' (fp32, bf16, fp16)",
+                                 precision);
+    return nas__backend_fail(be, NAS_EUNSUPPORTED, "precision %s: not supported by the %s backend",
+                             precision, be->ops->name);
+}
+
 int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)
 {
     if (be) {
@@ -128,6 +143,7 @@ int nas_tensor_create(nas_backend *be, int n, int c, int h, int w, nas_tensor **
     t->count = count;
     t->be = be;
     t->buf = NULL;
+    t->layout = 0;
     int rc = be->ops->alloc(be, count * sizeof(float), &t->buf);
     if (rc != NAS_OK) {
         free(t);
@@ -152,7 +168,10 @@ int nas_tensor_upload(nas_tensor *t, const float *host, size_t count)
     if (count != t->count)
         return nas__backend_fail(t->be, NAS_EINVAL, "tensor_upload: %zu floats into [%d,%d,%d,%d]",
                                  count, t->n, t->c, t->h, t->w);
-    return t->be->ops->upload(t->be, t->buf, host, count);
+    int rc = t->be->ops->upload(t->be, t->buf, host, count);
+    if (rc == NAS_OK)
+        t->layout = 0; /* uploads are plain NCHW */
+    return rc;
 }
 
 int nas_tensor_download(const nas_tensor *t, float *host, size_t count)
@@ -163,6 +182,8 @@ int nas_tensor_download(const nas_tensor *t, float *host, size_t count)
         return nas__backend_fail(t->be, NAS_EINVAL,
                                  "tensor_download: %zu floats from [%d,%d,%d,%d]", count, t->n,
                                  t->c, t->h, t->w);
+    if (t->be->ext && t->be->ext->download_tensor)
+        return t->be->ext->download_tensor(t->be, t, host, count);
     return t->be->ops->download(t->be, host, t->buf, count);
 }
 
@@ -182,7 +203,12 @@ int nas_tensor_copy(nas_tensor *dst, const nas_tensor *src)
                                  src->count, dst->count);
     if (dst == src)
         return NAS_OK;
-    return dst->be->ops->copy(dst->be, dst->buf, src->buf, src->count);
+    if (dst->be->ext && dst->be->ext->copy_tensor)
+        return dst->be->ext->copy_tensor(dst->be, dst, src);
+    int rc = dst->be->ops->copy(dst->be, dst->buf, src->buf, src->count);
+    if (rc == NAS_OK)
+        dst->layout = src->layout;
+    return rc;
 }
 
 /* ---- shape checks --------------------------------------------------------- */

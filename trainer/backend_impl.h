@@ -67,12 +67,29 @@ typedef struct nas__backend_ops {
     int (*sumsq)(nas_backend *be, const nas_tensor *x, double *out);
 } nas__backend_ops;
 
+/*
+ * Optional extension slots, in their own table so that backends which
+ * initialise nas__backend_ops positionally need no change: a backend sets
+ * nas_backend.ext (NULL = none; every slot may be NULL).
+ * download_tensor / copy_tensor: for backends that keep tensors in a
+ * non-plain layout (nas_tensor.layout != 0); when set, the public
+ * nas_tensor_download / nas_tensor_copy use them instead of download / copy
+ * and they must honour the tensors' layouts.
+ */
+typedef struct nas__backend_ext {
+    int (*download_tensor)(nas_backend *be, const nas_tensor *t, float *dst, size_t count);
+    int (*copy_tensor)(nas_backend *be, nas_tensor *dst, const nas_tensor *src);
+    /* nas_backend_set_precision; NULL: fp32 only */
+    int (*set_precision)(nas_backend *be, const char *precision);
+} nas__backend_ext;
+
 /* Every backend struct starts with this header. */
 struct nas_backend {
     const nas__backend_ops *ops;
     void *context; /* device-specific state */
     int threads;
     char last_error[512]; /* detail of the last failed op; "" when none */
+    const nas__backend_ext *ext; /* optional extension slots; NULL = none */
 };
 
 /* Record a printf-style detail of a failed op in be->last_error and return

@@ -32,6 +32,11 @@ typedef struct nas_tensor {
     size_t count;     /* n*c*h*w elements */
     void *buf;        /* backend memory; opaque to callers */
     nas_backend *be;  /* owner */
+    int layout;       /* storage order of buf, private to the backend: 0 = plain
+                       * NCHW (after create and upload); a backend may write an
+                       * op's output in a blocked order (e.g. oneDNN nChw16c)
+                       * and convert on download. Copied with the struct
+                       * (views keep it); callers never interpret it. */
 } nas_tensor;
 
 /* ---- backends ------------------------------------------------------------ */
@@ -48,6 +53,19 @@ void nas_backend_destroy(nas_backend *be); /* NULL is a no-op */
 const char *nas_backend_name(const nas_backend *be);
 /* Block until queued work is done (no-op for host backends). */
 int nas_backend_sync(nas_backend *be);
+/*
+ * Precision of the backend's arithmetic for ops run after this call:
+ * "fp32" (default) or "bf16" (cpu backend: activations and gradients of
+ * convolutions, batch norm, ReLU, pooling and sums in bfloat16, channels-
+ * last, so oneDNN uses AMX / AVX-512 BF16 where the CPU has it; weights,
+ * their gradients, the optimiser, the classifier and the loss stay fp32 -
+ * mixed precision with fp32 master weights, Micikevicius et al., "Mixed
+ * Precision Training", ICLR 2018; Kalamkar et al., "A Study of BFLOAT16 for
+ * Deep Learning Training", 2019). Tensors keep their values across a
+ * change. Errors: NAS_EINVAL (unknown name), NAS_EUNSUPPORTED (the backend
+ * or CPU cannot do it; "fp32" is always accepted).
+ */
+int nas_backend_set_precision(nas_backend *be, const char *precision);
 /* Names of the backends compiled in, NULL-terminated. */
 const char *const *nas_backend_compiled(void);
 /*

@@ -81,6 +81,38 @@ void nas_evaluator_destroy(nas_evaluator *ev); /* NULL is a no-op */
 int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progress progress,
                       void *ctx, nas_trial_result *res);
 
+/*
+ * Where the next trained trial's weights go (issue 5, export): when the
+ * config has proxy.keep_weights = true, nas_evaluator_run saves the proxy-
+ * trained network to `path` with nas_weights_save (.npz) after measuring
+ * it. NULL or "" stops saving. A failed save does not fail the trial (its
+ * measurements stand); the file is then simply absent. Table evaluators
+ * train nothing and save nothing. Errors: NAS_EINVAL (path too long).
+ */
+int nas_evaluator_set_weights_path(nas_evaluator *ev, const char *path);
+
+/*
+ * The network genotype `g` becomes under this search (issue 6: constraints
+ * checked before training): the space's widths (channels, stages,
+ * cells_per_stage) and the data's shape (N x C x H x W input, `classes`
+ * outputs). `ev` may be NULL (then `space` is used, with the Fashion-MNIST
+ * shape 1x28x28, 10 classes, as a table evaluator does); with ev non-NULL
+ * `space` is ignored. Feed it to nas_count_net for MACs and params.
+ * Errors: NAS_EINVAL (NULL arguments).
+ */
+int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
+                           const nas_genotype *g, nas_net_desc *out);
+
+/*
+ * Batch-1 latency of `g` untrained, in ms (median of
+ * cfg->evaluator.latency_runs passes, 10 when unset, after latency_warmup):
+ * builds the net on the evaluator's backend and times eval-mode forward
+ * passes (nas_latency_ms); the weights do not change the cost, so this is
+ * what a trained net measures, without training it. Table evaluators:
+ * 0 (nothing runs). Errors: those of nas_net_create and nas_latency_ms.
+ */
+int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, nas_error *err);
+
 #ifdef __cplusplus
 }
 #endif

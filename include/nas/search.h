@@ -89,6 +89,8 @@ typedef struct nas_pool nas_pool; /* opaque */
 typedef struct nas_pool_job {
     int64_t id;            /* the caller's id for the job (the trial id) */
     nas_genotype genotype; /* what to evaluate */
+    int attempt;           /* 1 for the first run of this job, 2 for its first retry, ...
+                              (0 = unknown; only the NAS_FAULT test hook reads it) */
 } nas_pool_job;
 
 /* Report progress from inside a job: fraction done in [0,1], last loss. */
@@ -106,6 +108,11 @@ typedef struct nas_pool_opts {
      * progress; may be NULL. */
     void (*on_progress)(void *user, int64_t job_id, int worker, double fraction, double loss);
     void *user;
+    /* Forked workers send a heartbeat every heartbeat_s seconds from a
+     * thread of their own; a busy worker silent for 3 x heartbeat_s (a
+     * frozen process: stopped, swapped to death, lost rank) is killed and
+     * its job failed with NAS_EWORKER. 0 = no heartbeats. */
+    int heartbeat_s;
 } nas_pool_opts;
 
 typedef struct nas_pool_event {
@@ -171,6 +178,7 @@ typedef struct nas_run_summary {
     char best_genotype[NAS_GENOTYPE_STR_MAX];
     double best_val_accuracy;
     char db_path[NAS_PATH_MAX];
+    int mpi_worker;       /* 1: this process was an MPI worker rank (nothing to report) */
 } nas_run_summary;
 
 /*

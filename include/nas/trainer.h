@@ -97,7 +97,10 @@ int64_t nas_net_param_count(const nas_net *net);
 /* Named parameters and buffers, in construction order, for export and
  * tests. Returns the count; fills at most `cap` entries. The tensors stay
  * owned by the net. Names follow PyTorch's TinyNetwork module paths
- * ("stem.0.weight", "cells.0.edges.1<-0.op.1.weight", ...). */
+ * ("stem.0.weight", "cells.0.layers.0.op.1.weight" for edge 0 of cell 0,
+ * "cells.1.conv_a.op.1.weight" for a reduction block, ... as
+ * NAS-Bench-201's TinyNetwork); BN entries are weight, bias, running_mean,
+ * running_var (the last two are buffers: grad NULL). */
 typedef struct nas_net_param {
     const char *name;
     nas_tensor *value;
@@ -140,9 +143,175 @@ typedef int (*nas_train_progress)(void *ctx, int step, int steps, float loss);
 int nas_train(nas_net *net, const nas_dataset *data, const nas_recipe *recipe,
               nas_train_progress progress, void *ctx, nas_train_stats *stats, nas_error *err);
 
+/* Summary of one finished epoch, for nas_train_epochs' callback. */
+typedef struct nas_epoch_stats {
+    int epoch, epochs;     /* 1-based epoch just finished, total */
+    double loss;           /* mean training loss over the epoch */
+    double accuracy;       /* training accuracy over the epoch, in [0,1] */
+    double seconds;        /* wall time of the epoch's steps */
+    double images_per_s;
+} nas_epoch_stats;
+
+/* Called after every epoch; return non-zero to stop (NAS_EINTR). */
+typedef int (*nas_train_epoch_cb)(void *ctx, const nas_epoch_stats *e);
+
+/* nas_train with an extra per-epoch callback `on_epoch` (may be NULL);
+ * both callbacks get `ctx`. Same schedule, order and errors. */
+int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *recipe,
+                     nas_train_progress progress, nas_train_epoch_cb on_epoch, void *ctx,
+                     nas_train_stats *stats, nas_error *err);
+
 /* Accuracy in [0,1] and mean loss of `net` (eval mode) on `data`. */
 int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, double *accuracy,
                      double *loss, nas_error *err);
+
+/* ---- weights files and export (trainer/weights.c, trainer/export_*.c) ------
+ * Added for issue 5 (export and full training); docs/export.md describes
+ * every file format below. */
+
+/*
+ * Save every parameter and buffer of `net` (nas_net_params: conv and
+ * linear weights, BN weight/bias/running_mean/running_var) to `path` as a
+ * NumPy .npz archive: one float32 .npy member per entry, named as
+ * nas_net_params names it and shaped as PyTorch's state_dict (conv
+ * [K,C,R,R], BN [C], linear weight [M,K], bias [M]), plus an int64
+ * "<bn>.num_batches_tracked" per BN layer, so
+ *   model.load_state_dict({k: torch.from_numpy(v) for k, v in np.load(p).items()})
+ * loads it into the exported module. The file is written to PATH.tmp and
+ * renamed into place. Errors: NAS_EIO (cannot write: names the path and
+ * why), NAS_ENOMEM, backend errors.
+ */
+int nas_weights_save(nas_net *net, const char *path, nas_error *err);
+
+/*
+ * Load `path` (written by nas_weights_save, a checkpoint, or numpy.savez /
+ * savez_compressed of such arrays) into `net`. Every parameter must be
+ * present with its exact shape and dtype float32.
+ * Errors: NAS_EIO (cannot read), NAS_EFORMAT (not an .npz, damaged (CRC),
+ * a missing, extra or misshapen array: "the weights are for another
+ * architecture"), backend errors.
+ */
+int nas_weights_load(nas_net *net, const char *path, nas_error *err);
+
+#define NAS_ARCH_FORMAT "nas-architecture"
+#define NAS_ARCH_VERSION 1
+
+/*
+ * An architecture as `nas export --format json` writes it and `nas train
+ * ARCH.json` reads it: the network, the recipe it was proxy-trained with,
+ * the data it was trained on and what the search measured. Missing
+ * metrics are NaN (doubles) or -1 (counts); missing strings "".
+ */
+typedef struct nas_arch {
+    char space_type[16];                 /* "cell" */
+    unsigned op_mask;                    /* ops of the search space (bit = nas_op) */
+    char genotype[NAS_GENOTYPE_STR_MAX]; /* NAS-Bench-201 string */
+    nas_net_desc net;                    /* genotype tokens, widths, input shape, classes */
+    nas_recipe recipe;                   /* the proxy recipe, seed = weight init and order */
+    char backend[NAS_NAME_MAX];          /* backend the trial ran on ("cpu", "ref") */
+    int threads;
+    struct {
+        char dataset[NAS_NAME_MAX];      /* "fashion-mnist" */
+        char dir[NAS_PATH_MAX];
+        int train_subset, valid;         /* proxy split (nas_dataset_split) */
+        uint64_t split_seed;
+    } data;
+    struct {
+        double val_accuracy, test_accuracy, train_loss, latency_ms, train_seconds;
+        int64_t macs, params;
+        int epochs;
+    } metrics;
+    int64_t trial_id, experiment_id;     /* -1 when not from a store */
+    char experiment[NAS_NAME_MAX];
+    char db_path[NAS_PATH_MAX];
+    char weights[NAS_PATH_MAX];          /* trained proxy weights (.npz) or "" */
+} nas_arch;
+
+/* An empty description: every metric missing, ids -1, the input shape
+ * 1x28x28, 10 classes. */
+void nas_arch_init(nas_arch *a);
+
+/*
+ * Write `a` as JSON (jansson) to `path` (schema: docs/export.md, format
+ * NAS_ARCH_FORMAT version NAS_ARCH_VERSION). Errors: NAS_EIO.
+ */
+int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err);
+
+/*
+ * Read and validate an architecture JSON: format and version, a genotype
+ * the cell space parses (and whose tokens match), positive sizes, a
+ * recipe in range. Unknown keys are ignored (forward compatibility).
+ * Errors: NAS_EIO (cannot read), NAS_EFORMAT ("FILE:LINE:COL: ..." for
+ * bad JSON, "FILE: key 'recipe.lr' ..." for a bad or missing value).
+ */
+int nas_arch_read_json(const char *path, nas_arch *out, nas_error *err);
+
+/* ONNX opset the exporter targets (ai.onnx, IR version 7). */
+#define NAS_ONNX_OPSET 13
+
+/*
+ * Write `net` (eval mode: BN with running statistics) as an ONNX
+ * ModelProto (protobuf-c from Debian's onnx.proto) to `path`: input
+ * "input" float [batch,in_c,in_h,in_w] (batch symbolic), output "logits"
+ * [batch,classes]; ops Conv, BatchNormalization, Relu, AveragePool
+ * (count_include_pad 0), Add, Mul (only for a cell node no edge reaches:
+ * x*0), GlobalAveragePool, Flatten, Gemm; initializers named as
+ * nas_net_params. `doc` (may be NULL) becomes the model's doc_string.
+ * Errors: NAS_EUNSUPPORTED (built without protobuf-c), NAS_EIO,
+ * NAS_ENOMEM, backend errors.
+ */
+int nas_export_onnx(nas_net *net, const char *path, const char *doc, nas_error *err);
+
+/*
+ * Write a PyTorch module for `net` to `py_path` (readable Python: the
+ * genotype spelled out, one class per block, module names matching
+ * nas_net_params so state_dict keys match) and its weights next to it,
+ * with the .py suffix replaced by .npz (nas_weights_save). The file's
+ * first two lines say how to use it. `a` (may be NULL) adds provenance
+ * comments. The .npz path goes to npz_path (n bytes; may be NULL).
+ * Errors: NAS_EIO, NAS_ENOMEM, backend errors.
+ */
+int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, char *npz_path,
+                       size_t n, nas_error *err);
+
+/* ---- full training with checkpoints (trainer/train_full.c; issue 5) -------- */
+
+/* Image augmentation for full training (both off: none). */
+typedef struct nas_augment {
+    int crop_pad; /* > 0: random crop of the image padded by crop_pad pixels of black
+                     (normalised), offsets uniform in [-pad, pad]; 0: off */
+    int flip;     /* 1: horizontal flip with probability 1/2 */
+} nas_augment;
+
+/* "none", "crop4", "flip" or "crop4,flip" into buf[n]. */
+void nas_augment_format(const nas_augment *a, char *buf, size_t n);
+
+typedef struct nas_full_train_opts {
+    const nas_recipe *recipe;
+    nas_augment augment;
+    const char *checkpoint;      /* .npz rewritten after every epoch; NULL: none */
+    int stop_after;              /* > 0: stop with NAS_EINTR after this epoch (tests) */
+    nas_train_progress progress; /* per step; non-zero return stops (NAS_EINTR) */
+    nas_train_epoch_cb on_epoch; /* per epoch; may be NULL */
+    void *ctx;
+} nas_full_train_opts;
+
+/*
+ * Train `net` on `data` with o->recipe exactly as nas_train does (same
+ * shuffle, schedule and step sequence: identical results with augmentation
+ * off), augmenting each host batch when asked, and write o->checkpoint
+ * (weights, BN statistics, SGD momentum, epoch, step, augmentation RNG,
+ * and a fingerprint of network, recipe, augmentation and data size) after
+ * every epoch. When o->checkpoint exists it is loaded first and training
+ * continues after its last epoch (*resumed_from, may be NULL, gets that
+ * epoch; 0 for a fresh start): the result equals an uninterrupted run's.
+ * stats->epochs counts every finished epoch (resumed ones included).
+ * Errors: NAS_EEXIST (the checkpoint belongs to another run), NAS_EFORMAT
+ * (damaged checkpoint), NAS_ENAN, NAS_EINTR (stopped; the checkpoint holds
+ * the last finished epoch), NAS_EIO, backend errors.
+ */
+int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_train_opts *o,
+                        nas_train_stats *stats, int *resumed_from, nas_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,267 @@
+/*
+ * evaluator/evaluator.c - one trial: build the genotype's TinyNetwork,
+ * proxy-train it (the NAS-Bench-201 recipe: SGD with Nesterov momentum,
+ * weight decay, cosine learning rate; Dong & Yang, ICLR 2020) on a
+ * training subset, measure validation accuracy, analytic MACs/params and
+ * batch-1 latency; or (kind "table") look the genotype up in a benchmark
+ * table, as NAS-Bench-201 intends search methods to be compared.
+ *
+ * The data set is loaded once in nas_evaluator_create (before workers
+ * fork, so they share its pages); the backend is created on the first
+ * trial, inside the process that runs it, because device libraries
+ * (oneDNN thread pools, CUDA contexts) do not survive fork.
+ */
+#include <math.h>   /* NAN */
+#include <stdio.h>  /* snprintf */
+#include <stdlib.h> /* calloc, free */
+#include <string.h>
+#include "evaluator/evaluator_impl.h"
+#include "nas/evaluator.h"
+
+struct nas_evaluator {
+    nas_config cfg;
+    const nas_space *space;
+    nas__table *table;
+    nas_dataset *train, *valid;
+    nas_backend *be;
+    char weights_path[NAS_PATH_MAX]; /* keep_weights: save here after training ("" = no) */
+};
+
+void nas_evaluator_destroy(nas_evaluator *ev)
+{
+    if (!ev)
+        return;
+    nas__table_destroy(ev->table);
+    nas_dataset_destroy(ev->train);
+    nas_dataset_destroy(ev->valid);
+    nas_backend_destroy(ev->be);
+    free(ev);
+}
+
+int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_evaluator **out,
+                         nas_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!cfg || !space || !out)
+        return nas_error_set(err, NAS_EINVAL, "nas_evaluator_create: NULL argument");
+    nas_evaluator *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory creating the evaluator");
+    ev->cfg = *cfg;
+    ev->space = space;
+    int rc;
+    if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE) {
+        rc = nas__table_load(cfg->evaluator.table, cfg->evaluator.column,
+                             cfg->evaluator.test_column, &ev->table, err);
+    } else if (strcmp(cfg->data.dataset, "fashion-mnist") != 0) {
+        rc = nas_error_set(err, NAS_EUNSUPPORTED, "data set '%s' is not supported",
+                           cfg->data.dataset);
+    } else {
+        nas_dataset *full = NULL;
+        rc = nas_fmnist_load(cfg->data.dir, "train", &full, err);
+        if (!rc && cfg->data.valid <= 0)
+            rc = nas_error_set(err, NAS_EINVAL, "data.valid must hold out at least one image");
+        if (!rc)
+            rc = nas_dataset_split(full, cfg->data.valid, cfg->data.train_subset, cfg->seed,
+                                   &ev->train, &ev->valid, err);
+        nas_dataset_destroy(full);
+    }
+    if (rc) {
+        nas_evaluator_destroy(ev);
+        return rc;
+    }
+    *out = ev;
+    return NAS_OK;
+}
+
+int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
+                           const nas_genotype *g, nas_net_desc *out)
+{
+    if (!out || !g || (!ev && !space))
+        return NAS_EINVAL;
+    const nas_space_desc *sd = nas_space_get_desc(ev ? ev->space : space);
+    nas_net_desc d;
+    memset(&d, 0, sizeof d);
+    d.genotype = *g;
+    d.channels = sd->channels;
+    d.stages = sd->stages;
+    d.cells_per_stage = sd->cells_per_stage;
+    if (ev && ev->train) {
+        d.in_c = ev->train->c;
+        d.in_h = ev->train->h;
+        d.in_w = ev->train->w;
+        d.classes = ev->train->classes;
+    } else { /* table (or no evaluator): the network as it would run on Fashion-MNIST */
+        d.in_c = 1;
+        d.in_h = 28;
+        d.in_w = 28;
+        d.classes = 10;
+    }
+    *out = d;
+    return NAS_OK;
+}
+
+/* Network description for genotype g: the space's widths, the data's shape. */
+static nas_net_desc net_desc(const nas_evaluator *ev, const nas_genotype *g)
+{
+    nas_net_desc d;
+    nas_evaluator_net_desc(ev, NULL, g, &d);
+    return d;
+}
+
+static int fail(nas_trial_result *res, int code, const char *msg)
+{
+    res->status = code;
+    snprintf(res->error, sizeof res->error, "%s", msg);
+    return code;
+}
+
+/* "auto": the first compiled-in device of cuda, cpu, ref that starts. */
+static int open_backend(nas_evaluator *ev, nas_error *err)
+{
+    if (ev->be)
+        return NAS_OK;
+    const char *name = ev->cfg.proxy.backend[0] ? ev->cfg.proxy.backend : "cpu";
+    int threads = ev->cfg.proxy.threads > 0 ? ev->cfg.proxy.threads : 0;
+    if (strcmp(name, "auto") != 0)
+        return nas_backend_create(name, threads, 0, &ev->be, err);
+    static const char *const order[] = {"cuda", "cpu", "ref"};
+    int rc = NAS_ENOTFOUND;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        rc = nas_backend_create(order[i], threads, 0, &ev->be, err);
+        if (rc == NAS_OK)
+            return NAS_OK;
+    }
+    return rc;
+}
+
+typedef struct progress_ctx {
+    nas_eval_progress fn;
+    void *ctx;
+} progress_ctx;
+
+static int on_step(void *ctx, int step, int steps, float loss)
+{
+    progress_ctx *p = ctx;
+    if (p->fn)
+        p->fn(p->ctx, steps > 0 ? (double)step / steps : 1.0, loss);
+    return 0;
+}
+
+static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress progress,
+                     void *ctx, nas_trial_result *res)
+{
+    nas_error err = {0};
+    nas_net *net = NULL;
+    const nas_config *c = &ev->cfg;
+    int rc = open_backend(ev, &err);
+    if (rc)
+        return fail(res, rc, err.msg);
+    int batch = c->proxy.batch_size > 0 ? c->proxy.batch_size : 128;
+    rc = nas_net_create(ev->be, d, batch, c->seed, &net, &err);
+    if (rc)
+        return fail(res, rc, err.msg);
+    if (nas_net_param_count(net) != res->params) {
+        char m[160];
+        snprintf(m, sizeof m, "network has %lld parameters but the analytic count is %lld",
+                 (long long)nas_net_param_count(net), (long long)res->params);
+        nas_net_destroy(net);
+        return fail(res, NAS_EINVAL, m);
+    }
+    nas_recipe rec = {.epochs = c->proxy.epochs, .batch_size = batch, .lr = c->proxy.lr,
+                      .momentum = c->proxy.momentum, .nesterov = c->proxy.nesterov,
+                      .weight_decay = c->proxy.weight_decay, .schedule = c->proxy.schedule,
+                      .seed = c->seed};
+    nas_train_stats st;
+    progress_ctx pc = {progress, ctx};
+    rc = nas_train(net, ev->train, &rec, on_step, &pc, &st, &err);
+    res->train_loss = st.train_loss;
+    res->train_seconds = st.seconds;
+    res->epochs = st.epochs;
+    if (!rc)
+        rc = nas_net_evaluate(net, ev->valid, batch, &res->val_accuracy, NULL, &err);
+    if (!rc && c->evaluator.latency_runs > 0)
+        rc = nas_latency_ms(net, 1, c->evaluator.latency_warmup, c->evaluator.latency_runs,
+                            &res->latency_ms, &err);
+    if (!rc && c->proxy.keep_weights && ev->weights_path[0]) {
+        nas_error werr; /* not fatal: the trial's measurements stand without the file */
+        if (nas_weights_save(net, ev->weights_path, &werr) != NAS_OK)
+            fprintf(stderr, "nas: keeping trial weights: %s\n", werr.msg);
+    }
+    nas_net_destroy(net);
+    if (rc)
+        return fail(res, rc, err.msg);
+    return NAS_OK;
+}
+
+int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progress progress,
+                      void *ctx, nas_trial_result *res)
+{
+    if (!res)
+        return NAS_EINVAL;
+    memset(res, 0, sizeof *res);
+    res->test_accuracy = -1;
+    if (!ev || !g)
+        return fail(res, NAS_EINVAL, "nas_evaluator_run: NULL argument");
+    char gs[NAS_GENOTYPE_STR_MAX];
+    if (nas_space_format(ev->space, g, gs, sizeof gs) != NAS_OK)
+        return fail(res, NAS_EINVAL, "genotype cannot be formatted");
+    nas_net_desc d = net_desc(ev, g);
+    if (nas_count_net(&d, &res->macs, &res->params, NULL, NULL) != NAS_OK) {
+        char m[NAS_GENOTYPE_STR_MAX + 64];
+        snprintf(m, sizeof m, "cannot build a network for %s", gs);
+        return fail(res, NAS_EINVAL, m);
+    }
+    if (ev->table) {
+        double v, t;
+        if (nas__table_lookup(ev->table, gs, &v, &t) != NAS_OK) {
+            char m[NAS_GENOTYPE_STR_MAX + NAS_PATH_MAX + 32];
+            snprintf(m, sizeof m, "%s is not in table %s", gs, ev->cfg.evaluator.table);
+            return fail(res, NAS_ENOTFOUND, m);
+        }
+        res->val_accuracy = v * ev->cfg.evaluator.table_scale;
+        res->test_accuracy = t >= 0 ? t * ev->cfg.evaluator.table_scale : -1;
+        res->latency_ms = 0;
+        res->epochs = 0;
+        if (progress)
+            progress(ctx, 1.0, 0.0);
+        return NAS_OK;
+    }
+    return run_train(ev, &d, progress, ctx, res);
+}
+
+int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, nas_error *err)
+{
+    if (ms)
+        *ms = NAN;
+    if (!ev || !g || !ms)
+        return nas_error_set(err, NAS_EINVAL, "nas_evaluator_latency: NULL argument");
+    if (ev->table) { /* nothing runs: tables carry no latency (recorded as 0) */
+        *ms = 0;
+        return NAS_OK;
+    }
+    int rc = open_backend(ev, err);
+    if (rc)
+        return rc;
+    nas_net_desc d = net_desc(ev, g);
+    nas_net *net = NULL;
+    rc = nas_net_create(ev->be, &d, 1, ev->cfg.seed, &net, err);
+    if (rc)
+        return rc;
+    int runs = ev->cfg.evaluator.latency_runs > 0 ? ev->cfg.evaluator.latency_runs : 10;
+    int warmup = ev->cfg.evaluator.latency_warmup > 0 ? ev->cfg.evaluator.latency_warmup : 0;
+    rc = nas_latency_ms(net, 1, warmup, runs, ms, err);
+    nas_net_destroy(net);
+    return rc;
+}
+
+int nas_evaluator_set_weights_path(nas_evaluator *ev, const char *path)
+{
+    if (!ev)
+        return NAS_EINVAL;
+    if (path && strlen(path) >= sizeof ev->weights_path)
+        return NAS_EINVAL;
+    snprintf(ev->weights_path, sizeof ev->weights_path, "%s", path ? path : "");
+    return NAS_OK;
+}

@@ -1,0 +1,27 @@
+/*
+ * evaluator/evaluator_impl.h - the look-up table behind the "table"
+ * evaluator (internal; see evaluator/table.c).
+ */
+#ifndef NAS_EVALUATOR_IMPL_H
+#define NAS_EVALUATOR_IMPL_H
+
+#include "nas/status.h"
+
+typedef struct nas__table nas__table;
+
+/*
+ * Load a CSV with a header row; the key column is `cellstr` (or, failing
+ * that, `genotype`); `column` is required, `test_column` optional (NULL or
+ * "" = none). Errors: NAS_EIO (cannot read), NAS_EFORMAT ("FILE:LINE: ..."),
+ * NAS_ENOMEM.
+ */
+int nas__table_load(const char *path, const char *column, const char *test_column,
+                    nas__table **out, nas_error *err);
+void nas__table_destroy(nas__table *t); /* NULL is a no-op */
+/* Number of rows. */
+int nas__table_rows(const nas__table *t);
+/* Values of row `key`; *test gets -1 when there is no test column.
+ * Returns NAS_OK or NAS_ENOTFOUND. */
+int nas__table_lookup(const nas__table *t, const char *key, double *value, double *test);
+
+#endif

@@ -1,0 +1,329 @@
+/*
+ * experiments/bench-train/bench_nas.c - the nas side of the issue-8
+ * benchmark (run.sh drives it next to bench_torch.py).
+ *
+ *   bench_nas train --genotype G [--batch B] [--threads T] [--steps S]
+ *             [--eval-images N] [--latency-runs R] [--epochs E] [--backend cpu]
+ *             [--precision fp32|bf16] [--train-subset N]
+ *       build TinyNetwork (C=16, N=1, Fashion-MNIST 1x28x28) for G and print
+ *       key=value lines: build time, first-step time (primitive creation),
+ *       training images/s through nas_train (shuffled batches gathered and
+ *       uploaded by the trainer's loader), the same steps on one resident
+ *       batch (no loader: the loader's share is the difference), evaluation
+ *       images/s (eval mode), batch-1 latency (nas_latency_ms median) and,
+ *       with --epochs, test accuracy after E epochs on the 60k training set
+ *       (or its first N images with --train-subset N).
+ *   bench_nas sgemm [--threads T] [--size N]
+ *       single-precision GEMM peak: best of 5 cblas_sgemm N^3, GFLOP/s.
+ *   bench_nas trial --conf FILE --genotype G [--trials K]
+ *       run K trials through the evaluator (what a search worker does) and
+ *       split each trial's wall time into training steps and the rest.
+ *
+ * FLOP accounting: 2 FLOPs per MAC forward, 4 backward (data + weights),
+ * i.e. 6 x MACs per trained image.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cblas.h>
+#include "nas/evaluator.h"
+#include "nas/space.h"
+#include "nas/trainer.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *arg_str(int argc, char **argv, const char *name, const char *def)
+{
+    for (int i = 2; i + 1 < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return argv[i + 1];
+    return def;
+}
+
+static long arg_int(int argc, char **argv, const char *name, long def)
+{
+    const char *s = arg_str(argc, argv, name, NULL);
+    return s ? strtol(s, NULL, 10) : def;
+}
+
+static int die(const char *what, int rc, const nas_error *err)
+{
+    fprintf(stderr, "bench_nas: %s: %s (%s)\n", what, err ? err->msg : "", nas_strerror(rc));
+    return 1;
+}
+
+static int cmd_sgemm(int argc, char **argv)
+{
+    int threads = (int)arg_int(argc, argv, "--threads", 2);
+    int n = (int)arg_int(argc, argv, "--size", 2048);
+    openblas_set_num_threads(threads);
+    float *a = malloc((size_t)n * n * sizeof *a), *b = malloc((size_t)n * n * sizeof *b),
+          *c = malloc((size_t)n * n * sizeof *c);
+    if (!a || !b || !c)
+        return 1;
+    for (size_t i = 0; i < (size_t)n * n; i++) {
+        a[i] = (float)(i % 7) * 0.1f;
+        b[i] = (float)(i % 5) * 0.1f;
+    }
+    double best = 0;
+    for (int r = 0; r < 5; r++) {
+        double t0 = now_s();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c,
+                    n);
+        double g = 2.0 * n * (double)n * n / (now_s() - t0) / 1e9;
+        if (g > best)
+            best = g;
+    }
+    printf("sgemm_gflops=%.1f\n", best);
+    free(a);
+    free(b);
+    free(c);
+    return 0;
+}
+
+/* Full-batch copy of the first `b` images of d into x (and labels into y). */
+static int upload_first(const nas_dataset *d, int b, nas_tensor *x, nas_tensor *y)
+{
+    size_t per = (size_t)d->c * d->h * d->w;
+    float *lab = malloc((size_t)b * sizeof *lab);
+    if (!lab)
+        return NAS_ENOMEM;
+    for (int i = 0; i < b; i++)
+        lab[i] = (float)d->labels[i];
+    int rc = nas_tensor_upload(x, d->images, (size_t)b * per);
+    if (!rc)
+        rc = nas_tensor_upload(y, lab, (size_t)b);
+    free(lab);
+    return rc;
+}
+
+static int cmd_train(int argc, char **argv)
+{
+    const char *geno = arg_str(argc, argv, "--genotype", NULL);
+    int batch = (int)arg_int(argc, argv, "--batch", 128);
+    int threads = (int)arg_int(argc, argv, "--threads", 2);
+    int steps = (int)arg_int(argc, argv, "--steps", 60);
+    int eval_n = (int)arg_int(argc, argv, "--eval-images", 5000);
+    int lat_runs = (int)arg_int(argc, argv, "--latency-runs", 200);
+    int epochs = (int)arg_int(argc, argv, "--epochs", 0);
+    int subset = (int)arg_int(argc, argv, "--train-subset", 0);
+    const char *backend = arg_str(argc, argv, "--backend", "cpu");
+    const char *precision = arg_str(argc, argv, "--precision", "fp32");
+    const char *dir = arg_str(argc, argv, "--data", "/usr/share/datasets/fashion-mnist");
+    if (!geno) {
+        fprintf(stderr, "bench_nas train: --genotype is required\n");
+        return 2;
+    }
+    nas_error err = {0};
+    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = (1u << NAS_OP_COUNT) - 1,
+                         .channels = 16, .stages = 3, .cells_per_stage = 1};
+    nas_space *space = NULL;
+    int rc = nas_space_create(&sd, &space, &err);
+    if (rc)
+        return die("space", rc, &err);
+    nas_net_desc nd = {.channels = 16, .stages = 3, .cells_per_stage = 1, .in_c = 1,
+                       .in_h = 28, .in_w = 28, .classes = 10};
+    rc = nas_space_parse(space, geno, &nd.genotype, &err);
+    if (rc)
+        return die("genotype", rc, &err);
+    int64_t macs = 0, params = 0;
+    nas_count_net(&nd, &macs, &params, NULL, NULL);
+    printf("macs=%" PRId64 " params=%" PRId64 "\n", macs, params);
+
+    double t0 = now_s();
+    nas_dataset *train = NULL, *test = NULL;
+    rc = nas_fmnist_load(dir, "train", &train, &err);
+    if (!rc)
+        rc = nas_fmnist_load(dir, "test", &test, &err);
+    if (rc)
+        return die("loading Fashion-MNIST", rc, &err);
+    printf("data_load_s=%.3f\n", now_s() - t0);
+
+    nas_backend *be = NULL;
+    rc = nas_backend_create(backend, threads, 0, &be, &err);
+    if (rc)
+        return die("backend", rc, &err);
+    rc = nas_backend_set_precision(be, precision);
+    if (rc)
+        return die(nas_backend_last_error(be), rc, NULL);
+    nas_net *net = NULL;
+    t0 = now_s();
+    rc = nas_net_create(be, &nd, batch, 1, &net, &err);
+    if (rc)
+        return die("net", rc, &err);
+    printf("build_s=%.4f\n", now_s() - t0);
+
+    /* Steps on one resident batch: the kernels only (the first step creates
+     * the primitives and is timed on its own). */
+    nas_tensor *x = NULL, *y = NULL;
+    rc = nas_tensor_create(be, batch, 1, 28, 28, &x);
+    if (!rc)
+        rc = nas_tensor_create(be, batch, 1, 1, 1, &y);
+    if (!rc)
+        rc = upload_first(train, batch, x, y);
+    const nas_tensor *logits;
+    float loss = 0;
+    int correct = 0;
+    double first = 0, resident = 0;
+    for (int s = 0; s < steps + 3 && !rc; s++) {
+        double ts = now_s();
+        rc = nas_net_forward(net, x, 1, &logits);
+        if (!rc)
+            rc = nas_net_backward(net, y, &loss, &correct);
+        if (!rc)
+            rc = nas_net_sgd_step(net, 0.01f, 0.9f, 5e-4f, 1);
+        if (!rc)
+            rc = nas_backend_sync(be);
+        double dt = now_s() - ts;
+        if (s == 0)
+            first = dt;
+        if (s >= 3)
+            resident += dt;
+    }
+    if (rc)
+        return die(nas_backend_last_error(be), rc, NULL);
+    printf("first_step_s=%.4f\n", first);
+    printf("step_ms=%.3f\n", 1e3 * resident / steps);
+    printf("train_ips_resident=%.1f\n", (double)steps * batch / resident);
+
+    /* The same number of steps through nas_train (loader included). */
+    nas_dataset *sub = NULL, *rest = NULL;
+    rc = nas_dataset_split(train, 1, steps * batch, 7, &rest, &sub, &err);
+    /* split: the first image goes to `sub`, the next steps*batch to `rest` */
+    if (rc)
+        return die("split", rc, &err);
+    nas_recipe rec = {.epochs = 1, .batch_size = batch, .lr = 0.05, .momentum = 0.9,
+                      .nesterov = 1, .weight_decay = 5e-4, .schedule = NAS_SCHEDULE_COSINE,
+                      .seed = 3};
+    nas_train_stats st;
+    t0 = now_s();
+    rc = nas_train(net, rest, &rec, NULL, NULL, &st, &err);
+    double wall = now_s() - t0;
+    if (rc)
+        return die("nas_train", rc, &err);
+    printf("train_ips=%.1f\n", (double)st.steps * batch / wall);
+    printf("train_gflops=%.1f\n", 6.0 * (double)macs * st.steps * batch / wall / 1e9);
+    printf("loader_share=%.3f\n",
+           fmax(0.0, 1.0 - (resident / steps) / (wall / st.steps)));
+    nas_dataset_destroy(sub);
+    nas_dataset_destroy(rest);
+
+    /* Evaluation throughput on the first eval_n test images. */
+    nas_dataset ev = *test;
+    ev.n = eval_n < test->n ? eval_n : test->n;
+    ev.owns = 0;
+    double acc = 0, eloss = 0;
+    nas_dataset warm = ev;
+    warm.n = batch * 2 < ev.n ? batch * 2 : ev.n;
+    rc = nas_net_evaluate(net, &warm, batch, &acc, &eloss, &err);
+    t0 = now_s();
+    if (!rc)
+        rc = nas_net_evaluate(net, &ev, batch, &acc, &eloss, &err);
+    if (rc)
+        return die("evaluate", rc, &err);
+    printf("eval_ips=%.1f\n", ev.n / (now_s() - t0));
+
+    double lat = 0;
+    rc = nas_latency_ms(net, 1, 20, lat_runs, &lat, &err);
+    if (rc)
+        return die("latency", rc, &err);
+    printf("latency_ms=%.3f\n", lat);
+
+    if (epochs > 0) {
+        nas_net_destroy(net);
+        net = NULL;
+        rc = nas_net_create(be, &nd, batch, 0, &net, &err);
+        nas_recipe full = rec;
+        full.epochs = epochs;
+        full.seed = 0;
+        t0 = now_s();
+        nas_dataset tr = *train; /* the first `subset` images (0: all 60k) */
+        tr.owns = 0;
+        if (subset > 0 && subset < tr.n)
+            tr.n = subset;
+        if (!rc)
+            rc = nas_train(net, &tr, &full, NULL, NULL, &st, &err);
+        if (!rc)
+            rc = nas_net_evaluate(net, test, batch, &acc, &eloss, &err);
+        if (rc)
+            return die("epochs", rc, &err);
+        printf("epochs_s=%.1f\n", now_s() - t0);
+        printf("acc=%.4f\n", acc);
+    }
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    nas_net_destroy(net);
+    nas_backend_destroy(be);
+    nas_dataset_destroy(train);
+    nas_dataset_destroy(test);
+    nas_space_destroy(space);
+    return 0;
+}
+
+static int cmd_trial(int argc, char **argv)
+{
+    const char *conf = arg_str(argc, argv, "--conf", NULL);
+    const char *geno = arg_str(argc, argv, "--genotype", NULL);
+    int trials = (int)arg_int(argc, argv, "--trials", 2);
+    if (!conf || !geno) {
+        fprintf(stderr, "bench_nas trial: --conf and --genotype are required\n");
+        return 2;
+    }
+    nas_error err = {0};
+    nas_config *cfg = calloc(1, sizeof *cfg);
+    if (!cfg)
+        return 1;
+    int rc = nas_config_load(conf, cfg, &err);
+    if (rc)
+        return die("config", rc, &err);
+    nas_space *space = NULL;
+    rc = nas_space_create(&cfg->space, &space, &err);
+    if (rc)
+        return die("space", rc, &err);
+    nas_genotype g;
+    rc = nas_space_parse(space, geno, &g, &err);
+    if (rc)
+        return die("genotype", rc, &err);
+    double t0 = now_s();
+    nas_evaluator *ev = NULL;
+    rc = nas_evaluator_create(cfg, space, &ev, &err);
+    if (rc)
+        return die("evaluator", rc, &err);
+    printf("evaluator_create_s=%.3f\n", now_s() - t0);
+    for (int i = 0; i < trials; i++) {
+        nas_trial_result res;
+        t0 = now_s();
+        rc = nas_evaluator_run(ev, &g, NULL, NULL, &res);
+        double wall = now_s() - t0;
+        if (rc)
+            return die(res.error, rc, NULL);
+        printf("trial=%d wall_s=%.3f train_s=%.3f outside_share=%.3f val_acc=%.4f "
+               "latency_ms=%.3f\n",
+               i + 1, wall, res.train_seconds, 1.0 - res.train_seconds / wall, res.val_accuracy,
+               res.latency_ms);
+    }
+    nas_evaluator_destroy(ev);
+    nas_space_destroy(space);
+    free(cfg);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], "train") == 0)
+        return cmd_train(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "sgemm") == 0)
+        return cmd_sgemm(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "trial") == 0)
+        return cmd_trial(argc, argv);
+    fprintf(stderr, "usage: bench_nas train|sgemm|trial [options] (see the source's header)\n");
+    return 2;
+}

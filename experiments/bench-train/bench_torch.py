@@ -1,0 +1,247 @@
+#!/usr/bin/python3
+"""experiments/bench-train/bench_torch.py - the PyTorch yardstick for issue 8.
+
+Builds NAS-Bench-201's TinyNetwork (Dong & Yang, ICLR 2020; layer table in
+../shared/reference/nb201-tinynetwork-fmnist.md) from a genotype string and
+measures, on Fashion-MNIST read from the idx.gz files with gzip + numpy:
+training images/s (SGD Nesterov 0.9, weight decay 5e-4, cosine lr per step),
+evaluation images/s (eval mode, no_grad) and batch-1 latency (median ms).
+With --epochs E it also trains E epochs on the full training set and prints
+the test accuracy. Output: `key=value` lines that run.sh parses.
+"""
+import argparse
+import gzip
+import math
+import os
+import statistics
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+MEAN, STD = 0.2860, 0.3530
+
+
+def load_idx(path):
+    with gzip.open(path, "rb") as f:
+        raw = f.read()
+    ndim = raw[3]
+    dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def load_split(data_dir, split):
+    prefix = "train" if split == "train" else "t10k"
+    x = load_idx(os.path.join(data_dir, prefix + "-images-idx3-ubyte.gz"))
+    y = load_idx(os.path.join(data_dir, prefix + "-labels-idx1-ubyte.gz"))
+    x = (x.astype(np.float32) / 255.0 - MEAN) / STD
+    return torch.from_numpy(x[:, None, :, :].copy()), torch.from_numpy(y.astype(np.int64))
+
+
+def parse_genotype(s):
+    """'|op~0|+|op~0|op~1|+...' -> list of nodes, each a list of (op, input)."""
+    nodes = []
+    for part in s.split("+"):
+        edges = []
+        for tok in part.strip("|").split("|"):
+            op, src = tok.split("~")
+            edges.append((op, int(src)))
+        nodes.append(edges)
+    return nodes
+
+
+class ReLUConvBN(nn.Sequential):
+    def __init__(self, cin, cout, k, stride, pad):
+        super().__init__(nn.ReLU(inplace=False), nn.Conv2d(cin, cout, k, stride, pad, bias=False),
+                         nn.BatchNorm2d(cout))
+
+
+class Cell(nn.Module):
+    def __init__(self, genotype, c):
+        super().__init__()
+        self.nodes = genotype
+        self.ops = nn.ModuleDict()
+        for j, edges in enumerate(genotype, start=1):
+            for op, k in edges:
+                key = "%d_%d" % (j, k)
+                if op == "nor_conv_3x3":
+                    self.ops[key] = ReLUConvBN(c, c, 3, 1, 1)
+                elif op == "nor_conv_1x1":
+                    self.ops[key] = ReLUConvBN(c, c, 1, 1, 0)
+                elif op == "avg_pool_3x3":
+                    self.ops[key] = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
+                elif op == "skip_connect":
+                    self.ops[key] = nn.Identity()
+                # "none" contributes zero: no module, no work
+
+    def forward(self, x):
+        vals = [x]
+        for j, edges in enumerate(self.nodes, start=1):
+            acc = None
+            for op, k in edges:
+                key = "%d_%d" % (j, k)
+                if key not in self.ops:
+                    continue
+                v = self.ops[key](vals[k])
+                acc = v if acc is None else acc + v
+            vals.append(acc if acc is not None else torch.zeros_like(x))
+        return vals[-1]
+
+
+class Reduction(nn.Module):
+    def __init__(self, cin, cout):
+        super().__init__()
+        self.conv_a = ReLUConvBN(cin, cout, 3, 2, 1)
+        self.conv_b = ReLUConvBN(cout, cout, 3, 1, 1)
+        self.downsample = nn.Sequential(nn.AvgPool2d(2, 2, 0),
+                                        nn.Conv2d(cin, cout, 1, 1, 0, bias=False))
+
+    def forward(self, x):
+        return self.conv_b(self.conv_a(x)) + self.downsample(x)
+
+
+class TinyNetwork(nn.Module):
+    def __init__(self, genotype, c=16, cells=1, classes=10):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(1, c, 3, 1, 1, bias=False), nn.BatchNorm2d(c))
+        layers = []
+        for s in range(3):
+            if s > 0:
+                layers.append(Reduction(c, 2 * c))
+                c *= 2
+            for _ in range(cells):
+                layers.append(Cell(genotype, c))
+        self.cells = nn.Sequential(*layers)
+        self.lastact = nn.Sequential(nn.BatchNorm2d(c), nn.ReLU(inplace=True))
+        self.classifier = nn.Linear(c, classes)
+
+    def forward(self, x):
+        x = self.lastact(self.cells(self.stem(x)))
+        return self.classifier(x.mean(dim=(2, 3)))
+
+
+def make_opt(model, lr, total_steps):
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9, nesterov=True,
+                          weight_decay=5e-4)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(total_steps, 1))
+    return opt, sched
+
+
+def train_steps(model, opt, sched, xs, ys, batch, steps, gen, lossf):
+    """`steps` SGD steps on random batches gathered from xs/ys."""
+    model.train()
+    n = xs.shape[0]
+    perm = torch.randperm(n, generator=gen)
+    pos = 0
+    correct = 0
+    loss_sum = 0.0
+    seen = 0
+    for _ in range(steps):
+        if pos + batch > n:
+            perm = torch.randperm(n, generator=gen)
+            pos = 0
+        idx = perm[pos:pos + batch]
+        pos += batch
+        xb, yb = xs.index_select(0, idx), ys.index_select(0, idx)
+        opt.zero_grad(set_to_none=True)
+        out = model(xb)
+        loss = lossf(out, yb)
+        loss.backward()
+        opt.step()
+        sched.step()
+        loss_sum += float(loss) * batch
+        correct += int((out.argmax(1) == yb).sum())
+        seen += batch
+    return loss_sum / max(seen, 1), correct / max(seen, 1)
+
+
+def evaluate(model, xs, ys, batch):
+    model.eval()
+    correct = 0
+    with torch.no_grad():
+        for i in range(0, xs.shape[0], batch):
+            out = model(xs[i:i + batch])
+            correct += int((out.argmax(1) == ys[i:i + batch]).sum())
+    return correct / xs.shape[0]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--genotype", required=True)
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--eval-images", type=int, default=5000)
+    ap.add_argument("--latency-runs", type=int, default=200)
+    ap.add_argument("--epochs", type=int, default=0)
+    ap.add_argument("--train-subset", type=int, default=0,
+                    help="--epochs trains on the first N training images (0: all 60k)")
+    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    gen = torch.Generator().manual_seed(a.seed)
+    xs, ys = load_split(a.data, "train")
+    xt, yt = load_split(a.data, "test")
+    geno = parse_genotype(a.genotype)
+    lossf = nn.CrossEntropyLoss()
+
+    # throughput: warm-up steps, then `steps` timed steps
+    model = TinyNetwork(geno)
+    opt, sched = make_opt(model, a.lr, a.steps + 5)
+    train_steps(model, opt, sched, xs, ys, a.batch, 5, gen, lossf)
+    t0 = time.perf_counter()
+    train_steps(model, opt, sched, xs, ys, a.batch, a.steps, gen, lossf)
+    dt = time.perf_counter() - t0
+    print("torch_train_ips=%.1f" % (a.steps * a.batch / dt))
+
+    ne = min(a.eval_images, xt.shape[0])
+    evaluate(model, xt[:a.batch * 2], yt[:a.batch * 2], a.batch)
+    t0 = time.perf_counter()
+    evaluate(model, xt[:ne], yt[:ne], a.batch)
+    dt = time.perf_counter() - t0
+    print("torch_eval_ips=%.1f" % (ne / dt))
+
+    model.eval()
+    x1 = xt[:1].clone()
+    times = []
+    with torch.no_grad():
+        for _ in range(20):
+            model(x1)
+        for _ in range(a.latency_runs):
+            t0 = time.perf_counter()
+            model(x1)
+            times.append((time.perf_counter() - t0) * 1e3)
+    print("torch_latency_ms=%.3f" % statistics.median(times))
+
+    if a.epochs > 0:
+        if a.train_subset > 0:
+            xs, ys = xs[:a.train_subset], ys[:a.train_subset]
+        torch.manual_seed(a.seed)
+        model = TinyNetwork(geno)
+        per_epoch = math.ceil(xs.shape[0] / a.batch)
+        opt, sched = make_opt(model, a.lr, per_epoch * a.epochs)
+        t0 = time.perf_counter()
+        for ep in range(a.epochs):
+            # one epoch = a full pass over a fresh permutation; the last batch is short
+            model.train()
+            perm = torch.randperm(xs.shape[0], generator=gen)
+            for i in range(0, xs.shape[0], a.batch):
+                idx = perm[i:i + a.batch]
+                opt.zero_grad(set_to_none=True)
+                loss = lossf(model(xs.index_select(0, idx)), ys.index_select(0, idx))
+                loss.backward()
+                opt.step()
+                sched.step()
+            print("torch_epoch=%d loss=%.4f elapsed_s=%.1f" % (ep + 1, float(loss),
+                                                               time.perf_counter() - t0),
+                  flush=True)
+        print("torch_acc=%.4f" % evaluate(model, xt, yt, a.batch))
+
+
+if __name__ == "__main__":
+    main()

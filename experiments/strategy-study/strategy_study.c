@@ -1,0 +1,685 @@
+/*
+ * experiments/strategy-study/strategy_study.c - random search, regularized
+ * evolution and NAO compared on a benchmark table, in-process.
+ *
+ * For every strategy and seed one search of max(budgets) trials runs
+ * against the table evaluator (nas_evaluator, kind "table"), deduplicated
+ * by canonical key exactly like the controller (a proposal whose key was
+ * already evaluated is dropped and the strategy asked again; it costs no
+ * trial). The strategies do not read the budget, so the first b trials of
+ * that run are the run with budget b. The architecture a run returns at
+ * budget b is the best by the search signal among its first b trials; the
+ * study reports its signal and its test-column value (the NATS-Bench
+ * protocol: search on a validation column, report the returned cell's
+ * test accuracy). Values are printed in the table's units (percent).
+ *
+ * Outputs (in --out DIR): table.md, summary.csv, best_so_far.svg; with
+ * --dump FILE one CSV row per run and budget. Ends by printing
+ *   strategy,budget,seeds,mean_signal,std_signal,mean_test
+ * lines on stdout. Exit 77 (SKIPPED) when the table file is absent.
+ * Seeds run in parallel in --jobs forked processes; the results do not
+ * depend on the number of jobs.
+ */
+#include <errno.h>     /* errno */
+#include <math.h>      /* sqrt, floor, ceil, isfinite */
+#include <stdio.h>     /* printf, fopen */
+#include <stdlib.h>    /* strtol, malloc, qsort */
+#include <string.h>    /* strcmp, strchr */
+#include <sys/mman.h>  /* mmap: results shared with the forked workers */
+#include <sys/stat.h>  /* mkdir */
+#include <sys/wait.h>  /* waitpid */
+#include <unistd.h>    /* fork, access */
+#include "nas/search.h"
+#include "nas/evaluator.h"
+
+#ifndef NAS_STUDY_DEFAULT_TABLE
+#define NAS_STUDY_DEFAULT_TABLE "../shared/data/nb201/nb201_mini_accs.csv"
+#endif
+
+#define MAX_STRATS 3
+#define MAX_BUDGETS 16
+#define MAX_DEDUPE_TRIES 10000
+
+static const char *const strat_names[MAX_STRATS] = {"random", "evolution", "nao"};
+static const nas_strategy_kind strat_kinds[MAX_STRATS] = {
+    NAS_STRATEGY_RANDOM, NAS_STRATEGY_EVOLUTION, NAS_STRATEGY_NAO};
+static const char *const strat_colors[MAX_STRATS] = {"#7f7f7f", "#1f77b4", "#d62728"};
+
+typedef struct options {
+    int strats[MAX_STRATS], n_strats;
+    int seeds;
+    uint64_t seed0;
+    int budgets[MAX_BUDGETS], n_budgets;
+    char table[NAS_PATH_MAX];
+    char signal[NAS_NAME_MAX];
+    char test[NAS_NAME_MAX];
+    char out[NAS_PATH_MAX];
+    char dump[NAS_PATH_MAX];
+    char conf[NAS_PATH_MAX];
+    int jobs;
+    int quiet;
+} options;
+
+/* Per (strategy, seed) run, in shared memory. */
+typedef struct run_head {
+    int done;   /* 1 when the run finished, -1 on failure */
+    char error[256];
+} run_head;
+
+typedef struct study {
+    options o;
+    int T;             /* trials per run = max budget */
+    size_t n_runs;
+    run_head *head;    /* [n_runs] */
+    double *best;      /* [n_runs * T] best-so-far signal (table units) */
+    double *ret_sig;   /* [n_runs * n_budgets] signal of the returned arch */
+    double *ret_test;  /* [n_runs * n_budgets] its test value (NaN if none) */
+    char *ret_geno;    /* [n_runs * n_budgets * NAS_GENOTYPE_STR_MAX] */
+} study;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: strategy_study [options]\n"
+            "  --strategies LIST  comma-separated subset of random,evolution,nao (default all)\n"
+            "  --seeds N          runs per strategy, seeds SEED0..SEED0+N-1 (default 100)\n"
+            "  --seed0 S          first seed (default 1)\n"
+            "  --budgets LIST     trial budgets, e.g. 50,100,150,300 (default)\n"
+            "  --table FILE       benchmark CSV (default %s)\n"
+            "  --signal COLUMN    search signal column (default cifar10-val)\n"
+            "  --test COLUMN      column reported for the returned arch (default cifar10-test;\n"
+            "                     \"\" for none)\n"
+            "  --conf FILE        space.conf whose search knobs to use (default: built-in\n"
+            "                     defaults of nas_config_defaults)\n"
+            "  --jobs N           parallel worker processes (default 2)\n"
+            "  --out DIR          where table.md, summary.csv, best_so_far.svg go (default .)\n"
+            "  --dump FILE        CSV: strategy,budget,seed,genotype,signal per run and budget\n"
+            "  --quiet            no progress on stderr\n",
+            NAS_STUDY_DEFAULT_TABLE);
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < MAX_STRATS; i++)
+        o->strats[i] = i;
+    o->n_strats = MAX_STRATS;
+    o->seeds = 100;
+    o->seed0 = 1;
+    const int defb[] = {50, 100, 150, 300};
+    memcpy(o->budgets, defb, sizeof defb);
+    o->n_budgets = 4;
+    snprintf(o->table, sizeof o->table, "%s", NAS_STUDY_DEFAULT_TABLE);
+    snprintf(o->signal, sizeof o->signal, "cifar10-val");
+    snprintf(o->test, sizeof o->test, "cifar10-test");
+    snprintf(o->out, sizeof o->out, ".");
+    o->jobs = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            exit(0);
+        } else if (strcmp(a, "--quiet") == 0) {
+            o->quiet = 1;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "strategy_study: %s needs a value\n", a);
+            return -1;
+        }
+        i++;
+        if (strcmp(a, "--strategies") == 0) {
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", v);
+            o->n_strats = 0;
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                int k = -1;
+                for (int j = 0; j < MAX_STRATS; j++)
+                    if (strcmp(tok, strat_names[j]) == 0)
+                        k = j;
+                if (k < 0 || o->n_strats == MAX_STRATS) {
+                    fprintf(stderr, "strategy_study: unknown strategy '%s' (expected random, "
+                                    "evolution, nao)\n", tok);
+                    return -1;
+                }
+                o->strats[o->n_strats++] = k;
+            }
+            if (o->n_strats == 0)
+                return -1;
+        } else if (strcmp(a, "--seeds") == 0) {
+            if (parse_int(v, 1, 1000000, &n)) {
+                fprintf(stderr, "strategy_study: --seeds wants a positive integer, got '%s'\n", v);
+                return -1;
+            }
+            o->seeds = (int)n;
+        } else if (strcmp(a, "--seed0") == 0) {
+            if (parse_int(v, 0, 2000000000L, &n)) {
+                fprintf(stderr, "strategy_study: --seed0 wants an integer >= 0, got '%s'\n", v);
+                return -1;
+            }
+            o->seed0 = (uint64_t)n;
+        } else if (strcmp(a, "--budgets") == 0) {
+            char buf[256];
+            snprintf(buf, sizeof buf, "%s", v);
+            o->n_budgets = 0;
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                if (o->n_budgets == MAX_BUDGETS || parse_int(tok, 1, 100000, &n)) {
+                    fprintf(stderr, "strategy_study: bad budget '%s'\n", tok);
+                    return -1;
+                }
+                o->budgets[o->n_budgets++] = (int)n;
+            }
+            if (o->n_budgets == 0)
+                return -1;
+            qsort(o->budgets, (size_t)o->n_budgets, sizeof(int), cmp_int);
+        } else if (strcmp(a, "--table") == 0) {
+            snprintf(o->table, sizeof o->table, "%s", v);
+        } else if (strcmp(a, "--signal") == 0) {
+            snprintf(o->signal, sizeof o->signal, "%s", v);
+        } else if (strcmp(a, "--test") == 0) {
+            snprintf(o->test, sizeof o->test, "%s", v);
+        } else if (strcmp(a, "--conf") == 0) {
+            snprintf(o->conf, sizeof o->conf, "%s", v);
+        } else if (strcmp(a, "--jobs") == 0) {
+            if (parse_int(v, 1, 256, &n)) {
+                fprintf(stderr, "strategy_study: --jobs wants 1..256, got '%s'\n", v);
+                return -1;
+            }
+            o->jobs = (int)n;
+        } else if (strcmp(a, "--out") == 0) {
+            snprintf(o->out, sizeof o->out, "%s", v);
+        } else if (strcmp(a, "--dump") == 0) {
+            snprintf(o->dump, sizeof o->dump, "%s", v);
+        } else {
+            fprintf(stderr, "strategy_study: unknown option '%s'\n", a);
+            usage(stderr);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- one search ------------------------------------------------------------ */
+
+typedef struct known_keys {
+    char (*keys)[NAS_GENOTYPE_STR_MAX];
+    int n;
+    const nas_space *space;
+} known_keys;
+
+static int key_known(const known_keys *k, const char *key)
+{
+    for (int i = 0; i < k->n; i++)
+        if (strcmp(k->keys[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+/* is_known callback: the canonical key was evaluated already. */
+static int known_fn(void *ctx, const nas_genotype *g)
+{
+    known_keys *k = ctx;
+    char key[NAS_GENOTYPE_STR_MAX];
+    nas_space_key(k->space, g, key, sizeof key);
+    return key_known(k, key);
+}
+
+/* Run strategy `si` with seed `seed` for st->T trials into run slot r. */
+static int run_one(study *st, const nas_config *base, const nas_space *space, nas_evaluator *ev,
+                   int si, uint64_t seed, size_t r, nas_error *err)
+{
+    nas_config cfg = *base;
+    cfg.seed = seed;
+    cfg.search.strategy = strat_kinds[si];
+    cfg.search.trials = st->T;
+    nas_strategy *s = NULL;
+    int rc = nas_strategy_create(&cfg, space, &s, err);
+    if (rc)
+        return rc;
+    const int T = st->T, NB = st->o.n_budgets;
+    known_keys kk = {.keys = calloc((size_t)T, NAS_GENOTYPE_STR_MAX), .n = 0, .space = space};
+    double *sig = malloc((size_t)T * sizeof *sig), *tst = malloc((size_t)T * sizeof *tst);
+    nas_genotype *gs = malloc((size_t)T * sizeof *gs);
+    if (!kk.keys || !sig || !tst || !gs) {
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
+        goto out;
+    }
+    const double scale = cfg.evaluator.table_scale;
+    double best = -INFINITY;
+    for (int t = 0; t < T; t++) {
+        nas_genotype g;
+        char key[NAS_GENOTYPE_STR_MAX];
+        int tries = 0;
+        for (;;) {
+            rc = nas_strategy_propose(s, known_fn, &kk, &g, err);
+            if (rc)
+                goto out;
+            nas_space_key(space, &g, key, sizeof key);
+            if (!key_known(&kk, key))
+                break;
+            if (++tries >= MAX_DEDUPE_TRIES) {
+                rc = nas_error_set(err, NAS_EINFEASIBLE,
+                                   "%s proposed nothing new in %d attempts",
+                                   strat_names[si], MAX_DEDUPE_TRIES);
+                goto out;
+            }
+        }
+        memcpy(kk.keys[kk.n++], key, NAS_GENOTYPE_STR_MAX);
+        nas_trial_result res;
+        nas_evaluator_run(ev, &g, NULL, NULL, &res);
+        double score = res.status == NAS_OK ? res.val_accuracy : NAN;
+        gs[t] = g;
+        sig[t] = isfinite(score) ? score / scale : NAN;
+        tst[t] = res.status == NAS_OK && res.test_accuracy >= 0 ? res.test_accuracy / scale : NAN;
+        if (isfinite(sig[t]) && sig[t] > best)
+            best = sig[t];
+        st->best[r * T + t] = best;
+        nas_strategy_observe(s, &g, score);
+    }
+    for (int b = 0; b < NB; b++) {
+        int lim = st->o.budgets[b] < T ? st->o.budgets[b] : T, arg = -1;
+        for (int t = 0; t < lim; t++)
+            if (isfinite(sig[t]) && (arg < 0 || sig[t] > sig[arg]))
+                arg = t;
+        size_t k = r * NB + b;
+        st->ret_sig[k] = arg >= 0 ? sig[arg] : NAN;
+        st->ret_test[k] = arg >= 0 ? tst[arg] : NAN;
+        char *gbuf = st->ret_geno + k * NAS_GENOTYPE_STR_MAX;
+        if (arg < 0 || nas_space_format(space, &gs[arg], gbuf, NAS_GENOTYPE_STR_MAX) != NAS_OK)
+            gbuf[0] = '\0';
+    }
+    rc = NAS_OK;
+out:
+    free(kk.keys);
+    free(sig);
+    free(tst);
+    free(gs);
+    nas_strategy_destroy(s);
+    return rc;
+}
+
+/* ---- statistics and outputs ------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct stats {
+    int n;
+    double mean, std, median;
+} stats;
+
+static stats stats_of(const double *x, int n)
+{
+    stats s = {0, NAN, NAN, NAN};
+    double *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return s;
+    for (int i = 0; i < n; i++)
+        if (isfinite(x[i]))
+            v[s.n++] = x[i];
+    if (s.n > 0) {
+        double sum = 0, sq = 0;
+        for (int i = 0; i < s.n; i++)
+            sum += v[i];
+        s.mean = sum / s.n;
+        for (int i = 0; i < s.n; i++)
+            sq += (v[i] - s.mean) * (v[i] - s.mean);
+        s.std = s.n > 1 ? sqrt(sq / (s.n - 1)) : 0.0;
+        qsort(v, (size_t)s.n, sizeof *v, cmp_double);
+        s.median = s.n % 2 ? v[s.n / 2] : 0.5 * (v[s.n / 2 - 1] + v[s.n / 2]);
+    }
+    free(v);
+    return s;
+}
+
+static size_t run_index(const study *st, int k, int seed_i)
+{
+    return (size_t)k * st->o.seeds + (size_t)seed_i;
+}
+
+/* Best-so-far curves: mean and standard deviation over seeds, one SVG
+ * polyline per strategy with a +-1 std band, written by hand. */
+static int write_svg(const study *st, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    const int T = st->T, NS = st->o.n_strats, N = st->o.seeds;
+    double *mean = calloc((size_t)NS * T, sizeof *mean), *sd = calloc((size_t)NS * T, sizeof *sd);
+    double *col = malloc((size_t)N * sizeof *col);
+    if (!mean || !sd || !col) {
+        fclose(f);
+        free(mean);
+        free(sd);
+        free(col);
+        return -1;
+    }
+    for (int k = 0; k < NS; k++)
+        for (int t = 0; t < T; t++) {
+            for (int i = 0; i < N; i++)
+                col[i] = st->best[run_index(st, k, i) * T + t];
+            stats s = stats_of(col, N);
+            mean[(size_t)k * T + t] = s.mean;
+            sd[(size_t)k * T + t] = s.std;
+        }
+    /* y range: from the lowest mean at trial min(10, T) to the highest mean + std */
+    int t0 = T < 10 ? T - 1 : 9;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int k = 0; k < NS; k++) {
+        for (int t = t0; t < T; t++) {
+            double m = mean[(size_t)k * T + t], u = m + sd[(size_t)k * T + t];
+            if (isfinite(m) && m < lo)
+                lo = m;
+            if (isfinite(u) && u > hi)
+                hi = u;
+        }
+    }
+    if (!isfinite(lo) || !isfinite(hi) || hi <= lo) {
+        lo = 0;
+        hi = 100;
+    }
+    lo = floor(lo);
+    hi = ceil(hi * 2.0) / 2.0;
+    const double W = 820, H = 520, ml = 70, mr = 170, mt = 40, mb = 60;
+    const double pw = W - ml - mr, ph = H - mt - mb;
+#define SX(t) (ml + pw * ((double)(t) - 1.0) / (T > 1 ? (double)(T - 1) : 1.0))
+#define SY(v) (mt + ph * (1.0 - ((v) - lo) / (hi - lo)))
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+               "font-family=\"sans-serif\" font-size=\"13\">\n", W, H);
+    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+    fprintf(f, "<defs><clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+               "height=\"%.1f\"/></clipPath></defs>\n", ml, mt, pw, ph);
+    fprintf(f, "<text x=\"%.1f\" y=\"24\" font-size=\"15\">Best %s so far (mean over %d seeds, "
+               "band: &#177;1 std)</text>\n", ml, st->o.signal, N);
+    /* grid and axes */
+    double ystep = hi - lo > 6 ? 2.0 : (hi - lo > 3 ? 1.0 : 0.5);
+    for (double y = lo; y <= hi + 1e-9; y += ystep) {
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", ml,
+                SY(y), ml + pw, SY(y));
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f</text>\n", ml - 6,
+                SY(y) + 4, y);
+    }
+    int xstep = T > 200 ? 50 : (T > 60 ? 25 : 10);
+    for (int t = 0; t <= T; t += xstep) {
+        int tt = t < 1 ? 1 : t;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", SX(tt),
+                mt + ph + 18, tt);
+    }
+    for (int b = 0; b < st->o.n_budgets; b++)
+        if (st->o.budgets[b] <= T)
+            fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bbb\" "
+                       "stroke-dasharray=\"4,4\"/>\n",
+                    SX(st->o.budgets[b]), mt, SX(st->o.budgets[b]), mt + ph);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+               "stroke=\"black\"/>\n", ml, mt, pw, ph);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">trials (architectures "
+               "evaluated)</text>\n", ml + pw / 2, H - 18);
+    fprintf(f, "<text transform=\"translate(20,%.1f) rotate(-90)\" text-anchor=\"middle\">best "
+               "%s (%%)</text>\n", mt + ph / 2, st->o.signal);
+    /* bands, then lines */
+    fprintf(f, "<g clip-path=\"url(#plot)\">\n");
+    for (int k = 0; k < NS; k++) {
+        const double *m = mean + (size_t)k * T, *s = sd + (size_t)k * T;
+        fprintf(f, "<polygon fill=\"%s\" fill-opacity=\"0.15\" stroke=\"none\" points=\"",
+                strat_colors[st->o.strats[k]]);
+        for (int t = 0; t < T; t++)
+            if (isfinite(m[t]))
+                fprintf(f, "%.1f,%.1f ", SX(t + 1), SY(m[t] + s[t]));
+        for (int t = T - 1; t >= 0; t--)
+            if (isfinite(m[t]))
+                fprintf(f, "%.1f,%.1f ", SX(t + 1), SY(m[t] - s[t]));
+        fprintf(f, "\"/>\n");
+    }
+    for (int k = 0; k < NS; k++) {
+        const double *m = mean + (size_t)k * T;
+        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+                strat_colors[st->o.strats[k]]);
+        for (int t = 0; t < T; t++)
+            if (isfinite(m[t]))
+                fprintf(f, "%.1f,%.1f ", SX(t + 1), SY(m[t]));
+        fprintf(f, "\"/>\n");
+    }
+    fprintf(f, "</g>\n");
+    for (int k = 0; k < NS; k++) {
+        double y = mt + 20 + 22 * k;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                   "stroke-width=\"3\"/>\n", ml + pw + 15, y, ml + pw + 45, y,
+                strat_colors[st->o.strats[k]]);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", ml + pw + 52, y + 4,
+                strat_names[st->o.strats[k]]);
+    }
+    fprintf(f, "</svg>\n");
+#undef SX
+#undef SY
+    free(mean);
+    free(sd);
+    free(col);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static int write_outputs(const study *st)
+{
+    const options *o = &st->o;
+    const int NB = o->n_budgets, N = o->seeds;
+    char path[NAS_PATH_MAX + 32];
+    double *sig = malloc((size_t)N * sizeof *sig), *tst = malloc((size_t)N * sizeof *tst);
+    if (!sig || !tst)
+        return -1;
+    snprintf(path, sizeof path, "%s/summary.csv", o->out);
+    FILE *csv = fopen(path, "w");
+    snprintf(path, sizeof path, "%s/table.md", o->out);
+    FILE *md = fopen(path, "w");
+    if (!csv || !md) {
+        fprintf(stderr, "strategy_study: cannot write into %s\n", o->out);
+        if (csv)
+            fclose(csv);
+        if (md)
+            fclose(md);
+        free(sig);
+        free(tst);
+        return -1;
+    }
+    fprintf(csv, "strategy,budget,seeds,mean_signal,std_signal,median_signal,mean_test,std_test,"
+                 "median_test\n");
+    fprintf(md, "Table `%s`, signal `%s`, reported column `%s`; %d seeds (%llu..%llu) per "
+                "strategy.\nValues in the table's units (percent). Each run returns the best "
+                "architecture by signal among its first `budget` trials.\n\n",
+            o->table, o->signal, o->test[0] ? o->test : "-", N, (unsigned long long)o->seed0,
+            (unsigned long long)(o->seed0 + (uint64_t)N - 1));
+    fprintf(md, "| strategy | budget | mean %s | std | median | mean %s | std | median |\n",
+            o->signal, o->test[0] ? o->test : "test");
+    fprintf(md, "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int b = 0; b < NB; b++)
+        for (int k = 0; k < o->n_strats; k++) {
+            for (int i = 0; i < N; i++) {
+                size_t r = run_index(st, k, i);
+                sig[i] = st->ret_sig[r * NB + b];
+                tst[i] = st->ret_test[r * NB + b];
+            }
+            stats s = stats_of(sig, N), t = stats_of(tst, N);
+            const char *name = strat_names[o->strats[k]];
+            fprintf(csv, "%s,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", name, o->budgets[b], s.n,
+                    s.mean, s.std, s.median, t.mean, t.std, t.median);
+            fprintf(md, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", name,
+                    o->budgets[b], s.mean, s.std, s.median, t.mean, t.std, t.median);
+        }
+    fclose(csv);
+    fclose(md);
+    snprintf(path, sizeof path, "%s/best_so_far.svg", o->out);
+    if (write_svg(st, path) != 0) {
+        fprintf(stderr, "strategy_study: cannot write %s\n", path);
+        free(sig);
+        free(tst);
+        return -1;
+    }
+    if (o->dump[0]) {
+        FILE *d = fopen(o->dump, "w");
+        if (!d) {
+            fprintf(stderr, "strategy_study: cannot write %s\n", o->dump);
+            free(sig);
+            free(tst);
+            return -1;
+        }
+        fprintf(d, "strategy,budget,seed,genotype,signal\n");
+        for (int k = 0; k < o->n_strats; k++)
+            for (int i = 0; i < N; i++)
+                for (int b = 0; b < NB; b++) {
+                    size_t r = run_index(st, k, i);
+                    fprintf(d, "%s,%d,%llu,%s,%.4f\n", strat_names[o->strats[k]], o->budgets[b],
+                            (unsigned long long)(o->seed0 + (uint64_t)i),
+                            st->ret_geno + (r * NB + b) * NAS_GENOTYPE_STR_MAX,
+                            st->ret_sig[r * NB + b]);
+                }
+        fclose(d);
+    }
+    /* the summary on stdout */
+    printf("strategy,budget,seeds,mean_signal,std_signal,mean_test\n");
+    for (int b = 0; b < NB; b++)
+        for (int k = 0; k < o->n_strats; k++) {
+            for (int i = 0; i < N; i++) {
+                size_t r = run_index(st, k, i);
+                sig[i] = st->ret_sig[r * NB + b];
+                tst[i] = st->ret_test[r * NB + b];
+            }
+            stats s = stats_of(sig, N), t = stats_of(tst, N);
+            printf("%s,%d,%d,%.3f,%.3f,%.3f\n", strat_names[o->strats[k]], o->budgets[b], s.n,
+                   s.mean, s.std, t.mean);
+        }
+    free(sig);
+    free(tst);
+    return 0;
+}
+
+static void *shared_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int main(int argc, char **argv)
+{
+    study st;
+    memset(&st, 0, sizeof st);
+    if (parse_args(argc, argv, &st.o) != 0)
+        return 2;
+    options *o = &st.o;
+    if (access(o->table, R_OK) != 0) {
+        printf("SKIPPED: benchmark table %s is not readable (%s); nothing to study\n", o->table,
+               strerror(errno));
+        return 77;
+    }
+    nas_config base;
+    nas_error err;
+    nas_error_clear(&err);
+    nas_config_defaults(&base);
+    if (o->conf[0] && nas_config_load(o->conf, &base, &err) != NAS_OK) {
+        fprintf(stderr, "strategy_study: %s\n", err.msg);
+        return 1;
+    }
+    snprintf(base.experiment, sizeof base.experiment, "strategy-study");
+    base.evaluator.kind = NAS_EVALUATOR_TABLE;
+    snprintf(base.evaluator.table, sizeof base.evaluator.table, "%s", o->table);
+    snprintf(base.evaluator.column, sizeof base.evaluator.column, "%s", o->signal);
+    snprintf(base.evaluator.test_column, sizeof base.evaluator.test_column, "%s", o->test);
+    if (!(base.evaluator.table_scale > 0))
+        base.evaluator.table_scale = 0.01;
+
+    nas_space *space = NULL;
+    nas_evaluator *ev = NULL;
+    if (nas_space_create(&base.space, &space, &err) != NAS_OK ||
+        nas_evaluator_create(&base, space, &ev, &err) != NAS_OK) {
+        fprintf(stderr, "strategy_study: %s\n", err.msg);
+        nas_space_destroy(space);
+        return 1;
+    }
+    st.T = o->budgets[o->n_budgets - 1];
+    st.n_runs = (size_t)o->n_strats * o->seeds;
+    const size_t NB = (size_t)o->n_budgets;
+    st.head = shared_alloc(st.n_runs * sizeof *st.head);
+    st.best = shared_alloc(st.n_runs * st.T * sizeof(double));
+    st.ret_sig = shared_alloc(st.n_runs * NB * sizeof(double));
+    st.ret_test = shared_alloc(st.n_runs * NB * sizeof(double));
+    st.ret_geno = shared_alloc(st.n_runs * NB * NAS_GENOTYPE_STR_MAX);
+    if (!st.head || !st.best || !st.ret_sig || !st.ret_test || !st.ret_geno) {
+        fprintf(stderr, "strategy_study: out of memory\n");
+        return 1;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "strategy_study: %d strategies x %d seeds x %d trials on %s (%s), %d "
+                        "jobs\n", o->n_strats, o->seeds, st.T, o->table, o->signal, o->jobs);
+    fflush(NULL);
+    /* run r = (strategy k, seed i) goes to job r % jobs */
+    pid_t pids[256];
+    int jobs = o->jobs;
+    for (int j = 0; j < jobs; j++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "strategy_study: fork failed: %s\n", strerror(errno));
+            return 1;
+        }
+        if (pid == 0) {
+            size_t done = 0;
+            for (size_t r = (size_t)j; r < st.n_runs; r += (size_t)jobs) {
+                int k = (int)(r / (size_t)o->seeds), i = (int)(r % (size_t)o->seeds);
+                nas_error e;
+                nas_error_clear(&e);
+                int rc = run_one(&st, &base, space, ev, o->strats[k], o->seed0 + (uint64_t)i, r,
+                                 &e);
+                st.head[r].done = rc == NAS_OK ? 1 : -1;
+                if (rc != NAS_OK)
+                    snprintf(st.head[r].error, sizeof st.head[r].error, "%s", e.msg);
+                done++;
+                if (!o->quiet && j == 0)
+                    fprintf(stderr, "\r  %s seed %llu done (%zu/%zu runs in this job)   ",
+                            strat_names[o->strats[k]], (unsigned long long)(o->seed0 + (uint64_t)i),
+                            done, (st.n_runs + (size_t)jobs - 1 - (size_t)j) / (size_t)jobs);
+            }
+            _exit(0);
+        }
+        pids[j] = pid;
+    }
+    int failed = 0;
+    for (int j = 0; j < jobs; j++) {
+        int status;
+        if (waitpid(pids[j], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            failed = 1;
+    }
+    if (!o->quiet)
+        fprintf(stderr, "\n");
+    for (size_t r = 0; r < st.n_runs; r++)
+        if (st.head[r].done != 1) {
+            fprintf(stderr, "strategy_study: run %s seed %llu failed: %s\n",
+                    strat_names[o->strats[r / (size_t)o->seeds]],
+                    (unsigned long long)(o->seed0 + r % (size_t)o->seeds),
+                    st.head[r].done ? st.head[r].error : "worker died");
+            failed = 1;
+        }
+    nas_evaluator_destroy(ev);
+    nas_space_destroy(space);
+    if (failed)
+        return 1;
+    mkdir(o->out, 0777); /* may exist */
+    return write_outputs(&st) == 0 ? 0 : 1;
+}

@@ -1,0 +1,312 @@
+/*
+ * nas/store.h - the results database: one SQLite file (WAL mode, busy
+ * timeout 10 s) holding experiments, their trials and the trials' results.
+ *
+ * The schema is documented column by column in docs/schema.md. It is
+ * versioned with `PRAGMA user_version` (NAS_STORE_SCHEMA_VERSION) and
+ * marked with `PRAGMA application_id` (NAS_STORE_APPLICATION_ID), so a
+ * SQLite file written by another program is refused instead of modified.
+ *
+ * An experiment is identified by the canonical text of its configuration
+ * (nas_config_canonical): running the same space.conf again finds the same
+ * experiment and resumes it. Within an experiment a trial is identified by
+ * the canonical key of its architecture (nas_space_key): the same cell is
+ * never trained twice.
+ *
+ * Only the controller writes (short transactions, prepared statements);
+ * `nas query` and `nas show` open the file read-only and may run while a
+ * search writes. Every failure returns NAS_EDB (SQLite refused) or NAS_EIO
+ * (file system) with a message naming the database path and SQLite's own
+ * explanation (sqlite3_errmsg).
+ */
+#ifndef NAS_STORE_H
+#define NAS_STORE_H
+
+#include <stdint.h>
+#include <stdio.h> /* FILE, for nas_report_write */
+#include "nas/status.h"
+#include "nas/space.h"
+#include "nas/evaluator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NAS_STORE_SCHEMA_VERSION 1
+#define NAS_STORE_APPLICATION_ID 0x6E617331 /* "nas1" */
+#define NAS_STORE_TIME_MAX 32                /* "2024-01-31T12:34:56.789Z" */
+
+typedef struct nas_store nas_store; /* opaque: one SQLite connection */
+
+/*
+ * Open the database at `path`. readonly == 0: create it (and its schema)
+ * when missing, WAL mode; readonly == 1: the file must exist and is never
+ * modified. Errors: NAS_EIO (missing file for read-only, directory missing
+ * or not writable), NAS_EDB (not a SQLite file, a SQLite file of another
+ * program, a schema newer than this nas knows, SQLite failure).
+ */
+int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *err);
+void nas_store_close(nas_store *st); /* NULL is a no-op */
+const char *nas_store_path(const nas_store *st);
+
+/* ---- experiments ----------------------------------------------------------- */
+
+typedef struct nas_store_experiment {
+    int64_t id;
+    char name[NAS_NAME_MAX];
+    char strategy[NAS_NAME_MAX];
+    char conf_path[NAS_PATH_MAX];
+    uint64_t seed;
+    int trials_budget;
+    char status[16]; /* running | done | interrupted | failed | exhausted */
+    char created_at[NAS_STORE_TIME_MAX];
+    char updated_at[NAS_STORE_TIME_MAX];
+    /* trial counts by status */
+    int n_trials, n_pending, n_running, n_done, n_failed, n_interrupted;
+} nas_store_experiment;
+
+/*
+ * Find the experiment whose canonical config equals `canonical`, or create
+ * it (status "running") with the other fields. *created is 1 for a new
+ * experiment. `conf_text` is the file as written (for the record).
+ * Errors: NAS_EDB.
+ */
+int nas_store_experiment_open(nas_store *st, const char *name, const char *canonical,
+                              const char *conf_text, const char *conf_path, uint64_t seed,
+                              const char *strategy, int trials_budget, int64_t *id, int *created,
+                              nas_error *err);
+
+/* The experiment `id` with its trial counts. Errors: NAS_ENOTFOUND, NAS_EDB. */
+int nas_store_experiment_get(nas_store *st, int64_t id, nas_store_experiment *out,
+                             nas_error *err);
+
+/* The most recent experiment named `name` (any name when NULL).
+ * Errors: NAS_ENOTFOUND (message lists the names present), NAS_EDB. */
+int nas_store_experiment_find(nas_store *st, const char *name, nas_store_experiment *out,
+                              nas_error *err);
+
+/* The canonical config text of experiment `id` (malloc'd; caller frees). */
+int nas_store_experiment_canonical(nas_store *st, int64_t id, char **out, nas_error *err);
+
+int nas_store_experiment_set_status(nas_store *st, int64_t id, const char *status,
+                                    nas_error *err);
+
+/* ---- trials ---------------------------------------------------------------- */
+
+typedef enum nas_trial_status {
+    NAS_TRIAL_PENDING = 0, /* proposed, not yet given to a worker */
+    NAS_TRIAL_RUNNING,     /* on a worker */
+    NAS_TRIAL_DONE,        /* evaluated; result row present */
+    NAS_TRIAL_FAILED,      /* evaluation failed; error says why */
+    NAS_TRIAL_INTERRUPTED  /* stopped by Ctrl-C or a dead controller; re-run on resume */
+} nas_trial_status;
+
+/* "pending", "running", ...; NULL for an invalid value. */
+const char *nas_trial_status_name(int status);
+/* Errors: NAS_ENOTFOUND. */
+int nas_trial_status_from_name(const char *name, nas_trial_status *out);
+
+/* One trial row joined with its result and experiment name. Missing values
+ * (SQL NULL) are NaN for doubles, -1 for integers, "" for strings. */
+typedef struct nas_store_trial {
+    int64_t id;
+    int64_t experiment_id;
+    char experiment[NAS_NAME_MAX];
+    char genotype[NAS_GENOTYPE_STR_MAX];
+    char arch_key[NAS_GENOTYPE_STR_MAX];
+    char proposed_by[NAS_NAME_MAX];
+    nas_trial_status status;
+    int worker;
+    int attempt; /* times it was started */
+    char device[NAS_NAME_MAX];
+    char created_at[NAS_STORE_TIME_MAX];
+    char started_at[NAS_STORE_TIME_MAX];
+    char finished_at[NAS_STORE_TIME_MAX];
+    char error[512];
+    int has_result;
+    double val_accuracy;  /* [0,1] for trained trials */
+    double test_accuracy;
+    double train_loss;
+    int64_t macs;         /* per image */
+    int64_t params;
+    double latency_ms;    /* batch 1, median */
+    double train_seconds;
+    int epochs;
+    double score;         /* what the strategy observed (NaN: failed/infeasible) */
+} nas_store_trial;
+
+/*
+ * Insert a pending trial. Errors: NAS_EEXIST when the experiment already
+ * has a trial with `arch_key`, NAS_EDB.
+ */
+int nas_store_trial_insert(nas_store *st, int64_t exp_id, const char *genotype,
+                           const char *arch_key, const char *proposed_by, int64_t *trial_id,
+                           nas_error *err);
+
+/* *known = 1 if the experiment has a trial (any status) with `arch_key`. */
+int nas_store_trial_known(nas_store *st, int64_t exp_id, const char *arch_key, int *known,
+                          nas_error *err);
+
+/* Mark running on `worker` (device `device`): attempt + 1, started_at now,
+ * error and finished_at cleared. */
+int nas_store_trial_start(nas_store *st, int64_t trial_id, int worker, const char *device,
+                          nas_error *err);
+
+/*
+ * Record a finished trial in one transaction: status done (res->status ==
+ * NAS_OK) or failed (error = res->error), finished_at now, and its result
+ * row (val_accuracy NULL when failed; negative or NaN measurements NULL).
+ * `score` is what the strategy observed; `note` (may be NULL) is stored in
+ * error for a done trial (e.g. a violated constraint).
+ */
+int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_result *res,
+                           double score, const char *note, nas_error *err);
+
+/* Mark a trial interrupted with `reason`. */
+int nas_store_trial_interrupt(nas_store *st, int64_t trial_id, const char *reason,
+                              nas_error *err);
+
+/* Errors: NAS_ENOTFOUND ("no trial N in PATH"), NAS_EDB. */
+int nas_store_trial_get(nas_store *st, int64_t trial_id, nas_store_trial *out, nas_error *err);
+
+typedef enum nas_store_order {
+    NAS_STORE_ORDER_ID = 0, /* trial id ascending (proposal order) */
+    NAS_STORE_ORDER_RANK    /* done by val_accuracy desc, then unfinished, failed last */
+} nas_store_order;
+
+/* Called once per trial; return non-zero to stop early (not an error). */
+typedef int (*nas_store_trial_fn)(void *ctx, const nas_store_trial *t);
+
+/* Visit the trials of experiment `exp_id` in `order`, at most `limit`
+ * (0 = all). Errors: NAS_EDB. */
+int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order, int limit,
+                            nas_store_trial_fn fn, void *ctx, nas_error *err);
+
+/* ---- strategy state ----------------------------------------------------------- */
+
+/* Save (replace) / load an opaque blob a strategy keeps for experiment
+ * `exp_id` under `name`. get: *blob malloc'd (caller frees), NAS_ENOTFOUND
+ * when absent. */
+int nas_store_strategy_state_put(nas_store *st, int64_t exp_id, const char *name,
+                                 const void *blob, size_t size, nas_error *err);
+int nas_store_strategy_state_get(nas_store *st, int64_t exp_id, const char *name, void **blob,
+                                 size_t *size, nas_error *err);
+
+/* ---- read-only queries for reports and `nas query --pareto` ---------------------
+ * (store/report_query.c; they never write, so they work on a store opened
+ * read-only while a search runs) */
+
+/* The config file of experiment `id` as it was written (column conf_text),
+ * malloc'd; the caller frees. Errors: NAS_ENOTFOUND, NAS_EDB, NAS_ENOMEM. */
+int nas_store_experiment_conf_text(nas_store *st, int64_t id, char **out, nas_error *err);
+
+/*
+ * The objectives and constraints experiment `id` ran with, read back from
+ * its canonical config (nas_config_canonical) and validated by the config
+ * parser: *cfg gets every default, then n_objectives, objectives[] and
+ * constraints. Errors: NAS_ENOTFOUND, NAS_EDB, NAS_EFORMAT (the stored
+ * text has no readable objectives; *cfg then holds the defaults: one
+ * objective, val_accuracy, maximised, no constraints).
+ */
+int nas_store_experiment_objectives(nas_store *st, int64_t id, nas_config *cfg, nas_error *err);
+
+/*
+ * A stored trial as the nas_trial_result the controller had (to replay it
+ * through nas_strategy_observe_result, or read it with
+ * nas_objective_value): status NAS_OK for a done trial; for any other
+ * status NAS_EWORKER with the stored reason in error (the exact code of a
+ * failure is not stored). Missing measurements stay missing (NaN doubles,
+ * -1 counts).
+ */
+void nas_store_trial_result(const nas_store_trial *t, nas_trial_result *res);
+
+/* Every trial of experiment `exp_id` in id order: *out is a malloc'd
+ * array of *n trials (NULL when none); the caller frees it.
+ * Errors: NAS_EDB, NAS_ENOMEM (then *out = NULL, *n = 0). */
+int nas_store_trial_list(nas_store *st, int64_t exp_id, nas_store_trial **out, int *n,
+                         nas_error *err);
+
+/* 1 if a done trial is feasible: it has a stored score (the controller
+ * scores trials that violate a constraint NaN, stored as NULL). */
+int nas_store_trial_feasible(const nas_store_trial *t);
+
+/*
+ * The Pareto front of experiment `exp_id` under `n_obj` objectives `obj`
+ * (1..NAS_MAX_OBJECTIVES; e.g. those of nas_store_experiment_objectives):
+ * among done, feasible trials whose objective values are all measured,
+ * those no other such trial dominates (nas_pareto_front: duplicates and
+ * ties are all on the front). *out is a malloc'd array of *n trials (NULL
+ * when none), best first by the first objective, ties by id.
+ * Errors: NAS_EINVAL (n_obj out of range, unknown metric), NAS_EDB,
+ * NAS_ENOMEM.
+ */
+int nas_store_pareto(nas_store *st, int64_t exp_id, const nas_objective *obj, int n_obj,
+                     nas_store_trial **out, int *n, nas_error *err);
+
+/* ---- the HTML report (store/report.c) ------------------------------------------- */
+
+typedef struct nas_report_opts {
+    const char *experiment; /* name; NULL or "": the most recent experiment */
+    int top_k;              /* best trials counted in the op-frequency chart; 0 = 10 */
+} nas_report_opts;
+
+/*
+ * Write one self-contained HTML page about an experiment to `out` (no
+ * network access needed to view it: inline CSS, inline SVG plots, a small
+ * inline script for tooltips): summary; best-so-far validation accuracy
+ * against trial number and against wall time; accuracy/latency and
+ * accuracy/MACs scatter plots with their Pareto fronts (max accuracy, min
+ * cost) drawn as a path, a tooltip on every trial; the Pareto front under
+ * the experiment's own objectives; op frequency in the top-k trials
+ * against all trials; failed and infeasible trials with their reasons;
+ * the config text. docs/report.md describes the page and its element ids.
+ * *n_front (may be NULL) gets the size of the front under the
+ * experiment's objectives. Reads only (the store may be read-only).
+ * Errors: NAS_ENOTFOUND (no such experiment), NAS_EDB, NAS_ENOMEM,
+ * NAS_EIO (writing `out` failed).
+ */
+int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int *n_front,
+                     nas_error *err);
+
+/* ---- export artifacts (store/export_store.c; issue 5) ----------------------------
+ * Two tables created on first write with CREATE TABLE IF NOT EXISTS (no
+ * schema-version change; docs/export.md lists their columns). They open
+ * their own connection on nas_store_path(st), like report_query.c. */
+
+/* Record that trial `trial_id`'s trained proxy weights are in `path` (an
+ * .npz from nas_weights_save; stored as an absolute path when the file
+ * exists); replaces an earlier record. The store must
+ * be open read-write. Errors: NAS_EDB. */
+int nas_store_trial_weights_put(nas_store *st, int64_t trial_id, const char *path,
+                                nas_error *err);
+
+/* The weights file recorded for `trial_id` into path[n]. Works on a
+ * read-only store. Errors: NAS_ENOTFOUND (none kept: the message says to
+ * set proxy.keep_weights or export with --weights init), NAS_EDB. */
+int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, size_t n,
+                                nas_error *err);
+
+/* One finished `nas train ARCH.json --db PATH`. Missing numbers: NaN, -1. */
+typedef struct nas_store_final_training {
+    int64_t experiment_id, trial_id; /* from ARCH.json; -1 (or absent from the db): NULL */
+    char genotype[NAS_GENOTYPE_STR_MAX];
+    char arch_json[NAS_PATH_MAX];
+    int epochs;
+    char recipe[512];   /* "epochs=.. batch_size=.. lr=.. ..." */
+    char augment[64];   /* "none", "crop", "flip", "crop,flip" */
+    char backend[NAS_NAME_MAX];
+    int64_t train_images;
+    double test_accuracy, test_loss, train_loss, train_accuracy, train_seconds;
+    int64_t params, macs;
+    char checkpoint[NAS_PATH_MAX];
+} nas_store_final_training;
+
+/* Insert `f` into final_training; *id (may be NULL) gets its row id.
+ * Errors: NAS_EDB. */
+int nas_store_final_training_put(nas_store *st, const nas_store_final_training *f, int64_t *id,
+                                 nas_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NAS_STORE_H */

@@ -1,0 +1,1100 @@
+/*
+ * search/controller.c - the search loop (see nas_search_run in nas/search.h).
+ *
+ *   store: find or create the experiment by its canonical config
+ *   replay: every trial in id order -> strategy propose (deduped against the
+ *           trials before it) and, if finished, observe its stored score;
+ *           unfinished trials (pending/running/interrupted) are re-queued
+ *   loop:  while done + failed + in flight < budget and a worker is idle:
+ *             re-queued trial, or propose -> dedupe by canonical key ->
+ *             insert pending; mark running; submit to the pool
+ *          wait for a result -> record done/failed -> observe -> progress
+ *   stop:  (*opts->stop set) record results already back, kill the jobs in
+ *          flight and mark their trials interrupted.
+ *   constraints (issue 6, docs/report.md "Constraints"): a proposal over
+ *          constraints.mmacs/params is treated as known (never stored or
+ *          trained); latency is measured in the worker before training and
+ *          a cell over constraints.latency_ms is recorded as rejected
+ *          (done, no accuracy) outside the budget. With several objectives
+ *          the progress line shows the running Pareto front's size.
+ *
+ * With one worker (or in-process) the replay rebuilds exactly the state of
+ * an uninterrupted run, so a resumed search proposes what the original
+ * would have. With several workers results arrive out of order; the replay
+ * then observes in trial order and says how many proposals differed.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h> /* TIOCGWINSZ: terminal width for the status line */
+#include <sys/stat.h>  /* mkdir: the kept-weights directory */
+#include <time.h>
+#include <unistd.h>
+#include "nas/search.h"
+#include "nas/store.h"
+#include "search/pool_msg.h" /* issue 4: the Open MPI transport */
+#include "search/run_lock.h" /* issue 4: one `nas run` per database */
+
+#define MAX_PROPOSALS 256 /* proposals per new trial before giving up as exhausted */
+/* Issue 6 (docs/report.md, "Constraints"): consecutive proposals over the
+ * MACs/params constraints, and consecutive trials over the latency
+ * constraint (each costs a net build and timed passes), before the search
+ * stops with NAS_EINFEASIBLE. */
+#define MAX_INFEASIBLE 10000
+#define MAX_LATENCY_MISSES 1000
+
+typedef struct flight {
+    int64_t trial;
+    int k;          /* ordinal in the budget, for "trial k/N" */
+    int worker;
+    nas_genotype g;
+    char geno[NAS_GENOTYPE_STR_MAX];
+    double t0;
+    double fraction;
+    double loss;
+    int failures; /* issue 4: transient failures of this trial in this run (retries) */
+} flight;
+
+typedef struct hist_entry {
+    int64_t id;
+    nas_trial_status status;
+    char key[NAS_GENOTYPE_STR_MAX];
+    char geno[NAS_GENOTYPE_STR_MAX];
+    double score;
+    double val;
+    nas_trial_result res; /* the stored result (nas_store_trial_result), for replay */
+} hist_entry;
+
+typedef struct ctl {
+    const nas_config *cfg;
+    FILE *log;
+    int quiet, tty;
+    volatile sig_atomic_t *stop;
+    nas_store *st;
+    int64_t exp;
+    nas_space *space;
+    nas_strategy *strat;
+    nas_evaluator *ev;
+    nas_pool *pool;
+    int budget;
+    int finished;          /* done + failed in the experiment */
+    int n_done, n_failed;
+    int ran;               /* finished in this run */
+    double t_start;
+    flight *fl;
+    int nfl, cap_fl;
+    /* re-queued unfinished trials */
+    hist_entry *requeue;
+    int nrequeue, requeue_pos;
+    /* best so far (by score) */
+    double best_score, best_val;
+    int64_t best_trial;
+    char best_geno[NAS_GENOTYPE_STR_MAX];
+    /* dedupe lookups against a history prefix (replay) or the store (live) */
+    const hist_entry *hist;
+    int hist_n;
+    int db_failed;
+    nas_error db_err;
+    int status_line; /* a redrawable line is on the terminal */
+    char weights_dir[NAS_PATH_MAX]; /* proxy.keep_weights: DB.weights ("" = off) */
+    /* issue 6: constraints checked before training, and the Pareto front */
+    nas_known_fn inner_known;     /* propose_new's dedupe, under the feasibility check */
+    long n_infeasible;            /* proposals over constraints.mmacs/params (never stored) */
+    int64_t min_macs, min_params; /* smallest among them (-1: none) */
+    int n_rejected;               /* trials over constraints.latency_ms (not in the budget) */
+    int lat_miss;                 /* consecutive ones */
+    double min_latency;           /* fastest of them (NaN: none) */
+    double *front;                /* objective vectors of the current front, n_front x d */
+    int n_front, cap_front;
+    /* issue 4: trials whose worker failed transiently, to run again */
+    flight *retry;
+    int nretry, cap_retry;
+} ctl;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void fmt_duration(double s, char *buf, size_t n)
+{
+    if (!isfinite(s) || s < 0) {
+        snprintf(buf, n, "--");
+        return;
+    }
+    long t = (long)(s + 0.5);
+    if (t >= 3600)
+        snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else if (t >= 60)
+        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(buf, n, "%lds", t);
+}
+
+/* ---- scoring ------------------------------------------------------------------ */
+
+double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char *note, size_t n)
+{
+    if (note && n)
+        note[0] = '\0';
+    if (res->status != NAS_OK)
+        return NAN;
+    if (cfg->constraints.latency_ms > 0 && isfinite(res->latency_ms) &&
+        res->latency_ms > cfg->constraints.latency_ms) {
+        if (note && n)
+            snprintf(note, n, "infeasible: latency %.3f ms > constraints.latency_ms = %g",
+                     res->latency_ms, cfg->constraints.latency_ms);
+        return NAN;
+    }
+    if (cfg->constraints.mmacs > 0 && res->macs > 0 && res->macs / 1e6 > cfg->constraints.mmacs) {
+        if (note && n)
+            snprintf(note, n, "infeasible: %.3f MMACs > constraints.mmacs = %g", res->macs / 1e6,
+                     cfg->constraints.mmacs);
+        return NAN;
+    }
+    if (cfg->constraints.params > 0 && res->params > 0 &&
+        (double)res->params > cfg->constraints.params) {
+        if (note && n)
+            snprintf(note, n, "infeasible: %lld params > constraints.params = %g",
+                     (long long)res->params, cfg->constraints.params);
+        return NAN;
+    }
+    const char *metric = cfg->n_objectives > 0 ? cfg->objectives[0].metric : "val_accuracy";
+    int maximize = cfg->n_objectives > 0 ? cfg->objectives[0].maximize : 1;
+    double v;
+    if (strcmp(metric, "latency_ms") == 0)
+        v = res->latency_ms;
+    else if (strcmp(metric, "macs") == 0)
+        v = (double)res->macs;
+    else if (strcmp(metric, "params") == 0)
+        v = (double)res->params;
+    else
+        v = res->val_accuracy;
+    if (!isfinite(v))
+        return NAN;
+    return maximize ? v : -v;
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+static void clear_status(ctl *c)
+{
+    if (c->status_line) {
+        fprintf(c->log, "\r\033[K");
+        c->status_line = 0;
+    }
+}
+
+/* Elapsed time of this run and the time left, estimated from the trials
+ * finished in this run plus the fractions of those in flight. */
+static void eta_text(ctl *c, char *el, size_t nel, char *eta, size_t neta)
+{
+    double elapsed = now_s() - c->t_start;
+    fmt_duration(elapsed, el, nel);
+    double progress = c->ran, partial = 0;
+    for (int i = 0; i < c->nfl; i++)
+        if (isfinite(c->fl[i].fraction))
+            partial += c->fl[i].fraction;
+    progress += partial;
+    double remaining = c->budget - c->finished - partial;
+    double e = NAN;
+    if (c->ran > 0 && progress > 0 && remaining >= 0)
+        e = elapsed / progress * remaining;
+    fmt_duration(e, eta, neta);
+}
+
+static void best_text(ctl *c, char *buf, size_t n)
+{
+    if (c->best_trial < 0)
+        snprintf(buf, n, "best --");
+    else
+        snprintf(buf, n, "best %.4f (trial %lld)", c->best_val, (long long)c->best_trial);
+    if (c->cfg->n_objectives > 1) { /* issue 6: size of the running Pareto front */
+        size_t len = strlen(buf);
+        if (len < n)
+            snprintf(buf + len, n - len, ", Pareto front %d", c->n_front);
+    }
+}
+
+/*
+ * Add a finished trial to the running Pareto front (several objectives
+ * only): a feasible result with every objective measured enters unless a
+ * front member dominates it, and evicts the members it dominates (Deb et
+ * al. 2002 definitions, as nas_pareto_front; equal points all stay).
+ * O(front) per trial; the same set nas_store_pareto computes from scratch.
+ */
+static void front_add(ctl *c, const nas_trial_result *res)
+{
+    int d = c->cfg->n_objectives;
+    if (d < 2 || d > NAS_MAX_OBJECTIVES || !isfinite(nas_search_score(c->cfg, res, NULL, 0)))
+        return;
+    double v[NAS_MAX_OBJECTIVES];
+    int mx[NAS_MAX_OBJECTIVES];
+    for (int k = 0; k < d; k++) {
+        v[k] = nas_objective_value(c->cfg->objectives[k].metric, res);
+        mx[k] = c->cfg->objectives[k].maximize;
+        if (!isfinite(v[k]))
+            return;
+    }
+    for (int i = 0; i < c->n_front; i++)
+        if (nas_pareto_dominates(&c->front[(size_t)i * d], v, d, mx))
+            return;
+    int w = 0;
+    for (int i = 0; i < c->n_front; i++)
+        if (!nas_pareto_dominates(v, &c->front[(size_t)i * d], d, mx))
+            memmove(&c->front[(size_t)w++ * d], &c->front[(size_t)i * d], (size_t)d * sizeof(double));
+    c->n_front = w;
+    if (c->n_front == c->cap_front) {
+        int cap = c->cap_front ? 2 * c->cap_front : 16;
+        double *nf = realloc(c->front, (size_t)cap * (size_t)d * sizeof *nf);
+        if (!nf)
+            return; /* display only: the store's front is unaffected */
+        c->front = nf;
+        c->cap_front = cap;
+    }
+    memcpy(&c->front[(size_t)c->n_front++ * d], v, (size_t)d * sizeof(double));
+}
+
+static void draw_status(ctl *c)
+{
+    if (c->quiet || !c->tty || c->nfl == 0)
+        return;
+    char el[32], eta[32], best[96];
+    eta_text(c, el, sizeof el, eta, sizeof eta);
+    best_text(c, best, sizeof best);
+    const flight *f = &c->fl[0];
+    char loss[32] = "";
+    if (isfinite(f->loss))
+        snprintf(loss, sizeof loss, " loss %.3f", f->loss);
+    char line[512];
+    snprintf(line, sizeof line, "  trial %d/%d training %3.0f%%%s%s | %s | elapsed %s, ETA %s",
+             f->k, c->budget, 100.0 * f->fraction, loss, c->nfl > 1 ? " (+more)" : "", best, el,
+             eta);
+    /* Never wrap: a wrapped line cannot be redrawn with \r. */
+    struct winsize ws;
+    if (ioctl(fileno(c->log), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 &&
+        strlen(line) >= ws.ws_col)
+        line[ws.ws_col - 1] = '\0';
+    fprintf(c->log, "\r\033[K%s", line);
+    fflush(c->log);
+    c->status_line = 1;
+}
+
+static void on_progress(void *user, int64_t job_id, int worker, double fraction, double loss)
+{
+    (void)worker;
+    ctl *c = user;
+    for (int i = 0; i < c->nfl; i++) {
+        if (c->fl[i].trial == job_id) {
+            c->fl[i].fraction = fraction;
+            c->fl[i].loss = loss;
+        }
+    }
+    draw_status(c);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void say(ctl *c, const char *fmt, ...)
+{
+    if (c->quiet)
+        return;
+    clear_status(c);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(c->log, fmt, ap);
+    va_end(ap);
+    fputc('\n', c->log);
+    fflush(c->log);
+}
+
+/* ---- dedupe ------------------------------------------------------------------- */
+
+static int known_in_history(void *ctx, const nas_genotype *g)
+{
+    ctl *c = ctx;
+    char key[NAS_GENOTYPE_STR_MAX];
+    nas_space_key(c->space, g, key, sizeof key);
+    for (int i = 0; i < c->hist_n; i++)
+        if (strcmp(c->hist[i].key, key) == 0)
+            return 1;
+    return 0;
+}
+
+static int known_in_store(void *ctx, const nas_genotype *g)
+{
+    ctl *c = ctx;
+    char key[NAS_GENOTYPE_STR_MAX];
+    nas_space_key(c->space, g, key, sizeof key);
+    int known = 0;
+    if (nas_store_trial_known(c->st, c->exp, key, &known, &c->db_err) != NAS_OK) {
+        c->db_failed = 1;
+        return 1; /* never insert what we could not check */
+    }
+    return known;
+}
+
+/* ---- constraints checked before training (issue 6) ---------------------------- */
+
+/* 1 when g's analytic MACs or params (nas_count_net on the net the
+ * evaluator would build) exceed cfg->constraints: such a genotype is never
+ * trained nor stored. A deterministic function of g, so the replay makes
+ * the same decisions. */
+static int over_static_constraints(ctl *c, const nas_genotype *g)
+{
+    const nas_config *cfg = c->cfg;
+    if (!(cfg->constraints.mmacs > 0) && !(cfg->constraints.params > 0))
+        return 0;
+    nas_net_desc d;
+    int64_t macs = 0, params = 0;
+    if (nas_evaluator_net_desc(NULL, c->space, g, &d) != NAS_OK ||
+        nas_count_net(&d, &macs, &params, NULL, NULL) != NAS_OK)
+        return 0; /* the evaluator fails it with the reason */
+    int over = (cfg->constraints.mmacs > 0 && (double)macs / 1e6 > cfg->constraints.mmacs) ||
+               (cfg->constraints.params > 0 && (double)params > cfg->constraints.params);
+    if (over) {
+        c->n_infeasible++;
+        if (c->min_macs < 0 || macs < c->min_macs)
+            c->min_macs = macs;
+        if (c->min_params < 0 || params < c->min_params)
+            c->min_params = params;
+    }
+    return over;
+}
+
+/* The dedupe the strategy sees: known, or over a constraint (so evolution
+ * re-mutates, random and NAO sample again, and none of them ever learns
+ * from or proposes an infeasible cell). */
+static int known_or_infeasible(void *ctx, const nas_genotype *g)
+{
+    ctl *c = ctx;
+    return over_static_constraints(c, g) || c->inner_known(c, g);
+}
+
+/* NAS_EINFEASIBLE with what the constraints rejected. */
+static int no_feasible(ctl *c, nas_error *err)
+{
+    const nas_config *cfg = c->cfg;
+    const char *what = c->n_done > 0 ? "no more feasible architectures" : "no feasible architecture";
+    if (c->n_rejected > 0 && c->n_infeasible == 0)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.latency_ms = %g but the fastest of the %d candidates "
+                             "measured has %.3f ms (%d in a row over the limit)",
+                             what, cfg->constraints.latency_ms, c->n_rejected, c->min_latency,
+                             c->lat_miss);
+    if (cfg->constraints.mmacs > 0 && c->min_macs >= 0 &&
+        (double)c->min_macs / 1e6 > cfg->constraints.mmacs)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.mmacs = %g but the smallest candidate seen has "
+                             "%.3f MMACs (%ld proposals rejected before training)",
+                             what, cfg->constraints.mmacs, (double)c->min_macs / 1e6,
+                             c->n_infeasible);
+    if (cfg->constraints.params > 0 && c->min_params >= 0 &&
+        (double)c->min_params > cfg->constraints.params)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.params = %g but the smallest candidate seen has "
+                             "%lld parameters (%ld proposals rejected before training)",
+                             what, cfg->constraints.params, (long long)c->min_params,
+                             c->n_infeasible);
+    return nas_error_set(err, NAS_EINFEASIBLE,
+                         "%s: strategy %s found nothing new within constraints.mmacs = %g, "
+                         "constraints.params = %g (%ld proposals rejected before training)",
+                         what, nas_strategy_name(c->strat), cfg->constraints.mmacs,
+                         cfg->constraints.params, c->n_infeasible);
+}
+
+/*
+ * Ask the strategy for a genotype whose canonical key `known` does not
+ * know and that fits the MACs/params constraints; the same procedure runs
+ * live and in the replay so the strategy sees the same calls.
+ * NAS_EINFEASIBLE when nothing new (or nothing feasible) turns up.
+ */
+static int propose_new(ctl *c, nas_known_fn known, nas_genotype *g, char *key, nas_error *err)
+{
+    c->inner_known = known;
+    int misses = 0;
+    for (int i = 0; i < MAX_PROPOSALS; i++) {
+        int rc = nas_strategy_propose(c->strat, known_or_infeasible, c, g, err);
+        if (rc == NAS_EINFEASIBLE && c->n_infeasible > 0 && !c->db_failed)
+            return no_feasible(c, err);
+        if (rc != NAS_OK)
+            return rc;
+        if (c->db_failed) {
+            *err = c->db_err;
+            return err->code;
+        }
+        if (!nas_space_is_valid(c->space, g))
+            continue;
+        if (over_static_constraints(c, g)) { /* a strategy that ignored is_known */
+            if (++misses >= MAX_INFEASIBLE)
+                return no_feasible(c, err);
+            i--;
+            continue;
+        }
+        nas_space_key(c->space, g, key, NAS_GENOTYPE_STR_MAX);
+        if (!known(c, g))
+            return NAS_OK;
+        if (c->db_failed) {
+            *err = c->db_err;
+            return err->code;
+        }
+    }
+    return nas_error_set(err, NAS_EINFEASIBLE,
+                         "strategy %s proposed nothing new in %d attempts (space exhausted?)",
+                         nas_strategy_name(c->strat), MAX_PROPOSALS);
+}
+
+/* ---- replay ------------------------------------------------------------------- */
+
+typedef struct hist_vec {
+    hist_entry *v;
+    int n, cap;
+    int oom;
+} hist_vec;
+
+static int collect_trial(void *ctx, const nas_store_trial *t)
+{
+    hist_vec *h = ctx;
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        hist_entry *v = realloc(h->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            h->oom = 1;
+            return 1;
+        }
+        h->v = v;
+        h->cap = cap;
+    }
+    hist_entry *e = &h->v[h->n++];
+    e->id = t->id;
+    e->status = t->status;
+    snprintf(e->key, sizeof e->key, "%s", t->arch_key);
+    snprintf(e->geno, sizeof e->geno, "%s", t->genotype);
+    e->score = t->score;
+    e->val = t->val_accuracy;
+    nas_store_trial_result(t, &e->res);
+    return 0;
+}
+
+/* A done trial rejected by constraints.latency_ms before training: recorded
+ * with its measured latency and no accuracy; not counted in the budget. */
+static int rejected_result(const nas_trial_result *res)
+{
+    return res->status == NAS_OK && !isfinite(res->val_accuracy);
+}
+
+static void note_best(ctl *c, int64_t trial, const char *geno, double score, double val)
+{
+    if (!isfinite(score))
+        return;
+    if (c->best_trial < 0 || score > c->best_score) {
+        c->best_trial = trial;
+        c->best_score = score;
+        c->best_val = val;
+        snprintf(c->best_geno, sizeof c->best_geno, "%s", geno);
+    }
+}
+
+static int replay(ctl *c, int *mismatch, nas_error *err)
+{
+    hist_vec h = {0};
+    int rc = nas_store_trial_foreach(c->st, c->exp, NAS_STORE_ORDER_ID, 0, collect_trial, &h, err);
+    if (rc == NAS_OK && h.oom)
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading the trials");
+    if (rc != NAS_OK) {
+        free(h.v);
+        return rc;
+    }
+    *mismatch = 0;
+    c->requeue = calloc((size_t)(h.n > 0 ? h.n : 1), sizeof *c->requeue);
+    if (!c->requeue) {
+        free(h.v);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    }
+    int exhausted = 0;
+    for (int i = 0; i < h.n; i++) {
+        hist_entry *e = &h.v[i];
+        nas_genotype stored;
+        nas_error perr;
+        if (nas_space_parse(c->space, e->geno, &stored, &perr) != NAS_OK) {
+            rc = nas_error_set(err, NAS_EFORMAT,
+                               "database %s: trial %lld has genotype '%s' that this space "
+                               "cannot read: %s",
+                               nas_store_path(c->st), (long long)e->id, e->geno, perr.msg);
+            break;
+        }
+        if (!exhausted) {
+            c->hist = h.v;
+            c->hist_n = i;
+            nas_genotype g;
+            char key[NAS_GENOTYPE_STR_MAX];
+            nas_error pe;
+            int prc = propose_new(c, known_in_history, &g, key, &pe);
+            if (prc == NAS_EINFEASIBLE)
+                exhausted = 1;
+            else if (prc != NAS_OK) {
+                rc = prc;
+                *err = pe;
+                break;
+            }
+            if (prc != NAS_OK || strcmp(key, e->key) != 0)
+                (*mismatch)++;
+        } else {
+            (*mismatch)++;
+        }
+        if (e->status == NAS_TRIAL_DONE && rejected_result(&e->res)) {
+            nas_strategy_observe_result(c->strat, &stored, &e->res);
+            c->n_rejected++;
+        } else if (e->status == NAS_TRIAL_DONE || e->status == NAS_TRIAL_FAILED) {
+            nas_strategy_observe_result(c->strat, &stored, &e->res);
+            front_add(c, &e->res);
+            c->finished++;
+            if (e->status == NAS_TRIAL_DONE) {
+                c->n_done++;
+                note_best(c, e->id, e->geno, e->score, e->val);
+            }
+            else
+                c->n_failed++;
+        } else {
+            c->requeue[c->nrequeue++] = *e;
+        }
+    }
+    c->hist = NULL;
+    c->hist_n = 0;
+    free(h.v);
+    return rc;
+}
+
+/* ---- the loop ------------------------------------------------------------------ */
+
+static int job_fn(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progress, void *pctx,
+                  nas_trial_result *res)
+{
+    ctl *c = ctx;
+    if (c->weights_dir[0]) { /* keep_weights (issue 5): the evaluator saves the trained net */
+        char wp[NAS_PATH_MAX + 64];
+        snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)job->id);
+        nas_evaluator_set_weights_path(c->ev, wp);
+    }
+    double pre_lat = NAN; /* issue 6: latency constraint checked before training */
+    if (c->cfg->constraints.latency_ms > 0 && c->cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+        nas_error lerr;
+        if (nas_evaluator_latency(c->ev, &job->genotype, &pre_lat, &lerr) != NAS_OK)
+            pre_lat = NAN; /* measured again after training; nas_search_score judges that */
+        else if (pre_lat > c->cfg->constraints.latency_ms) {
+            memset(res, 0, sizeof *res); /* rejected: measured, not trained */
+            res->status = NAS_OK;
+            res->val_accuracy = NAN;
+            res->test_accuracy = -1;
+            res->train_loss = NAN;
+            res->train_seconds = NAN;
+            res->latency_ms = pre_lat;
+            nas_net_desc d;
+            if (nas_evaluator_net_desc(c->ev, NULL, &job->genotype, &d) == NAS_OK)
+                nas_count_net(&d, &res->macs, &res->params, NULL, NULL);
+            if (progress)
+                progress(pctx, 1.0, NAN);
+            return NAS_OK;
+        }
+    }
+    int rc = nas_evaluator_run(c->ev, &job->genotype, progress, pctx, res);
+    if (rc == NAS_OK && isfinite(pre_lat))
+        res->latency_ms = pre_lat; /* the measurement that admitted it */
+    if (rc == NAS_OK && !isfinite(res->val_accuracy)) {
+        res->status = NAS_ENAN;
+        snprintf(res->error, sizeof res->error, "validation accuracy is not a number");
+        rc = NAS_ENAN;
+    }
+    return rc;
+}
+
+/* Start one trial: a re-queued one, or a new proposal. Returns NAS_OK,
+ * NAS_EINFEASIBLE (nothing new to try) or a failure. */
+static int start_one(ctl *c, nas_error *err)
+{
+    flight f;
+    memset(&f, 0, sizeof f);
+    f.loss = NAN;
+    int rerun = 0;
+    if (c->nretry > 0) { /* issue 4: a retry after a transient worker failure */
+        f = c->retry[--c->nretry];
+        f.loss = NAN;
+        f.fraction = 0;
+        rerun = 1;
+    } else if (c->requeue_pos < c->nrequeue) {
+        hist_entry *e = &c->requeue[c->requeue_pos++];
+        nas_error perr;
+        if (nas_space_parse(c->space, e->geno, &f.g, &perr) != NAS_OK)
+            return nas_error_set(err, NAS_EFORMAT, "trial %lld: %s", (long long)e->id, perr.msg);
+        f.trial = e->id;
+        snprintf(f.geno, sizeof f.geno, "%s", e->geno);
+        rerun = 1;
+    } else {
+        char key[NAS_GENOTYPE_STR_MAX];
+        int rc = propose_new(c, known_in_store, &f.g, key, err);
+        if (rc != NAS_OK)
+            return rc;
+        nas_space_format(c->space, &f.g, f.geno, sizeof f.geno);
+        rc = nas_store_trial_insert(c->st, c->exp, f.geno, key, nas_strategy_name(c->strat),
+                                    &f.trial, err);
+        if (rc != NAS_OK)
+            return rc;
+    }
+    f.worker = nas_pool_next_worker(c->pool);
+    const char *device = c->cfg->evaluator.kind == NAS_EVALUATOR_TABLE ? "table"
+                                                                        : c->cfg->proxy.backend;
+    int rc = nas_store_trial_start(c->st, f.trial, f.worker, device, err);
+    if (rc != NAS_OK)
+        return rc;
+    if (f.failures == 0) /* issue 4: a retry keeps its "trial k/N" */
+        f.k = c->finished + c->nfl + 1;
+    f.t0 = now_s();
+    if (c->nfl == c->cap_fl) {
+        int cap = c->cap_fl ? 2 * c->cap_fl : 8;
+        flight *v = realloc(c->fl, (size_t)cap * sizeof *v);
+        if (!v)
+            return nas_error_set(err, NAS_ENOMEM, "out of memory");
+        c->fl = v;
+        c->cap_fl = cap;
+    }
+    c->fl[c->nfl++] = f;
+    if (c->cfg->workers.count > 1)
+        say(c, "[trial %d/%d] %s %s (worker %d)", f.k, c->budget, rerun ? "re-run" : "train ",
+            f.geno, f.worker);
+    else
+        say(c, "[trial %d/%d] %s %s", f.k, c->budget, rerun ? "re-run" : "train ", f.geno);
+    draw_status(c);
+    nas_pool_job job = {f.trial, f.g, 0};
+    nas_store_trial stt; /* issue 4: the attempt number (the NAS_FAULT hook keys on it) */
+    nas_error aerr;
+    if (nas_store_trial_get(c->st, f.trial, &stt, &aerr) == NAS_OK)
+        job.attempt = stt.attempt;
+    rc = nas_pool_submit(c->pool, &job, NULL, err);
+    if (rc != NAS_OK) {
+        c->nfl--;
+        nas_error ie;
+        nas_store_trial_interrupt(c->st, f.trial, err->msg, &ie);
+        return rc;
+    }
+    return NAS_OK;
+}
+
+static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
+{
+    int idx = -1;
+    for (int i = 0; i < c->nfl; i++)
+        if (c->fl[i].trial == ev->job_id)
+            idx = i;
+    if (idx < 0)
+        return nas_error_set(err, NAS_EWORKER, "result for unknown trial %lld",
+                             (long long)ev->job_id);
+    flight f = c->fl[idx];
+    memmove(&c->fl[idx], &c->fl[idx + 1], (size_t)(c->nfl - idx - 1) * sizeof *c->fl);
+    c->nfl--;
+    /* issue 4: a transient failure (the worker process failed: crashed,
+     * killed, frozen, broke the protocol: NAS_EWORKER) is run again, up to
+     * workers.max_retries times; NaN, timeouts and evaluator errors are not. */
+    if (ev->result.status == NAS_EWORKER && f.failures < c->cfg->workers.max_retries) {
+        if (c->stop && *c->stop)
+            return nas_store_trial_interrupt(c->st, f.trial, ev->result.error, err);
+        if (c->nretry == c->cap_retry) {
+            int cap = c->cap_retry ? 2 * c->cap_retry : 4;
+            flight *v = realloc(c->retry, (size_t)cap * sizeof *v);
+            if (!v)
+                return nas_error_set(err, NAS_ENOMEM, "out of memory");
+            c->retry = v;
+            c->cap_retry = cap;
+        }
+        f.failures++;
+        say(c, "[trial %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d)", f.k,
+            c->budget, f.geno, ev->result.error, f.failures, c->cfg->workers.max_retries);
+        c->retry[c->nretry++] = f;
+        return NAS_OK;
+    }
+
+    char note[256];
+    double score = nas_search_score(c->cfg, &ev->result, note, sizeof note);
+    int rejected = rejected_result(&ev->result);
+    if (rejected) {
+        size_t len = strlen(note);
+        snprintf(note + len, sizeof note - len, "%s(measured before training; not trained)",
+                 len ? " " : "infeasible ");
+    }
+    int rc = nas_store_trial_finish(c->st, f.trial, &ev->result, score, note, err);
+    if (rc != NAS_OK)
+        return rc;
+    if (rejected) { /* issue 6: not in the budget; the strategy learns it is infeasible */
+        nas_strategy_observe_result(c->strat, &f.g, &ev->result);
+        c->n_rejected++;
+        c->lat_miss++;
+        if (!(c->min_latency <= ev->result.latency_ms))
+            c->min_latency = ev->result.latency_ms;
+        say(c, "[trial %d/%d] reject %s: %.3f ms > constraints.latency_ms = %g (not trained; "
+               "not counted)",
+            f.k, c->budget, f.geno, ev->result.latency_ms, c->cfg->constraints.latency_ms);
+        if (c->lat_miss >= MAX_LATENCY_MISSES)
+            return no_feasible(c, err);
+        return NAS_OK;
+    }
+    c->lat_miss = 0;
+    if (c->weights_dir[0] && ev->result.status == NAS_OK) { /* keep_weights: record the file */
+        char wp[NAS_PATH_MAX + 64];
+        snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)f.trial);
+        nas_error werr;
+        if (access(wp, R_OK) == 0 && nas_store_trial_weights_put(c->st, f.trial, wp, &werr))
+            say(c, "nas: warning: trial %lld: %s", (long long)f.trial, werr.msg);
+    }
+    nas_strategy_observe_result(c->strat, &f.g, &ev->result);
+    front_add(c, &ev->result);
+    c->finished++;
+    c->ran++;
+    double dt = now_s() - f.t0;
+    char el[32], eta[32], best[96];
+    if (ev->result.status == NAS_OK) {
+        c->n_done++;
+        note_best(c, f.trial, f.geno, score, ev->result.val_accuracy);
+        eta_text(c, el, sizeof el, eta, sizeof eta);
+        best_text(c, best, sizeof best);
+        say(c,
+            "[trial %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params, %.3f ms | %.1f s%s%s "
+            "| %s | elapsed %s, ETA %s",
+            f.k, c->budget, ev->result.val_accuracy, ev->result.macs / 1e6,
+            ev->result.params / 1e3, ev->result.latency_ms, dt, note[0] ? " | " : "", note,
+            best, el, eta);
+    } else {
+        c->n_failed++;
+        eta_text(c, el, sizeof el, eta, sizeof eta);
+        best_text(c, best, sizeof best);
+        say(c, "[trial %d/%d] FAILED %s: %s | %s | elapsed %s, ETA %s", f.k, c->budget, f.geno,
+            ev->result.error[0] ? ev->result.error : nas_strerror(ev->result.status), best, el,
+            eta);
+    }
+    return NAS_OK;
+}
+
+/* Stop: keep results already back, kill the rest and mark them interrupted. */
+static int interrupt_flights(ctl *c, const char *reason, nas_error *err)
+{
+    nas_pool_event ev;
+    nas_error werr;
+    int rc = NAS_OK;
+    while (c->pool && nas_pool_busy(c->pool) > 0 && nas_pool_wait(c->pool, 0, &ev, &werr) == NAS_OK)
+        if (rc == NAS_OK)
+            rc = record(c, &ev, err);
+    if (c->pool) {
+        int64_t ids[1];
+        nas_pool_cancel(c->pool, ids, 0);
+    }
+    for (int i = 0; i < c->nretry; i++) { /* issue 4: retries not yet restarted */
+        nas_error ierr;
+        nas_store_trial_interrupt(c->st, c->retry[i].trial, reason, &ierr);
+    }
+    c->nretry = 0;
+    for (int i = 0; i < c->nfl; i++) {
+        nas_error ierr;
+        int irc = nas_store_trial_interrupt(c->st, c->fl[i].trial, reason, &ierr);
+        if (irc != NAS_OK && rc == NAS_OK) {
+            rc = irc;
+            *err = ierr;
+        }
+        say(c, "[trial %d/%d] interrupted %s", c->fl[i].k, c->budget, c->fl[i].geno);
+    }
+    int n = c->nfl;
+    c->nfl = 0;
+    return rc == NAS_OK ? n : rc;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len - 1, f);
+        len += got;
+        if (got == 0)
+            break;
+        if (len + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+static void fill_summary(ctl *c, nas_run_summary *s)
+{
+    s->budget = c->budget;
+    s->done = c->n_done;
+    s->failed = c->n_failed;
+    s->ran = c->ran;
+    s->wall_s = now_s() - c->t_start;
+    s->best_trial = c->best_trial;
+    s->best_val_accuracy = c->best_trial >= 0 ? c->best_val : NAN;
+    snprintf(s->best_genotype, sizeof s->best_genotype, "%s", c->best_trial >= 0 ? c->best_geno : "");
+}
+
+/* issue 4: an MPI worker rank (`mpirun -n K nas run`, rank > 0): build the
+ * evaluator, serve rank 0's jobs until it says stop; never opens the
+ * database (rank 0 is its only writer). */
+static int mpi_worker_rank(const nas_config *cfg, nas_run_summary *summary, nas_error *err)
+{
+    ctl c;
+    memset(&c, 0, sizeof c);
+    c.cfg = cfg;
+    c.quiet = 1;
+    c.log = stderr;
+    summary->mpi_worker = 1;
+    int rc = nas_space_create(&cfg->space, &c.space, err);
+    if (rc == NAS_OK)
+        rc = nas_evaluator_create(cfg, c.space, &c.ev, err);
+    if (rc == NAS_OK)
+        rc = nas__mpi_serve(job_fn, &c, 0.5, cfg->workers.heartbeat_s, err);
+    nas_evaluator_destroy(c.ev);
+    nas_space_destroy(c.space);
+    nas__mpi_stop(0);
+    return rc;
+}
+
+int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
+                   nas_error *err)
+{
+    nas_run_summary dummy;
+    if (!summary)
+        summary = &dummy;
+    memset(summary, 0, sizeof *summary);
+    summary->experiment_id = -1;
+    summary->best_trial = -1;
+    summary->best_val_accuracy = NAN;
+    if (!cfg || !opts || !opts->db_path)
+        return nas_error_set(err, NAS_EINVAL, "search: missing config or database path");
+    snprintf(summary->db_path, sizeof summary->db_path, "%s", opts->db_path);
+    int mpi_rank = 0, mpi_size = 0; /* issue 4: under mpirun, rank 0 is the controller */
+    int mrc = nas__mpi_start(&mpi_rank, &mpi_size, err);
+    if (mrc != NAS_OK)
+        return mrc;
+    if (mpi_size > 1 && mpi_rank > 0)
+        return mpi_worker_rank(cfg, summary, err);
+    int lock_fd = -1; /* issue 4: one `nas run` per database (search/run_lock.h) */
+
+    ctl c;
+    memset(&c, 0, sizeof c);
+    c.cfg = cfg;
+    c.log = opts->log ? opts->log : stderr;
+    c.quiet = opts->quiet;
+    c.tty = isatty(fileno(c.log));
+    c.stop = opts->stop;
+    c.budget = cfg->search.trials;
+    c.best_trial = -1;
+    c.t_start = now_s();
+    c.min_macs = c.min_params = -1;
+    c.min_latency = NAN;
+
+    int rc;
+    char *canon = NULL, *text = NULL;
+    const char *final_status = "failed";
+
+    /* The store's checks first (they name a missing or read-only
+     * directory, a foreign file), then the single-writer lock beside it. */
+    if ((rc = nas_store_open(opts->db_path, 0, &c.st, err)) != NAS_OK)
+        goto out;
+    if ((rc = nas__run_lock(opts->db_path, &lock_fd, err)) != NAS_OK)
+        goto out;
+    canon = nas_config_canonical(cfg);
+    if (!canon) {
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
+        goto out;
+    }
+    text = read_file(cfg->path);
+    static const char *const strategy_names[] = {"random", "evolution", "nao"};
+    const char *sname = (unsigned)cfg->search.strategy < 3 ? strategy_names[cfg->search.strategy]
+                                                          : "?";
+    int created = 0;
+    rc = nas_store_experiment_open(c.st, cfg->experiment, canon, text ? text : "", cfg->path,
+                                   cfg->seed, sname, cfg->search.trials, &c.exp, &created, err);
+    if (rc != NAS_OK)
+        goto out;
+    summary->experiment_id = c.exp;
+    summary->resumed = !created;
+
+    if ((rc = nas_space_create(&cfg->space, &c.space, err)) != NAS_OK ||
+        (rc = nas_strategy_create(cfg, c.space, &c.strat, err)) != NAS_OK)
+        goto out;
+
+    nas_store_experiment before;
+    if ((rc = nas_store_experiment_get(c.st, c.exp, &before, err)) != NAS_OK)
+        goto out;
+    int mismatch = 0;
+    if ((rc = replay(&c, &mismatch, err)) != NAS_OK)
+        goto out;
+    summary->replay_mismatch = mismatch;
+    if ((rc = nas_store_experiment_set_status(c.st, c.exp, "running", err)) != NAS_OK)
+        goto out;
+    if (created)
+        say(&c, "nas: experiment '%s' (id %lld) in %s: %d trials, strategy %s, seed %llu",
+            cfg->experiment, (long long)c.exp, opts->db_path, c.budget, sname,
+            (unsigned long long)cfg->seed);
+    else {
+        say(&c,
+            "nas: resuming experiment '%s' (id %lld) in %s: %d done, %d failed of %d; %d "
+            "unfinished trial(s) to re-run",
+            cfg->experiment, (long long)c.exp, opts->db_path, c.n_done, c.n_failed, c.budget,
+            c.nrequeue);
+        if (strcmp(before.status, "running") == 0 && before.n_running > 0)
+            say(&c,
+                "nas: note: %d trial(s) were left 'running' (the last `nas run` ended without "
+                "cleaning up); they are re-run now. Do not run two `nas run` of one "
+                "experiment at once.",
+                before.n_running);
+        if (mismatch)
+            say(&c,
+                "nas: note: %d of %d replayed proposals differed from the stored trials (expected "
+                "with several workers); the stored results were observed",
+                mismatch, c.n_done + c.n_failed + c.nrequeue);
+    }
+    if (c.finished >= c.budget) {
+        say(&c, "nas: the experiment already has its %d trials; nothing to do", c.budget);
+        final_status = "done";
+        rc = NAS_OK;
+        goto out;
+    }
+
+    if (cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+        char ntrain[32];
+        if (cfg->data.train_subset > 0)
+            snprintf(ntrain, sizeof ntrain, "%d", cfg->data.train_subset);
+        else
+            snprintf(ntrain, sizeof ntrain, "all other");
+        say(&c, "nas: loading %s from %s (%s training and %d validation images)",
+            cfg->data.dataset, cfg->data.dir, ntrain, cfg->data.valid);
+    } else {
+        say(&c, "nas: table evaluator: %s, column %s", cfg->evaluator.table,
+            cfg->evaluator.column);
+    }
+    if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK)
+        goto out;
+    if (cfg->proxy.keep_weights && cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+        snprintf(c.weights_dir, sizeof c.weights_dir, "%s.weights", opts->db_path);
+        if (mkdir(c.weights_dir, 0777) != 0 && errno != EEXIST) {
+            rc = nas_error_set(err, NAS_EIO, "proxy.keep_weights: cannot create %s: %s",
+                               c.weights_dir, strerror(errno));
+            goto out;
+        }
+    }
+    if (c.stop && *c.stop) {
+        final_status = "interrupted";
+        rc = nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
+        goto out;
+    }
+    nas_pool_opts po = {cfg->workers.trial_timeout_s, 0.5, on_progress, &c,
+                        cfg->workers.heartbeat_s};
+    if ((rc = nas_pool_create(cfg->workers.count, job_fn, &c, &po, &c.pool, err)) != NAS_OK)
+        goto out;
+    say(&c, "nas: %d %s, backend %s with %d thread(s) each%s", nas_pool_size(c.pool),
+        cfg->workers.count == 0 ? "in-process worker" : "worker process(es)", cfg->proxy.backend,
+        cfg->proxy.threads, c.tty ? "; Ctrl-C stops (resume by running the same command)" : "");
+
+    int exhausted = 0;
+    for (;;) {
+        if (c.stop && *c.stop)
+            break;
+        while ((!exhausted || c.nretry > 0) && !(c.stop && *c.stop) &&
+               c.finished + c.nfl < c.budget && nas_pool_idle(c.pool) > 0) {
+            rc = start_one(&c, err);
+            if (rc == NAS_EINFEASIBLE && c.n_done == 0 && c.nfl == 0 &&
+                (c.n_infeasible > 0 || c.n_rejected > 0))
+                goto out; /* issue 6: nothing in the space meets the constraints */
+            if (rc == NAS_EINFEASIBLE) {
+                say(&c, "nas: %s", err->msg);
+                exhausted = 1;
+                nas_error_clear(err);
+                rc = NAS_OK;
+                break;
+            }
+            if (rc != NAS_OK)
+                goto out;
+        }
+        if (c.nfl == 0)
+            break;
+        nas_pool_event ev;
+        nas_error werr;
+        int wrc = nas_pool_wait(c.pool, c.tty ? 1000 : 5000, &ev, &werr);
+        if (wrc == NAS_OK) {
+            if ((rc = record(&c, &ev, err)) != NAS_OK)
+                goto out;
+        } else if (wrc == NAS_ETIMEOUT || wrc == NAS_EINTR) {
+            draw_status(&c);
+        } else {
+            rc = wrc;
+            *err = werr;
+            goto out;
+        }
+    }
+    clear_status(&c);
+    if (c.stop && *c.stop) {
+        char reason[128];
+        int sig = (int)*c.stop;
+        if (sig > 1 && sig < 65)
+            snprintf(reason, sizeof reason, "interrupted by signal %d (%s)", sig, strsignal(sig));
+        else
+            snprintf(reason, sizeof reason, "interrupted (the search was stopped)");
+        int n = interrupt_flights(&c, reason, err);
+        if (n < 0) {
+            rc = n;
+            goto out;
+        }
+        summary->interrupted = n;
+        summary->stopped = 1;
+        final_status = "interrupted";
+        rc = nas_error_set(err, NAS_EINTR, "search stopped: %d trial(s) interrupted", n);
+        goto out;
+    }
+    summary->exhausted = exhausted && c.finished < c.budget;
+    final_status = summary->exhausted ? "exhausted" : "done";
+    rc = NAS_OK;
+
+out:
+    clear_status(&c);
+    if (rc != NAS_OK && rc != NAS_EINTR && c.nfl > 0) {
+        nas_error ierr;
+        int n = interrupt_flights(&c, "interrupted: the controller failed", &ierr);
+        (void)n;
+    }
+    if (c.st && c.exp > 0) {
+        nas_error serr;
+        nas_store_experiment_set_status(c.st, c.exp, final_status, &serr);
+    }
+    fill_summary(&c, summary);
+    int mpi_lost = nas__pool_lost(c.pool);
+    nas_pool_destroy(c.pool);
+    nas_evaluator_destroy(c.ev);
+    nas_strategy_destroy(c.strat);
+    nas_space_destroy(c.space);
+    nas_store_close(c.st);
+    free(c.fl);
+    free(c.requeue);
+    free(c.retry);
+    nas__run_unlock(lock_fd);
+    nas__mpi_stop(mpi_lost); /* tells worker ranks to stop; MPI_Abort if one was lost */
+    free(c.front);
+    free(canon);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,110 @@
+/*
+ * search/pool_msg.h - the controller <-> worker wire format (private),
+ * shared by the socket-pair pool (search/pool.c) and the Open MPI
+ * transport (search/pool_mpi.c).
+ *
+ * Every message is a 12-byte header followed by `length` payload bytes:
+ *   u32 magic "NASP" (0x5053414E little-endian), u16 version, u16 type,
+ *   u32 length (<= NAS__MSG_MAX_PAYLOAD).
+ * All integers little-endian; doubles as their IEEE-754 bit pattern in a
+ * u64. Payloads (version 2):
+ *   JOB       i64 job id, u32 attempt, u32 n, n x u8 tokens
+ *   PROGRESS  i64 job id, f64 fraction, f64 loss
+ *   RESULT    i64 job id, i32 status, f64 val_accuracy, f64 test_accuracy,
+ *             f64 train_loss, i64 macs, i64 params, f64 latency_ms,
+ *             f64 train_seconds, i32 epochs, u32 n, n bytes of error text
+ *   HEARTBEAT i64 job id (-1 when idle)
+ *   STOP      (empty) the owner tells an MPI worker rank to exit
+ * A receiver checks magic, version, type, length and that the payload has
+ * exactly the size its type implies; anything else is a protocol error and
+ * the sender is treated as broken (its job fails, it is replaced).
+ *
+ * Version history: 1 had no attempt in JOB and no HEARTBEAT/STOP.
+ */
+#ifndef NAS_SEARCH_POOL_MSG_H
+#define NAS_SEARCH_POOL_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "nas/search.h"
+
+#define NAS__MSG_MAGIC 0x5053414Eu /* "NASP" */
+#define NAS__MSG_VERSION 2
+#define NAS__MSG_HEADER 12
+#define NAS__MSG_MAX_PAYLOAD 4096
+
+enum {
+    NAS__MSG_JOB = 1,
+    NAS__MSG_PROGRESS = 2,
+    NAS__MSG_RESULT = 3,
+    NAS__MSG_HEARTBEAT = 4,
+    NAS__MSG_STOP = 5
+};
+
+/* Encoders write header + payload into buf (at least NAS__MSG_HEADER +
+ * NAS__MSG_MAX_PAYLOAD bytes) and return the total size. */
+size_t nas__msg_encode_job(uint8_t *buf, const nas_pool_job *job);
+size_t nas__msg_encode_progress(uint8_t *buf, int64_t job_id, double fraction, double loss);
+size_t nas__msg_encode_result(uint8_t *buf, int64_t job_id, const nas_trial_result *res);
+size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id);
+size_t nas__msg_encode_stop(uint8_t *buf);
+
+/* Parse a header: NAS_OK with *type and *length, or NAS_EFORMAT with a
+ * reason in `why`. */
+int nas__msg_header(const uint8_t *buf, int *type, uint32_t *length, char *why, size_t n);
+
+/* Decode payloads (after a valid header). NAS_OK or NAS_EFORMAT. */
+int nas__msg_decode_job(const uint8_t *p, uint32_t len, nas_pool_job *job);
+int nas__msg_decode_progress(const uint8_t *p, uint32_t len, int64_t *job_id, double *fraction,
+                             double *loss);
+int nas__msg_decode_result(const uint8_t *p, uint32_t len, int64_t *job_id,
+                           nas_trial_result *res);
+int nas__msg_decode_heartbeat(const uint8_t *p, uint32_t len, int64_t *job_id);
+
+/*
+ * The worker side of one job, for any transport: apply the NAS_FAULT test
+ * hook (see nas__fault_before), run fn, encode the RESULT and hand it to
+ * `send`. Progress reports go through `send` too, at most one per
+ * progress_interval_s. `send(sctx, bytes, n)` returns 0 or -1 (the owner
+ * is gone: the worker exits). Returns 0, or -1 when a send failed.
+ */
+typedef int (*nas__msg_send_fn)(void *sctx, const uint8_t *buf, size_t n);
+int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
+                    const nas_pool_job *job, nas__msg_send_fn send, void *sctx);
+
+/*
+ * NAS_FAULT (test-only fault injection, read by workers before each job):
+ * a comma-separated list of
+ *   KIND@TRIAL      the fault hits every attempt of job (trial) id TRIAL
+ *   KIND@TRIAL/N    ... only its first N attempts (so a retry succeeds)
+ *   sleep_ms=MS     every job first sleeps MS milliseconds (slows a search)
+ * KIND: crash (SIGSEGV), abort (SIGABRT), kill (SIGKILL, as the OOM killer
+ * does), hang (SIGSTOP: the whole worker freezes, heartbeats stop), spin
+ * (the job never ends but heartbeats go on: trial_timeout_s catches it),
+ * nan (the job "trains" to a NaN loss), garbage (the worker sends a
+ * malformed message instead of its result).
+ * Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
+ */
+int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *job);
+
+/* ---- Open MPI transport (search/pool_mpi.c; stubs without NAS_HAVE_MPI) ---- */
+
+/* Initialise MPI when launched by mpirun/srun: *rank, *size (size 0: not
+ * an MPI run, or a single rank). Errors: NAS_EWORKER. */
+int nas__mpi_start(int *rank, int *size, nas_error *err);
+/* World size of an MPI run (0: none). */
+int nas__mpi_size(void);
+/* End MPI (MPI_Abort when lost_ranks > 0: they never reach MPI_Finalize). */
+void nas__mpi_stop(int lost_ranks);
+/* Send one message to `rank`: 0 or -1. */
+int nas__mpi_send(int rank, const uint8_t *buf, size_t n);
+/* Receive one waiting message if any: 1 (message from *src, *n bytes), 0
+ * (none waiting), -1 (MPI error). */
+int nas__mpi_poll(int *src, uint8_t *buf, size_t cap, size_t *n);
+/* MPI ranks the pool gave up on (frozen, broke the protocol). */
+int nas__pool_lost(const nas_pool *p);
+/* A worker rank: run jobs from rank 0 until STOP. NAS_OK or the failure. */
+int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
+                   nas_error *err);
+
+#endif

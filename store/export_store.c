@@ -1,0 +1,235 @@
+/*
+ * store/export_store.c - two tables added by issue 5 (export and full
+ * training), beside the schema-1 tables of store/store.c:
+ *
+ *   trial_weights(trial_id PRIMARY KEY -> trial(id), path, bytes, created_at)
+ *     where a trial's trained proxy weights (.npz) were kept
+ *     (proxy.keep_weights = true);
+ *   final_training(id, experiment_id, trial_id, genotype, arch_json,
+ *     epochs, recipe, augment, backend, train_images, test_accuracy,
+ *     test_loss, train_loss, train_accuracy, train_seconds, params, macs,
+ *     checkpoint, created_at)
+ *     one row per finished `nas train ARCH.json --db PATH`.
+ *
+ * Both are created on first use with CREATE TABLE IF NOT EXISTS, so a
+ * database made by an older nas gains them without a schema-version bump;
+ * readers treat a missing table as "no rows". Like store/report_query.c
+ * this file opens its own SQLite connection on nas_store_path() (WAL mode
+ * and a 10 s busy timeout make that safe beside the store's connection).
+ * docs/export.md documents the columns.
+ */
+#include <limits.h>   /* PATH_MAX */
+#include <stdio.h>    /* snprintf */
+#include <stdlib.h>   /* realpath */
+#include <string.h>
+#include <sys/stat.h> /* stat: the weights file's size */
+#include <sqlite3.h>  /* the database engine */
+#include "nas/store.h"
+
+#define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+
+static const char EXPORT_TABLES[] =
+    "CREATE TABLE IF NOT EXISTS trial_weights(\n"
+    "  trial_id INTEGER PRIMARY KEY REFERENCES trial(id),\n"
+    "  path TEXT NOT NULL,\n"
+    "  bytes INTEGER,\n"
+    "  created_at TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS final_training(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  experiment_id INTEGER REFERENCES experiment(id),\n"
+    "  trial_id INTEGER REFERENCES trial(id),\n"
+    "  genotype TEXT NOT NULL,\n"
+    "  arch_json TEXT,\n"
+    "  epochs INTEGER NOT NULL,\n"
+    "  recipe TEXT NOT NULL,\n"
+    "  augment TEXT NOT NULL,\n"
+    "  backend TEXT NOT NULL,\n"
+    "  train_images INTEGER NOT NULL,\n"
+    "  test_accuracy REAL,\n"
+    "  test_loss REAL,\n"
+    "  train_loss REAL,\n"
+    "  train_accuracy REAL,\n"
+    "  train_seconds REAL,\n"
+    "  params INTEGER,\n"
+    "  macs INTEGER,\n"
+    "  checkpoint TEXT,\n"
+    "  created_at TEXT NOT NULL\n"
+    ");\n";
+
+static int open_db(nas_store *st, int readonly, sqlite3 **db, nas_error *err)
+{
+    const char *path = nas_store_path(st);
+    *db = NULL;
+    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+    if (sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        int rc = nas_error_set(err, NAS_EDB, "database %s: cannot open: %s", path,
+                               *db ? sqlite3_errmsg(*db) : "out of memory");
+        sqlite3_close(*db);
+        *db = NULL;
+        return rc;
+    }
+    sqlite3_busy_timeout(*db, 10000);
+    if (!readonly) {
+        char *msg = NULL;
+        if (sqlite3_exec(*db, EXPORT_TABLES, NULL, NULL, &msg) != SQLITE_OK) {
+            int rc = nas_error_set(err, NAS_EDB, "database %s: cannot create the export tables: %s",
+                                   path, msg ? msg : sqlite3_errmsg(*db));
+            sqlite3_free(msg);
+            sqlite3_close(*db);
+            *db = NULL;
+            return rc;
+        }
+    }
+    return NAS_OK;
+}
+
+static int fail(sqlite3 *db, sqlite3_stmt *s, nas_store *st, const char *what, nas_error *err)
+{
+    int rc = nas_error_set(err, NAS_EDB, "database %s: %s: %s", nas_store_path(st), what,
+                           sqlite3_errmsg(db));
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return rc;
+}
+
+int nas_store_trial_weights_put(nas_store *st, int64_t trial_id, const char *path, nas_error *err)
+{
+    if (!st || !path)
+        return nas_error_set(err, NAS_EINVAL, "nas_store_trial_weights_put: NULL argument");
+    sqlite3 *db;
+    int rc = open_db(st, 0, &db, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT OR REPLACE INTO trial_weights(trial_id, path, bytes, created_at) "
+                           "VALUES(?1, ?2, ?3, " NOW_SQL ")",
+                           -1, &s, NULL) != SQLITE_OK)
+        return fail(db, s, st, "cannot record trial weights", err);
+    struct stat sb;
+    char real[PATH_MAX];
+    sqlite3_bind_int64(s, 1, trial_id); /* absolute, so exports work from any directory */
+    sqlite3_bind_text(s, 2, realpath(path, real) ? real : path, -1, SQLITE_TRANSIENT);
+    if (stat(path, &sb) == 0)
+        sqlite3_bind_int64(s, 3, (sqlite3_int64)sb.st_size);
+    else
+        sqlite3_bind_null(s, 3);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        return fail(db, s, st, "cannot record trial weights", err);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return NAS_OK;
+}
+
+int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, size_t n,
+                                nas_error *err)
+{
+    if (path && n)
+        path[0] = 0;
+    if (!st || !path || !n)
+        return nas_error_set(err, NAS_EINVAL, "nas_store_trial_weights_get: bad argument");
+    sqlite3 *db;
+    int rc = open_db(st, 1, &db, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    int have_table = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
+                           "'trial_weights'",
+                           -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW)
+        return fail(db, s, st, "cannot look for the trial_weights table", err);
+    have_table = sqlite3_column_int(s, 0) > 0;
+    sqlite3_finalize(s);
+    s = NULL;
+    rc = NAS_ENOTFOUND;
+    if (have_table) {
+        if (sqlite3_prepare_v2(db, "SELECT path FROM trial_weights WHERE trial_id = ?1", -1, &s,
+                               NULL) != SQLITE_OK)
+            return fail(db, s, st, "cannot read trial weights", err);
+        sqlite3_bind_int64(s, 1, trial_id);
+        int step = sqlite3_step(s);
+        if (step == SQLITE_ROW && sqlite3_column_text(s, 0)) {
+            snprintf(path, n, "%s", (const char *)sqlite3_column_text(s, 0));
+            rc = NAS_OK;
+        } else if (step != SQLITE_DONE && step != SQLITE_ROW) {
+            return fail(db, s, st, "cannot read trial weights", err);
+        }
+        sqlite3_finalize(s);
+    }
+    sqlite3_close(db);
+    if (rc == NAS_ENOTFOUND)
+        return nas_error_set(err, NAS_ENOTFOUND,
+                             "trial %lld has no kept weights in %s (set proxy.keep_weights = true "
+                             "before the search, or export with --weights init)",
+                             (long long)trial_id, nas_store_path(st));
+    return NAS_OK;
+}
+
+static void bind_num(sqlite3_stmt *s, int i, double v)
+{
+    if (v == v && v > -1e300 && v < 1e300)
+        sqlite3_bind_double(s, i, v);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+static void bind_id(sqlite3_stmt *s, int i, int64_t v)
+{
+    if (v >= 0)
+        sqlite3_bind_int64(s, i, v);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+int nas_store_final_training_put(nas_store *st, const nas_store_final_training *f, int64_t *id,
+                                 nas_error *err)
+{
+    if (id)
+        *id = -1;
+    if (!st || !f)
+        return nas_error_set(err, NAS_EINVAL, "nas_store_final_training_put: NULL argument");
+    sqlite3 *db;
+    int rc = open_db(st, 0, &db, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    /* An experiment or trial id that is not in this database is kept as NULL. */
+    if (sqlite3_prepare_v2(
+            db,
+            "INSERT INTO final_training(experiment_id, trial_id, genotype, arch_json, epochs, "
+            "recipe, augment, backend, train_images, test_accuracy, test_loss, train_loss, "
+            "train_accuracy, train_seconds, params, macs, checkpoint, created_at) VALUES("
+            "(SELECT id FROM experiment WHERE id = ?1), (SELECT id FROM trial WHERE id = ?2), "
+            "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, " NOW_SQL ")",
+            -1, &s, NULL) != SQLITE_OK)
+        return fail(db, s, st, "cannot record the final training", err);
+    bind_id(s, 1, f->experiment_id);
+    bind_id(s, 2, f->trial_id);
+    sqlite3_bind_text(s, 3, f->genotype, -1, SQLITE_TRANSIENT);
+    if (f->arch_json[0])
+        sqlite3_bind_text(s, 4, f->arch_json, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(s, 5, f->epochs);
+    sqlite3_bind_text(s, 6, f->recipe, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 7, f->augment, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, 8, f->backend, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(s, 9, f->train_images);
+    bind_num(s, 10, f->test_accuracy);
+    bind_num(s, 11, f->test_loss);
+    bind_num(s, 12, f->train_loss);
+    bind_num(s, 13, f->train_accuracy);
+    bind_num(s, 14, f->train_seconds);
+    bind_id(s, 15, f->params);
+    bind_id(s, 16, f->macs);
+    if (f->checkpoint[0])
+        sqlite3_bind_text(s, 17, f->checkpoint, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(s) != SQLITE_DONE)
+        return fail(db, s, st, "cannot record the final training", err);
+    if (id)
+        *id = (int64_t)sqlite3_last_insert_rowid(db);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return NAS_OK;
+}

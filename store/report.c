@@ -1,0 +1,915 @@
+/*
+ * store/report.c - `nas report`: one self-contained HTML page about an
+ * experiment (see nas/store.h, nas_report_write, and docs/report.md).
+ *
+ * The page needs no network access: CSS and a small script are inline,
+ * and every plot is inline SVG written here (linear axes with 1-2-5 ticks,
+ * circles with an SVG <title> per trial, paths for best-so-far curves and
+ * Pareto fronts, bars). The script only improves hovering: it moves each
+ * <title> into a tooltip that follows the pointer and highlights the same
+ * trial in every plot; without it the browser's own title tooltips remain.
+ *
+ * It lives in store/ because it is a read-only view of the database built
+ * on the store API (nas/store.h) and the Pareto functions (nas/search.h);
+ * it evaluates nothing.
+ */
+#include <math.h>   /* isfinite, floor, ceil, log10, pow, NAN */
+#include <stdio.h>
+#include <stdlib.h> /* malloc, free, qsort */
+#include <string.h>
+#include <time.h>   /* timegm, gmtime_r, strftime */
+#include "nas/store.h"
+#include "nas/search.h" /* nas_pareto_front, nas_objective_value */
+
+#define PLOT_W 480
+#define PLOT_H 320
+#define M_LEFT 62
+#define M_RIGHT 16
+#define M_TOP 44
+#define M_BOTTOM 46
+
+/* ---- HTML helpers ---------------------------------------------------------- */
+
+/* Text or attribute value with & < > " ' escaped. */
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+/* "2025-01-31T12:34:56.789Z" -> seconds since the epoch; NAN if unreadable. */
+static double parse_time(const char *s)
+{
+    struct tm tm;
+    double sec = 0;
+    memset(&tm, 0, sizeof tm);
+    if (!s || sscanf(s, "%d-%d-%dT%d:%d:%lf", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                     &tm.tm_min, &sec) != 6)
+        return NAN;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    tm.tm_sec = 0;
+    return (double)timegm(&tm) + sec;
+}
+
+/* ---- the report's data ------------------------------------------------------- */
+
+typedef struct rep {
+    FILE *f;
+    nas_store_experiment exp;
+    nas_config objcfg;     /* objectives and constraints of the experiment */
+    int obj_ok;            /* objcfg read from the store */
+    nas_store_trial *t;    /* every trial, id order */
+    int n;
+    char *conf_text;
+    char *canon;
+    double t0;             /* wall-time origin, s since the epoch */
+    int top_k;
+} rep;
+
+static int is_done(const nas_store_trial *t) { return t->status == NAS_TRIAL_DONE && t->has_result; }
+static int is_finished(const nas_store_trial *t)
+{
+    return t->status == NAS_TRIAL_DONE || t->status == NAS_TRIAL_FAILED;
+}
+/* Latency of a done trial, NAN when not measured (<= 0: the table evaluator). */
+static double latency_of(const nas_store_trial *t)
+{
+    return isfinite(t->latency_ms) && t->latency_ms > 0 ? t->latency_ms : NAN;
+}
+static double mmacs_of(const nas_store_trial *t) { return t->macs > 0 ? (double)t->macs / 1e6 : NAN; }
+
+/* Multi-line description of a trial (tooltip / <title> text). */
+static void trial_tip(const nas_store_trial *t, char *buf, size_t n)
+{
+    char lat[48] = "latency not measured", macs[48] = "", params[48] = "", acc[48] = "";
+    if (isfinite(latency_of(t)))
+        snprintf(lat, sizeof lat, "latency %.3f ms", t->latency_ms);
+    if (t->macs > 0)
+        snprintf(macs, sizeof macs, "%.3f MMACs", (double)t->macs / 1e6);
+    if (t->params > 0)
+        snprintf(params, sizeof params, "%.1fk params", (double)t->params / 1e3);
+    if (isfinite(t->val_accuracy))
+        snprintf(acc, sizeof acc, "val_accuracy %.4f", t->val_accuracy);
+    const char *status = nas_trial_status_name((int)t->status);
+    snprintf(buf, n, "trial %lld (%s%s)\n%s\n%s, %s, %s\n%s%s%s", (long long)t->id,
+             status ? status : "?", is_done(t) && !nas_store_trial_feasible(t) ? ", infeasible" : "",
+             acc, macs, params, lat, t->genotype, t->error[0] ? "\n" : "", t->error);
+}
+
+/* ---- SVG plots ------------------------------------------------------------------ */
+
+typedef struct axis {
+    double lo, hi, step;
+    int decimals;
+} axis;
+
+/* Fit a 1-2-5 grid of about `ticks` intervals around [lo, hi]. */
+static void axis_fit(axis *a, double lo, double hi, int ticks)
+{
+    if (!isfinite(lo) || !isfinite(hi)) {
+        lo = 0;
+        hi = 1;
+    }
+    if (hi - lo <= 0) {
+        double pad = fabs(lo) > 0 ? fabs(lo) * 0.1 : 0.5;
+        lo -= pad;
+        hi += pad;
+    }
+    double raw = (hi - lo) / ticks;
+    double mag = pow(10, floor(log10(raw)));
+    double f = raw / mag;
+    double step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
+    a->step = step;
+    a->lo = floor(lo / step + 1e-9) * step;
+    a->hi = ceil(hi / step - 1e-9) * step;
+    if (a->hi <= a->lo)
+        a->hi = a->lo + step;
+    int d = step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+    a->decimals = d > 6 ? 6 : d;
+}
+
+typedef struct plot {
+    FILE *f;
+    axis x, y;
+} plot;
+
+static double px(const plot *p, double x)
+{
+    return M_LEFT + (x - p->x.lo) / (p->x.hi - p->x.lo) * (PLOT_W - M_LEFT - M_RIGHT);
+}
+static double py(const plot *p, double y)
+{
+    return PLOT_H - M_BOTTOM - (y - p->y.lo) / (p->y.hi - p->y.lo) * (PLOT_H - M_TOP - M_BOTTOM);
+}
+
+static void svg_open(FILE *f, const char *id, const char *title)
+{
+    fprintf(f,
+            "<figure class=\"plot\"><svg id=\"%s\" class=\"chart\" viewBox=\"0 0 %d %d\" "
+            "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"",
+            id, PLOT_W, PLOT_H, PLOT_W, PLOT_H);
+    esc(f, title);
+    fprintf(f, "\">\n<text class=\"ptitle\" x=\"%d\" y=\"18\">", M_LEFT);
+    esc(f, title);
+    fputs("</text>\n", f);
+}
+
+static void svg_close(FILE *f) { fputs("</svg></figure>\n", f); }
+
+/* An empty plot area with a message instead of data. */
+static void svg_message(FILE *f, const char *msg)
+{
+    fprintf(f,
+            "<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
+            "<text class=\"empty\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
+            M_LEFT, M_TOP, PLOT_W - M_LEFT - M_RIGHT, PLOT_H - M_TOP - M_BOTTOM,
+            (PLOT_W + M_LEFT - M_RIGHT) / 2, (PLOT_H + M_TOP - M_BOTTOM) / 2);
+    esc(f, msg);
+    fputs("</text>\n", f);
+}
+
+/* Frame, grid lines, tick labels and axis labels. */
+static void plot_axes(const plot *p, const char *xlabel, const char *ylabel)
+{
+    FILE *f = p->f;
+    fprintf(f, "<g class=\"axes\">\n<rect class=\"frame\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>\n",
+            M_LEFT, M_TOP, PLOT_W - M_LEFT - M_RIGHT, PLOT_H - M_TOP - M_BOTTOM);
+    int nx = (int)floor((p->x.hi - p->x.lo) / p->x.step + 0.5);
+    for (int i = 0; i <= nx; i++) {
+        double v = p->x.lo + i * p->x.step, x = px(p, v);
+        fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>"
+                   "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.*f</text>\n",
+                x, M_TOP, x, PLOT_H - M_BOTTOM, x, PLOT_H - M_BOTTOM + 16, p->x.decimals,
+                fabs(v) < p->x.step * 1e-9 ? 0.0 : v);
+    }
+    int ny = (int)floor((p->y.hi - p->y.lo) / p->y.step + 0.5);
+    for (int i = 0; i <= ny; i++) {
+        double v = p->y.lo + i * p->y.step, y = py(p, v);
+        fprintf(f, "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\"/>"
+                   "<text class=\"tick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>\n",
+                M_LEFT, y, PLOT_W - M_RIGHT, y, M_LEFT - 6, y + 4, p->y.decimals,
+                fabs(v) < p->y.step * 1e-9 ? 0.0 : v);
+    }
+    fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
+            (PLOT_W + M_LEFT - M_RIGHT) / 2, PLOT_H - 8);
+    esc(f, xlabel);
+    fprintf(f, "</text><text class=\"label\" transform=\"translate(14 %d) rotate(-90)\" "
+               "text-anchor=\"middle\">",
+            (PLOT_H + M_TOP - M_BOTTOM) / 2);
+    esc(f, ylabel);
+    fputs("</text>\n</g>\n", f);
+}
+
+/* A circle for trial t at data point (x, y). */
+static void plot_point(const plot *p, const nas_store_trial *t, double x, double y,
+                       const char *cls, double r)
+{
+    char tip[1024];
+    trial_tip(t, tip, sizeof tip);
+    fprintf(p->f, "<circle class=\"trial %s\" data-trial=\"%lld\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"><title>",
+            cls, (long long)t->id, px(p, x), py(p, y), r);
+    esc(p->f, tip);
+    fputs("</title></circle>\n", p->f);
+}
+
+/* A cross marking a failed trial at x, on the bottom edge. */
+static void plot_failure(const plot *p, const nas_store_trial *t, double x)
+{
+    double cx = px(p, x), cy = PLOT_H - M_BOTTOM - 6;
+    char tip[1024];
+    trial_tip(t, tip, sizeof tip);
+    fprintf(p->f,
+            "<path class=\"failed-mark\" data-trial=\"%lld\" d=\"M%.1f %.1fl8 8m0 -8l-8 8\"><title>",
+            (long long)t->id, cx - 4, cy - 4);
+    esc(p->f, tip);
+    fputs("</title></path>\n", p->f);
+}
+
+/* A legend entry above the plot area: a circle of class `cls` (a cross for
+ * "failed-mark") and its text. */
+static void legend(FILE *f, int slot, const char *cls, const char *text)
+{
+    int x = M_LEFT + 6 + slot * 120, y = M_TOP - 8;
+    if (strcmp(cls, "failed-mark") == 0)
+        fprintf(f, "<g class=\"legend\"><path class=\"failed-mark\" d=\"M%d %dl7 7m0 -7l-7 7\"/>",
+                x - 3, y - 8);
+    else
+        fprintf(f, "<g class=\"legend\"><circle class=\"%s\" cx=\"%d\" cy=\"%d\" r=\"4\"/>",
+                cls, x, y - 4);
+    fprintf(f, "<text x=\"%d\" y=\"%d\">", x + 8, y);
+    esc(f, text);
+    fputs("</text></g>\n", f);
+}
+
+/* ---- best so far ------------------------------------------------------------------- */
+
+typedef struct tpoint {
+    double x;
+    int i; /* trial index */
+} tpoint;
+
+static int tpoint_cmp(const void *pa, const void *pb)
+{
+    const tpoint *a = pa, *b = pb;
+    if (a->x != b->x)
+        return a->x < b->x ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+/* Best-so-far validation accuracy of feasible done trials against x
+ * (trial number when by_time == 0, wall time otherwise). */
+static int plot_best(rep *r, int by_time)
+{
+    FILE *f = r->f;
+    const char *id = by_time ? "plot-best-time" : "plot-best-trials";
+    tpoint *pts = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *pts);
+    if (!pts)
+        return NAS_ENOMEM;
+    int m = 0, k = 0;
+    double ylo = INFINITY, yhi = -INFINITY;
+    for (int i = 0; i < r->n; i++) {
+        const nas_store_trial *t = &r->t[i];
+        if (!is_finished(t))
+            continue;
+        k++;
+        double x = by_time ? parse_time(t->finished_at) - r->t0 : k;
+        if (!isfinite(x))
+            continue;
+        pts[m++] = (tpoint){x, i};
+        if (is_done(t) && isfinite(t->val_accuracy)) {
+            ylo = fmin(ylo, t->val_accuracy);
+            yhi = fmax(yhi, t->val_accuracy);
+        }
+    }
+    qsort(pts, (size_t)m, sizeof *pts, tpoint_cmp);
+    double scale = 1;
+    const char *xlabel = "trial number (proposal order, finished trials)";
+    if (by_time) {
+        double span = m ? pts[m - 1].x : 0;
+        if (span > 3 * 3600) {
+            scale = 3600;
+            xlabel = "wall time since the experiment started (h)";
+        } else if (span > 300) {
+            scale = 60;
+            xlabel = "wall time since the experiment started (min)";
+        } else {
+            xlabel = "wall time since the experiment started (s)";
+        }
+    }
+    svg_open(f, id, by_time ? "Best validation accuracy so far, against wall time"
+                            : "Best validation accuracy so far, against trials");
+    if (m == 0 || !isfinite(ylo)) {
+        svg_message(f, "no finished trial with an accuracy yet");
+        svg_close(f);
+        free(pts);
+        return NAS_OK;
+    }
+    plot p = {.f = f};
+    axis_fit(&p.x, by_time ? 0 : 0, pts[m - 1].x / scale, 6);
+    axis_fit(&p.y, ylo, yhi, 5);
+    plot_axes(&p, xlabel, "validation accuracy");
+    /* the step line of the best feasible accuracy */
+    fputs("<path class=\"best\" d=\"", f);
+    double best = NAN;
+    int started = 0;
+    for (int j = 0; j < m; j++) {
+        const nas_store_trial *t = &r->t[pts[j].i];
+        if (!nas_store_trial_feasible(t) || !isfinite(t->val_accuracy))
+            continue;
+        double x = px(&p, pts[j].x / scale);
+        if (!started) {
+            best = t->val_accuracy;
+            fprintf(f, "M%.2f %.2f", x, py(&p, best));
+            started = 1;
+        } else if (t->val_accuracy > best) {
+            fprintf(f, "H%.2f", x);
+            best = t->val_accuracy;
+            fprintf(f, "V%.2f", py(&p, best));
+        }
+    }
+    if (started)
+        fprintf(f, "H%.2f", px(&p, pts[m - 1].x / scale));
+    fputs("\"/>\n", f);
+    for (int j = 0; j < m; j++) {
+        const nas_store_trial *t = &r->t[pts[j].i];
+        double x = pts[j].x / scale;
+        if (is_done(t) && isfinite(t->val_accuracy))
+            plot_point(&p, t, x, t->val_accuracy,
+                       nas_store_trial_feasible(t) ? "feasible" : "infeasible", 3);
+        else if (t->status == NAS_TRIAL_FAILED)
+            plot_failure(&p, t, x);
+    }
+    legend(f, 0, "feasible", "trial");
+    legend(f, 1, "infeasible", "infeasible");
+    legend(f, 2, "failed-mark", "failed");
+    svg_close(f);
+    free(pts);
+    return NAS_OK;
+}
+
+/* ---- accuracy against a cost, with the Pareto front ------------------------------- */
+
+/* Scatter val_accuracy (y) against cost(t) (x) for done trials with both
+ * measured; the front (max accuracy, min cost) of the feasible ones is
+ * drawn as a staircase path and larger red circles. Returns the front size
+ * in *n_front. */
+static int plot_tradeoff(rep *r, const char *id, const char *path_id, const char *title,
+                         const char *xlabel, double (*cost)(const nas_store_trial *),
+                         const char *missing, int *n_front)
+{
+    FILE *f = r->f;
+    *n_front = 0;
+    int n = r->n > 0 ? r->n : 1;
+    int *idx = malloc((size_t)n * sizeof *idx);
+    double *pts = calloc((size_t)n * 2, sizeof *pts);
+    unsigned char *on = malloc((size_t)n);
+    tpoint *order = malloc((size_t)n * sizeof *order);
+    if (!idx || !pts || !on || !order) {
+        free(idx);
+        free(pts);
+        free(on);
+        free(order);
+        return NAS_ENOMEM;
+    }
+    int m = 0, nf = 0;
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (int i = 0; i < r->n; i++) {
+        const nas_store_trial *t = &r->t[i];
+        double c = cost(t);
+        if (!is_done(t) || !isfinite(c) || !isfinite(t->val_accuracy))
+            continue;
+        idx[m++] = i;
+        xlo = fmin(xlo, c);
+        xhi = fmax(xhi, c);
+        ylo = fmin(ylo, t->val_accuracy);
+        yhi = fmax(yhi, t->val_accuracy);
+    }
+    /* the front of the feasible points */
+    int *fidx = malloc((size_t)n * sizeof *fidx);
+    if (!fidx) {
+        free(idx);
+        free(pts);
+        free(on);
+        free(order);
+        return NAS_ENOMEM;
+    }
+    for (int j = 0; j < m; j++) {
+        const nas_store_trial *t = &r->t[idx[j]];
+        if (!nas_store_trial_feasible(t))
+            continue;
+        fidx[nf] = idx[j];
+        pts[2 * nf] = t->val_accuracy;
+        pts[2 * nf + 1] = cost(t);
+        nf++;
+    }
+    static const int goals[2] = {1, 0};
+    int count = nas_pareto_front(pts, nf, 2, goals, on);
+    svg_open(f, id, title);
+    if (m == 0) {
+        svg_message(f, missing);
+        svg_close(f);
+        free(idx);
+        free(pts);
+        free(on);
+        free(order);
+        free(fidx);
+        return NAS_OK;
+    }
+    plot p = {.f = f};
+    axis_fit(&p.x, xlo, xhi, 6);
+    axis_fit(&p.y, ylo, yhi, 5);
+    plot_axes(&p, xlabel, "validation accuracy");
+    int k = 0;
+    for (int j = 0; j < nf; j++)
+        if (on[j])
+            order[k++] = (tpoint){pts[2 * j + 1], j};
+    qsort(order, (size_t)k, sizeof *order, tpoint_cmp);
+    if (k > 0) {
+        fprintf(f, "<path id=\"%s\" class=\"pareto\" d=\"", path_id);
+        for (int q = 0; q < k; q++) {
+            int j = order[q].i;
+            double x = px(&p, pts[2 * j + 1]), y = py(&p, pts[2 * j]);
+            if (q == 0)
+                fprintf(f, "M%.2f %.2f", x, y);
+            else
+                fprintf(f, "H%.2fV%.2f", x, y);
+        }
+        fprintf(f, "H%.2f\"/>\n", px(&p, p.x.hi));
+    }
+    for (int j = 0; j < m; j++) { /* the others below the front */
+        const nas_store_trial *t = &r->t[idx[j]];
+        int front = 0;
+        for (int q = 0; q < nf; q++)
+            if (fidx[q] == idx[j] && on[q])
+                front = 1;
+        if (!front)
+            plot_point(&p, t, cost(t), t->val_accuracy,
+                       nas_store_trial_feasible(t) ? "feasible" : "infeasible", 3.5);
+    }
+    for (int q = 0; q < k; q++) {
+        const nas_store_trial *t = &r->t[fidx[order[q].i]];
+        plot_point(&p, t, cost(t), t->val_accuracy, "front", 5);
+    }
+    legend(f, 0, "feasible", "trial");
+    legend(f, 1, "front", "Pareto front");
+    legend(f, 2, "infeasible", "infeasible");
+    svg_close(f);
+    *n_front = count;
+    free(idx);
+    free(pts);
+    free(on);
+    free(order);
+    free(fidx);
+    return NAS_OK;
+}
+
+/* ---- op frequency in the top-k ---------------------------------------------------- */
+
+/* Add the ops of genotype string `g` ("|op~0|+|op~0|op~1|+...") to counts. */
+static int count_ops(const char *g, int *counts)
+{
+    int edges = 0;
+    for (const char *p = g; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        const char *tilde = memchr(p, '~', len);
+        if (tilde) {
+            char name[64];
+            size_t nl = (size_t)(tilde - p);
+            if (nl < sizeof name) {
+                memcpy(name, p, nl);
+                name[nl] = '\0';
+                int op;
+                if (nas_op_from_name(name, &op) == NAS_OK) {
+                    counts[op]++;
+                    edges++;
+                }
+            }
+        }
+        p += len + (bar ? 1 : 0);
+    }
+    return edges;
+}
+
+static int acc_cmp(const void *pa, const void *pb)
+{
+    const nas_store_trial *a = *(const nas_store_trial *const *)pa;
+    const nas_store_trial *b = *(const nas_store_trial *const *)pb;
+    if (a->val_accuracy != b->val_accuracy)
+        return a->val_accuracy > b->val_accuracy ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
+}
+
+static int plot_ops(rep *r, int *k_used)
+{
+    FILE *f = r->f;
+    const nas_store_trial **ok = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *ok);
+    if (!ok)
+        return NAS_ENOMEM;
+    int m = 0;
+    for (int i = 0; i < r->n; i++)
+        if (nas_store_trial_feasible(&r->t[i]) && isfinite(r->t[i].val_accuracy))
+            ok[m++] = &r->t[i];
+    qsort(ok, (size_t)m, sizeof *ok, acc_cmp);
+    int k = r->top_k < m ? r->top_k : m;
+    *k_used = k;
+    int top[NAS_OP_COUNT] = {0}, all[NAS_OP_COUNT] = {0};
+    int top_edges = 0, all_edges = 0;
+    for (int j = 0; j < m; j++) {
+        all_edges += count_ops(ok[j]->genotype, all);
+        if (j < k)
+            top_edges += count_ops(ok[j]->genotype, top);
+    }
+    free(ok);
+    char title[128];
+    snprintf(title, sizeof title, "Share of edges per op: top %d trials against all %d", k, m);
+    fprintf(f, "<figure class=\"plot wide\"><svg id=\"plot-ops\" class=\"chart\" viewBox=\"0 0 %d %d\" "
+               "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"",
+            PLOT_W * 2, 60 + NAS_OP_COUNT * 44, PLOT_W * 2, 60 + NAS_OP_COUNT * 44);
+    esc(f, title);
+    fputs("\">\n<text class=\"ptitle\" x=\"150\" y=\"18\">", f);
+    esc(f, title);
+    fputs("</text>\n", f);
+    if (k == 0) {
+        fputs("<text class=\"empty\" x=\"150\" y=\"60\">no feasible finished trial yet</text></svg></figure>\n", f);
+        return NAS_OK;
+    }
+    const double x0 = 150, w = PLOT_W * 2 - x0 - 70;
+    for (int t = 0; t <= 4; t++) { /* 0..100 % grid */
+        double x = x0 + w * t / 4.0;
+        fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"30\" x2=\"%.1f\" y2=\"%d\"/>"
+                   "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d%%</text>\n",
+                x, x, 34 + NAS_OP_COUNT * 44, x, 50 + NAS_OP_COUNT * 44, t * 25);
+    }
+    for (int op = 0; op < NAS_OP_COUNT; op++) {
+        double y = 34 + op * 44;
+        double st = top_edges ? (double)top[op] / top_edges : 0;
+        double sa = all_edges ? (double)all[op] / all_edges : 0;
+        fprintf(f, "<text class=\"opname\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                x0 - 8, y + 22, nas_op_name(op));
+        fprintf(f, "<rect class=\"bar-top\" data-op=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" "
+                   "height=\"16\"><title>%s: %d of %d edges (%.1f%%) in the top %d</title></rect>"
+                   "<text class=\"barval\" x=\"%.1f\" y=\"%.1f\">%.0f%%</text>\n",
+                nas_op_name(op), x0, y + 4, w * st, nas_op_name(op), top[op], top_edges,
+                100 * st, k, x0 + w * st + 4, y + 17, 100 * st);
+        fprintf(f, "<rect class=\"bar-all\" data-op=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" "
+                   "height=\"12\"><title>%s: %d of %d edges (%.1f%%) in all %d feasible trials</title></rect>"
+                   "<text class=\"barval dim\" x=\"%.1f\" y=\"%.1f\">%.0f%%</text>\n",
+                nas_op_name(op), x0, y + 22, w * sa, nas_op_name(op), all[op], all_edges,
+                100 * sa, m, x0 + w * sa + 4, y + 32, 100 * sa);
+    }
+    fprintf(f, "<g class=\"legend\"><rect class=\"bar-top\" x=\"%.0f\" y=\"8\" width=\"10\" height=\"10\"/>"
+               "<text x=\"%.0f\" y=\"17\">top %d</text><rect class=\"bar-all\" x=\"%.0f\" y=\"8\" "
+               "width=\"10\" height=\"10\"/><text x=\"%.0f\" y=\"17\">all</text></g>\n",
+            x0 + w - 120, x0 + w - 106, k, x0 + w - 50, x0 + w - 36);
+    fputs("</svg></figure>\n", f);
+    return NAS_OK;
+}
+
+/* ---- tables ---------------------------------------------------------------------------- */
+
+static void metric_text(const nas_store_trial *t, const char *metric, char *buf, size_t n)
+{
+    nas_trial_result res;
+    nas_store_trial_result(t, &res);
+    double v = nas_objective_value(metric, &res);
+    if (!isfinite(v))
+        snprintf(buf, n, "-");
+    else if (strcmp(metric, "val_accuracy") == 0)
+        snprintf(buf, n, "%.4f", v);
+    else if (strcmp(metric, "latency_ms") == 0)
+        snprintf(buf, n, "%.3f", v);
+    else
+        snprintf(buf, n, "%.0f", v);
+}
+
+static int front_table(rep *r, nas_store *st, int *n_front, nas_error *err)
+{
+    FILE *f = r->f;
+    const nas_config *c = &r->objcfg;
+    fputs("<section id=\"objective-front\"><h2>Pareto front under the experiment's objectives</h2>\n<p>", f);
+    for (int k = 0; k < c->n_objectives; k++) {
+        fprintf(f, "%s<code>", k ? ", " : "Objectives: ");
+        esc(f, c->objectives[k].metric);
+        fprintf(f, "</code> (%s)", c->objectives[k].maximize ? "max" : "min");
+    }
+    fputs(".", f);
+    if (!r->obj_ok)
+        fputs(" (The stored config gave no readable objectives; the default is shown.)", f);
+    if (c->n_objectives == 1)
+        fputs(" With one objective the front is the best trial (and any trial tied with it).", f);
+    fputs(" Only done, feasible trials with every objective measured take part; ties and "
+          "duplicates are all on the front.</p>\n", f);
+    nas_store_trial *front = NULL;
+    int n = 0;
+    int rc = nas_store_pareto(st, r->exp.id, c->objectives, c->n_objectives, &front, &n, err);
+    if (rc != NAS_OK)
+        return rc;
+    *n_front = n;
+    if (n == 0) {
+        fputs("<p id=\"front-empty\">No trial qualifies yet.</p></section>\n", f);
+        return NAS_OK;
+    }
+    fputs("<table id=\"front\"><thead><tr><th>trial</th>", f);
+    for (int k = 0; k < c->n_objectives; k++) {
+        fputs("<th>", f);
+        esc(f, c->objectives[k].metric);
+        fputs("</th>", f);
+    }
+    int show_macs = 1, show_params = 1, show_lat = 1; /* extra columns not already objectives */
+    for (int k = 0; k < c->n_objectives; k++) {
+        show_macs &= strcmp(c->objectives[k].metric, "macs") != 0;
+        show_params &= strcmp(c->objectives[k].metric, "params") != 0;
+        show_lat &= strcmp(c->objectives[k].metric, "latency_ms") != 0;
+    }
+    fprintf(f, "%s%s%s<th>genotype</th></tr></thead><tbody>\n", show_macs ? "<th>MMACs</th>" : "",
+            show_params ? "<th>params</th>" : "", show_lat ? "<th>latency (ms)</th>" : "");
+    for (int i = 0; i < n; i++) {
+        const nas_store_trial *t = &front[i];
+        fprintf(f, "<tr data-trial=\"%lld\"><td>%lld</td>", (long long)t->id, (long long)t->id);
+        for (int k = 0; k < c->n_objectives; k++) {
+            char v[64];
+            metric_text(t, c->objectives[k].metric, v, sizeof v);
+            fprintf(f, "<td class=\"num\">%s</td>", v);
+        }
+        char lat[32] = "-";
+        if (isfinite(latency_of(t)))
+            snprintf(lat, sizeof lat, "%.3f", t->latency_ms);
+        if (show_macs)
+            fprintf(f, "<td class=\"num\">%.3f</td>", mmacs_of(t));
+        if (show_params)
+            fprintf(f, "<td class=\"num\">%lld</td>", (long long)t->params);
+        if (show_lat)
+            fprintf(f, "<td class=\"num\">%s</td>", lat);
+        fputs("<td><code>", f);
+        esc(f, t->genotype);
+        fputs("</code></td></tr>\n", f);
+    }
+    fputs("</tbody></table></section>\n", f);
+    free(front);
+    return NAS_OK;
+}
+
+static void failure_table(rep *r)
+{
+    FILE *f = r->f;
+    fputs("<section id=\"failures\"><h2>Failed and infeasible trials</h2>\n", f);
+    int rows = 0;
+    for (int i = 0; i < r->n; i++) {
+        const nas_store_trial *t = &r->t[i];
+        int failed = t->status == NAS_TRIAL_FAILED;
+        int infeasible = is_done(t) && !nas_store_trial_feasible(t);
+        if (!failed && !infeasible)
+            continue;
+        if (rows++ == 0)
+            fputs("<table id=\"failed\"><thead><tr><th>trial</th><th>status</th><th>reason</th>"
+                  "<th>attempts</th><th>finished</th><th>genotype</th></tr></thead><tbody>\n", f);
+        fprintf(f, "<tr class=\"%s\" data-trial=\"%lld\"><td>%lld</td><td>%s</td><td class=\"reason\">",
+                failed ? "failed" : "infeasible", (long long)t->id, (long long)t->id,
+                failed ? "failed" : "infeasible");
+        esc(f, t->error[0] ? t->error : failed ? "(no reason recorded)" : "(score missing)");
+        fprintf(f, "</td><td class=\"num\">%d</td><td>", t->attempt);
+        esc(f, t->finished_at);
+        fputs("</td><td><code>", f);
+        esc(f, t->genotype);
+        fputs("</code></td></tr>\n", f);
+    }
+    if (rows)
+        fprintf(f, "</tbody></table>\n<p>%d trial%s.</p>\n", rows, rows == 1 ? "" : "s");
+    else
+        fputs("<p id=\"no-failures\">No trial failed and none violated a constraint.</p>\n", f);
+    fputs("</section>\n", f);
+}
+
+/* ---- the page -------------------------------------------------------------------------- */
+
+static const char CSS[] =
+    "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
+    "color:#222;margin:0 auto;max-width:1010px;padding:16px 20px;background:#fff}"
+    "h1{font-size:22px;margin:8px 0 4px}h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}"
+    ".meta{color:#666;margin:0 0 10px}"
+    "table{border-collapse:collapse;margin:6px 0;font-size:13px}"
+    "th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}"
+    "th{white-space:nowrap}td.reason{overflow-wrap:anywhere}"
+    "th{background:#f4f6f8}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
+    "tr.failed td.reason{color:#a11}tr.infeasible td.reason{color:#a60}"
+    "tr.hl td{background:#fff3c4}"
+    "code{font:12px ui-monospace,Menlo,Consolas,monospace}td code{word-break:break-all}"
+    "pre{background:#f6f8fa;border:1px solid #e1e4e8;padding:10px;overflow:auto;font-size:12px}"
+    ".plots{display:flex;flex-wrap:wrap;gap:10px}figure.plot{margin:0}"
+    "svg.chart{background:#fff;border:1px solid #e3e3e3;font-size:11px;max-width:100%;height:auto}"
+    ".ptitle{font-size:13px;font-weight:600;fill:#333}"
+    ".frame{fill:none;stroke:#999}.grid{stroke:#eee}.tick{fill:#555}.label{fill:#333;font-size:12px}"
+    ".empty{fill:#888;font-size:13px}"
+    "circle.feasible{fill:#1f77b4;fill-opacity:.65;stroke:#fff;stroke-width:.6}"
+    "circle.infeasible{fill:#fff;stroke:#ff7f0e;stroke-width:1.5}"
+    "circle.front{fill:#d62728;stroke:#fff;stroke-width:1}"
+    "circle.hl,path.hl{stroke:#000;stroke-width:2.5;fill-opacity:1}"
+    ".failed-mark{stroke:#d62728;stroke-width:2;fill:none}"
+    "path.best{fill:none;stroke:#2ca02c;stroke-width:2}"
+    "path.pareto{fill:none;stroke:#d62728;stroke-width:1.6;stroke-dasharray:5 3}"
+    ".legend text{fill:#444}"
+    "rect.bar-top{fill:#1f77b4}rect.bar-all{fill:#bbb}.opname{fill:#333;font-size:12px}"
+    ".barval{fill:#333}.barval.dim{fill:#888}"
+    "#tip{position:absolute;pointer-events:none;background:rgba(30,30,30,.92);color:#fff;"
+    "padding:6px 8px;border-radius:4px;font-size:12px;white-space:pre;max-width:640px}"
+    "dl.summary{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:8px 0}"
+    "dl.summary dt{color:#555}dl.summary dd{margin:0}";
+
+static const char SCRIPT[] =
+    "(function(){\n"
+    "  var tip = document.getElementById('tip');\n"
+    "  function mark(id, on) {\n"
+    "    var els = document.querySelectorAll('[data-trial=\"' + id + '\"]');\n"
+    "    for (var i = 0; i < els.length; i++) els[i].classList.toggle('hl', on);\n"
+    "  }\n"
+    "  var els = document.querySelectorAll('[data-trial]');\n"
+    "  for (var i = 0; i < els.length; i++) {\n"
+    "    var el = els[i], t = el.querySelector('title');\n"
+    "    if (t) { el.setAttribute('data-tip', t.textContent); t.parentNode.removeChild(t); }\n"
+    "    el.addEventListener('mouseenter', function (ev) {\n"
+    "      var e = ev.currentTarget, text = e.getAttribute('data-tip');\n"
+    "      mark(e.getAttribute('data-trial'), true);\n"
+    "      if (text) { tip.textContent = text; tip.hidden = false; }\n"
+    "    });\n"
+    "    el.addEventListener('mousemove', function (ev) {\n"
+    "      tip.style.left = (ev.pageX + 14) + 'px'; tip.style.top = (ev.pageY + 14) + 'px';\n"
+    "    });\n"
+    "    el.addEventListener('mouseleave', function (ev) {\n"
+    "      mark(ev.currentTarget.getAttribute('data-trial'), false); tip.hidden = true;\n"
+    "    });\n"
+    "  }\n"
+    "})();\n";
+
+static void summary(rep *r, const char *db_path)
+{
+    FILE *f = r->f;
+    const nas_store_experiment *e = &r->exp;
+    fputs("<h1>nas report: ", f);
+    esc(f, e->name);
+    fputs("</h1>\n<p class=\"meta\">database <code>", f);
+    esc(f, db_path);
+    char now[32];
+    time_t tn = time(NULL);
+    struct tm tm;
+    gmtime_r(&tn, &tm);
+    strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    fprintf(f, "</code>, experiment %lld, generated %s by nas %s</p>\n", (long long)e->id, now,
+            NAS_VERSION);
+    const nas_store_trial *best = NULL;
+    for (int i = 0; i < r->n; i++) {
+        const nas_store_trial *t = &r->t[i];
+        if (nas_store_trial_feasible(t) && isfinite(t->val_accuracy) &&
+            (!best || t->val_accuracy > best->val_accuracy))
+            best = t;
+    }
+    fputs("<section id=\"summary\"><dl class=\"summary\">\n<dt>strategy</dt><dd>", f);
+    esc(f, e->strategy);
+    fprintf(f, " (seed %llu)</dd>\n<dt>status</dt><dd>", (unsigned long long)e->seed);
+    esc(f, e->status);
+    fprintf(f, "; created ");
+    esc(f, e->created_at);
+    fprintf(f, ", updated ");
+    esc(f, e->updated_at);
+    fprintf(f, "</dd>\n<dt>trials</dt><dd>%d of a budget of %d finished: %d done, %d failed; "
+               "%d pending, %d running, %d interrupted</dd>\n",
+            e->n_done + e->n_failed, e->trials_budget, e->n_done, e->n_failed, e->n_pending,
+            e->n_running, e->n_interrupted);
+    const nas_config *c = &r->objcfg;
+    fputs("<dt>objectives</dt><dd>", f);
+    for (int k = 0; k < c->n_objectives; k++) {
+        fputs(k ? ", " : "", f);
+        esc(f, c->objectives[k].metric);
+        fprintf(f, " (%s)", c->objectives[k].maximize ? "max" : "min");
+    }
+    fputs("</dd>\n<dt>constraints</dt><dd>", f);
+    int any = 0;
+    if (c->constraints.latency_ms > 0)
+        fprintf(f, "%slatency &le; %g ms", any++ ? ", " : "", c->constraints.latency_ms);
+    if (c->constraints.mmacs > 0)
+        fprintf(f, "%sMACs &le; %g M", any++ ? ", " : "", c->constraints.mmacs);
+    if (c->constraints.params > 0)
+        fprintf(f, "%sparams &le; %g", any++ ? ", " : "", c->constraints.params);
+    fputs(any ? "</dd>\n" : "none</dd>\n", f);
+    fputs("<dt>best</dt><dd>", f);
+    if (best) {
+        fprintf(f, "trial %lld, validation accuracy %.4f, %.3f MMACs, %lld params: <code>",
+                (long long)best->id, best->val_accuracy, mmacs_of(best), (long long)best->params);
+        esc(f, best->genotype);
+        fputs("</code>", f);
+    } else {
+        fputs("no feasible trial finished yet", f);
+    }
+    fputs("</dd>\n</dl></section>\n", f);
+}
+
+int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int *n_front,
+                     nas_error *err)
+{
+    if (n_front)
+        *n_front = 0;
+    if (!st || !out)
+        return nas_error_set(err, NAS_EINVAL, "report: NULL store or output");
+    rep r;
+    memset(&r, 0, sizeof r);
+    r.f = out;
+    r.top_k = opts && opts->top_k > 0 ? opts->top_k : 10;
+    const char *name = opts && opts->experiment && *opts->experiment ? opts->experiment : NULL;
+    int rc = nas_store_experiment_find(st, name, &r.exp, err);
+    if (rc != NAS_OK)
+        return rc;
+    nas_error oerr;
+    r.obj_ok = nas_store_experiment_objectives(st, r.exp.id, &r.objcfg, &oerr) == NAS_OK;
+    if (!r.obj_ok && oerr.code != NAS_EFORMAT)
+        return nas_error_set(err, oerr.code, "%s", oerr.msg);
+    if ((rc = nas_store_trial_list(st, r.exp.id, &r.t, &r.n, err)) != NAS_OK)
+        return rc;
+    if ((rc = nas_store_experiment_conf_text(st, r.exp.id, &r.conf_text, err)) != NAS_OK ||
+        (rc = nas_store_experiment_canonical(st, r.exp.id, &r.canon, err)) != NAS_OK)
+        goto done;
+    r.t0 = parse_time(r.exp.created_at);
+    for (int i = 0; i < r.n; i++) { /* trials older than the row (cannot happen) move the origin */
+        double s = parse_time(r.t[i].started_at[0] ? r.t[i].started_at : r.t[i].created_at);
+        if (isfinite(s) && (!isfinite(r.t0) || s < r.t0))
+            r.t0 = s;
+    }
+
+    FILE *f = out;
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>nas report: ",
+          f);
+    esc(f, r.exp.name);
+    fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
+    summary(&r, nas_store_path(st));
+
+    fputs("<section id=\"progress\"><h2>Search progress</h2>\n<p>Green: the best validation "
+          "accuracy of feasible trials so far. Dots: every done trial; hollow orange: violates a "
+          "constraint; red crosses: failed trials. Hover a point for its details.</p>\n"
+          "<div class=\"plots\">\n",
+          f);
+    if ((rc = plot_best(&r, 0)) != NAS_OK || (rc = plot_best(&r, 1)) != NAS_OK)
+        goto oom;
+    fputs("</div></section>\n", f);
+
+    int nf_lat = 0, nf_macs = 0;
+    fputs("<section id=\"tradeoffs\"><h2>Accuracy against cost</h2>\n<p>Red: the Pareto front "
+          "of the feasible trials for each pair (highest accuracy, lowest cost); the dashed line "
+          "is its attainment boundary. Latency is the median batch-1 forward pass on the worker's "
+          "device; MACs count convolutions and the classifier per 28x28 image.</p>\n"
+          "<div class=\"plots\">\n",
+          f);
+    if ((rc = plot_tradeoff(&r, "plot-acc-latency", "pareto-latency",
+                            "Validation accuracy against latency", "latency, batch 1 (ms)",
+                            latency_of, "latency was not measured (table evaluator?)", &nf_lat)) !=
+            NAS_OK ||
+        (rc = plot_tradeoff(&r, "plot-acc-macs", "pareto-macs", "Validation accuracy against MACs",
+                            "multiply-accumulates per image (millions)", mmacs_of,
+                            "no trial with MACs counted yet", &nf_macs)) != NAS_OK)
+        goto oom;
+    fprintf(f, "</div>\n<p id=\"front-sizes\">Front sizes: accuracy/latency %d, accuracy/MACs %d.</p>\n</section>\n",
+            nf_lat, nf_macs);
+
+    int nf = 0;
+    if ((rc = front_table(&r, st, &nf, err)) != NAS_OK)
+        goto done;
+    if (n_front)
+        *n_front = nf;
+
+    int k_used = 0;
+    fprintf(f, "<section id=\"ops\"><h2>Ops in the best architectures</h2>\n");
+    if ((rc = plot_ops(&r, &k_used)) != NAS_OK)
+        goto oom;
+    fprintf(f, "<p>Blue: share of the cell's edges carrying each op among the %d best feasible "
+               "trials by validation accuracy; grey: among all feasible trials.</p></section>\n",
+            k_used);
+
+    failure_table(&r);
+
+    fputs("<section id=\"config\"><h2>Configuration</h2>\n<p>The config file as written"
+          "</p>\n<pre id=\"config-text\">", f);
+    esc(f, r.conf_text);
+    fputs("</pre>\n<details><summary>Every effective setting (canonical form: the experiment's "
+          "identity)</summary>\n<pre id=\"config-canonical\">", f);
+    esc(f, r.canon);
+    fprintf(f, "</pre></details></section>\n<div id=\"tip\" hidden></div>\n<script>\n%s</script>\n"
+               "</body>\n</html>\n", SCRIPT);
+    if (fflush(f) != 0 || ferror(f))
+        rc = nas_error_set(err, NAS_EIO, "report: cannot write the page");
+    goto done;
+oom:
+    rc = nas_error_set(err, NAS_ENOMEM, "report: out of memory");
+done:
+    free(r.t);
+    free(r.conf_text);
+    free(r.canon);
+    return rc;
+}

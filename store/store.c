@@ -1,0 +1,922 @@
+/*
+ * store/store.c - the SQLite results database (see nas/store.h and
+ * docs/schema.md). One connection per nas_store; statements are prepared
+ * once and cached; every write is one short transaction.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sqlite3.h> /* the database engine */
+#include "nas/store.h"
+
+#define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+
+/* Schema version 1. docs/schema.md describes every column. */
+static const char SCHEMA_V1[] =
+    "CREATE TABLE experiment(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  name TEXT NOT NULL,\n"
+    "  conf_canonical TEXT NOT NULL UNIQUE,\n"
+    "  conf_text TEXT NOT NULL,\n"
+    "  conf_path TEXT NOT NULL,\n"
+    "  seed INTEGER NOT NULL,\n"
+    "  strategy TEXT NOT NULL,\n"
+    "  trials_budget INTEGER NOT NULL,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  updated_at TEXT NOT NULL,\n"
+    "  status TEXT NOT NULL CHECK(status IN ('running','done','interrupted','failed','exhausted'))\n"
+    ");\n"
+    "CREATE TABLE trial(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  experiment_id INTEGER NOT NULL REFERENCES experiment(id),\n"
+    "  genotype TEXT NOT NULL,\n"
+    "  arch_key TEXT NOT NULL,\n"
+    "  proposed_by TEXT NOT NULL,\n"
+    "  status TEXT NOT NULL CHECK(status IN ('pending','running','done','failed','interrupted')),\n"
+    "  worker INTEGER,\n"
+    "  device TEXT,\n"
+    "  attempt INTEGER NOT NULL DEFAULT 0,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  started_at TEXT,\n"
+    "  finished_at TEXT,\n"
+    "  error TEXT,\n"
+    "  UNIQUE(experiment_id, arch_key)\n"
+    ");\n"
+    "CREATE INDEX trial_by_status ON trial(experiment_id, status);\n"
+    "CREATE TABLE result(\n"
+    "  trial_id INTEGER PRIMARY KEY REFERENCES trial(id),\n"
+    "  val_accuracy REAL,\n"
+    "  test_accuracy REAL,\n"
+    "  train_loss REAL,\n"
+    "  macs INTEGER,\n"
+    "  params INTEGER,\n"
+    "  latency_ms REAL,\n"
+    "  train_seconds REAL,\n"
+    "  epochs INTEGER,\n"
+    "  score REAL\n"
+    ");\n"
+    "CREATE TABLE strategy_state(\n"
+    "  experiment_id INTEGER NOT NULL REFERENCES experiment(id),\n"
+    "  name TEXT NOT NULL,\n"
+    "  blob BLOB,\n"
+    "  updated_at TEXT NOT NULL,\n"
+    "  PRIMARY KEY(experiment_id, name)\n"
+    ");\n";
+
+#define TRIAL_COLUMNS                                                                         \
+    "SELECT t.id, t.experiment_id, e.name, t.genotype, t.arch_key, t.proposed_by, t.status, " \
+    "t.worker, t.attempt, t.device, t.created_at, t.started_at, t.finished_at, t.error, "     \
+    "r.trial_id IS NOT NULL, r.val_accuracy, r.test_accuracy, r.train_loss, r.macs, "         \
+    "r.params, r.latency_ms, r.train_seconds, r.epochs, r.score "                             \
+    "FROM trial t JOIN experiment e ON e.id = t.experiment_id "                               \
+    "LEFT JOIN result r ON r.trial_id = t.id "
+
+#define EXPERIMENT_COLUMNS                                                                   \
+    "SELECT e.id, e.name, e.strategy, e.conf_path, e.seed, e.trials_budget, e.status, "      \
+    "e.created_at, e.updated_at, "                                                           \
+    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id), "                          \
+    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'pending'), " \
+    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'running'), " \
+    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'done'), "    \
+    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'failed'), "  \
+    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'interrupted') " \
+    "FROM experiment e "
+
+enum {
+    Q_EXP_FIND_CANON,
+    Q_EXP_INSERT,
+    Q_EXP_GET,
+    Q_EXP_FIND_NAME,
+    Q_EXP_FIND_ANY,
+    Q_EXP_NAMES,
+    Q_EXP_CANON,
+    Q_EXP_STATUS,
+    Q_TRIAL_INSERT,
+    Q_TRIAL_KNOWN,
+    Q_TRIAL_START,
+    Q_TRIAL_FINISH,
+    Q_RESULT_INSERT,
+    Q_TRIAL_INTERRUPT,
+    Q_TRIAL_GET,
+    Q_TRIAL_BY_ID,
+    Q_TRIAL_BY_RANK,
+    Q_STATE_PUT,
+    Q_STATE_GET,
+    Q_COUNT
+};
+
+static const char *const QUERIES[Q_COUNT] = {
+    [Q_EXP_FIND_CANON] = "SELECT id FROM experiment WHERE conf_canonical = ?1",
+    [Q_EXP_INSERT] = "INSERT INTO experiment(name, conf_canonical, conf_text, conf_path, seed, "
+                     "strategy, trials_budget, created_at, updated_at, status) "
+                     "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, " NOW_SQL ", " NOW_SQL ", 'running')",
+    [Q_EXP_GET] = EXPERIMENT_COLUMNS "WHERE e.id = ?1",
+    [Q_EXP_FIND_NAME] = EXPERIMENT_COLUMNS "WHERE e.name = ?1 ORDER BY e.id DESC LIMIT 1",
+    [Q_EXP_FIND_ANY] = EXPERIMENT_COLUMNS "ORDER BY e.id DESC LIMIT 1",
+    [Q_EXP_NAMES] = "SELECT DISTINCT name FROM experiment ORDER BY name",
+    [Q_EXP_CANON] = "SELECT conf_canonical FROM experiment WHERE id = ?1",
+    [Q_EXP_STATUS] = "UPDATE experiment SET status = ?2, updated_at = " NOW_SQL " WHERE id = ?1",
+    [Q_TRIAL_INSERT] = "INSERT INTO trial(experiment_id, genotype, arch_key, proposed_by, status, "
+                       "attempt, created_at) VALUES(?1, ?2, ?3, ?4, 'pending', 0, " NOW_SQL ")",
+    [Q_TRIAL_KNOWN] = "SELECT 1 FROM trial WHERE experiment_id = ?1 AND arch_key = ?2",
+    [Q_TRIAL_START] = "UPDATE trial SET status = 'running', worker = ?2, device = ?3, "
+                      "attempt = attempt + 1, started_at = " NOW_SQL ", finished_at = NULL, "
+                      "error = NULL WHERE id = ?1",
+    [Q_TRIAL_FINISH] = "UPDATE trial SET status = ?2, error = ?3, finished_at = " NOW_SQL
+                       " WHERE id = ?1",
+    [Q_RESULT_INSERT] = "INSERT OR REPLACE INTO result(trial_id, val_accuracy, test_accuracy, "
+                        "train_loss, macs, params, latency_ms, train_seconds, epochs, score) "
+                        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    [Q_TRIAL_INTERRUPT] = "UPDATE trial SET status = 'interrupted', error = ?2, finished_at = "
+                          NOW_SQL " WHERE id = ?1",
+    [Q_TRIAL_GET] = TRIAL_COLUMNS "WHERE t.id = ?1",
+    [Q_TRIAL_BY_ID] = TRIAL_COLUMNS "WHERE t.experiment_id = ?1 ORDER BY t.id LIMIT ?2",
+    [Q_TRIAL_BY_RANK] =
+        TRIAL_COLUMNS "WHERE t.experiment_id = ?1 ORDER BY "
+                      "CASE t.status WHEN 'done' THEN 0 WHEN 'failed' THEN 2 ELSE 1 END, "
+                      "r.val_accuracy DESC NULLS LAST, t.id LIMIT ?2",
+    [Q_STATE_PUT] = "INSERT OR REPLACE INTO strategy_state(experiment_id, name, blob, updated_at) "
+                    "VALUES(?1, ?2, ?3, " NOW_SQL ")",
+    [Q_STATE_GET] = "SELECT blob FROM strategy_state WHERE experiment_id = ?1 AND name = ?2",
+};
+
+struct nas_store {
+    sqlite3 *db;
+    int readonly;
+    char path[NAS_PATH_MAX];
+    sqlite3_stmt *stmt[Q_COUNT];
+};
+
+static int db_fail(nas_store *st, nas_error *err, const char *what)
+{
+    return nas_error_set(err, NAS_EDB, "database %s: %s: %s", st->path, what,
+                         sqlite3_errmsg(st->db));
+}
+
+/* The cached statement `q`, reset and with its bindings cleared. */
+static sqlite3_stmt *stmt_get(nas_store *st, int q, nas_error *err)
+{
+    if (!st->stmt[q]) {
+        if (sqlite3_prepare_v3(st->db, QUERIES[q], -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[q],
+                               NULL) != SQLITE_OK) {
+            db_fail(st, err, "cannot prepare a statement");
+            st->stmt[q] = NULL;
+            return NULL;
+        }
+    }
+    sqlite3_reset(st->stmt[q]);
+    sqlite3_clear_bindings(st->stmt[q]);
+    return st->stmt[q];
+}
+
+static void copy_text(char *dst, size_t n, sqlite3_stmt *s, int col)
+{
+    const unsigned char *t = sqlite3_column_text(s, col);
+    snprintf(dst, n, "%s", t ? (const char *)t : "");
+}
+
+static double col_double(sqlite3_stmt *s, int col)
+{
+    return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
+}
+
+static int64_t col_int(sqlite3_stmt *s, int col)
+{
+    return sqlite3_column_type(s, col) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, col);
+}
+
+static int exec_sql(nas_store *st, const char *sql, const char *what, nas_error *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(st->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        nas_error_set(err, NAS_EDB, "database %s: %s: %s", st->path, what,
+                      msg ? msg : sqlite3_errmsg(st->db));
+        sqlite3_free(msg);
+        return NAS_EDB;
+    }
+    return NAS_OK;
+}
+
+/* Read one integer from a PRAGMA or query. */
+static int query_int(nas_store *st, const char *sql, int64_t *out, nas_error *err)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) {
+            *out = sqlite3_column_int64(s, 0);
+            rc = SQLITE_OK;
+        } else if (rc == SQLITE_DONE) {
+            *out = 0;
+            rc = SQLITE_OK;
+        }
+    }
+    if (rc != SQLITE_OK) {
+        int code = sqlite3_errcode(st->db);
+        if (code == SQLITE_NOTADB)
+            nas_error_set(err, NAS_EDB,
+                          "%s is not a nas database: it is not a SQLite file (%s)", st->path,
+                          sqlite3_errmsg(st->db));
+        else
+            db_fail(st, err, "cannot read the database header");
+        sqlite3_finalize(s);
+        return NAS_EDB;
+    }
+    sqlite3_finalize(s);
+    return NAS_OK;
+}
+
+/* Directory part of `path` into dir ("." when there is none). */
+static void dir_of(const char *path, char *dir, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, n, ".");
+    else if (slash == path)
+        snprintf(dir, n, "/");
+    else
+        snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
+/* File-system checks before SQLite sees the path, so the messages say
+ * what is wrong in words a user can act on. */
+static int precheck(const char *path, int readonly, nas_error *err)
+{
+    struct stat sb;
+    int exists = stat(path, &sb) == 0;
+    if (exists && S_ISDIR(sb.st_mode))
+        return nas_error_set(err, NAS_EIO, "database %s: is a directory, expected a file", path);
+    if (readonly) {
+        if (!exists)
+            return nas_error_set(err, NAS_EIO,
+                                 "database %s: no such file (run `nas run CONF --db %s` first)",
+                                 path, path);
+        if (access(path, R_OK) != 0)
+            return nas_error_set(err, NAS_EIO, "database %s: cannot read it: %s", path,
+                                 strerror(errno));
+        return NAS_OK;
+    }
+    char dir[NAS_PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    struct stat db;
+    if (stat(dir, &db) != 0 || !S_ISDIR(db.st_mode))
+        return nas_error_set(err, NAS_EIO, "database %s: directory %s does not exist", path, dir);
+    /* SQLite in WAL mode creates PATH-wal and PATH-shm beside the file. */
+    if (access(dir, W_OK | X_OK) != 0)
+        return nas_error_set(err, NAS_EIO,
+                             "database %s: directory %s is not writable (%s); choose another "
+                             "place with --db",
+                             path, dir, strerror(errno));
+    if (exists && access(path, R_OK | W_OK) != 0)
+        return nas_error_set(err, NAS_EIO, "database %s: cannot write it: %s", path,
+                             strerror(errno));
+    return NAS_OK;
+}
+
+/* 1 when a read-only open must use immutable=1: the directory is not
+ * writable and there is neither a PATH-wal nor a PATH-shm. */
+static int ro_needs_immutable(const char *path)
+{
+    char dir[NAS_PATH_MAX], side[NAS_PATH_MAX + 8];
+    dir_of(path, dir, sizeof dir);
+    if (access(dir, W_OK) == 0)
+        return 0;
+    snprintf(side, sizeof side, "%s-wal", path);
+    if (access(side, F_OK) == 0)
+        return 0;
+    snprintf(side, sizeof side, "%s-shm", path);
+    if (access(side, F_OK) == 0)
+        return 0;
+    return 1;
+}
+
+/* "file:PATH?immutable=1" with PATH percent-encoded (RFC 3986). */
+static void uri_of(const char *path, char *out, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = (size_t)snprintf(out, n, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p && k + 4 < n; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("/-._~", *p)) {
+            out[k++] = (char)*p;
+        } else {
+            out[k++] = '%';
+            out[k++] = hex[*p >> 4];
+            out[k++] = hex[*p & 15];
+        }
+    }
+    out[k] = '\0';
+    snprintf(out + k, n - k, "?immutable=1");
+}
+
+static int create_schema(nas_store *st, nas_error *err)
+{
+    char sql[sizeof SCHEMA_V1 + 256];
+    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%sPRAGMA application_id = %d;\n"
+             "PRAGMA user_version = %d;\nCOMMIT;",
+             SCHEMA_V1, NAS_STORE_APPLICATION_ID, NAS_STORE_SCHEMA_VERSION);
+    int rc = exec_sql(st, sql, "cannot create the schema", err);
+    if (rc != NAS_OK)
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Check that the file is a nas database of a version we know; create the
+ * schema in a new, empty file (read-write only). */
+static int check_schema(nas_store *st, nas_error *err)
+{
+    int64_t app = 0, ver = 0, ntab = 0;
+    int rc;
+    if ((rc = query_int(st, "PRAGMA application_id", &app, err)) != NAS_OK ||
+        (rc = query_int(st, "PRAGMA user_version", &ver, err)) != NAS_OK ||
+        (rc = query_int(st, "SELECT count(*) FROM sqlite_master", &ntab, err)) != NAS_OK)
+        return rc;
+    if (app == 0 && ver == 0 && ntab == 0) {
+        if (st->readonly)
+            return nas_error_set(err, NAS_EDB, "%s is not a nas database: it is an empty file",
+                                 st->path);
+        /* Another process may have created it meanwhile: the IMMEDIATE
+         * transaction serialises creators; re-check inside it. */
+        if ((rc = create_schema(st, err)) != NAS_OK) {
+            if ((rc = query_int(st, "PRAGMA application_id", &app, err)) != NAS_OK)
+                return rc;
+            if (app != NAS_STORE_APPLICATION_ID)
+                return NAS_EDB;
+            nas_error_clear(err);
+            if ((rc = query_int(st, "PRAGMA user_version", &ver, err)) != NAS_OK)
+                return rc;
+        } else {
+            return NAS_OK;
+        }
+    }
+    if (app != NAS_STORE_APPLICATION_ID)
+        return nas_error_set(err, NAS_EDB,
+                             "%s is a SQLite database but not a nas database (application_id "
+                             "0x%08llx, expected 0x%08x); refusing to touch it",
+                             st->path, (unsigned long long)(uint32_t)app,
+                             NAS_STORE_APPLICATION_ID);
+    if (ver > NAS_STORE_SCHEMA_VERSION)
+        return nas_error_set(err, NAS_EDB,
+                             "database %s: schema version %lld is newer than this nas knows "
+                             "(%d); use a newer nas",
+                             st->path, (long long)ver, NAS_STORE_SCHEMA_VERSION);
+    if (ver < 1)
+        return nas_error_set(err, NAS_EDB, "database %s: schema version %lld is not valid",
+                             st->path, (long long)ver);
+    /* Migrations from older versions go here when version 2 exists. */
+    return NAS_OK;
+}
+
+int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *err)
+{
+    *out = NULL;
+    if (!path || !*path)
+        return nas_error_set(err, NAS_EINVAL, "database: empty path");
+    if (strlen(path) >= NAS_PATH_MAX)
+        return nas_error_set(err, NAS_EINVAL, "database %.64s...: path too long", path);
+    int rc = precheck(path, readonly, err);
+    if (rc != NAS_OK)
+        return rc;
+    nas_store *st = calloc(1, sizeof *st);
+    if (!st)
+        return nas_error_set(err, NAS_ENOMEM, "database %s: out of memory", path);
+    snprintf(st->path, sizeof st->path, "%s", path);
+    st->readonly = readonly;
+    int flags = readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const char *name = path;
+    char uri[3 * NAS_PATH_MAX + 32];
+    if (readonly && ro_needs_immutable(path)) {
+        /* A WAL file in a directory we cannot write: SQLite cannot create
+         * PATH-shm, and with no PATH-wal nobody is writing, so read it as
+         * an immutable file. */
+        uri_of(path, uri, sizeof uri);
+        name = uri;
+        flags |= SQLITE_OPEN_URI;
+    }
+    if (sqlite3_open_v2(name, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        rc = nas_error_set(err, NAS_EDB, "database %s: cannot open: %s", path,
+                           st->db ? sqlite3_errmsg(st->db) : "out of memory");
+        nas_store_close(st);
+        return rc;
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    sqlite3_busy_timeout(st->db, 10000);
+    if ((rc = check_schema(st, err)) != NAS_OK) {
+        nas_store_close(st);
+        return rc;
+    }
+    if (!readonly) {
+        int64_t dummy;
+        sqlite3_stmt *s = NULL;
+        const char *mode = "";
+        if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode=WAL", -1, &s, NULL) == SQLITE_OK &&
+            sqlite3_step(s) == SQLITE_ROW)
+            mode = (const char *)sqlite3_column_text(s, 0);
+        int wal = mode && strcmp(mode, "wal") == 0;
+        sqlite3_finalize(s);
+        if (!wal) {
+            rc = db_fail(st, err, "cannot switch to WAL mode");
+            nas_store_close(st);
+            return rc;
+        }
+        if ((rc = exec_sql(st, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                           "cannot set pragmas", err)) != NAS_OK ||
+            (rc = query_int(st, "PRAGMA foreign_keys", &dummy, err)) != NAS_OK) {
+            nas_store_close(st);
+            return rc;
+        }
+    }
+    *out = st;
+    return NAS_OK;
+}
+
+void nas_store_close(nas_store *st)
+{
+    if (!st)
+        return;
+    for (int i = 0; i < Q_COUNT; i++)
+        sqlite3_finalize(st->stmt[i]);
+    sqlite3_close(st->db);
+    free(st);
+}
+
+const char *nas_store_path(const nas_store *st) { return st->path; }
+
+/* ---- experiments ----------------------------------------------------------- */
+
+static int require_rw(nas_store *st, nas_error *err)
+{
+    if (st->readonly)
+        return nas_error_set(err, NAS_EDB, "database %s: opened read-only", st->path);
+    return NAS_OK;
+}
+
+int nas_store_experiment_open(nas_store *st, const char *name, const char *canonical,
+                              const char *conf_text, const char *conf_path, uint64_t seed,
+                              const char *strategy, int trials_budget, int64_t *id, int *created,
+                              nas_error *err)
+{
+    *id = -1;
+    *created = 0;
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin a transaction", err) != NAS_OK)
+        return NAS_EDB;
+    sqlite3_stmt *s = stmt_get(st, Q_EXP_FIND_CANON, err);
+    if (!s)
+        goto fail;
+    sqlite3_bind_text(s, 1, canonical, -1, SQLITE_STATIC);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(s, 0);
+        sqlite3_reset(s);
+        return exec_sql(st, "COMMIT", "cannot commit", err);
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(st, err, "cannot look up the experiment");
+        goto fail;
+    }
+    sqlite3_reset(s);
+    s = stmt_get(st, Q_EXP_INSERT, err);
+    if (!s)
+        goto fail;
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, canonical, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, conf_text ? conf_text : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, conf_path ? conf_path : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 5, (sqlite3_int64)seed);
+    sqlite3_bind_text(s, 6, strategy, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 7, trials_budget);
+    if (sqlite3_step(s) != SQLITE_DONE) {
+        db_fail(st, err, "cannot create the experiment");
+        sqlite3_reset(s);
+        goto fail;
+    }
+    sqlite3_reset(s);
+    *id = sqlite3_last_insert_rowid(st->db);
+    *created = 1;
+    return exec_sql(st, "COMMIT", "cannot commit", err);
+fail:
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    *id = -1;
+    return NAS_EDB;
+}
+
+static void read_experiment(sqlite3_stmt *s, nas_store_experiment *e)
+{
+    memset(e, 0, sizeof *e);
+    e->id = sqlite3_column_int64(s, 0);
+    copy_text(e->name, sizeof e->name, s, 1);
+    copy_text(e->strategy, sizeof e->strategy, s, 2);
+    copy_text(e->conf_path, sizeof e->conf_path, s, 3);
+    e->seed = (uint64_t)sqlite3_column_int64(s, 4);
+    e->trials_budget = sqlite3_column_int(s, 5);
+    copy_text(e->status, sizeof e->status, s, 6);
+    copy_text(e->created_at, sizeof e->created_at, s, 7);
+    copy_text(e->updated_at, sizeof e->updated_at, s, 8);
+    e->n_trials = sqlite3_column_int(s, 9);
+    e->n_pending = sqlite3_column_int(s, 10);
+    e->n_running = sqlite3_column_int(s, 11);
+    e->n_done = sqlite3_column_int(s, 12);
+    e->n_failed = sqlite3_column_int(s, 13);
+    e->n_interrupted = sqlite3_column_int(s, 14);
+}
+
+int nas_store_experiment_get(nas_store *st, int64_t id, nas_store_experiment *out,
+                             nas_error *err)
+{
+    sqlite3_stmt *s = stmt_get(st, Q_EXP_GET, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        read_experiment(s, out);
+        sqlite3_reset(s);
+        return NAS_OK;
+    }
+    sqlite3_reset(s);
+    if (rc == SQLITE_DONE)
+        return nas_error_set(err, NAS_ENOTFOUND, "database %s: no experiment %lld", st->path,
+                             (long long)id);
+    return db_fail(st, err, "cannot read the experiment");
+}
+
+int nas_store_experiment_find(nas_store *st, const char *name, nas_store_experiment *out,
+                              nas_error *err)
+{
+    sqlite3_stmt *s = stmt_get(st, name ? Q_EXP_FIND_NAME : Q_EXP_FIND_ANY, err);
+    if (!s)
+        return NAS_EDB;
+    if (name)
+        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        read_experiment(s, out);
+        sqlite3_reset(s);
+        return NAS_OK;
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return db_fail(st, err, "cannot read the experiments");
+    if (!name)
+        return nas_error_set(err, NAS_ENOTFOUND, "database %s: has no experiments yet", st->path);
+    /* List the names there are, to help a typo. */
+    char names[512] = "";
+    size_t len = 0;
+    s = stmt_get(st, Q_EXP_NAMES, err);
+    while (s && sqlite3_step(s) == SQLITE_ROW && len < sizeof names - 4) {
+        const unsigned char *t = sqlite3_column_text(s, 0);
+        int w = snprintf(names + len, sizeof names - len, "%s'%s'", len ? ", " : "",
+                         t ? (const char *)t : "");
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    if (s)
+        sqlite3_reset(s);
+    return nas_error_set(err, NAS_ENOTFOUND, "database %s: no experiment named '%s' (%s%s)",
+                         st->path, name, len ? "there are: " : "there are none",
+                         names);
+}
+
+int nas_store_experiment_canonical(nas_store *st, int64_t id, char **out, nas_error *err)
+{
+    *out = NULL;
+    sqlite3_stmt *s = stmt_get(st, Q_EXP_CANON, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, id);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(s, 0);
+        *out = strdup(t ? (const char *)t : "");
+        sqlite3_reset(s);
+        return *out ? NAS_OK : nas_error_set(err, NAS_ENOMEM, "out of memory");
+    }
+    sqlite3_reset(s);
+    if (rc == SQLITE_DONE)
+        return nas_error_set(err, NAS_ENOTFOUND, "database %s: no experiment %lld", st->path,
+                             (long long)id);
+    return db_fail(st, err, "cannot read the experiment");
+}
+
+/* Run a cached write statement whose parameters are bound. */
+static int step_write(nas_store *st, sqlite3_stmt *s, const char *what, nas_error *err)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return db_fail(st, err, what);
+    return NAS_OK;
+}
+
+int nas_store_experiment_set_status(nas_store *st, int64_t id, const char *status,
+                                    nas_error *err)
+{
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    sqlite3_stmt *s = stmt_get(st, Q_EXP_STATUS, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, id);
+    sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
+    return step_write(st, s, "cannot update the experiment status", err);
+}
+
+/* ---- trials ---------------------------------------------------------------- */
+
+static const char *const STATUS_NAMES[] = {"pending", "running", "done", "failed", "interrupted"};
+
+const char *nas_trial_status_name(int status)
+{
+    if (status < 0 || status >= (int)(sizeof STATUS_NAMES / sizeof STATUS_NAMES[0]))
+        return NULL;
+    return STATUS_NAMES[status];
+}
+
+int nas_trial_status_from_name(const char *name, nas_trial_status *out)
+{
+    for (int i = 0; i < (int)(sizeof STATUS_NAMES / sizeof STATUS_NAMES[0]); i++) {
+        if (strcmp(name, STATUS_NAMES[i]) == 0) {
+            *out = (nas_trial_status)i;
+            return NAS_OK;
+        }
+    }
+    return NAS_ENOTFOUND;
+}
+
+int nas_store_trial_insert(nas_store *st, int64_t exp_id, const char *genotype,
+                           const char *arch_key, const char *proposed_by, int64_t *trial_id,
+                           nas_error *err)
+{
+    *trial_id = -1;
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_INSERT, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, exp_id);
+    sqlite3_bind_text(s, 2, genotype, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, arch_key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, proposed_by, -1, SQLITE_STATIC);
+    rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc == SQLITE_DONE) {
+        *trial_id = sqlite3_last_insert_rowid(st->db);
+        return NAS_OK;
+    }
+    if (sqlite3_extended_errcode(st->db) == SQLITE_CONSTRAINT_UNIQUE)
+        return nas_error_set(err, NAS_EEXIST,
+                             "database %s: experiment %lld already has a trial with key %s",
+                             st->path, (long long)exp_id, arch_key);
+    return db_fail(st, err, "cannot insert a trial");
+}
+
+int nas_store_trial_known(nas_store *st, int64_t exp_id, const char *arch_key, int *known,
+                          nas_error *err)
+{
+    *known = 0;
+    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_KNOWN, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, exp_id);
+    sqlite3_bind_text(s, 2, arch_key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc == SQLITE_ROW) {
+        *known = 1;
+        return NAS_OK;
+    }
+    if (rc == SQLITE_DONE)
+        return NAS_OK;
+    return db_fail(st, err, "cannot look up a trial key");
+}
+
+int nas_store_trial_start(nas_store *st, int64_t trial_id, int worker, const char *device,
+                          nas_error *err)
+{
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_START, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, trial_id);
+    sqlite3_bind_int(s, 2, worker);
+    if (device)
+        sqlite3_bind_text(s, 3, device, -1, SQLITE_STATIC);
+    return step_write(st, s, "cannot mark a trial running", err);
+}
+
+static void bind_real_or_null(sqlite3_stmt *s, int i, double v, int allow_negative)
+{
+    if (isfinite(v) && (allow_negative || v >= 0))
+        sqlite3_bind_double(s, i, v);
+    else
+        sqlite3_bind_null(s, i);
+}
+
+int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_result *res,
+                           double score, const char *note, nas_error *err)
+{
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    int ok = res->status == NAS_OK;
+    if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin a transaction", err) != NAS_OK)
+        return NAS_EDB;
+    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_FINISH, err);
+    if (!s)
+        goto fail;
+    sqlite3_bind_int64(s, 1, trial_id);
+    sqlite3_bind_text(s, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
+    if (!ok)
+        sqlite3_bind_text(s, 3, res->error[0] ? res->error : nas_strerror(res->status), -1,
+                          SQLITE_TRANSIENT);
+    else if (note && *note)
+        sqlite3_bind_text(s, 3, note, -1, SQLITE_TRANSIENT);
+    if (step_write(st, s, "cannot record a trial", err) != NAS_OK)
+        goto fail;
+    s = stmt_get(st, Q_RESULT_INSERT, err);
+    if (!s)
+        goto fail;
+    sqlite3_bind_int64(s, 1, trial_id);
+    if (ok)
+        bind_real_or_null(s, 2, res->val_accuracy, 0);
+    bind_real_or_null(s, 3, res->test_accuracy, 0);
+    bind_real_or_null(s, 4, res->train_loss, 0);
+    if (res->macs > 0)
+        sqlite3_bind_int64(s, 5, res->macs);
+    if (res->params > 0)
+        sqlite3_bind_int64(s, 6, res->params);
+    bind_real_or_null(s, 7, res->latency_ms, 0);
+    bind_real_or_null(s, 8, res->train_seconds, 0);
+    if (res->epochs > 0)
+        sqlite3_bind_int(s, 9, res->epochs);
+    bind_real_or_null(s, 10, score, 1);
+    if (step_write(st, s, "cannot record a result", err) != NAS_OK)
+        goto fail;
+    return exec_sql(st, "COMMIT", "cannot commit a result", err);
+fail:
+    sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return NAS_EDB;
+}
+
+int nas_store_trial_interrupt(nas_store *st, int64_t trial_id, const char *reason,
+                              nas_error *err)
+{
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_INTERRUPT, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, trial_id);
+    sqlite3_bind_text(s, 2, reason ? reason : "interrupted", -1, SQLITE_TRANSIENT);
+    return step_write(st, s, "cannot mark a trial interrupted", err);
+}
+
+static void read_trial(sqlite3_stmt *s, nas_store_trial *t)
+{
+    memset(t, 0, sizeof *t);
+    t->id = sqlite3_column_int64(s, 0);
+    t->experiment_id = sqlite3_column_int64(s, 1);
+    copy_text(t->experiment, sizeof t->experiment, s, 2);
+    copy_text(t->genotype, sizeof t->genotype, s, 3);
+    copy_text(t->arch_key, sizeof t->arch_key, s, 4);
+    copy_text(t->proposed_by, sizeof t->proposed_by, s, 5);
+    char status[16];
+    copy_text(status, sizeof status, s, 6);
+    nas_trial_status ts = NAS_TRIAL_PENDING;
+    nas_trial_status_from_name(status, &ts);
+    t->status = ts;
+    t->worker = (int)col_int(s, 7);
+    t->attempt = sqlite3_column_int(s, 8);
+    copy_text(t->device, sizeof t->device, s, 9);
+    copy_text(t->created_at, sizeof t->created_at, s, 10);
+    copy_text(t->started_at, sizeof t->started_at, s, 11);
+    copy_text(t->finished_at, sizeof t->finished_at, s, 12);
+    copy_text(t->error, sizeof t->error, s, 13);
+    t->has_result = sqlite3_column_int(s, 14);
+    t->val_accuracy = col_double(s, 15);
+    t->test_accuracy = col_double(s, 16);
+    t->train_loss = col_double(s, 17);
+    t->macs = col_int(s, 18);
+    t->params = col_int(s, 19);
+    t->latency_ms = col_double(s, 20);
+    t->train_seconds = col_double(s, 21);
+    t->epochs = (int)col_int(s, 22);
+    t->score = col_double(s, 23);
+}
+
+int nas_store_trial_get(nas_store *st, int64_t trial_id, nas_store_trial *out, nas_error *err)
+{
+    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_GET, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, trial_id);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        read_trial(s, out);
+        sqlite3_reset(s);
+        return NAS_OK;
+    }
+    sqlite3_reset(s);
+    if (rc == SQLITE_DONE)
+        return nas_error_set(err, NAS_ENOTFOUND, "database %s: no trial %lld", st->path,
+                             (long long)trial_id);
+    return db_fail(st, err, "cannot read a trial");
+}
+
+int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order, int limit,
+                            nas_store_trial_fn fn, void *ctx, nas_error *err)
+{
+    /* A private statement, so `fn` may call other store functions. */
+    int q = order == NAS_STORE_ORDER_RANK ? Q_TRIAL_BY_RANK : Q_TRIAL_BY_ID;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, QUERIES[q], -1, &s, NULL) != SQLITE_OK)
+        return db_fail(st, err, "cannot prepare the trial listing");
+    sqlite3_bind_int64(s, 1, exp_id);
+    sqlite3_bind_int(s, 2, limit > 0 ? limit : -1);
+    nas_store_trial *t = malloc(sizeof *t);
+    if (!t) {
+        sqlite3_finalize(s);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    }
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        read_trial(s, t);
+        if (fn(ctx, t) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    free(t);
+    int status = NAS_OK;
+    if (rc != SQLITE_DONE)
+        status = db_fail(st, err, "cannot list trials");
+    sqlite3_finalize(s);
+    return status;
+}
+
+/* ---- strategy state ----------------------------------------------------------- */
+
+int nas_store_strategy_state_put(nas_store *st, int64_t exp_id, const char *name,
+                                 const void *blob, size_t size, nas_error *err)
+{
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    if (size > INT_MAX)
+        return nas_error_set(err, NAS_EINVAL, "database %s: strategy state too large", st->path);
+    sqlite3_stmt *s = stmt_get(st, Q_STATE_PUT, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, exp_id);
+    sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+    sqlite3_bind_blob(s, 3, blob, (int)size, SQLITE_STATIC);
+    return step_write(st, s, "cannot save the strategy state", err);
+}
+
+int nas_store_strategy_state_get(nas_store *st, int64_t exp_id, const char *name, void **blob,
+                                 size_t *size, nas_error *err)
+{
+    *blob = NULL;
+    *size = 0;
+    sqlite3_stmt *s = stmt_get(st, Q_STATE_GET, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_int64(s, 1, exp_id);
+    sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        int n = sqlite3_column_bytes(s, 0);
+        const void *p = sqlite3_column_blob(s, 0);
+        void *copy = malloc(n > 0 ? (size_t)n : 1);
+        if (!copy) {
+            sqlite3_reset(s);
+            return nas_error_set(err, NAS_ENOMEM, "out of memory");
+        }
+        if (n > 0)
+            memcpy(copy, p, (size_t)n);
+        *blob = copy;
+        *size = (size_t)n;
+        sqlite3_reset(s);
+        return NAS_OK;
+    }
+    sqlite3_reset(s);
+    if (rc == SQLITE_DONE)
+        return nas_error_set(err, NAS_ENOTFOUND, "database %s: no strategy state '%s'",
+                             st->path, name);
+    return db_fail(st, err, "cannot read the strategy state");
+}

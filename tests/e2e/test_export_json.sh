@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# tests/e2e/test_export_json.sh - `nas export --format json` then `nas train`:
+#  - the JSON holds the trial's genotype, network, recipe, metrics and id;
+#  - `nas train ARCH.json --proxy` on the ref backend reproduces the trial's
+#    recorded validation accuracy exactly (and, when numpy is there, its
+#    weights equal the kept proxy weights bit for bit);
+#  - full training (a small subset for CI, crop+flip augmentation) stopped
+#    after epoch 1 resumes from its checkpoint and ends exactly where an
+#    uninterrupted run ends; its result lands in final_training with --db;
+#  - --best follows the objective, --by another column.
+. "$(dirname "$0")/export_lib.sh"
+need_fmnist
+cd "$TMP" || fail "cd"
+DB=$TMP/s.db
+tiny_search "$DB" ref 2
+
+note "export --best as JSON"
+best=$(sql "$DB" "SELECT t.id FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.status = 'done' ORDER BY r.val_accuracy DESC, t.id LIMIT 1")
+run 0 "$NAS" export --db "$DB" --best --format json -o best.json
+grep_in "best trial of 'e2e-export' by val_accuracy (max): $best" "$TMP/err"
+geno=$(sql "$DB" "SELECT genotype FROM trial WHERE id = $best")
+grep -qF "\"genotype\": \"$geno\"" best.json || { cat best.json; fail "genotype not in best.json"; }
+for key in '"format": "nas-architecture"' '"version": 1' '"trial_id": '"$best" \
+    '"experiment": "e2e-export"' '"channels": 4' '"cells_per_stage": 1' '"classes": 10' \
+    '"batch_size": 64' '"seed": 7' '"schedule": "cosine"' '"train_subset": 256' '"valid": 128'; do
+    grep -qF "$key" best.json || { cat best.json; fail "best.json lacks $key"; }
+done
+
+note "--by params:min picks the smallest network"
+small=$(sql "$DB" "SELECT t.id FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.status = 'done' ORDER BY r.params, t.id LIMIT 1")
+run 0 "$NAS" export --db "$DB" --best --by params --format json -o small.json --weights init
+grep_in "by params (min): $small" "$TMP/err"
+
+note "nas train --proxy reproduces the trial (ref backend: identical)"
+run 0 "$NAS" train best.json --proxy --test-subset 200 --db "$DB"
+want=$(sql "$DB" "SELECT printf('%.6f', val_accuracy) FROM result WHERE trial_id = $best")
+grep_in "val_accuracy $want  (trial $best recorded $want, difference 0)" "$TMP/out"
+ckpt=$(ls best.proxy-e1-s7.ckpt.npz) || fail "no checkpoint"
+if "$PY" -c "import numpy" 2>/dev/null; then
+    kept=$(sql "$DB" "SELECT path FROM trial_weights WHERE trial_id = $best")
+    "$PY" - "$kept" "$ckpt" <<'PYEOF' || fail "retrained weights differ from the kept proxy weights"
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+keys = [k for k in a.files if "/" not in k]
+assert keys and all(np.array_equal(a[k], b[k]) for k in keys), "weights differ"
+print("-- %d arrays identical to the kept proxy weights" % len(keys))
+PYEOF
+fi
+expect_eq "final_training rows" "$(sql "$DB" "SELECT count(*) FROM final_training WHERE trial_id = $best AND experiment_id = 1 AND augment = 'none'")" 1
+
+note "full training, 2 epochs, interrupted after epoch 1, then resumed"
+opts=(--epochs 2 --subset 256 --test-subset 200 --augment crop,flip --backend ref --seed 3)
+run 130 "$NAS" train best.json "${opts[@]}" --stop-after 1 --db "$DB"
+grep_in "run the same command again to resume" "$TMP/err"
+ck=best.full-e2-s3-crop4+flip.ckpt.npz
+[ -f "$ck" ] || fail "no checkpoint $ck"
+run 0 "$NAS" train best.json "${opts[@]}" --db "$DB"
+grep_in "resumed from $ck after epoch 1 of 2" "$TMP/out"
+resumed=$(grep "^test accuracy" "$TMP/out")
+run 0 "$NAS" train best.json "${opts[@]}" --checkpoint none
+straight=$(grep "^test accuracy" "$TMP/out")
+expect_eq "resumed vs uninterrupted" "$resumed" "$straight"
+expect_eq "final_training rows" "$(sql "$DB" "SELECT count(*) FROM final_training WHERE augment = 'crop4,flip' AND epochs = 2 AND train_images = 256 AND test_accuracy BETWEEN 0 AND 1")" 1
+echo "PASS"

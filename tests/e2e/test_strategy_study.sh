@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tests/e2e/test_strategy_study.sh - a CI-sized strategy study: random,
+# evolution and NAO, 5 seeds, budgets 20 and 50, on the NAS-Bench-201 table.
+# Checks the outputs' shape, that every dumped signal is the table's value
+# for the dumped genotype, that more trials never do worse, that the result
+# does not depend on the number of parallel jobs, and that a missing table
+# skips visibly (exit 77). Skips when the table is absent.
+# argv: nas binary, source dir, shared dir.
+set -u
+NAS=$1
+SHARED=$3
+STUDY=$(dirname "$NAS")/experiments/strategy_study
+TABLE=$SHARED/data/nb201/nb201_mini_accs.csv
+fail() { echo "FAIL: $*"; exit 1; }
+[ -x "$STUDY" ] || fail "strategy_study not built at $STUDY"
+if [ ! -f "$TABLE" ]; then
+    echo "SKIPPED: NAS-Bench-201 table not found at $TABLE"
+    exit 77
+fi
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export OPENBLAS_NUM_THREADS=1
+
+"$STUDY" --table "$TMP/missing.csv" --quiet >"$TMP/skip.txt" 2>&1
+[ $? -eq 77 ] || fail "a missing table must exit 77"
+grep -q '^SKIPPED' "$TMP/skip.txt" || fail "a missing table must print SKIPPED"
+
+run() { # out-dir jobs [options]
+    mkdir -p "$1"
+    out=$1 jobs=$2
+    shift 2
+    "$STUDY" --seeds 5 --budgets 20,50 --jobs "$jobs" --table "$TABLE" --out "$out" \
+        --dump "$out/runs.csv" --quiet "$@" >"$out/stdout.txt" || fail "strategy_study exited $?"
+}
+run "$TMP/a" 2
+run "$TMP/b" 1 --strategies nao --seeds 3
+
+# stdout ends with the CSV summary: header + 3 strategies x 2 budgets
+tail -7 "$TMP/a/stdout.txt" | head -1 | grep -qx 'strategy,budget,seeds,mean_signal,std_signal,mean_test' ||
+    fail "summary header missing"
+[ "$(grep -cE '^(random|evolution|nao),(20|50),5,' "$TMP/a/stdout.txt")" -eq 6 ] ||
+    fail "expected 6 summary lines"
+for f in table.md summary.csv best_so_far.svg runs.csv; do
+    [ -s "$TMP/a/$f" ] || fail "$f not written"
+done
+[ "$(grep -c '<polyline' "$TMP/a/best_so_far.svg")" -eq 3 ] || fail "svg: one curve per strategy"
+[ "$(tail -n +2 "$TMP/a/runs.csv" | wc -l)" -eq 30 ] || fail "runs.csv: 3 x 5 x 2 rows"
+
+# every dumped signal is the table's cifar10-val for that genotype
+awk -F, 'NR == FNR { if (FNR > 1) v[$2] = $4; next }
+         FNR > 1 { if (!($4 in v)) { print "not in table: " $4; bad = 1 }
+                   else if ((v[$4] - $5) > 1e-3 || ($5 - v[$4]) > 1e-3) { print "wrong signal " $0; bad = 1 } }
+         END { exit bad }' "$TABLE" "$TMP/a/runs.csv" || fail "dumped signals differ from the table"
+
+# more trials never return a worse architecture, per strategy and seed
+awk -F, 'FNR > 1 { k = $1 "," $3; if ($2 == 20) a[k] = $5; else b[k] = $5 }
+         END { for (k in a) if (b[k] + 1e-9 < a[k]) { print "worse at 50: " k; bad = 1 } exit bad }' \
+    "$TMP/a/runs.csv" || fail "budget 50 worse than budget 20"
+
+# neither the number of jobs nor the other runs change a run's result
+grep -E '^nao,[0-9]+,[123],' "$TMP/a/runs.csv" >"$TMP/a/nao123.csv"
+tail -n +2 "$TMP/b/runs.csv" >"$TMP/b/nao123.csv"
+[ -s "$TMP/b/nao123.csv" ] || fail "no NAO rows"
+cmp -s "$TMP/a/nao123.csv" "$TMP/b/nao123.csv" || fail "NAO runs depend on --jobs"
+cat "$TMP/a/table.md"
+echo "PASS"

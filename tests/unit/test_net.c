@@ -1,0 +1,578 @@
+/*
+ * tests/unit/test_net.c - the TinyNetwork (trainer/net.c) and the training
+ * loop (trainer/train.c): whole-network gradients against central finite
+ * differences on the ref backend, parameter names and counts against the
+ * analytic counter, batch views, cpu vs ref agreement, determinism, and
+ * that training lowers the loss.
+ */
+#include <setjmp.h> /* cmocka needs these three */
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nas/evaluator.h"
+#include "nas/trainer.h"
+
+enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
+       C3 = NAS_OP_NOR_CONV_3X3, POOL = NAS_OP_AVG_POOL_3X3 };
+
+/* Genotypes covering every op, a node with no input (edges out of a zero
+ * node), a dead end (node 2 unused) and the reference cell. */
+static const int GENOS[][6] = {
+    {C3, C3, C3, SKIP, C3, C3},
+    {C1, POOL, SKIP, C3, NONE, POOL},
+    {POOL, NONE, C1, SKIP, POOL, C3},
+    {NONE, NONE, C3, SKIP, NONE, C1},
+    {C3, C1, POOL, SKIP, C1, NONE},
+};
+#define N_GENOS (int)(sizeof GENOS / sizeof GENOS[0])
+
+static nas_net_desc tiny_desc(const int ops[6], int N)
+{
+    nas_net_desc d;
+    memset(&d, 0, sizeof d);
+    d.genotype.len = 6;
+    for (int i = 0; i < 6; i++)
+        d.genotype.tok[i] = (uint8_t)ops[i];
+    d.channels = 4;
+    d.stages = 3;
+    d.cells_per_stage = N;
+    d.in_c = 1;
+    d.in_h = 8;
+    d.in_w = 8;
+    d.classes = 5;
+    return d;
+}
+
+static nas_backend *make_backend(const char *name)
+{
+    nas_backend *be = NULL;
+    nas_error err = {0};
+    int rc = nas_backend_create(name, 1, 0, &be, &err);
+    return rc == NAS_OK ? be : NULL;
+}
+
+/* Upload a random batch of b images and labels (PCG32(seed)). */
+static void random_batch(nas_backend *be, const nas_net_desc *d, int b, uint64_t seed,
+                         nas_tensor **x, nas_tensor **y)
+{
+    nas_rng r;
+    nas_rng_seed(&r, seed, 7);
+    size_t px = (size_t)b * d->in_c * d->in_h * d->in_w;
+    float *hx = malloc(px * sizeof *hx), *hy = malloc((size_t)b * sizeof *hy);
+    for (size_t i = 0; i < px; i++)
+        hx[i] = nas_rng_normal(&r);
+    for (int i = 0; i < b; i++)
+        hy[i] = (float)nas_rng_bounded(&r, (uint32_t)d->classes);
+    assert_int_equal(nas_tensor_create(be, b, d->in_c, d->in_h, d->in_w, x), NAS_OK);
+    assert_int_equal(nas_tensor_create(be, b, 1, 1, 1, y), NAS_OK);
+    assert_int_equal(nas_tensor_upload(*x, hx, px), NAS_OK);
+    assert_int_equal(nas_tensor_upload(*y, hy, (size_t)b), NAS_OK);
+    free(hx);
+    free(hy);
+}
+
+/* Train-mode forward loss (batch statistics), no backward. */
+static double loss_at(nas_net *net, nas_backend *be, const nas_tensor *x, const nas_tensor *y)
+{
+    const nas_tensor *logits;
+    assert_int_equal(nas_net_forward(net, x, 1, &logits), NAS_OK);
+    float l;
+    int c;
+    assert_int_equal(nas_softmax_xent(be, logits, y, NULL, &l, &c), NAS_OK);
+    return l;
+}
+
+static float *download(const nas_tensor *t)
+{
+    float *h = malloc(t->count * sizeof *h);
+    assert_int_equal(nas_tensor_download(t, h, t->count), NAS_OK);
+    return h;
+}
+
+/*
+ * For every trainable tensor: the directional derivative along a random
+ * unit direction d, (L(w + h d) - L(w - h d)) / 2h, must match grad . d.
+ * Running statistics change during these forwards but do not enter a
+ * train-mode forward, so the loss is a pure function of the weights.
+ */
+static void gradcheck_genotype(nas_backend *be, const int ops[6], int N, uint64_t seed)
+{
+    nas_net_desc d = tiny_desc(ops, N);
+    nas_net *net = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas_net_create(be, &d, 3, seed, &net, &err), NAS_OK);
+    nas_tensor *x, *y;
+    random_batch(be, &d, 3, seed + 100, &x, &y);
+    const nas_tensor *logits;
+    float loss;
+    int correct;
+    assert_int_equal(nas_net_forward(net, x, 1, &logits), NAS_OK);
+    assert_int_equal(nas_net_backward(net, y, &loss, &correct), NAS_OK);
+    assert_true(fabs(loss - loss_at(net, be, x, y)) < 1e-6);
+
+    nas_net_param ps[256];
+    int np = nas_net_params(net, ps, 256);
+    assert_true(np > 0 && np <= 256);
+    nas_rng r;
+    nas_rng_seed(&r, seed, 99);
+    int checked = 0;
+    for (int i = 0; i < np; i++) {
+        if (!ps[i].grad)
+            continue;
+        float *w = download(ps[i].value), *g = download(ps[i].grad);
+        size_t n = ps[i].value->count;
+        float *dir = malloc(n * sizeof *dir), *wp = malloc(n * sizeof *wp);
+        double norm = 0, an = 0;
+        for (size_t k = 0; k < n; k++) {
+            dir[k] = nas_rng_normal(&r);
+            norm += (double)dir[k] * dir[k];
+        }
+        norm = sqrt(norm);
+        for (size_t k = 0; k < n; k++) {
+            dir[k] = (float)(dir[k] / norm);
+            an += (double)g[k] * dir[k];
+        }
+        const float h = 3e-4f; /* float32 loss: rounding ~1e-4 vs ReLU/BN curvature */
+        for (size_t k = 0; k < n; k++)
+            wp[k] = w[k] + h * dir[k];
+        assert_int_equal(nas_tensor_upload(ps[i].value, wp, n), NAS_OK);
+        double lp = loss_at(net, be, x, y);
+        for (size_t k = 0; k < n; k++)
+            wp[k] = w[k] - h * dir[k];
+        assert_int_equal(nas_tensor_upload(ps[i].value, wp, n), NAS_OK);
+        double lm = loss_at(net, be, x, y);
+        assert_int_equal(nas_tensor_upload(ps[i].value, w, n), NAS_OK);
+        double fd = (lp - lm) / (2.0 * h);
+        double tol = 1.5e-3 + 6e-2 * fmax(fabs(fd), fabs(an));
+        if (getenv("GC_DEBUG"))
+            printf("%-32s an %.6g fd %.6g\n", ps[i].name, an, fd);
+        else if (fabs(fd - an) > tol)
+            fail_msg("%s: analytic %.6g vs finite difference %.6g (genotype %d %d %d %d %d %d)",
+                     ps[i].name, an, fd, ops[0], ops[1], ops[2], ops[3], ops[4], ops[5]);
+        checked++;
+        free(w);
+        free(g);
+        free(dir);
+        free(wp);
+    }
+    assert_true(checked > 0);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    nas_net_destroy(net);
+}
+
+static void test_gradients(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    assert_non_null(be);
+    for (int g = 0; g < N_GENOS; g++)
+        gradcheck_genotype(be, GENOS[g], 1, 11 + (uint64_t)g);
+    gradcheck_genotype(be, GENOS[1], 2, 5); /* two cells per stage */
+    nas_backend_destroy(be);
+}
+
+/* Names follow PyTorch's module paths; counts equal the analytic count. */
+typedef struct name_ctx {
+    char names[256][96];
+    long long params[256];
+    int n;
+} name_ctx;
+
+static void collect_layer(void *ctx, const nas_layer_info *li)
+{
+    name_ctx *c = ctx;
+    if (li->params == 0)
+        return;
+    snprintf(c->names[c->n], sizeof c->names[0], "%s", li->module);
+    c->params[c->n++] = li->params;
+}
+
+static void test_names_and_counts(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    assert_non_null(be);
+    for (int g = 0; g < N_GENOS; g++) {
+        for (int N = 1; N <= 2; N++) {
+            nas_net_desc d = tiny_desc(GENOS[g], N);
+            nas_net *net = NULL;
+            assert_int_equal(nas_net_create(be, &d, 2, 1, &net, NULL), NAS_OK);
+            int64_t macs, params;
+            static name_ctx lc;
+            lc.n = 0;
+            assert_int_equal(nas_count_net(&d, &macs, &params, collect_layer, &lc), NAS_OK);
+            assert_int_equal(nas_net_param_count(net), params);
+            /* every counted layer's parameters appear under its module path,
+             * in the same order: conv/linear "M.weight"(+ "M.bias"), BN
+             * "M.weight", "M.bias", "M.running_mean", "M.running_var" */
+            nas_net_param ps[512];
+            int np = nas_net_params(net, ps, 512);
+            int layer = 0;
+            int64_t sum = 0;
+            for (int i = 0; i < np; i++) {
+                assert_true(layer < lc.n);
+                size_t ml = strlen(lc.names[layer]);
+                if (strncmp(ps[i].name, lc.names[layer], ml) != 0 || ps[i].name[ml] != '.')
+                    fail_msg("param %d '%s' outside layer '%s'", i, ps[i].name, lc.names[layer]);
+                if (ps[i].grad)
+                    sum += (int64_t)ps[i].value->count;
+                else
+                    assert_true(strstr(ps[i].name, "running_") != NULL);
+                int last = i + 1 == np ||
+                           strncmp(ps[i + 1].name, lc.names[layer], ml) != 0 ||
+                           ps[i + 1].name[ml] != '.';
+                if (last) {
+                    assert_int_equal(sum, lc.params[layer]);
+                    sum = 0;
+                    layer++;
+                }
+            }
+            assert_int_equal(layer, lc.n);
+            nas_net_destroy(net);
+        }
+    }
+    /* the reference genotype at full size */
+    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    d.channels = 16;
+    d.in_h = d.in_w = 28;
+    d.classes = 10;
+    nas_net *net = NULL;
+    assert_int_equal(nas_net_create(be, &d, 1, 1, &net, NULL), NAS_OK);
+    assert_int_equal(nas_net_param_count(net), 316058);
+    nas_net_param ps[200];
+    int np = nas_net_params(net, ps, 200);
+    assert_string_equal(ps[0].name, "stem.0.weight");
+    assert_string_equal(ps[1].name, "stem.1.weight");
+    assert_string_equal(ps[4].name, "stem.1.running_var");
+    assert_string_equal(ps[5].name, "cells.0.layers.0.op.1.weight");
+    assert_string_equal(ps[np - 2].name, "classifier.weight");
+    assert_string_equal(ps[np - 1].name, "classifier.bias");
+    nas_net_destroy(net);
+    nas_backend_destroy(be);
+}
+
+static void test_init(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net *a = NULL, *b = NULL, *c = NULL;
+    assert_int_equal(nas_net_create(be, &d, 2, 5, &a, NULL), NAS_OK);
+    assert_int_equal(nas_net_create(be, &d, 2, 5, &b, NULL), NAS_OK);
+    assert_int_equal(nas_net_create(be, &d, 2, 6, &c, NULL), NAS_OK);
+    nas_net_param pa[128], pb[128], pc[128];
+    int n = nas_net_params(a, pa, 128);
+    nas_net_params(b, pb, 128);
+    nas_net_params(c, pc, 128);
+    int differ = 0;
+    for (int i = 0; i < n; i++) {
+        float *va = download(pa[i].value), *vb = download(pb[i].value),
+              *vc = download(pc[i].value);
+        size_t cnt = pa[i].value->count;
+        assert_memory_equal(va, vb, cnt * sizeof(float));
+        differ |= memcmp(va, vc, cnt * sizeof(float)) != 0;
+        const char *nm = pa[i].name;
+        size_t L = strlen(nm);
+        float want = -1.0f; /* -1: random */
+        if (L > 12 && strcmp(nm + L - 12, "running_mean") == 0)
+            want = 0.0f;
+        else if (L > 11 && strcmp(nm + L - 11, "running_var") == 0)
+            want = 1.0f;
+        else if (pa[i].value->n == 1) /* BN gamma / beta are [1,C,1,1] */
+            want = strcmp(nm + L - 6, "weight") == 0 ? 1.0f : 0.0f;
+        if (want >= 0.0f) {
+            for (size_t k = 0; k < cnt; k++)
+                assert_true(va[k] == want);
+        } else {
+            /* Kaiming uniform a=sqrt(5): U(-1/sqrt(fan_in), 1/sqrt(fan_in)) */
+            int fan_in = pa[i].value->c * pa[i].value->h * pa[i].value->w;
+            if (strcmp(nm, "classifier.bias") == 0)
+                fan_in = 16; /* 4C = 16 features */
+            double bound = 1.0 / sqrt((double)fan_in), mx = 0;
+            for (size_t k = 0; k < cnt; k++)
+                mx = fmax(mx, fabs(va[k]));
+            assert_true(mx <= bound);
+            if (cnt >= 16)
+                assert_true(mx > 0.5 * bound);
+        }
+        free(va);
+        free(vb);
+        free(vc);
+    }
+    assert_true(differ);
+    nas_net_destroy(a);
+    nas_net_destroy(b);
+    nas_net_destroy(c);
+    nas_backend_destroy(be);
+}
+
+/* Eval mode is per-image: a batch of 2 gives the first rows of a batch of 3
+ * (exercises the per-batch-size views over shared buffers). */
+static void test_batch_views(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    nas_net_desc d = tiny_desc(GENOS[1], 1);
+    nas_net *net = NULL;
+    assert_int_equal(nas_net_create(be, &d, 3, 2, &net, NULL), NAS_OK);
+    nas_tensor *x3, *y3, *x2, *y2;
+    random_batch(be, &d, 3, 1, &x3, &y3);
+    float *h3 = download(x3);
+    assert_int_equal(nas_tensor_create(be, 2, 1, 8, 8, &x2), NAS_OK);
+    assert_int_equal(nas_tensor_upload(x2, h3, 128), NAS_OK);
+    const nas_tensor *lg;
+    assert_int_equal(nas_net_forward(net, x3, 0, &lg), NAS_OK);
+    assert_int_equal(lg->n, 3);
+    float *l3 = download(lg);
+    assert_int_equal(nas_net_forward(net, x2, 0, &lg), NAS_OK);
+    assert_int_equal(lg->n, 2);
+    float *l2 = download(lg);
+    for (int i = 0; i < 10; i++)
+        assert_true(fabsf(l2[i] - l3[i]) < 1e-5f);
+    /* too big a batch is refused */
+    nas_tensor *x4, *y4;
+    random_batch(be, &d, 4, 1, &x4, &y4);
+    assert_int_equal(nas_net_forward(net, x4, 0, &lg), NAS_EINVAL);
+    (void)y2;
+    free(h3);
+    free(l3);
+    free(l2);
+    nas_tensor_destroy(x3);
+    nas_tensor_destroy(y3);
+    nas_tensor_destroy(x2);
+    nas_tensor_destroy(x4);
+    nas_tensor_destroy(y4);
+    nas_net_destroy(net);
+    nas_backend_destroy(be);
+}
+
+/* A learnable synthetic set: class k lights a 2x2 patch at position k. */
+static nas_dataset *synthetic(int n, uint64_t seed)
+{
+    nas_dataset *d = calloc(1, sizeof *d);
+    d->n = n;
+    d->c = 1;
+    d->h = d->w = 8;
+    d->classes = 5;
+    d->owns = 1;
+    d->images = malloc((size_t)n * 64 * sizeof(float));
+    d->labels = malloc((size_t)n);
+    nas_rng r;
+    nas_rng_seed(&r, seed, 3);
+    for (int i = 0; i < n; i++) {
+        int k = (int)nas_rng_bounded(&r, 5);
+        d->labels[i] = (uint8_t)k;
+        float *im = d->images + (size_t)i * 64;
+        for (int p = 0; p < 64; p++)
+            im[p] = 0.5f * nas_rng_normal(&r);
+        int y0 = (k * 3) % 6, x0 = (k * 5) % 6;
+        for (int dy = 0; dy < 2; dy++)
+            for (int dx = 0; dx < 2; dx++)
+                im[(y0 + dy) * 8 + x0 + dx] += 2.0f;
+    }
+    return d;
+}
+
+typedef struct prog {
+    float first, last;
+    int calls, steps;
+} prog;
+
+static int on_step(void *ctx, int step, int steps, float loss)
+{
+    prog *p = ctx;
+    if (p->calls == 0)
+        p->first = loss;
+    p->last = loss;
+    p->calls++;
+    p->steps = steps;
+    assert_int_equal(step, p->calls);
+    return 0;
+}
+
+static void train_once(nas_backend *be, const nas_dataset *data, uint64_t seed, double *loss,
+                       double *acc, nas_train_stats *st, prog *pg)
+{
+    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net *net = NULL;
+    assert_int_equal(nas_net_create(be, &d, 32, seed, &net, NULL), NAS_OK);
+    nas_recipe rc = {.epochs = 4, .batch_size = 32, .lr = 0.1, .momentum = 0.9, .nesterov = 1,
+                     .weight_decay = 5e-4, .schedule = NAS_SCHEDULE_COSINE, .seed = seed};
+    nas_error err = {0};
+    assert_int_equal(nas_train(net, data, &rc, on_step, pg, st, &err), NAS_OK);
+    assert_int_equal(nas_net_evaluate(net, data, 32, acc, loss, &err), NAS_OK);
+    nas_net_destroy(net);
+}
+
+static void test_training_and_determinism(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    nas_dataset *data = synthetic(300, 1); /* 300 = 9 full batches + 12 */
+    nas_train_stats s1, s2;
+    prog p1 = {0}, p2 = {0};
+    double l1, a1, l2, a2;
+    train_once(be, data, 3, &l1, &a1, &s1, &p1);
+    assert_int_equal(s1.steps, 40);
+    assert_int_equal(s1.epochs, 4);
+    assert_int_equal(p1.steps, 40);
+    assert_int_equal(p1.calls, 40);
+    assert_true(p1.first > 1.2f);            /* ~ln 5 at the start */
+    assert_true(s1.train_loss < 0.5 * p1.first);
+    assert_true(l1 < 0.5 * p1.first);         /* eval-mode loss fell too */
+    assert_true(a1 > 0.8);
+    assert_true(s1.images_per_s > 0);
+    train_once(be, data, 3, &l2, &a2, &s2, &p2);
+    assert_true(s1.train_loss == s2.train_loss); /* bit-identical on ref */
+    assert_true(l1 == l2);
+    assert_true(p1.last == p2.last);
+    nas_dataset_destroy(data);
+    nas_backend_destroy(be);
+}
+
+static int stop_at_3(void *ctx, int step, int steps, float loss)
+{
+    (void)ctx;
+    (void)steps;
+    (void)loss;
+    return step >= 3;
+}
+
+static void test_nan_and_interrupt(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    nas_dataset *data = synthetic(64, 2);
+    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net *net = NULL;
+    assert_int_equal(nas_net_create(be, &d, 16, 1, &net, NULL), NAS_OK);
+    nas_recipe rc = {.epochs = 3, .batch_size = 16, .lr = 0.01, .momentum = 0.9, .nesterov = 1,
+                     .weight_decay = 0, .schedule = NAS_SCHEDULE_CONSTANT, .seed = 1};
+    data->images[40 * 64 + 17] = NAN; /* one poisoned pixel: NaN loss in epoch 1 */
+    nas_error err = {0};
+    nas_train_stats st;
+    assert_int_equal(nas_train(net, data, &rc, NULL, NULL, &st, &err), NAS_ENAN);
+    assert_non_null(strstr(err.msg, "epoch 1,"));
+    assert_non_null(strstr(err.msg, "step"));
+    assert_int_equal(st.epochs, 0);
+    nas_net_destroy(net);
+    data->images[40 * 64 + 17] = 0.0f;
+    assert_int_equal(nas_net_create(be, &d, 16, 1, &net, NULL), NAS_OK);
+    rc.lr = 0.01;
+    assert_int_equal(nas_train(net, data, &rc, stop_at_3, NULL, &st, &err), NAS_EINTR);
+    assert_int_equal(st.steps, 3);
+    nas_net_destroy(net);
+    nas_dataset_destroy(data);
+    nas_backend_destroy(be);
+}
+
+/* cpu backend: same weights, same batch -> same loss, logits and gradients
+ * as ref within float tolerance. */
+static void test_cpu_matches_ref(void **state)
+{
+    (void)state;
+    nas_backend *ref = make_backend("ref"), *cpu = make_backend("cpu");
+    if (!cpu) {
+        printf("SKIPPED: cpu backend not available\n");
+        nas_backend_destroy(ref);
+        skip();
+    }
+    for (int g = 0; g < N_GENOS; g++) {
+        nas_net_desc d = tiny_desc(GENOS[g], 1);
+        nas_net *nr = NULL, *nc = NULL;
+        assert_int_equal(nas_net_create(ref, &d, 4, 9, &nr, NULL), NAS_OK);
+        nas_error err = {0};
+        if (nas_net_create(cpu, &d, 4, 9, &nc, &err) != NAS_OK)
+            fail_msg("cpu net: %s", err.msg);
+        nas_tensor *xr, *yr, *xc, *yc;
+        random_batch(ref, &d, 4, 3, &xr, &yr);
+        random_batch(cpu, &d, 4, 3, &xc, &yc);
+        const nas_tensor *lr, *lc;
+        float lossr, lossc;
+        int cr, cc;
+        assert_int_equal(nas_net_forward(nr, xr, 1, &lr), NAS_OK);
+        assert_int_equal(nas_net_forward(nc, xc, 1, &lc), NAS_OK);
+        float *hr = download(lr), *hc = download(lc);
+        for (size_t i = 0; i < lr->count; i++)
+            assert_true(fabsf(hr[i] - hc[i]) <= 1e-4f + 1e-3f * fabsf(hr[i]));
+        free(hr);
+        free(hc);
+        assert_int_equal(nas_net_backward(nr, yr, &lossr, &cr), NAS_OK);
+        assert_int_equal(nas_net_backward(nc, yc, &lossc, &cc), NAS_OK);
+        assert_true(fabsf(lossr - lossc) < 1e-4f);
+        nas_net_param pr[128], pc[128];
+        int n = nas_net_params(nr, pr, 128);
+        assert_int_equal(nas_net_params(nc, pc, 128), n);
+        for (int i = 0; i < n; i++) {
+            assert_string_equal(pr[i].name, pc[i].name);
+            const nas_tensor *tr = pr[i].grad ? pr[i].grad : pr[i].value;
+            const nas_tensor *tc = pc[i].grad ? pc[i].grad : pc[i].value;
+            float *a = download(tr), *b = download(tc);
+            double mx = 0;
+            for (size_t k = 0; k < tr->count; k++)
+                mx = fmax(mx, fabs(a[k]));
+            for (size_t k = 0; k < tr->count; k++)
+                if (fabsf(a[k] - b[k]) > 1e-4f + 2e-3f * (float)mx)
+                    fail_msg("genotype %d %s[%zu]: ref %g cpu %g", g, pr[i].name, k, a[k], b[k]);
+            free(a);
+            free(b);
+        }
+        /* eval mode too, after the running statistics moved */
+        assert_int_equal(nas_net_forward(nr, xr, 0, &lr), NAS_OK);
+        assert_int_equal(nas_net_forward(nc, xc, 0, &lc), NAS_OK);
+        hr = download(lr);
+        hc = download(lc);
+        for (size_t i = 0; i < lr->count; i++)
+            assert_true(fabsf(hr[i] - hc[i]) <= 1e-4f + 1e-3f * fabsf(hr[i]));
+        free(hr);
+        free(hc);
+        nas_tensor_destroy(xr);
+        nas_tensor_destroy(yr);
+        nas_tensor_destroy(xc);
+        nas_tensor_destroy(yc);
+        nas_net_destroy(nr);
+        nas_net_destroy(nc);
+    }
+    nas_backend_destroy(ref);
+    nas_backend_destroy(cpu);
+}
+
+static void test_bad_desc(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net *net = (nas_net *)&d;
+    nas_error err = {0};
+    d.in_h = 10; /* 10 -> 5 -> conv 3 vs pool 2 */
+    assert_int_equal(nas_net_create(be, &d, 2, 1, &net, &err), NAS_EINVAL);
+    assert_null(net);
+    assert_non_null(strstr(err.msg, "odd"));
+    d = tiny_desc(GENOS[0], 1);
+    d.genotype.len = 5;
+    assert_int_equal(nas_net_create(be, &d, 2, 1, &net, &err), NAS_EINVAL);
+    d = tiny_desc(GENOS[0], 1);
+    assert_int_equal(nas_net_create(be, &d, 0, 1, &net, &err), NAS_EINVAL);
+    nas_net_destroy(NULL);
+    nas_backend_destroy(be);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gradients),
+        cmocka_unit_test(test_names_and_counts),
+        cmocka_unit_test(test_init),
+        cmocka_unit_test(test_batch_views),
+        cmocka_unit_test(test_training_and_determinism),
+        cmocka_unit_test(test_nan_and_interrupt),
+        cmocka_unit_test(test_cpu_matches_ref),
+        cmocka_unit_test(test_bad_desc),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

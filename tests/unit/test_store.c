@@ -1,0 +1,458 @@
+/*
+ * tests/unit/test_store.c - the SQLite store: round trip of experiments,
+ * trials and results; resume by canonical config; one trial per arch key;
+ * refusal of foreign files; read-only access.
+ */
+#include <setjmp.h> /* cmocka needs these three first */
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sqlite3.h> /* to build foreign databases and inspect ours */
+#include "nas/store.h"
+
+typedef struct fixture {
+    char dir[256];
+    char db[300];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "/tmp/nas_test_store_XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->db, sizeof f->db, "%s/nas.db", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", f->dir);
+    free(f);
+    return 0;
+}
+
+static nas_trial_result make_result(double val, int64_t macs, int64_t params)
+{
+    nas_trial_result r;
+    memset(&r, 0, sizeof r);
+    r.status = NAS_OK;
+    r.val_accuracy = val;
+    r.test_accuracy = -1;
+    r.train_loss = 0.5;
+    r.macs = macs;
+    r.params = params;
+    r.latency_ms = 1.25;
+    r.train_seconds = 12.5;
+    r.epochs = 2;
+    return r;
+}
+
+typedef struct collected {
+    int n;
+    int64_t id[16];
+    nas_trial_status status[16];
+    double val[16];
+} collected;
+
+static int collect(void *ctx, const nas_store_trial *t)
+{
+    collected *c = ctx;
+    if (c->n < 16) {
+        c->id[c->n] = t->id;
+        c->status[c->n] = t->status;
+        c->val[c->n] = t->val_accuracy;
+    }
+    c->n++;
+    return 0;
+}
+
+static void test_round_trip(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_string_equal(nas_store_path(st), f->db);
+
+    int64_t exp = -1;
+    int created = 0;
+    assert_int_equal(nas_store_experiment_open(st, "exp-a", "a = 1;\n", "a = 1; # text\n",
+                                               "a.conf", 42, "evolution", 3, &exp, &created, &err),
+                     NAS_OK);
+    assert_true(exp > 0);
+    assert_int_equal(created, 1);
+
+    int64_t t1, t2, t3;
+    assert_int_equal(nas_store_trial_insert(st, exp, "|g1|", "k1", "evolution", &t1, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|g2|", "k2", "evolution", &t2, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|g3|", "k3", "random", &t3, &err), NAS_OK);
+    assert_true(t1 < t2 && t2 < t3);
+
+    int known = -1;
+    assert_int_equal(nas_store_trial_known(st, exp, "k2", &known, &err), NAS_OK);
+    assert_int_equal(known, 1);
+    assert_int_equal(nas_store_trial_known(st, exp, "k9", &known, &err), NAS_OK);
+    assert_int_equal(known, 0);
+
+    /* t1 done, t2 failed, t3 started twice then interrupted. */
+    assert_int_equal(nas_store_trial_start(st, t1, 0, "cpu", &err), NAS_OK);
+    nas_trial_result r1 = make_result(0.75, 1000, 200);
+    assert_int_equal(nas_store_trial_finish(st, t1, &r1, 0.75, NULL, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_start(st, t2, 1, "cpu", &err), NAS_OK);
+    nas_trial_result r2 = make_result(NAN, 500, 100);
+    r2.status = NAS_ENAN;
+    snprintf(r2.error, sizeof r2.error, "loss became NaN at epoch 1 step 3");
+    assert_int_equal(nas_store_trial_finish(st, t2, &r2, NAN, NULL, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_start(st, t3, 0, "ref", &err), NAS_OK);
+    assert_int_equal(nas_store_trial_start(st, t3, 0, "ref", &err), NAS_OK);
+    assert_int_equal(nas_store_trial_interrupt(st, t3, "interrupted by SIGINT", &err), NAS_OK);
+
+    nas_store_trial t;
+    assert_int_equal(nas_store_trial_get(st, t1, &t, &err), NAS_OK);
+    assert_int_equal(t.status, NAS_TRIAL_DONE);
+    assert_string_equal(t.genotype, "|g1|");
+    assert_string_equal(t.arch_key, "k1");
+    assert_string_equal(t.proposed_by, "evolution");
+    assert_string_equal(t.experiment, "exp-a");
+    assert_string_equal(t.device, "cpu");
+    assert_int_equal(t.attempt, 1);
+    assert_int_equal(t.worker, 0);
+    assert_true(t.has_result);
+    assert_float_equal(t.val_accuracy, 0.75, 1e-12);
+    assert_true(isnan(t.test_accuracy)); /* -1 stored as NULL */
+    assert_int_equal(t.macs, 1000);
+    assert_int_equal(t.params, 200);
+    assert_float_equal(t.latency_ms, 1.25, 1e-12);
+    assert_float_equal(t.train_seconds, 12.5, 1e-12);
+    assert_int_equal(t.epochs, 2);
+    assert_float_equal(t.score, 0.75, 1e-12);
+    assert_true(t.started_at[0] != '\0' && t.finished_at[0] != '\0');
+    assert_string_equal(t.error, "");
+
+    assert_int_equal(nas_store_trial_get(st, t2, &t, &err), NAS_OK);
+    assert_int_equal(t.status, NAS_TRIAL_FAILED);
+    assert_string_equal(t.error, "loss became NaN at epoch 1 step 3");
+    assert_true(isnan(t.val_accuracy));
+    assert_true(isnan(t.score));
+    assert_int_equal(t.macs, 500);
+
+    assert_int_equal(nas_store_trial_get(st, t3, &t, &err), NAS_OK);
+    assert_int_equal(t.status, NAS_TRIAL_INTERRUPTED);
+    assert_int_equal(t.attempt, 2);
+    assert_string_equal(t.error, "interrupted by SIGINT");
+    assert_false(t.has_result);
+
+    assert_int_equal(nas_store_trial_get(st, 999, &t, &err), NAS_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "999"));
+
+    nas_store_experiment e;
+    assert_int_equal(nas_store_experiment_get(st, exp, &e, &err), NAS_OK);
+    assert_string_equal(e.name, "exp-a");
+    assert_string_equal(e.strategy, "evolution");
+    assert_int_equal(e.seed, 42);
+    assert_int_equal(e.trials_budget, 3);
+    assert_int_equal(e.n_trials, 3);
+    assert_int_equal(e.n_done, 1);
+    assert_int_equal(e.n_failed, 1);
+    assert_int_equal(e.n_interrupted, 1);
+    assert_string_equal(e.status, "running");
+    assert_int_equal(nas_store_experiment_set_status(st, exp, "interrupted", &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_find(st, "exp-a", &e, &err), NAS_OK);
+    assert_string_equal(e.status, "interrupted");
+    assert_int_equal(nas_store_experiment_find(st, "nope", &e, &err), NAS_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "exp-a")); /* lists what there is */
+
+    /* Listing orders: by id; by rank (done first, failed last). */
+    collected c = {0};
+    assert_int_equal(nas_store_trial_foreach(st, exp, NAS_STORE_ORDER_ID, 0, collect, &c, &err),
+                     NAS_OK);
+    assert_int_equal(c.n, 3);
+    assert_true(c.id[0] == t1 && c.id[1] == t2 && c.id[2] == t3);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(nas_store_trial_foreach(st, exp, NAS_STORE_ORDER_RANK, 0, collect, &c, &err),
+                     NAS_OK);
+    assert_int_equal(c.n, 3);
+    assert_true(c.id[0] == t1 && c.id[1] == t3 && c.id[2] == t2);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(nas_store_trial_foreach(st, exp, NAS_STORE_ORDER_RANK, 2, collect, &c, &err),
+                     NAS_OK);
+    assert_int_equal(c.n, 2);
+
+    /* Strategy state. */
+    const char blob[] = "population: 1 2 3";
+    assert_int_equal(nas_store_strategy_state_put(st, exp, "evolution", blob, sizeof blob, &err),
+                     NAS_OK);
+    void *back = NULL;
+    size_t size = 0;
+    assert_int_equal(nas_store_strategy_state_get(st, exp, "evolution", &back, &size, &err),
+                     NAS_OK);
+    assert_int_equal(size, sizeof blob);
+    assert_memory_equal(back, blob, sizeof blob);
+    free(back);
+    assert_int_equal(nas_store_strategy_state_get(st, exp, "nao", &back, &size, &err),
+                     NAS_ENOTFOUND);
+    assert_null(back);
+    nas_store_close(st);
+
+    /* The file is marked as ours and in WAL mode. */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), NAS_STORE_APPLICATION_ID);
+    sqlite3_finalize(s);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), NAS_STORE_SCHEMA_VERSION);
+    sqlite3_finalize(s);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(s, 0), "wal");
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+}
+
+static void test_resume_by_canonical_config(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    int64_t a = -1, b = -1, a2 = -1, b2 = -1;
+    int created = -1;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_open(st, "x", "seed = 1;\n", "", "x.conf", 1, "random",
+                                               4, &a, &created, &err),
+                     NAS_OK);
+    assert_int_equal(created, 1);
+    /* Same name, different config: a different experiment. */
+    assert_int_equal(nas_store_experiment_open(st, "x", "seed = 2;\n", "", "x.conf", 2, "random",
+                                               4, &b, &created, &err),
+                     NAS_OK);
+    assert_int_equal(created, 1);
+    assert_true(a != b);
+    int64_t t;
+    assert_int_equal(nas_store_trial_insert(st, a, "|g|", "k", "random", &t, &err), NAS_OK);
+    nas_store_close(st);
+
+    /* Reopen: the same canonical text finds the same experiment and its trial. */
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_open(st, "x", "seed = 1;\n", "", "x.conf", 1, "random",
+                                               4, &a2, &created, &err),
+                     NAS_OK);
+    assert_int_equal(created, 0);
+    assert_int_equal(a2, a);
+    assert_int_equal(nas_store_experiment_open(st, "x", "seed = 2;\n", "", "x.conf", 2, "random",
+                                               4, &b2, &created, &err),
+                     NAS_OK);
+    assert_int_equal(created, 0);
+    assert_int_equal(b2, b);
+    nas_store_experiment e;
+    assert_int_equal(nas_store_experiment_get(st, a2, &e, &err), NAS_OK);
+    assert_int_equal(e.n_trials, 1);
+    char *canon = NULL;
+    assert_int_equal(nas_store_experiment_canonical(st, b, &canon, &err), NAS_OK);
+    assert_string_equal(canon, "seed = 2;\n");
+    free(canon);
+    /* find without a name: the most recent */
+    assert_int_equal(nas_store_experiment_find(st, NULL, &e, &err), NAS_OK);
+    assert_int_equal(e.id, b);
+    nas_store_close(st);
+}
+
+static void test_unique_arch_key(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    int64_t a, b, t;
+    int created;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_open(st, "a", "A", "", "", 0, "random", 5, &a, &created,
+                                               &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_experiment_open(st, "b", "B", "", "", 0, "random", 5, &b, &created,
+                                               &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, a, "|g1|", "same-key", "random", &t, &err), NAS_OK);
+    /* A different genotype string with the same canonical key is refused. */
+    assert_int_equal(nas_store_trial_insert(st, a, "|g2|", "same-key", "random", &t, &err),
+                     NAS_EEXIST);
+    assert_int_equal(t, -1);
+    assert_non_null(strstr(err.msg, "same-key"));
+    /* Another experiment may train the same cell. */
+    assert_int_equal(nas_store_trial_insert(st, b, "|g1|", "same-key", "random", &t, &err), NAS_OK);
+    nas_store_experiment e;
+    assert_int_equal(nas_store_experiment_get(st, a, &e, &err), NAS_OK);
+    assert_int_equal(e.n_trials, 1);
+    nas_store_close(st);
+}
+
+static void test_refuses_foreign_sqlite(void **state)
+{
+    fixture *f = *state;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE notes(x TEXT); INSERT INTO notes VALUES('mine');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    nas_error err;
+    nas_store *st = (nas_store *)1;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_EDB);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, f->db));
+    assert_non_null(strstr(err.msg, "not a nas database"));
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_EDB);
+    assert_non_null(strstr(err.msg, "not a nas database"));
+
+    /* Untouched: still the foreign table only, no application id. */
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &s, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), 1);
+    sqlite3_finalize(s);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+}
+
+static void test_refuses_newer_schema(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    nas_store_close(st);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_EDB);
+    assert_non_null(strstr(err.msg, "newer"));
+    assert_non_null(strstr(err.msg, f->db));
+}
+
+static void test_refuses_non_sqlite_file(void **state)
+{
+    fixture *f = *state;
+    FILE *fp = fopen(f->db, "wb");
+    assert_non_null(fp);
+    /* Deterministic bytes that are no SQLite header. */
+    uint32_t x = 12345;
+    for (int i = 0; i < 8192; i++) {
+        x = x * 1664525u + 1013904223u;
+        fputc((int)(x >> 24), fp);
+    }
+    fclose(fp);
+    struct stat before, after;
+    assert_int_equal(stat(f->db, &before), 0);
+
+    nas_error err;
+    nas_store *st = (nas_store *)1;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_EDB);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, f->db));
+    assert_non_null(strstr(err.msg, "not a nas database"));
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_EDB);
+    assert_non_null(strstr(err.msg, f->db));
+    assert_int_equal(stat(f->db, &after), 0);
+    assert_int_equal(before.st_size, after.st_size);
+}
+
+static void test_read_only(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+
+    /* Missing file: a clear message, nothing created. */
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_EIO);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, f->db));
+    assert_non_null(strstr(err.msg, "no such file"));
+    assert_int_not_equal(access(f->db, F_OK), 0);
+
+    int64_t exp, t;
+    int created;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_open(st, "ro", "RO", "", "", 0, "random", 2, &exp,
+                                               &created, &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|g|", "k", "random", &t, &err), NAS_OK);
+
+    /* A reader while the writer is still open (WAL), then after it closed. */
+    for (int pass = 0; pass < 2; pass++) {
+        nas_store *ro = NULL;
+        assert_int_equal(nas_store_open(f->db, 1, &ro, &err), NAS_OK);
+        nas_store_experiment e;
+        assert_int_equal(nas_store_experiment_find(ro, "ro", &e, &err), NAS_OK);
+        assert_int_equal(e.n_trials, 1);
+        nas_store_trial tr;
+        assert_int_equal(nas_store_trial_get(ro, t, &tr, &err), NAS_OK);
+        assert_string_equal(tr.genotype, "|g|");
+        int64_t t2;
+        assert_int_equal(nas_store_trial_insert(ro, exp, "|h|", "k2", "random", &t2, &err),
+                         NAS_EDB);
+        assert_non_null(strstr(err.msg, "read-only"));
+        nas_store_close(ro);
+        if (pass == 0) {
+            nas_store_close(st);
+            st = NULL;
+        }
+    }
+    /* Nothing was written by the readers. */
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    nas_store_experiment e;
+    assert_int_equal(nas_store_experiment_get(st, exp, &e, &err), NAS_OK);
+    assert_int_equal(e.n_trials, 1);
+    nas_store_close(st);
+}
+
+static void test_bad_directory(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    char path[400];
+    snprintf(path, sizeof path, "%s/no/such/dir/nas.db", f->dir);
+    assert_int_equal(nas_store_open(path, 0, &st, &err), NAS_EIO);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "does not exist"));
+    /* A directory where the file should be. */
+    assert_int_equal(nas_store_open(f->dir, 0, &st, &err), NAS_EIO);
+    assert_non_null(strstr(err.msg, "directory"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_by_canonical_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refuses_foreign_sqlite, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refuses_non_sqlite_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_directory, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,409 @@
+/*
+ * trainer/export_json.c - the architecture description `nas export
+ * --format json` writes and `nas train ARCH.json` reads (jansson).
+ *
+ * Schema (format "nas-architecture", version 1) in docs/export.md. The
+ * reader validates like the space.conf parser: every required key with its
+ * type and range, the genotype through the cell space's own parser;
+ * unknown keys are ignored so later versions can add fields.
+ */
+#include <errno.h>    /* errno */
+#include <inttypes.h> /* PRIu64 */
+#include <limits.h>   /* LLONG_MAX */
+#include <math.h>     /* NAN, isfinite */
+#include <stdio.h>    /* snprintf */
+#include <stdlib.h>   /* strtoull */
+#include <string.h>
+#include <jansson.h>  /* JSON reading and writing */
+#include "nas/trainer.h"
+
+#define FMNIST_MEAN 0.2860
+#define FMNIST_STD 0.3530
+
+void nas_arch_init(nas_arch *a)
+{
+    memset(a, 0, sizeof *a);
+    snprintf(a->space_type, sizeof a->space_type, "cell");
+    a->op_mask = (1u << NAS_OP_COUNT) - 1;
+    a->net.genotype.len = NAS_CELL_EDGES;
+    a->net.channels = 16;
+    a->net.stages = 3;
+    a->net.cells_per_stage = 1;
+    a->net.in_c = 1;
+    a->net.in_h = 28;
+    a->net.in_w = 28;
+    a->net.classes = 10;
+    a->recipe.epochs = 1;
+    a->recipe.batch_size = 128;
+    a->recipe.lr = 0.05;
+    a->recipe.momentum = 0.9;
+    a->recipe.nesterov = 1;
+    a->recipe.weight_decay = 5e-4;
+    a->recipe.schedule = NAS_SCHEDULE_COSINE;
+    snprintf(a->backend, sizeof a->backend, "cpu");
+    snprintf(a->data.dataset, sizeof a->data.dataset, "fashion-mnist");
+    snprintf(a->data.dir, sizeof a->data.dir, "/usr/share/datasets/fashion-mnist");
+    a->metrics.val_accuracy = a->metrics.test_accuracy = a->metrics.train_loss = NAN;
+    a->metrics.latency_ms = a->metrics.train_seconds = NAN;
+    a->metrics.macs = a->metrics.params = -1;
+    a->metrics.epochs = -1;
+    a->trial_id = a->experiment_id = -1;
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *count_or_null(int64_t v)
+{
+    return v >= 0 ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *str_or_null(const char *s)
+{
+    return s && s[0] ? json_string(s) : json_null();
+}
+
+static json_t *u64_json(uint64_t v)
+{
+    if (v <= (uint64_t)LLONG_MAX)
+        return json_integer((json_int_t)v);
+    char b[32];
+    snprintf(b, sizeof b, "%" PRIu64, v);
+    return json_string(b);
+}
+
+int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
+{
+    if (!a || !path)
+        return nas_error_set(err, NAS_EINVAL, "nas_arch_write_json: NULL argument");
+    json_t *ops = json_array();
+    for (int i = 0; i < NAS_OP_COUNT; i++)
+        if (a->op_mask & (1u << i))
+            json_array_append_new(ops, json_string(nas_op_name(i)));
+    json_t *root = json_pack(
+        "{s:s, s:i, s:{s:s, s:i, s:o}, s:s, s:{s:i, s:i, s:i}, s:{s:[i,i,i], s:s, s:f, s:f}, s:i,"
+        " s:{s:i, s:i, s:f, s:f, s:b, s:f, s:s, s:o},"
+        " s:{s:s, s:s, s:i, s:i, s:o}, s:{s:s, s:i}}",
+        "format", NAS_ARCH_FORMAT, "version", NAS_ARCH_VERSION,
+        "space", "type", a->space_type, "nodes", NAS_CELL_NODES, "ops", ops,
+        "genotype", a->genotype,
+        "network", "channels", a->net.channels, "stages", a->net.stages, "cells_per_stage",
+        a->net.cells_per_stage,
+        "input", "shape", a->net.in_c, a->net.in_h, a->net.in_w, "dataset", a->data.dataset,
+        "mean", FMNIST_MEAN, "std", FMNIST_STD,
+        "classes", a->net.classes,
+        "recipe", "epochs", a->recipe.epochs, "batch_size", a->recipe.batch_size, "lr",
+        a->recipe.lr, "momentum", a->recipe.momentum, "nesterov", a->recipe.nesterov,
+        "weight_decay", a->recipe.weight_decay, "schedule",
+        a->recipe.schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant", "seed",
+        u64_json(a->recipe.seed),
+        "proxy_data", "dataset", a->data.dataset, "dir", a->data.dir, "train_subset",
+        a->data.train_subset, "valid", a->data.valid, "split_seed", u64_json(a->data.split_seed),
+        "backend", "name", a->backend, "threads", a->threads);
+    if (!root)
+        return nas_error_set(err, NAS_ENOMEM, "building the JSON for %s failed", path);
+    json_t *metrics = json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "val_accuracy",
+        num_or_null(a->metrics.val_accuracy), "test_accuracy", num_or_null(a->metrics.test_accuracy),
+        "train_loss", num_or_null(a->metrics.train_loss), "macs", count_or_null(a->metrics.macs),
+        "params", count_or_null(a->metrics.params), "latency_ms", num_or_null(a->metrics.latency_ms),
+        "train_seconds", num_or_null(a->metrics.train_seconds), "epochs",
+        count_or_null(a->metrics.epochs));
+    json_t *source = json_pack("{s:o, s:o, s:o, s:o, s:o}", "trial_id", count_or_null(a->trial_id),
+                               "experiment", str_or_null(a->experiment), "experiment_id",
+                               count_or_null(a->experiment_id), "db", str_or_null(a->db_path),
+                               "weights", str_or_null(a->weights));
+    if (!metrics || !source) {
+        json_decref(root);
+        json_decref(metrics);
+        json_decref(source);
+        return nas_error_set(err, NAS_ENOMEM, "building the JSON for %s failed", path);
+    }
+    json_object_set_new(root, "metrics", metrics);
+    json_object_set_new(root, "source", source);
+    int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    json_decref(root);
+    if (rc != 0) {
+        FILE *f = fopen(path, "a");
+        if (f)
+            fclose(f);
+        return nas_error_set(err, NAS_EIO, "cannot write %s%s", path,
+                             f ? "" : ": directory missing or not writable");
+    }
+    return NAS_OK;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+typedef struct reader {
+    const char *path;
+    json_t *root;
+    nas_error *err;
+    int rc;
+} reader;
+
+/* The value at dotted key `key` ("recipe.lr"), or NULL. */
+static json_t *at(reader *r, const char *key)
+{
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", key);
+    json_t *v = r->root;
+    for (char *save = NULL, *tok = strtok_r(buf, ".", &save); tok && v;
+         tok = strtok_r(NULL, ".", &save))
+        v = json_is_object(v) ? json_object_get(v, tok) : NULL;
+    return v;
+}
+
+static int bad(reader *r, const char *key, const char *what)
+{
+    if (!r->rc)
+        r->rc = nas_error_set(r->err, NAS_EFORMAT, "%s: key '%s' %s", r->path, key, what);
+    return r->rc;
+}
+
+static void get_int(reader *r, const char *key, int required, long lo, long hi, int *out)
+{
+    json_t *v = at(r, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            bad(r, key, "is missing");
+        return;
+    }
+    if (!json_is_integer(v)) {
+        bad(r, key, "must be an integer");
+        return;
+    }
+    json_int_t x = json_integer_value(v);
+    if (x < lo || x > hi) {
+        char m[96];
+        snprintf(m, sizeof m, "is %lld, expected %ld..%ld", (long long)x, lo, hi);
+        bad(r, key, m);
+        return;
+    }
+    *out = (int)x;
+}
+
+static void get_i64(reader *r, const char *key, int64_t *out)
+{
+    json_t *v = at(r, key);
+    if (!v || json_is_null(v))
+        return;
+    if (!json_is_integer(v)) {
+        bad(r, key, "must be an integer or null");
+        return;
+    }
+    *out = (int64_t)json_integer_value(v);
+}
+
+static void get_u64(reader *r, const char *key, int required, uint64_t *out)
+{
+    json_t *v = at(r, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            bad(r, key, "is missing");
+        return;
+    }
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
+        return;
+    }
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        char *end;
+        unsigned long long x = strtoull(s, &end, 10);
+        if (*s && *end == 0 && s[0] != '-') {
+            *out = (uint64_t)x;
+            return;
+        }
+    }
+    bad(r, key, "must be a non-negative integer");
+}
+
+static void get_num(reader *r, const char *key, int required, double lo, double hi, double *out)
+{
+    json_t *v = at(r, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            bad(r, key, "is missing");
+        return;
+    }
+    if (!json_is_number(v)) {
+        bad(r, key, "must be a number");
+        return;
+    }
+    double x = json_number_value(v);
+    if (!(x >= lo && x <= hi)) {
+        char m[96];
+        snprintf(m, sizeof m, "is %g, expected %g..%g", x, lo, hi);
+        bad(r, key, m);
+        return;
+    }
+    *out = x;
+}
+
+static void get_str(reader *r, const char *key, int required, char *out, size_t n)
+{
+    json_t *v = at(r, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            bad(r, key, "is missing");
+        return;
+    }
+    if (!json_is_string(v)) {
+        bad(r, key, "must be a string");
+        return;
+    }
+    if (strlen(json_string_value(v)) >= n) {
+        bad(r, key, "is too long");
+        return;
+    }
+    snprintf(out, n, "%s", json_string_value(v));
+}
+
+int nas_arch_read_json(const char *path, nas_arch *out, nas_error *err)
+{
+    if (!path || !out)
+        return nas_error_set(err, NAS_EINVAL, "nas_arch_read_json: NULL argument");
+    nas_arch_init(out);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return nas_error_set(err, NAS_EIO, "cannot read %s: %s", path, strerror(errno));
+    json_error_t je;
+    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    fclose(f);
+    if (!root)
+        return nas_error_set(err, NAS_EFORMAT, "%s:%d:%d: not valid JSON: %s", path, je.line,
+                             je.column, je.text);
+    reader r = {path, root, err, NAS_OK};
+    nas_arch *a = out;
+    if (!json_is_object(root)) {
+        bad(&r, "(top level)", "must be an object");
+        goto done;
+    }
+    char fmt[64] = "";
+    get_str(&r, "format", 1, fmt, sizeof fmt);
+    if (!r.rc && strcmp(fmt, NAS_ARCH_FORMAT) != 0)
+        bad(&r, "format", "is not \"" NAS_ARCH_FORMAT "\" (not an architecture exported by nas)");
+    int version = 0;
+    get_int(&r, "version", 1, 1, 1000, &version);
+    if (!r.rc && version > NAS_ARCH_VERSION) {
+        char m[96];
+        snprintf(m, sizeof m, "is %d; this nas reads version %d", version, NAS_ARCH_VERSION);
+        bad(&r, "version", m);
+    }
+    get_str(&r, "space.type", 1, a->space_type, sizeof a->space_type);
+    if (!r.rc && strcmp(a->space_type, "cell") != 0)
+        bad(&r, "space.type", "must be \"cell\"");
+    json_t *ops = at(&r, "space.ops");
+    if (!r.rc && ops) {
+        if (!json_is_array(ops) || json_array_size(ops) == 0) {
+            bad(&r, "space.ops", "must be a non-empty array of op names");
+        } else {
+            a->op_mask = 0;
+            size_t i;
+            json_t *o;
+            json_array_foreach(ops, i, o) {
+                int op;
+                if (!json_is_string(o) || nas_op_from_name(json_string_value(o), &op) != NAS_OK) {
+                    bad(&r, "space.ops", "holds an unknown op");
+                    break;
+                }
+                a->op_mask |= 1u << op;
+            }
+        }
+    }
+    get_str(&r, "genotype", 1, a->genotype, sizeof a->genotype);
+    get_int(&r, "network.channels", 1, 1, 4096, &a->net.channels);
+    get_int(&r, "network.stages", 1, 1, 8, &a->net.stages);
+    get_int(&r, "network.cells_per_stage", 1, 0, 64, &a->net.cells_per_stage);
+    json_t *shape = at(&r, "input.shape");
+    if (!r.rc) {
+        if (!json_is_array(shape) || json_array_size(shape) != 3 ||
+            !json_is_integer(json_array_get(shape, 0)) ||
+            !json_is_integer(json_array_get(shape, 1)) ||
+            !json_is_integer(json_array_get(shape, 2)))
+            bad(&r, "input.shape", "must be [channels, height, width]");
+        else {
+            a->net.in_c = (int)json_integer_value(json_array_get(shape, 0));
+            a->net.in_h = (int)json_integer_value(json_array_get(shape, 1));
+            a->net.in_w = (int)json_integer_value(json_array_get(shape, 2));
+            if (a->net.in_c != 1 || a->net.in_h != 28 || a->net.in_w != 28)
+                bad(&r, "input.shape", "must be [1, 28, 28] (Fashion-MNIST is the only data set)");
+        }
+    }
+    get_int(&r, "classes", 1, 2, 100000, &a->net.classes);
+    if (!r.rc && a->net.classes != 10)
+        bad(&r, "classes", "must be 10 (Fashion-MNIST)");
+    get_int(&r, "recipe.epochs", 1, 0, 100000, &a->recipe.epochs);
+    get_int(&r, "recipe.batch_size", 1, 1, 65536, &a->recipe.batch_size);
+    get_num(&r, "recipe.lr", 1, 0, 100, &a->recipe.lr);
+    get_num(&r, "recipe.momentum", 1, 0, 1, &a->recipe.momentum);
+    json_t *nest = at(&r, "recipe.nesterov");
+    if (!r.rc) {
+        if (!json_is_boolean(nest))
+            bad(&r, "recipe.nesterov", nest ? "must be true or false" : "is missing");
+        else
+            a->recipe.nesterov = json_is_true(nest);
+    }
+    get_num(&r, "recipe.weight_decay", 1, 0, 1, &a->recipe.weight_decay);
+    char sched[32] = "";
+    get_str(&r, "recipe.schedule", 1, sched, sizeof sched);
+    if (!r.rc) {
+        if (!strcmp(sched, "cosine"))
+            a->recipe.schedule = NAS_SCHEDULE_COSINE;
+        else if (!strcmp(sched, "constant"))
+            a->recipe.schedule = NAS_SCHEDULE_CONSTANT;
+        else
+            bad(&r, "recipe.schedule", "must be \"cosine\" or \"constant\"");
+    }
+    get_u64(&r, "recipe.seed", 1, &a->recipe.seed);
+    get_str(&r, "proxy_data.dataset", 0, a->data.dataset, sizeof a->data.dataset);
+    get_str(&r, "proxy_data.dir", 0, a->data.dir, sizeof a->data.dir);
+    get_int(&r, "proxy_data.train_subset", 0, 0, 1 << 30, &a->data.train_subset);
+    get_int(&r, "proxy_data.valid", 0, 0, 1 << 30, &a->data.valid);
+    a->data.split_seed = a->recipe.seed;
+    get_u64(&r, "proxy_data.split_seed", 0, &a->data.split_seed);
+    get_str(&r, "backend.name", 0, a->backend, sizeof a->backend);
+    get_int(&r, "backend.threads", 0, 0, 1024, &a->threads);
+    get_num(&r, "metrics.val_accuracy", 0, -1e300, 1e300, &a->metrics.val_accuracy);
+    get_num(&r, "metrics.test_accuracy", 0, -1e300, 1e300, &a->metrics.test_accuracy);
+    get_num(&r, "metrics.train_loss", 0, -1e300, 1e300, &a->metrics.train_loss);
+    get_num(&r, "metrics.latency_ms", 0, -1e300, 1e300, &a->metrics.latency_ms);
+    get_num(&r, "metrics.train_seconds", 0, -1e300, 1e300, &a->metrics.train_seconds);
+    get_i64(&r, "metrics.macs", &a->metrics.macs);
+    get_i64(&r, "metrics.params", &a->metrics.params);
+    get_int(&r, "metrics.epochs", 0, -1, 1 << 30, &a->metrics.epochs);
+    get_i64(&r, "source.trial_id", &a->trial_id);
+    get_i64(&r, "source.experiment_id", &a->experiment_id);
+    get_str(&r, "source.experiment", 0, a->experiment, sizeof a->experiment);
+    get_str(&r, "source.db", 0, a->db_path, sizeof a->db_path);
+    get_str(&r, "source.weights", 0, a->weights, sizeof a->weights);
+    if (!r.rc) {
+        /* The genotype through the space's own parser. */
+        nas_space_desc sd = {NAS_SPACE_CELL, a->op_mask, a->net.channels, a->net.stages,
+                             a->net.cells_per_stage};
+        nas_space *sp = NULL;
+        nas_error e2;
+        int rc = nas_space_create(&sd, &sp, &e2);
+        if (rc)
+            r.rc = nas_error_set(err, NAS_EFORMAT, "%s: space: %s", path, e2.msg);
+        else if (nas_space_parse(sp, a->genotype, &a->net.genotype, &e2) != NAS_OK)
+            r.rc = nas_error_set(err, NAS_EFORMAT, "%s: key 'genotype': %s", path, e2.msg);
+        else if (!nas_space_is_valid(sp, &a->net.genotype))
+            r.rc = nas_error_set(err, NAS_EFORMAT,
+                                 "%s: key 'genotype': %s carries nothing from input to output",
+                                 path, a->genotype);
+        nas_space_destroy(sp);
+    }
+done:
+    json_decref(root);
+    if (r.rc) {
+        nas_arch_init(out);
+        return r.rc;
+    }
+    return NAS_OK;
+}

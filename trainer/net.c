@@ -1,0 +1,797 @@
+/*
+ * trainer/net.c - NAS-Bench-201's TinyNetwork (Dong & Yang, "NAS-Bench-201:
+ * Extending the Scope of Reproducible Neural Architecture Search", ICLR
+ * 2020) built from a genotype on the kernel library (nas/backend.h).
+ *
+ * Layout follows ../shared/reference/nb201-tinynetwork-fmnist.md: stem
+ * conv3x3 + BN; per stage `cells_per_stage` cells; between stages a ResNet
+ * basic block with stride 2; BN-ReLU; global average pool; linear.
+ *
+ * The network is compiled at create time into a tape of steps over numbered
+ * activations (like a tiny static autograd graph). Forward runs the tape in
+ * order; backward runs it in reverse and accumulates each activation's
+ * gradient (the first contribution writes, later ones nas_axpy). A node of
+ * a cell with one input aliases that input; `none` edges add no step at
+ * all, so they cost nothing forward or backward. Activation and gradient
+ * buffers are allocated once for `max_batch` images; a forward with B <
+ * max_batch uses tensor views (same buffers, n = B) kept per distinct B so
+ * that each distinct shape has its own tensor structs.
+ */
+#include <math.h>   /* sqrtf */
+#include <stdio.h>  /* snprintf */
+#include <stdlib.h> /* calloc, realloc, free */
+#include <string.h> /* memset */
+#include "nas/trainer.h"
+#include "trainer/net_impl.h"
+
+#define BN_MOMENTUM 0.1f
+#define BN_EPS 1e-5f
+#define MAX_VIEW_SETS 8
+/* PCG32 stream for weight initialisation ("init" in ASCII). */
+#define INIT_STREAM 0x696e6974ull
+
+enum step_kind { S_CONV, S_BN, S_RELU, S_POOL, S_GAP, S_LINEAR, S_SUM };
+
+typedef struct step {
+    int kind;
+    int x, y;      /* activation indices (S_SUM: y only) */
+    int in[4];     /* S_SUM inputs */
+    int n_in;
+    int w, b;      /* param indices: conv/linear weight, linear bias; BN gamma, beta */
+    int rm, rv;    /* BN running mean and variance (param-table buffers) */
+    int sm, si;    /* BN saved mean / inverse std (aux tensors) */
+    int k, stride, pad;
+} step;
+
+typedef struct param {
+    char name[96];
+    nas_tensor *value, *grad, *mom; /* grad, mom NULL for buffers */
+} param;
+
+typedef struct act_info {
+    int c, h, w;
+} act_info;
+
+typedef struct view_set {
+    int batch; /* 0: unused slot */
+    nas_tensor *act, *grad;
+} view_set;
+
+struct nas_net {
+    nas_backend *be;
+    nas_net_desc desc;
+    int max_batch;
+
+    step *steps;
+    int n_steps, cap_steps;
+    param *params;
+    int n_params, cap_params;
+    nas_tensor **aux; /* BN save_mean / save_invstd */
+    int n_aux, cap_aux;
+    act_info *acts; /* index 0: the input image */
+    int n_acts, cap_acts;
+    nas_tensor **act_buf, **grad_buf; /* max_batch masters (index 0 unused) */
+    nas_tensor *scratch;              /* largest activation, for gradient sums */
+    unsigned char *ginit;             /* per activation: gradient written this backward */
+    int logits;                       /* activation index of the logits */
+
+    view_set views[MAX_VIEW_SETS];
+    int next_evict;
+    view_set *cur;          /* views of the last forward */
+    const nas_tensor *input; /* x of the last forward */
+    int cur_train;
+    int build_status;
+};
+
+/* ---- building ------------------------------------------------------------- */
+
+static void *grow(void *p, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    int nc = *cap ? *cap * 2 : 16;
+    while (nc < need)
+        nc *= 2;
+    void *q = realloc(p, (size_t)nc * elem);
+    if (!q)
+        return NULL;
+    memset((char *)q + (size_t)*cap * elem, 0, (size_t)(nc - *cap) * elem);
+    *cap = nc;
+    return q;
+}
+
+static int add_act(nas_net *n, int c, int h, int w)
+{
+    act_info *a = grow(n->acts, &n->cap_acts, n->n_acts + 1, sizeof *a);
+    if (!a) {
+        n->build_status = NAS_ENOMEM;
+        return 0;
+    }
+    n->acts = a;
+    a[n->n_acts] = (act_info){c, h, w};
+    return n->n_acts++;
+}
+
+static step *add_step(nas_net *n, int kind)
+{
+    step *s = grow(n->steps, &n->cap_steps, n->n_steps + 1, sizeof *s);
+    if (!s) {
+        n->build_status = NAS_ENOMEM;
+        return NULL;
+    }
+    n->steps = s;
+    step *t = &s[n->n_steps++];
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->w = t->b = t->rm = t->rv = t->sm = t->si = -1;
+    return t;
+}
+
+/* A parameter [pn,pc,ph,pw]; trainable ones get a gradient and momentum. */
+static int add_param(nas_net *n, const char *name, int pn, int pc, int ph, int pw, int trainable)
+{
+    param *p = grow(n->params, &n->cap_params, n->n_params + 1, sizeof *p);
+    if (!p) {
+        n->build_status = NAS_ENOMEM;
+        return -1;
+    }
+    n->params = p;
+    param *q = &p[n->n_params];
+    snprintf(q->name, sizeof q->name, "%s", name);
+    int rc = nas_tensor_create(n->be, pn, pc, ph, pw, &q->value);
+    if (!rc && trainable)
+        rc = nas_tensor_create(n->be, pn, pc, ph, pw, &q->grad);
+    if (!rc && trainable)
+        rc = nas_tensor_create(n->be, pn, pc, ph, pw, &q->mom);
+    if (!rc && trainable)
+        rc = nas_tensor_zero(q->mom);
+    n->n_params++; /* even on failure, so destroy frees what was made */
+    if (rc) {
+        n->build_status = rc;
+        return -1;
+    }
+    return n->n_params - 1;
+}
+
+static int add_aux(nas_net *n, int c)
+{
+    nas_tensor **a = grow(n->aux, &n->cap_aux, n->n_aux + 1, sizeof *a);
+    if (!a) {
+        n->build_status = NAS_ENOMEM;
+        return -1;
+    }
+    n->aux = a;
+    int rc = nas_tensor_create(n->be, 1, c, 1, 1, &a[n->n_aux]);
+    if (rc) {
+        n->build_status = rc;
+        return -1;
+    }
+    return n->n_aux++;
+}
+
+/* Upload `count` values drawn uniformly from (-bound, bound) (or constant). */
+static int fill_param(nas_net *n, int pi, nas_rng *r, float bound, float constant, int random)
+{
+    if (pi < 0)
+        return n->build_status;
+    nas_tensor *t = n->params[pi].value;
+    float *h = malloc(t->count * sizeof *h);
+    if (!h)
+        return n->build_status = NAS_ENOMEM;
+    for (size_t i = 0; i < t->count; i++)
+        h[i] = random ? (2.0f * nas_rng_uniform(r) - 1.0f) * bound : constant;
+    int rc = nas_tensor_upload(t, h, t->count);
+    free(h);
+    if (rc)
+        n->build_status = rc;
+    return rc;
+}
+
+static int b_conv(nas_net *n, nas_rng *r, const char *module, int x, int cout, int k, int stride,
+                  int pad)
+{
+    if (n->build_status)
+        return 0;
+    act_info in = n->acts[x];
+    int ho = (in.h + 2 * pad - k) / stride + 1, wo = (in.w + 2 * pad - k) / stride + 1;
+    char name[96];
+    snprintf(name, sizeof name, "%s.weight", module);
+    int w = add_param(n, name, cout, in.c, k, k, 1);
+    /* Kaiming uniform with a = sqrt(5): bound = gain*sqrt(3/fan_in) with
+     * gain = sqrt(2/(1+a^2)), i.e. 1/sqrt(fan_in) (PyTorch's default). */
+    fill_param(n, w, r, 1.0f / sqrtf((float)(in.c * k * k)), 0, 1);
+    int y = add_act(n, cout, ho, wo);
+    step *s = add_step(n, S_CONV);
+    if (n->build_status)
+        return 0;
+    s->x = x;
+    s->y = y;
+    s->w = w;
+    s->k = k;
+    s->stride = stride;
+    s->pad = pad;
+    return y;
+}
+
+static int b_bn(nas_net *n, const char *module, int x)
+{
+    if (n->build_status)
+        return 0;
+    act_info in = n->acts[x];
+    char name[96];
+    int ids[4];
+    static const char *const suffix[4] = {"weight", "bias", "running_mean", "running_var"};
+    static const float init[4] = {1.0f, 0.0f, 0.0f, 1.0f};
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof name, "%s.%s", module, suffix[i]);
+        ids[i] = add_param(n, name, 1, in.c, 1, 1, i < 2);
+        fill_param(n, ids[i], NULL, 0, init[i], 0);
+    }
+    int sm = add_aux(n, in.c), si = add_aux(n, in.c);
+    int y = add_act(n, in.c, in.h, in.w);
+    step *s = add_step(n, S_BN);
+    if (n->build_status)
+        return 0;
+    s->x = x;
+    s->y = y;
+    s->w = ids[0];
+    s->b = ids[1];
+    s->rm = ids[2];
+    s->rv = ids[3];
+    s->sm = sm;
+    s->si = si;
+    return y;
+}
+
+static int b_simple(nas_net *n, int kind, int x, int k, int stride, int pad)
+{
+    if (n->build_status)
+        return 0;
+    act_info in = n->acts[x];
+    int y;
+    if (kind == S_POOL)
+        y = add_act(n, in.c, (in.h + 2 * pad - k) / stride + 1, (in.w + 2 * pad - k) / stride + 1);
+    else if (kind == S_GAP)
+        y = add_act(n, in.c, 1, 1);
+    else
+        y = add_act(n, in.c, in.h, in.w);
+    step *s = add_step(n, kind);
+    if (n->build_status)
+        return 0;
+    s->x = x;
+    s->y = y;
+    s->k = k;
+    s->stride = stride;
+    s->pad = pad;
+    return y;
+}
+
+/* Node value = sum of `n_in` activations (0 inputs: zeros of shape `like`). */
+static int b_sum(nas_net *n, const int *in, int n_in, int like)
+{
+    if (n->build_status)
+        return 0;
+    if (n_in == 1)
+        return in[0]; /* alias: no copy */
+    act_info a = n->acts[like];
+    int y = add_act(n, a.c, a.h, a.w);
+    step *s = add_step(n, S_SUM);
+    if (n->build_status)
+        return 0;
+    s->y = y;
+    s->n_in = n_in;
+    for (int i = 0; i < n_in; i++)
+        s->in[i] = in[i];
+    return y;
+}
+
+static int b_linear(nas_net *n, nas_rng *r, const char *module, int x, int m)
+{
+    if (n->build_status)
+        return 0;
+    int k = n->acts[x].c;
+    char name[96];
+    snprintf(name, sizeof name, "%s.weight", module);
+    int w = add_param(n, name, m, k, 1, 1, 1);
+    fill_param(n, w, r, 1.0f / sqrtf((float)k), 0, 1);
+    snprintf(name, sizeof name, "%s.bias", module);
+    int b = add_param(n, name, m, 1, 1, 1, 1);
+    fill_param(n, b, r, 1.0f / sqrtf((float)k), 0, 1);
+    int y = add_act(n, m, 1, 1);
+    step *s = add_step(n, S_LINEAR);
+    if (n->build_status)
+        return 0;
+    s->x = x;
+    s->y = y;
+    s->w = w;
+    s->b = b;
+    return y;
+}
+
+/* One NAS-Bench-201 cell (InferCell): node j = sum over k<j of op_(j<-k)(node k). */
+static int b_cell(nas_net *n, nas_rng *r, int cell, int x)
+{
+    int node[NAS_CELL_NODES], relu_of[NAS_CELL_NODES];
+    node[0] = x;
+    for (int j = 0; j < NAS_CELL_NODES; j++)
+        relu_of[j] = -1;
+    int C = n->acts[x].c;
+    char m[96];
+    for (int j = 1; j < NAS_CELL_NODES; j++) {
+        int in[NAS_CELL_NODES], n_in = 0;
+        for (int k = 0; k < j; k++) {
+            int e = j * (j - 1) / 2 + k;
+            int op = n->desc.genotype.tok[e];
+            switch (op) {
+            case NAS_OP_NONE:
+                break;
+            case NAS_OP_SKIP_CONNECT:
+                in[n_in++] = node[k];
+                break;
+            case NAS_OP_NOR_CONV_1X1:
+            case NAS_OP_NOR_CONV_3X3: {
+                int kk = op == NAS_OP_NOR_CONV_3X3 ? 3 : 1;
+                /* ReLU(node k) is shared by every conv edge leaving node k. */
+                if (relu_of[k] < 0)
+                    relu_of[k] = b_simple(n, S_RELU, node[k], 0, 0, 0);
+                snprintf(m, sizeof m, "cells.%d.layers.%d.op.1", cell, e);
+                int c = b_conv(n, r, m, relu_of[k], C, kk, 1, kk / 2);
+                snprintf(m, sizeof m, "cells.%d.layers.%d.op.2", cell, e);
+                in[n_in++] = b_bn(n, m, c);
+                break;
+            }
+            case NAS_OP_AVG_POOL_3X3:
+                in[n_in++] = b_simple(n, S_POOL, node[k], 3, 1, 1);
+                break;
+            default:
+                n->build_status = NAS_EINVAL;
+                return 0;
+            }
+        }
+        node[j] = b_sum(n, in, n_in, x);
+    }
+    return node[NAS_CELL_NODES - 1];
+}
+
+/* NAS-Bench-201's ResNetBasicblock with stride 2 between stages. */
+static int b_reduction(nas_net *n, nas_rng *r, int cell, int x)
+{
+    int cout = n->acts[x].c * 2;
+    char m[96];
+    int rx = b_simple(n, S_RELU, x, 0, 0, 0);
+    snprintf(m, sizeof m, "cells.%d.conv_a.op.1", cell);
+    int a = b_conv(n, r, m, rx, cout, 3, 2, 1);
+    snprintf(m, sizeof m, "cells.%d.conv_a.op.2", cell);
+    a = b_bn(n, m, a);
+    int ra = b_simple(n, S_RELU, a, 0, 0, 0);
+    snprintf(m, sizeof m, "cells.%d.conv_b.op.1", cell);
+    int b = b_conv(n, r, m, ra, cout, 3, 1, 1);
+    snprintf(m, sizeof m, "cells.%d.conv_b.op.2", cell);
+    b = b_bn(n, m, b);
+    int p = b_simple(n, S_POOL, x, 2, 2, 0);
+    snprintf(m, sizeof m, "cells.%d.downsample.1", cell);
+    int d = b_conv(n, r, m, p, cout, 1, 1, 0);
+    if (n->build_status)
+        return 0;
+    if (n->acts[b].h != n->acts[d].h || n->acts[b].w != n->acts[d].w) {
+        n->build_status = NAS_EINVAL;
+        return 0;
+    }
+    int in[2] = {b, d};
+    return b_sum(n, in, 2, b);
+}
+
+/* ---- views ------------------------------------------------------------------ */
+
+static void view_free(view_set *v)
+{
+    free(v->act);
+    free(v->grad);
+    memset(v, 0, sizeof *v);
+}
+
+static nas_tensor make_view(const nas_tensor *master, int batch, int c, int h, int w)
+{
+    nas_tensor t = *master;
+    t.n = batch;
+    t.c = c;
+    t.h = h;
+    t.w = w;
+    t.count = (size_t)batch * c * h * w;
+    return t;
+}
+
+static view_set *get_views(nas_net *n, int batch)
+{
+    for (int i = 0; i < MAX_VIEW_SETS; i++)
+        if (n->views[i].batch == batch)
+            return &n->views[i];
+    int slot = -1;
+    for (int i = 0; i < MAX_VIEW_SETS && slot < 0; i++)
+        if (n->views[i].batch == 0)
+            slot = i;
+    if (slot < 0) {
+        slot = n->next_evict;
+        if (&n->views[slot] == n->cur)
+            slot = (slot + 1) % MAX_VIEW_SETS;
+        n->next_evict = (slot + 1) % MAX_VIEW_SETS;
+        view_free(&n->views[slot]);
+    }
+    view_set *v = &n->views[slot];
+    v->act = calloc((size_t)n->n_acts, sizeof *v->act);
+    v->grad = calloc((size_t)n->n_acts, sizeof *v->grad);
+    if (!v->act || !v->grad) {
+        view_free(v);
+        return NULL;
+    }
+    for (int i = 1; i < n->n_acts; i++) {
+        act_info a = n->acts[i];
+        v->act[i] = make_view(n->act_buf[i], batch, a.c, a.h, a.w);
+        v->grad[i] = make_view(n->grad_buf[i], batch, a.c, a.h, a.w);
+    }
+    v->batch = batch;
+    return v;
+}
+
+/* ---- create / destroy ------------------------------------------------------- */
+
+void nas_net_destroy(nas_net *n)
+{
+    if (!n)
+        return;
+    for (int i = 0; i < n->n_params; i++) {
+        nas_tensor_destroy(n->params[i].value);
+        nas_tensor_destroy(n->params[i].grad);
+        nas_tensor_destroy(n->params[i].mom);
+    }
+    for (int i = 0; i < n->n_aux; i++)
+        nas_tensor_destroy(n->aux[i]);
+    if (n->act_buf)
+        for (int i = 0; i < n->n_acts; i++)
+            nas_tensor_destroy(n->act_buf[i]);
+    if (n->grad_buf)
+        for (int i = 0; i < n->n_acts; i++)
+            nas_tensor_destroy(n->grad_buf[i]);
+    nas_tensor_destroy(n->scratch);
+    for (int i = 0; i < MAX_VIEW_SETS; i++)
+        view_free(&n->views[i]);
+    free(n->act_buf);
+    free(n->grad_buf);
+    free(n->ginit);
+    free(n->params);
+    free(n->aux);
+    free(n->acts);
+    free(n->steps);
+    free(n);
+}
+
+int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uint64_t seed,
+                   nas_net **out, nas_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!be || !desc || !out)
+        return nas_error_set(err, NAS_EINVAL, "nas_net_create: NULL argument");
+    if (desc->genotype.len != NAS_CELL_EDGES)
+        return nas_error_set(err, NAS_EINVAL, "genotype has %d tokens, a cell needs %d",
+                             desc->genotype.len, NAS_CELL_EDGES);
+    for (int e = 0; e < NAS_CELL_EDGES; e++)
+        if (desc->genotype.tok[e] >= NAS_OP_COUNT)
+            return nas_error_set(err, NAS_EINVAL, "edge %d: invalid op id %d", e,
+                                 desc->genotype.tok[e]);
+    if (desc->channels <= 0 || desc->stages <= 0 || desc->cells_per_stage < 0 ||
+        desc->in_c <= 0 || desc->in_h <= 0 || desc->in_w <= 0 || desc->classes <= 1 ||
+        max_batch <= 0)
+        return nas_error_set(err, NAS_EINVAL,
+                             "bad network description (channels %d, stages %d, cells %d, input "
+                             "%dx%dx%d, classes %d, max batch %d)",
+                             desc->channels, desc->stages, desc->cells_per_stage, desc->in_c,
+                             desc->in_h, desc->in_w, desc->classes, max_batch);
+
+    nas_net *n = calloc(1, sizeof *n);
+    if (!n)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory creating the network");
+    n->be = be;
+    n->desc = *desc;
+    n->max_batch = max_batch;
+    nas_rng r;
+    nas_rng_seed(&r, seed, INIT_STREAM);
+
+    int x = add_act(n, desc->in_c, desc->in_h, desc->in_w); /* 0: input */
+    x = b_conv(n, &r, "stem.0", x, desc->channels, 3, 1, 1);
+    x = b_bn(n, "stem.1", x);
+    int cell = 0;
+    for (int s = 0; s < desc->stages && !n->build_status; s++) {
+        if (s > 0)
+            x = b_reduction(n, &r, cell++, x);
+        for (int c = 0; c < desc->cells_per_stage; c++)
+            x = b_cell(n, &r, cell++, x);
+    }
+    x = b_bn(n, "lastact.0", x);
+    x = b_simple(n, S_RELU, x, 0, 0, 0);
+    x = b_simple(n, S_GAP, x, 0, 0, 0);
+    n->logits = b_linear(n, &r, "classifier", x, desc->classes);
+    if (n->build_status) {
+        int rc = n->build_status;
+        nas_net_destroy(n);
+        if (rc == NAS_EINVAL)
+            return nas_error_set(err, rc,
+                                 "input %dx%d cannot pass %d stages: a reduction block meets an odd "
+                                 "spatial size",
+                                 desc->in_h, desc->in_w, desc->stages);
+        return nas_error_set(err, rc, "creating the network's parameters: %s", nas_strerror(rc));
+    }
+
+    /* Activation and gradient buffers for max_batch images. */
+    n->act_buf = calloc((size_t)n->n_acts, sizeof *n->act_buf);
+    n->grad_buf = calloc((size_t)n->n_acts, sizeof *n->grad_buf);
+    n->ginit = calloc((size_t)n->n_acts, 1);
+    int rc = (n->act_buf && n->grad_buf && n->ginit) ? NAS_OK : NAS_ENOMEM;
+    size_t biggest = 0;
+    for (int i = 1; i < n->n_acts && !rc; i++) {
+        act_info a = n->acts[i];
+        rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->act_buf[i]);
+        if (!rc)
+            rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->grad_buf[i]);
+        size_t per = (size_t)a.c * a.h * a.w;
+        if (per > biggest)
+            biggest = per;
+    }
+    if (!rc)
+        rc = nas_tensor_create(be, max_batch, (int)biggest, 1, 1, &n->scratch);
+    if (rc) {
+        nas_net_destroy(n);
+        return nas_error_set(err, rc, "allocating activations for batch %d: %s", max_batch,
+                             nas_strerror(rc));
+    }
+    *out = n;
+    return NAS_OK;
+}
+
+/* ---- forward / backward ------------------------------------------------------ */
+
+static const nas_tensor *AC(nas_net *n, int i)
+{
+    return i == 0 ? n->input : &n->cur->act[i];
+}
+
+#define P(i) (n->params[(i)].value)
+#define PG(i) (n->params[(i)].grad)
+
+static int run_step(nas_net *n, const step *s, int train)
+{
+    nas_backend *be = n->be;
+    nas_tensor *y = &n->cur->act[s->y];
+    switch (s->kind) {
+    case S_CONV:
+        return nas_conv2d_fwd(be, AC(n, s->x), P(s->w), y, s->stride, s->pad);
+    case S_BN:
+        if (train)
+            return nas_batchnorm_fwd_train(be, AC(n, s->x), P(s->w), P(s->b), y, n->aux[s->sm],
+                                           n->aux[s->si], P(s->rm), P(s->rv), BN_MOMENTUM, BN_EPS);
+        return nas_batchnorm_fwd_infer(be, AC(n, s->x), P(s->w), P(s->b), P(s->rm), P(s->rv), y,
+                                       BN_EPS);
+    case S_RELU:
+        return nas_relu_fwd(be, AC(n, s->x), y);
+    case S_POOL:
+        return nas_avgpool_fwd(be, AC(n, s->x), y, s->k, s->stride, s->pad);
+    case S_GAP:
+        return nas_gap_fwd(be, AC(n, s->x), y);
+    case S_LINEAR:
+        return nas_linear_fwd(be, AC(n, s->x), P(s->w), P(s->b), y);
+    case S_SUM: {
+        if (s->n_in == 0)
+            return nas_tensor_zero(y);
+        int rc = nas_tensor_copy(y, AC(n, s->in[0]));
+        for (int i = 1; i < s->n_in && !rc; i++)
+            rc = nas_axpy(be, 1.0f, AC(n, s->in[i]), y);
+        return rc;
+    }
+    }
+    return NAS_EINVAL;
+}
+
+int nas_net_forward(nas_net *n, const nas_tensor *x, int train, const nas_tensor **logits)
+{
+    if (logits)
+        *logits = NULL;
+    if (!n || !x || !logits)
+        return NAS_EINVAL;
+    if (x->n <= 0 || x->n > n->max_batch || x->c != n->desc.in_c || x->h != n->desc.in_h ||
+        x->w != n->desc.in_w)
+        return NAS_EINVAL;
+    view_set *v = get_views(n, x->n);
+    if (!v)
+        return NAS_ENOMEM;
+    n->cur = v;
+    n->input = x;
+    n->cur_train = train;
+    for (int i = 0; i < n->n_steps; i++) {
+        int rc = run_step(n, &n->steps[i], train);
+        if (rc)
+            return rc;
+    }
+    *logits = &v->act[n->logits];
+    return NAS_OK;
+}
+
+/* Destination for the gradient w.r.t. activation i: the gradient buffer
+ * itself on the first contribution, else the scratch buffer (then added). */
+static nas_tensor *grad_dst(nas_net *n, int i, nas_tensor *scratch_view)
+{
+    if (!n->ginit[i])
+        return &n->cur->grad[i];
+    act_info a = n->acts[i];
+    *scratch_view = make_view(n->scratch, n->cur->batch, a.c, a.h, a.w);
+    return scratch_view;
+}
+
+static int grad_done(nas_net *n, int i, nas_tensor *dst)
+{
+    nas_tensor *g = &n->cur->grad[i];
+    if (dst == g) {
+        n->ginit[i] = 1;
+        return NAS_OK;
+    }
+    return nas_axpy(n->be, 1.0f, dst, g);
+}
+
+/* Add gradient `gy` into activation i's gradient. */
+static int grad_add(nas_net *n, int i, const nas_tensor *gy)
+{
+    nas_tensor *g = &n->cur->grad[i];
+    if (!n->ginit[i]) {
+        n->ginit[i] = 1;
+        return nas_tensor_copy(g, gy);
+    }
+    return nas_axpy(n->be, 1.0f, gy, g);
+}
+
+static int zero_param_grads(nas_net *n, const step *s)
+{
+    int rc = NAS_OK;
+    if (s->w >= 0 && PG(s->w))
+        rc = nas_tensor_zero(PG(s->w));
+    if (!rc && s->b >= 0 && PG(s->b))
+        rc = nas_tensor_zero(PG(s->b));
+    return rc;
+}
+
+static int back_step(nas_net *n, const step *s)
+{
+    nas_backend *be = n->be;
+    if (!n->ginit[s->y])
+        return zero_param_grads(n, s); /* output unused by the loss */
+    const nas_tensor *gy = &n->cur->grad[s->y];
+    int needx = s->kind != S_SUM && s->x != 0;
+    nas_tensor sv, *dx = needx ? grad_dst(n, s->x, &sv) : NULL;
+    int rc;
+    switch (s->kind) {
+    case S_CONV:
+        rc = nas_conv2d_bwd_filter(be, AC(n, s->x), gy, PG(s->w), s->stride, s->pad);
+        if (!rc && dx)
+            rc = nas_conv2d_bwd_data(be, gy, P(s->w), dx, s->stride, s->pad);
+        break;
+    case S_BN: {
+        /* The kernel always computes dx; with the input image as x it goes to scratch. */
+        nas_tensor tmp;
+        nas_tensor *d = dx;
+        if (!d) {
+            act_info a = n->acts[s->x];
+            tmp = make_view(n->scratch, n->cur->batch, a.c, a.h, a.w);
+            d = &tmp;
+        }
+        rc = nas_batchnorm_bwd(be, AC(n, s->x), gy, P(s->w), n->aux[s->sm], n->aux[s->si], d,
+                               PG(s->w), PG(s->b));
+        break;
+    }
+    case S_RELU:
+        rc = dx ? nas_relu_bwd(be, AC(n, s->x), gy, dx) : NAS_OK;
+        break;
+    case S_POOL:
+        rc = dx ? nas_avgpool_bwd(be, gy, dx, s->k, s->stride, s->pad) : NAS_OK;
+        break;
+    case S_GAP:
+        rc = dx ? nas_gap_bwd(be, gy, dx) : NAS_OK;
+        break;
+    case S_LINEAR:
+        rc = nas_linear_bwd(be, AC(n, s->x), P(s->w), gy, dx, PG(s->w), PG(s->b));
+        break;
+    case S_SUM:
+        rc = NAS_OK;
+        for (int i = 0; i < s->n_in && !rc; i++)
+            rc = grad_add(n, s->in[i], gy);
+        return rc;
+    default:
+        return NAS_EINVAL;
+    }
+    if (!rc && dx)
+        rc = grad_done(n, s->x, dx);
+    return rc;
+}
+
+int nas_net_backward(nas_net *n, const nas_tensor *labels, float *loss, int *correct)
+{
+    if (!n || !labels || !n->cur || !n->cur_train)
+        return NAS_EINVAL;
+    if (labels->count != (size_t)n->cur->batch)
+        return NAS_EINVAL;
+    memset(n->ginit, 0, (size_t)n->n_acts);
+    float l = 0;
+    int c = 0;
+    int rc = nas_softmax_xent(n->be, &n->cur->act[n->logits], labels, &n->cur->grad[n->logits],
+                              &l, &c);
+    if (rc)
+        return rc;
+    n->ginit[n->logits] = 1;
+    if (loss)
+        *loss = l;
+    if (correct)
+        *correct = c;
+    for (int i = n->n_steps - 1; i >= 0; i--) {
+        rc = back_step(n, &n->steps[i]);
+        if (rc)
+            return rc;
+    }
+    return NAS_OK;
+}
+
+int nas_net_sgd_step(nas_net *n, float lr, float momentum, float wd, int nesterov)
+{
+    if (!n)
+        return NAS_EINVAL;
+    for (int i = 0; i < n->n_params; i++) {
+        param *p = &n->params[i];
+        if (!p->grad)
+            continue;
+        int rc = nas_sgd_step(n->be, p->value, p->grad, p->mom, lr, momentum, wd, nesterov);
+        if (rc)
+            return rc;
+    }
+    return NAS_OK;
+}
+
+int64_t nas_net_param_count(const nas_net *n)
+{
+    if (!n)
+        return 0;
+    int64_t total = 0;
+    for (int i = 0; i < n->n_params; i++)
+        if (n->params[i].grad)
+            total += (int64_t)n->params[i].value->count;
+    return total;
+}
+
+int nas_net_params(nas_net *n, nas_net_param *out, int cap)
+{
+    if (!n)
+        return 0;
+    for (int i = 0; i < n->n_params && i < cap && out; i++) {
+        out[i].name = n->params[i].name;
+        out[i].value = n->params[i].value;
+        out[i].grad = n->params[i].grad;
+    }
+    return n->n_params;
+}
+
+const nas_net_desc *nas__net_desc(const nas_net *n)
+{
+    return n ? &n->desc : NULL;
+}
+
+int nas__net_max_batch(const nas_net *n)
+{
+    return n ? n->max_batch : 0;
+}
+
+nas_backend *nas__net_backend(const nas_net *n)
+{
+    return n ? n->be : NULL;
+}
+
+/* Added for checkpoints (issue 5, trainer/train_full.c): SGD momentum
+ * buffer of parameter i in nas_net_params order; NULL for buffers. */
+nas_tensor *nas__net_param_momentum(nas_net *n, int i)
+{
+    return n && i >= 0 && i < n->n_params ? n->params[i].mom : NULL;
+}

@@ -1,0 +1,284 @@
+/*
+ * trainer/train.c - the proxy training loop and evaluation.
+ *
+ * Mini-batch SGD with momentum (PyTorch's torch.optim.SGD formulation, see
+ * nas_sgd_step) and the cosine learning-rate schedule of Loshchilov &
+ * Hutter, "SGDR", ICLR 2017, without restarts, stepped per batch:
+ *   lr_t = lr/2 * (1 + cos(pi * t / T)),  t = 0 .. T-1, T = total steps,
+ * as NAS-Bench-201 trains its networks (cosine annealing, Nesterov 0.9,
+ * weight decay 5e-4). Batches are copied from the host data set to the
+ * backend with nas_tensor_upload; labels travel as floats.
+ */
+#include <math.h>   /* cos, isfinite */
+#include <stdlib.h> /* malloc, free */
+#include <string.h> /* memcpy */
+#include <time.h>   /* clock_gettime */
+#include "nas/trainer.h"
+#include "trainer/net_impl.h" /* nas__net_backend */
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Device tensors for one batch, with views for a short last batch. */
+typedef struct batch_io {
+    nas_tensor *x, *y;
+    float *hx, *hy;
+    size_t per; /* floats per image */
+} batch_io;
+
+static void io_free(batch_io *io)
+{
+    nas_tensor_destroy(io->x);
+    nas_tensor_destroy(io->y);
+    free(io->hx);
+    free(io->hy);
+}
+
+static int io_init(batch_io *io, nas_backend *be, const nas_dataset *d, int batch)
+{
+    memset(io, 0, sizeof *io);
+    io->per = (size_t)d->c * d->h * d->w;
+    int rc = nas_tensor_create(be, batch, d->c, d->h, d->w, &io->x);
+    if (!rc)
+        rc = nas_tensor_create(be, batch, 1, 1, 1, &io->y);
+    io->hx = malloc((size_t)batch * io->per * sizeof(float));
+    io->hy = malloc((size_t)batch * sizeof(float));
+    if (!rc && (!io->hx || !io->hy))
+        rc = NAS_ENOMEM;
+    if (rc)
+        io_free(io);
+    return rc;
+}
+
+/* Upload images idx[0..b) (or first..first+b when idx is NULL) into views. */
+static int io_load(batch_io *io, const nas_dataset *d, const uint32_t *idx, int first, int b,
+                   nas_tensor *xv, nas_tensor *yv)
+{
+    for (int i = 0; i < b; i++) {
+        size_t src = idx ? idx[first + i] : (size_t)(first + i);
+        memcpy(io->hx + (size_t)i * io->per, d->images + src * io->per, io->per * sizeof(float));
+        io->hy[i] = (float)d->labels[src];
+    }
+    *xv = *io->x;
+    xv->n = b;
+    xv->count = (size_t)b * io->per;
+    *yv = *io->y;
+    yv->n = b;
+    yv->count = (size_t)b;
+    int rc = nas_tensor_upload(xv, io->hx, xv->count);
+    if (!rc)
+        rc = nas_tensor_upload(yv, io->hy, yv->count);
+    return rc;
+}
+
+/* Sum of squares of every trainable weight: non-finite once any weight is
+ * NaN or infinite. The loss alone can miss that (ReLU may map NaN to 0 and
+ * leave the logits finite), so nas_train checks this every
+ * WEIGHT_CHECK_STEPS steps and at each epoch's end. */
+#define WEIGHT_CHECK_STEPS 100
+
+static int weights_finite(nas_net *net, nas_backend *be, int *finite)
+{
+    int np = nas_net_params(net, NULL, 0);
+    double total = 0;
+    nas_net_param *all = malloc((size_t)(np > 0 ? np : 1) * sizeof *all);
+    if (!all)
+        return NAS_ENOMEM;
+    nas_net_params(net, all, np);
+    int rc = NAS_OK;
+    for (int i = 0; i < np && !rc; i++) {
+        if (!all[i].grad)
+            continue;
+        double ss = 0;
+        rc = nas_sumsq(be, all[i].value, &ss);
+        total += ss;
+    }
+    free(all);
+    *finite = isfinite(total);
+    return rc;
+}
+
+int nas_train(nas_net *net, const nas_dataset *data, const nas_recipe *recipe,
+              nas_train_progress progress, void *ctx, nas_train_stats *stats, nas_error *err)
+{
+    return nas_train_epochs(net, data, recipe, progress, NULL, ctx, stats, err);
+}
+
+int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *recipe,
+                     nas_train_progress progress, nas_train_epoch_cb on_epoch, void *ctx,
+                     nas_train_stats *stats, nas_error *err)
+{
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (!net || !data || !recipe)
+        return nas_error_set(err, NAS_EINVAL, "nas_train: NULL argument");
+    if (recipe->epochs < 0 || recipe->batch_size <= 0 || data->n <= 0 || !(recipe->lr >= 0))
+        return nas_error_set(err, NAS_EINVAL,
+                             "nas_train: bad recipe (epochs %d, batch %d, lr %g) or empty data (%d)",
+                             recipe->epochs, recipe->batch_size, recipe->lr, data->n);
+    nas_backend *be = nas__net_backend(net);
+    if (!be)
+        return nas_error_set(err, NAS_EINVAL, "nas_train: network has no parameters");
+    batch_io io;
+    int rc = io_init(&io, be, data, recipe->batch_size);
+    if (rc)
+        return nas_error_set(err, rc, "allocating a batch of %d images: %s", recipe->batch_size,
+                             nas_strerror(rc));
+    uint32_t *idx = malloc((size_t)data->n * sizeof *idx);
+    if (!idx) {
+        io_free(&io);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory for %d indices", data->n);
+    }
+    int per_epoch = (data->n + recipe->batch_size - 1) / recipe->batch_size;
+    int total = per_epoch * recipe->epochs;
+    int t = 0, done = 0;
+    double seconds = 0, last_loss = 0, last_acc = 0;
+    long images = 0;
+    for (int ep = 0; ep < recipe->epochs && !rc; ep++) {
+        for (int i = 0; i < data->n; i++)
+            idx[i] = (uint32_t)i;
+        nas_rng r;
+        nas_rng_seed(&r, recipe->seed, (uint64_t)ep);
+        nas_rng_shuffle(&r, idx, (size_t)data->n);
+        double loss_sum = 0, ep_seconds = seconds;
+        long correct_sum = 0, seen = 0;
+        for (int s = 0; s < per_epoch; s++, t++) {
+            int first = s * recipe->batch_size;
+            int b = data->n - first < recipe->batch_size ? data->n - first : recipe->batch_size;
+            double t0 = now_s();
+            nas_tensor xv, yv;
+            const nas_tensor *logits;
+            float loss = 0;
+            int correct = 0;
+            double lr = recipe->lr;
+            if (recipe->schedule == NAS_SCHEDULE_COSINE)
+                lr = recipe->lr * 0.5 * (1.0 + cos(M_PI * (double)t / (double)total));
+            rc = io_load(&io, data, idx, first, b, &xv, &yv);
+            if (!rc)
+                rc = nas_net_forward(net, &xv, 1, &logits);
+            if (!rc)
+                rc = nas_net_backward(net, &yv, &loss, &correct);
+            if (!rc && !isfinite(loss)) {
+                rc = nas_error_set(err, NAS_ENAN, "loss is %g at epoch %d, step %d of %d (lr %g)",
+                                   (double)loss, ep + 1, s + 1, per_epoch, lr);
+                break;
+            }
+            if (!rc)
+                rc = nas_net_sgd_step(net, (float)lr, (float)recipe->momentum,
+                                      (float)recipe->weight_decay, recipe->nesterov);
+            if (!rc)
+                rc = nas_backend_sync(be);
+            if (rc) {
+                nas_error_set(err, rc, "training step %d of epoch %d: %s", s + 1, ep + 1,
+                              nas_strerror(rc));
+                break;
+            }
+            seconds += now_s() - t0;
+            done = t + 1;
+            images += b;
+            loss_sum += (double)loss * b;
+            correct_sum += correct;
+            seen += b;
+            if ((t + 1) % WEIGHT_CHECK_STEPS == 0 || s + 1 == per_epoch) {
+                int finite = 1;
+                rc = weights_finite(net, be, &finite);
+                if (rc) {
+                    nas_error_set(err, rc, "checking weights at epoch %d, step %d: %s", ep + 1,
+                                  s + 1, nas_strerror(rc));
+                    break;
+                }
+                if (!finite) {
+                    rc = nas_error_set(err, NAS_ENAN,
+                                       "weights became NaN or infinite by epoch %d, step %d of %d "
+                                       "(lr %g)",
+                                       ep + 1, s + 1, per_epoch, lr);
+                    break;
+                }
+            }
+            if (progress && progress(ctx, t + 1, total, loss)) {
+                rc = nas_error_set(err, NAS_EINTR, "training interrupted at epoch %d, step %d",
+                                   ep + 1, s + 1);
+                break;
+            }
+        }
+        if (seen) {
+            last_loss = loss_sum / (double)seen;
+            last_acc = (double)correct_sum / (double)seen;
+        }
+        if (stats)
+            stats->epochs = rc ? ep : ep + 1;
+        if (!rc && on_epoch) {
+            nas_epoch_stats es = {ep + 1, recipe->epochs, last_loss, last_acc, seconds - ep_seconds,
+                                  0};
+            es.images_per_s = es.seconds > 0 ? (double)seen / es.seconds : 0;
+            if (on_epoch(ctx, &es))
+                rc = nas_error_set(err, NAS_EINTR, "training interrupted after epoch %d", ep + 1);
+        }
+    }
+    if (stats) {
+        stats->train_loss = last_loss;
+        stats->train_accuracy = last_acc;
+        stats->seconds = seconds;
+        stats->images_per_s = seconds > 0 ? (double)images / seconds : 0;
+        stats->steps = done;
+    }
+    free(idx);
+    io_free(&io);
+    return rc;
+}
+
+int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, double *accuracy,
+                     double *loss, nas_error *err)
+{
+    if (accuracy)
+        *accuracy = 0;
+    if (loss)
+        *loss = 0;
+    if (!net || !data || batch_size <= 0 || data->n <= 0)
+        return nas_error_set(err, NAS_EINVAL, "nas_net_evaluate: bad arguments");
+    nas_backend *be = nas__net_backend(net);
+    if (!be)
+        return nas_error_set(err, NAS_EINVAL, "nas_net_evaluate: network has no parameters");
+    batch_io io;
+    int rc = io_init(&io, be, data, batch_size);
+    if (rc)
+        return nas_error_set(err, rc, "allocating a batch of %d images: %s", batch_size,
+                             nas_strerror(rc));
+    double loss_sum = 0;
+    long correct_sum = 0;
+    for (int first = 0; first < data->n; first += batch_size) {
+        int b = data->n - first < batch_size ? data->n - first : batch_size;
+        nas_tensor xv, yv;
+        const nas_tensor *logits;
+        float l = 0;
+        int c = 0;
+        rc = io_load(&io, data, NULL, first, b, &xv, &yv);
+        if (!rc)
+            rc = nas_net_forward(net, &xv, 0, &logits);
+        if (!rc)
+            rc = nas_softmax_xent(be, logits, &yv, NULL, &l, &c);
+        if (rc) {
+            nas_error_set(err, rc, "evaluating images %d..%d: %s", first, first + b - 1,
+                          nas_strerror(rc));
+            break;
+        }
+        loss_sum += (double)l * b;
+        correct_sum += c;
+    }
+    io_free(&io);
+    if (rc)
+        return rc;
+    if (accuracy)
+        *accuracy = (double)correct_sum / (double)data->n;
+    if (loss)
+        *loss = loss_sum / (double)data->n;
+    return NAS_OK;
+}

@@ -1,0 +1,390 @@
+/*
+ * trainer/train_full.c - full training of an exported architecture with
+ * per-epoch checkpoints, resume, and image augmentation (issue 5).
+ *
+ * The loop is step for step the proxy loop of trainer/train.c (same
+ * shuffle PCG32(seed, epoch), same per-step cosine learning rate of
+ * Loshchilov & Hutter's SGDR without restarts, same forward / backward /
+ * nas_sgd_step sequence), so with augmentation off and no interruption it
+ * computes exactly what nas_train computes: on the ref backend `nas train
+ * ARCH.json --proxy` reproduces a trial bit for bit. What it adds:
+ *
+ *  - augmentation on the host batch before upload: random crop with zero
+ *    padding (a black pixel, in normalised units) and horizontal flip with
+ *    probability 1/2, the CIFAR recipe of He et al., "Deep Residual
+ *    Learning", CVPR 2016, section 4.2, scaled to 28x28 (4-pixel pad);
+ *    one PCG32 stream drives it and its state goes into checkpoints;
+ *  - a checkpoint after every epoch (trainer/weights.c's .npz: weights,
+ *    BN statistics, SGD momentum, epoch and step counters, the
+ *    augmentation generator, a fingerprint of the run), written to
+ *    PATH.tmp and renamed, so an interruption at any moment leaves the
+ *    previous checkpoint intact; a rerun resumes after the last finished
+ *    epoch and ends with the same weights as an uninterrupted run.
+ */
+#include <inttypes.h> /* PRIu64 */
+#include <math.h>     /* cos, isfinite */
+#include <stdio.h>    /* snprintf */
+#include <stdlib.h>   /* malloc, free */
+#include <string.h>   /* memcpy */
+#include <time.h>     /* clock_gettime */
+#include <unistd.h>   /* access */
+#include "nas/trainer.h"
+#include "trainer/net_impl.h"     /* nas__net_backend, nas__net_param_momentum */
+#include "trainer/weights_impl.h" /* the .npz checkpoint */
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#define CKPT_VERSION 1
+#define AUG_STREAM 0x61756730ull /* "aug0" */
+/* A black pixel after Fashion-MNIST normalisation (nas_fmnist_load). */
+#define BLACK_PIXEL ((0.0f - 0.2860f) / 0.3530f)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void nas_augment_format(const nas_augment *a, char *buf, size_t n)
+{
+    if (!a || (!a->crop_pad && !a->flip))
+        snprintf(buf, n, "none");
+    else if (a->crop_pad && a->flip)
+        snprintf(buf, n, "crop%d,flip", a->crop_pad);
+    else if (a->crop_pad)
+        snprintf(buf, n, "crop%d", a->crop_pad);
+    else
+        snprintf(buf, n, "flip");
+}
+
+/* Crop (with padding) and flip one CxHxW image in place. */
+static void augment_image(float *img, float *tmp, int c, int h, int w, const nas_augment *a,
+                          nas_rng *r)
+{
+    int dy = 0, dx = 0, flip = 0;
+    if (a->crop_pad > 0) {
+        dy = (int)nas_rng_bounded(r, (uint32_t)(2 * a->crop_pad + 1)) - a->crop_pad;
+        dx = (int)nas_rng_bounded(r, (uint32_t)(2 * a->crop_pad + 1)) - a->crop_pad;
+    }
+    if (a->flip)
+        flip = (int)nas_rng_bounded(r, 2);
+    if (!dy && !dx && !flip)
+        return;
+    size_t plane = (size_t)h * w;
+    memcpy(tmp, img, (size_t)c * plane * sizeof *tmp);
+    for (int ch = 0; ch < c; ch++)
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                int sy = y + dy, sx = (flip ? w - 1 - x : x) + dx;
+                img[ch * plane + (size_t)y * w + x] =
+                    sy >= 0 && sy < h && sx >= 0 && sx < w ? tmp[ch * plane + (size_t)sy * w + sx]
+                                                           : BLACK_PIXEL;
+            }
+}
+
+/* ---- checkpoints ------------------------------------------------------------------ */
+
+static void fingerprint(const nas_net *net, const nas_dataset *data, const nas_recipe *r,
+                        const nas_augment *a, char *buf, size_t n)
+{
+    const nas_net_desc *d = nas__net_desc(net);
+    char aug[32];
+    nas_augment_format(a, aug, sizeof aug);
+    int k = snprintf(buf, n, "v%d ops", CKPT_VERSION);
+    for (int e = 0; e < d->genotype.len && k < (int)n; e++)
+        k += snprintf(buf + k, n - (size_t)k, " %d", d->genotype.tok[e]);
+    if (k < (int)n)
+        snprintf(buf + k, n - (size_t)k,
+                 " C=%d stages=%d N=%d in=%dx%dx%d classes=%d | epochs=%d batch=%d lr=%.17g "
+                 "momentum=%.17g nesterov=%d wd=%.17g schedule=%d seed=%" PRIu64
+                 " | augment=%s | images=%d",
+                 d->channels, d->stages, d->cells_per_stage, d->in_c, d->in_h, d->in_w, d->classes,
+                 r->epochs, r->batch_size, r->lr, r->momentum, r->nesterov, r->weight_decay,
+                 (int)r->schedule, r->seed, aug, data->n);
+}
+
+static int save_checkpoint(nas_net *net, const char *path, const char *fp, int epoch, int epochs,
+                           int64_t steps, const nas_rng *aug, const double stats[3], nas_error *err)
+{
+    nas__npz_writer *z;
+    int rc = nas__npz_create(path, &z, err);
+    if (rc)
+        return rc;
+    rc = nas__weights_add(z, net, "", 1, err);
+    int np = nas_net_params(net, NULL, 0);
+    nas_net_param *p = malloc((size_t)(np > 0 ? np : 1) * sizeof *p);
+    float *h = NULL;
+    if (!rc && !p)
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", path);
+    if (!rc) {
+        nas_net_params(net, p, np);
+        size_t maxc = 1;
+        for (int i = 0; i < np; i++)
+            if (p[i].value->count > maxc)
+                maxc = p[i].value->count;
+        h = malloc(maxc * sizeof *h);
+        if (!h)
+            rc = nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", path);
+    }
+    for (int i = 0; !rc && i < np; i++) {
+        nas_tensor *m = nas__net_param_momentum(net, i);
+        if (!m)
+            continue;
+        int64_t shape[4];
+        int nd = nas__torch_shape(p[i].name, m, shape);
+        rc = nas_tensor_download(m, h, m->count);
+        if (rc) {
+            rc = nas_error_set(err, rc, "downloading the momentum of %s", p[i].name);
+            break;
+        }
+        char name[256];
+        snprintf(name, sizeof name, "optim/momentum/%s", p[i].name);
+        rc = nas__npz_add(z, name, "<f4", nd, shape, h, m->count * sizeof *h, err);
+    }
+    int64_t prog[4] = {CKPT_VERSION, epoch, epochs, steps};
+    int64_t s4 = 4, s2 = 2, s3 = 3, sfp = (int64_t)strlen(fp);
+    uint64_t rng[2] = {aug->state, aug->inc};
+    if (!rc)
+        rc = nas__npz_add(z, "state/progress", "<i8", 1, &s4, prog, sizeof prog, err);
+    if (!rc)
+        rc = nas__npz_add(z, "state/aug_rng", "<u8", 1, &s2, rng, sizeof rng, err);
+    if (!rc)
+        rc = nas__npz_add(z, "state/stats", "<f8", 1, &s3, stats, 3 * sizeof *stats, err);
+    if (!rc)
+        rc = nas__npz_add(z, "state/fingerprint", "|u1", 1, &sfp, fp, (size_t)sfp, err);
+    free(h);
+    free(p);
+    if (rc) {
+        nas__npz_abort(z);
+        return rc;
+    }
+    return nas__npz_close(z, err);
+}
+
+/* Restore a checkpoint; *epoch gets the epochs it has finished. */
+static int load_checkpoint(nas_net *net, const char *path, const char *fp, int *epoch,
+                           int64_t *steps, nas_rng *aug, double stats[3], nas_error *err)
+{
+    nas__npz *z;
+    int rc = nas__npz_read(path, &z, err);
+    if (rc)
+        return rc;
+    const nas__npy *pr = nas__npz_find(z, "state/progress");
+    const nas__npy *rg = nas__npz_find(z, "state/aug_rng");
+    const nas__npy *st = nas__npz_find(z, "state/stats");
+    const nas__npy *f = nas__npz_find(z, "state/fingerprint");
+    if (!pr || !rg || !st || !f || strcmp(pr->descr, "<i8") || pr->count != 4 ||
+        strcmp(rg->descr, "<u8") || rg->count != 2 || strcmp(st->descr, "<f8") || st->count != 3 ||
+        strcmp(f->descr, "|u1")) {
+        nas__npz_free(z);
+        return nas_error_set(err, NAS_EFORMAT, "%s is not a nas training checkpoint", path);
+    }
+    int64_t prog[4];
+    memcpy(prog, pr->data, sizeof prog);
+    if (prog[0] != CKPT_VERSION || f->count != strlen(fp) || memcmp(f->data, fp, f->count) != 0) {
+        char old[1024];
+        size_t n = f->count < sizeof old - 1 ? f->count : sizeof old - 1;
+        memcpy(old, f->data, n);
+        old[n] = 0;
+        nas__npz_free(z);
+        return nas_error_set(err, NAS_EEXIST,
+                             "checkpoint %s belongs to another run (%s; this run: %s): delete it "
+                             "or choose another with --checkpoint",
+                             path, old, fp);
+    }
+    rc = nas__weights_load_from(net, z, path, "", err);
+    int np = nas_net_params(net, NULL, 0);
+    nas_net_param *p = malloc((size_t)(np > 0 ? np : 1) * sizeof *p);
+    if (!rc && !p)
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+    if (!rc)
+        nas_net_params(net, p, np);
+    for (int i = 0; !rc && i < np; i++) {
+        nas_tensor *m = nas__net_param_momentum(net, i);
+        if (!m)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "optim/momentum/%s", p[i].name);
+        const nas__npy *a = nas__npz_find(z, name);
+        if (!a || strcmp(a->descr, "<f4") || a->count != m->count)
+            rc = nas_error_set(err, NAS_EFORMAT, "%s: missing or misshapen %s", path, name);
+        else
+            rc = nas_tensor_upload(m, a->data, a->count);
+    }
+    free(p);
+    if (!rc) {
+        uint64_t r[2];
+        memcpy(r, rg->data, sizeof r);
+        aug->state = r[0];
+        aug->inc = r[1];
+        memcpy(stats, st->data, 3 * sizeof *stats);
+        *epoch = (int)prog[1];
+        *steps = prog[3];
+    }
+    nas__npz_free(z);
+    return rc;
+}
+
+/* ---- the loop ---------------------------------------------------------------------- */
+
+int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_train_opts *o,
+                        nas_train_stats *stats, int *resumed_from, nas_error *err)
+{
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (resumed_from)
+        *resumed_from = 0;
+    if (!net || !data || !o || !o->recipe)
+        return nas_error_set(err, NAS_EINVAL, "nas_train_resumable: NULL argument");
+    const nas_recipe *rec = o->recipe;
+    if (rec->epochs < 0 || rec->batch_size <= 0 || data->n <= 0 || !(rec->lr >= 0))
+        return nas_error_set(err, NAS_EINVAL, "bad recipe (epochs %d, batch %d, lr %g) or no data",
+                             rec->epochs, rec->batch_size, rec->lr);
+    nas_backend *be = nas__net_backend(net);
+    char fp[1024];
+    fingerprint(net, data, rec, &o->augment, fp, sizeof fp);
+    nas_rng aug;
+    nas_rng_seed(&aug, rec->seed, AUG_STREAM);
+    int start = 0;
+    int64_t t64 = 0;
+    double saved[3] = {0, 0, 0}; /* loss, accuracy, seconds */
+    if (o->checkpoint && access(o->checkpoint, F_OK) == 0) {
+        int rc = load_checkpoint(net, o->checkpoint, fp, &start, &t64, &aug, saved, err);
+        if (rc)
+            return rc;
+        if (resumed_from)
+            *resumed_from = start;
+    }
+    int per_epoch = (data->n + rec->batch_size - 1) / rec->batch_size;
+    int total = per_epoch * rec->epochs;
+    int t = (int)t64;
+    size_t per = (size_t)data->c * data->h * data->w;
+    nas_tensor *x = NULL, *y = NULL;
+    float *hx = malloc((size_t)rec->batch_size * per * sizeof *hx);
+    float *hy = malloc((size_t)rec->batch_size * sizeof *hy);
+    float *tmp = malloc(per * sizeof *tmp);
+    uint32_t *idx = malloc((size_t)data->n * sizeof *idx);
+    int rc = (hx && hy && tmp && idx) ? NAS_OK : NAS_ENOMEM;
+    if (!rc)
+        rc = nas_tensor_create(be, rec->batch_size, data->c, data->h, data->w, &x);
+    if (!rc)
+        rc = nas_tensor_create(be, rec->batch_size, 1, 1, 1, &y);
+    if (rc) {
+        rc = nas_error_set(err, rc, "allocating a batch of %d images: %s", rec->batch_size,
+                           nas_strerror(rc));
+        goto out;
+    }
+    double seconds = saved[2], last_loss = saved[0], last_acc = saved[1];
+    long images = 0;
+    int done_epochs = start;
+    for (int ep = start; ep < rec->epochs && !rc; ep++) {
+        for (int i = 0; i < data->n; i++)
+            idx[i] = (uint32_t)i;
+        nas_rng r;
+        nas_rng_seed(&r, rec->seed, (uint64_t)ep);
+        nas_rng_shuffle(&r, idx, (size_t)data->n);
+        double loss_sum = 0, ep0 = seconds;
+        long correct_sum = 0, seen = 0;
+        for (int s = 0; s < per_epoch; s++, t++) {
+            int first = s * rec->batch_size;
+            int b = data->n - first < rec->batch_size ? data->n - first : rec->batch_size;
+            double t0 = now_s();
+            for (int i = 0; i < b; i++) {
+                size_t src = idx[first + i];
+                memcpy(hx + (size_t)i * per, data->images + src * per, per * sizeof *hx);
+                hy[i] = (float)data->labels[src];
+                if (o->augment.crop_pad || o->augment.flip)
+                    augment_image(hx + (size_t)i * per, tmp, data->c, data->h, data->w,
+                                  &o->augment, &aug);
+            }
+            nas_tensor xv = *x, yv = *y;
+            xv.n = b;
+            xv.count = (size_t)b * per;
+            yv.n = b;
+            yv.count = (size_t)b;
+            const nas_tensor *logits;
+            float loss = 0;
+            int correct = 0;
+            double lr = rec->lr;
+            if (rec->schedule == NAS_SCHEDULE_COSINE)
+                lr = rec->lr * 0.5 * (1.0 + cos(M_PI * (double)t / (double)total));
+            rc = nas_tensor_upload(&xv, hx, xv.count);
+            if (!rc)
+                rc = nas_tensor_upload(&yv, hy, yv.count);
+            if (!rc)
+                rc = nas_net_forward(net, &xv, 1, &logits);
+            if (!rc)
+                rc = nas_net_backward(net, &yv, &loss, &correct);
+            if (!rc && !isfinite(loss)) {
+                rc = nas_error_set(err, NAS_ENAN, "loss is %g at epoch %d, step %d of %d (lr %g)",
+                                   (double)loss, ep + 1, s + 1, per_epoch, lr);
+                break;
+            }
+            if (!rc)
+                rc = nas_net_sgd_step(net, (float)lr, (float)rec->momentum,
+                                      (float)rec->weight_decay, rec->nesterov);
+            if (!rc)
+                rc = nas_backend_sync(be);
+            if (rc) {
+                nas_error_set(err, rc, "training step %d of epoch %d: %s %s", s + 1, ep + 1,
+                              nas_strerror(rc), nas_backend_last_error(be));
+                break;
+            }
+            seconds += now_s() - t0;
+            images += b;
+            loss_sum += (double)loss * b;
+            correct_sum += correct;
+            seen += b;
+            if (o->progress && o->progress(o->ctx, t + 1, total, loss)) {
+                rc = nas_error_set(err, NAS_EINTR,
+                                   "interrupted in epoch %d; the checkpoint holds epoch %d", ep + 1,
+                                   ep);
+                break;
+            }
+        }
+        if (rc)
+            break;
+        last_loss = seen ? loss_sum / (double)seen : 0;
+        last_acc = seen ? (double)correct_sum / (double)seen : 0;
+        done_epochs = ep + 1;
+        if (o->checkpoint) {
+            double st3[3] = {last_loss, last_acc, seconds};
+            rc = save_checkpoint(net, o->checkpoint, fp, ep + 1, rec->epochs, t, &aug, st3, err);
+            if (rc)
+                break;
+        }
+        if (o->on_epoch) {
+            nas_epoch_stats es = {ep + 1, rec->epochs, last_loss, last_acc, seconds - ep0, 0};
+            es.images_per_s = es.seconds > 0 ? (double)seen / es.seconds : 0;
+            if (o->on_epoch(o->ctx, &es)) {
+                rc = nas_error_set(err, NAS_EINTR, "interrupted after epoch %d", ep + 1);
+                break;
+            }
+        }
+        if (o->stop_after > 0 && ep + 1 == o->stop_after && ep + 1 < rec->epochs) {
+            rc = nas_error_set(err, NAS_EINTR, "stopped after epoch %d of %d as asked%s%s", ep + 1,
+                               rec->epochs, o->checkpoint ? "; checkpoint " : "",
+                               o->checkpoint ? o->checkpoint : "");
+            break;
+        }
+    }
+    if (stats) {
+        stats->epochs = done_epochs;
+        stats->steps = t;
+        stats->train_loss = last_loss;
+        stats->train_accuracy = last_acc;
+        stats->seconds = seconds;
+        stats->images_per_s = seconds - saved[2] > 0 ? (double)images / (seconds - saved[2]) : 0;
+    }
+out:
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    free(hx);
+    free(hy);
+    free(tmp);
+    free(idx);
+    return rc;
+}

@@ -1,0 +1,712 @@
+/*
+ * trainer/weights.c - a network's parameters in a file: NumPy .npz.
+ *
+ * Why .npz: the same file serves nas (trial weights, checkpoints) and
+ * people (numpy.load, then torch.from_numpy, loads it into the exported
+ * PyTorch module without our code). It is a ZIP archive (PKWARE
+ * APPNOTE.TXT 6.3, "stored" members, CRC-32 from zlib) of .npy arrays
+ * (NumPy NEP 1, format 1.0), one per parameter, named as nas_net_params
+ * names them and shaped as PyTorch's state_dict shapes them. Each BN
+ * layer also gets "<module>.num_batches_tracked" (int64 scalar) so the
+ * archive is a complete state_dict. Floats are little-endian IEEE-754
+ * binary32 (x86/ARM hosts; a big-endian host gets NAS_EUNSUPPORTED).
+ * Members whose name holds a '/' are ours (checkpoint state,
+ * "optim/momentum/<param>", "state/...") and are skipped when loading
+ * weights. docs/export.md describes the layout.
+ */
+#include <errno.h>  /* errno */
+#include <stdio.h>  /* FILE, fopen, rename */
+#include <stdlib.h> /* malloc, free */
+#include <string.h> /* strerror, memcpy */
+#include <time.h>   /* time, localtime_r: ZIP member dates */
+#include <zlib.h>   /* crc32, inflate */
+#include "nas/trainer.h"
+#include "trainer/weights_impl.h"
+
+/* ---- little-endian helpers --------------------------------------------------- */
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+static void put16(unsigned char *p, unsigned v)
+{
+    p[0] = (unsigned char)(v & 0xff);
+    p[1] = (unsigned char)((v >> 8) & 0xff);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)((v >> (8 * i)) & 0xff);
+}
+
+static unsigned get16(const unsigned char *p)
+{
+    return (unsigned)p[0] | ((unsigned)p[1] << 8);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+/* ---- writing ------------------------------------------------------------------ */
+
+typedef struct zmember {
+    char *name; /* with ".npy" */
+    uint32_t crc, size, offset;
+} zmember;
+
+struct nas__npz_writer {
+    FILE *f;
+    char path[NAS_PATH_MAX];
+    char tmp[NAS_PATH_MAX + 8];
+    zmember *m;
+    int n, cap;
+    uint32_t pos;
+    unsigned dos_time, dos_date;
+};
+
+int nas__npz_create(const char *path, nas__npz_writer **out, nas_error *err)
+{
+    *out = NULL;
+    if (!host_is_little_endian())
+        return nas_error_set(err, NAS_EUNSUPPORTED, "writing %s: big-endian hosts are not supported",
+                             path);
+    if (strlen(path) >= NAS_PATH_MAX)
+        return nas_error_set(err, NAS_EINVAL, "path too long: %s", path);
+    nas__npz_writer *z = calloc(1, sizeof *z);
+    if (!z)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", path);
+    snprintf(z->path, sizeof z->path, "%s", path);
+    snprintf(z->tmp, sizeof z->tmp, "%s.tmp", path);
+    z->f = fopen(z->tmp, "wb");
+    if (!z->f) {
+        int e = errno;
+        free(z);
+        return nas_error_set(err, NAS_EIO, "cannot write %s: %s", path, strerror(e));
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    if (localtime_r(&now, &tm) && tm.tm_year >= 80) {
+        z->dos_time = (unsigned)((tm.tm_hour << 11) | (tm.tm_min << 5) | (tm.tm_sec / 2));
+        z->dos_date = (unsigned)(((tm.tm_year - 80) << 9) | ((tm.tm_mon + 1) << 5) | tm.tm_mday);
+    } else {
+        z->dos_date = (1 << 5) | 1; /* 1980-01-01 */
+    }
+    *out = z;
+    return NAS_OK;
+}
+
+void nas__npz_abort(nas__npz_writer *z)
+{
+    if (!z)
+        return;
+    if (z->f)
+        fclose(z->f);
+    remove(z->tmp);
+    for (int i = 0; i < z->n; i++)
+        free(z->m[i].name);
+    free(z->m);
+    free(z);
+}
+
+static size_t descr_itemsize(const char *d)
+{
+    if (!strcmp(d, "<f4"))
+        return 4;
+    if (!strcmp(d, "<f8") || !strcmp(d, "<i8") || !strcmp(d, "<u8"))
+        return 8;
+    if (!strcmp(d, "|u1"))
+        return 1;
+    return 0;
+}
+
+/* The .npy header for descr/shape, padded with spaces and ending in '\n'
+ * so that magic + header is a multiple of 64 bytes. Returns its length. */
+static size_t npy_header(char *buf, size_t cap, const char *descr, int ndim, const int64_t *shape)
+{
+    char dict[512];
+    int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int i = 0; i < ndim; i++)
+        k += snprintf(dict + k, sizeof dict - (size_t)k, "%lld%s", (long long)shape[i],
+                      ndim == 1 ? "," : (i + 1 < ndim ? ", " : ""));
+    k += snprintf(dict + k, sizeof dict - (size_t)k, "), }");
+    size_t total = 10 + (size_t)k + 1;
+    total = (total + 63) / 64 * 64;
+    if (total > cap)
+        return 0;
+    size_t hlen = total - 10;
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    put16((unsigned char *)buf + 8, (unsigned)hlen);
+    memcpy(buf + 10, dict, (size_t)k);
+    memset(buf + 10 + k, ' ', hlen - (size_t)k - 1);
+    buf[total - 1] = '\n';
+    return total;
+}
+
+int nas__npz_add(nas__npz_writer *z, const char *name, const char *descr, int ndim,
+                 const int64_t *shape, const void *data, size_t nbytes, nas_error *err)
+{
+    size_t item = descr_itemsize(descr);
+    size_t count = 1;
+    for (int i = 0; i < ndim; i++)
+        count *= (size_t)shape[i];
+    if (!item || ndim < 0 || ndim > NAS__NPY_MAX_DIMS || count * item != nbytes)
+        return nas_error_set(err, NAS_EINVAL, "%s: member %s: bad dtype or shape", z->path, name);
+    char hdr[1024];
+    size_t hl = npy_header(hdr, sizeof hdr, descr, ndim, shape);
+    size_t nlen = strlen(name) + 4;
+    if (!hl || nlen > 0xffff || (uint64_t)z->pos + 30 + nlen + hl + nbytes > 0xffffffffull)
+        return nas_error_set(err, NAS_EINVAL, "%s: member %s too large for a ZIP32 archive",
+                             z->path, name);
+    if (z->n == z->cap) {
+        int nc = z->cap ? 2 * z->cap : 64;
+        zmember *v = realloc(z->m, (size_t)nc * sizeof *v);
+        if (!v)
+            return nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", z->path);
+        z->m = v;
+        z->cap = nc;
+    }
+    zmember *m = &z->m[z->n];
+    m->name = malloc(nlen + 1);
+    if (!m->name)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", z->path);
+    snprintf(m->name, nlen + 1, "%s.npy", name);
+    z->n++;
+    uLong crc = crc32(0L, Z_NULL, 0);
+    crc = crc32(crc, (const Bytef *)hdr, (uInt)hl);
+    const unsigned char *d = data;
+    for (size_t off = 0; off < nbytes;) {
+        size_t chunk = nbytes - off > (1u << 30) ? (1u << 30) : nbytes - off;
+        crc = crc32(crc, d + off, (uInt)chunk);
+        off += chunk;
+    }
+    m->crc = (uint32_t)crc;
+    m->size = (uint32_t)(hl + nbytes);
+    m->offset = z->pos;
+    unsigned char lh[30];
+    put32(lh, 0x04034b50);
+    put16(lh + 4, 20);             /* version needed: 2.0 */
+    put16(lh + 6, 0);              /* flags */
+    put16(lh + 8, 0);              /* method: stored */
+    put16(lh + 10, z->dos_time);
+    put16(lh + 12, z->dos_date);
+    put32(lh + 14, m->crc);
+    put32(lh + 18, m->size);       /* compressed size */
+    put32(lh + 22, m->size);       /* uncompressed size */
+    put16(lh + 26, (unsigned)nlen);
+    put16(lh + 28, 0);             /* extra length */
+    if (fwrite(lh, 1, 30, z->f) != 30 || fwrite(m->name, 1, nlen, z->f) != nlen ||
+        fwrite(hdr, 1, hl, z->f) != hl || (nbytes && fwrite(data, 1, nbytes, z->f) != nbytes))
+        return nas_error_set(err, NAS_EIO, "writing %s: %s", z->tmp, strerror(errno));
+    z->pos += (uint32_t)(30 + nlen + hl + nbytes);
+    return NAS_OK;
+}
+
+int nas__npz_close(nas__npz_writer *z, nas_error *err)
+{
+    uint32_t cd_start = z->pos, cd_size = 0;
+    int rc = NAS_OK;
+    for (int i = 0; i < z->n && !rc; i++) {
+        zmember *m = &z->m[i];
+        size_t nlen = strlen(m->name);
+        unsigned char ch[46];
+        memset(ch, 0, sizeof ch);
+        put32(ch, 0x02014b50);
+        put16(ch + 4, (3 << 8) | 20); /* made by: UNIX, 2.0 */
+        put16(ch + 6, 20);
+        put16(ch + 10, 0);            /* stored */
+        put16(ch + 12, z->dos_time);
+        put16(ch + 14, z->dos_date);
+        put32(ch + 16, m->crc);
+        put32(ch + 20, m->size);
+        put32(ch + 24, m->size);
+        put16(ch + 28, (unsigned)nlen);
+        put32(ch + 38, (uint32_t)0100644 << 16); /* external attributes: -rw-r--r-- */
+        put32(ch + 42, m->offset);
+        if (fwrite(ch, 1, 46, z->f) != 46 || fwrite(m->name, 1, nlen, z->f) != nlen)
+            rc = nas_error_set(err, NAS_EIO, "writing %s: %s", z->tmp, strerror(errno));
+        cd_size += (uint32_t)(46 + nlen);
+    }
+    if (!rc) {
+        unsigned char eo[22];
+        memset(eo, 0, sizeof eo);
+        put32(eo, 0x06054b50);
+        put16(eo + 8, (unsigned)z->n);
+        put16(eo + 10, (unsigned)z->n);
+        put32(eo + 12, cd_size);
+        put32(eo + 16, cd_start);
+        if (fwrite(eo, 1, 22, z->f) != 22)
+            rc = nas_error_set(err, NAS_EIO, "writing %s: %s", z->tmp, strerror(errno));
+    }
+    if (!rc && z->n > 0xffff)
+        rc = nas_error_set(err, NAS_EINVAL, "%s: too many members (%d)", z->path, z->n);
+    FILE *f = z->f;
+    z->f = NULL;
+    if (fclose(f) != 0 && !rc)
+        rc = nas_error_set(err, NAS_EIO, "writing %s: %s", z->tmp, strerror(errno));
+    if (!rc && rename(z->tmp, z->path) != 0)
+        rc = nas_error_set(err, NAS_EIO, "cannot rename %s to %s: %s", z->tmp, z->path,
+                           strerror(errno));
+    if (rc) {
+        nas__npz_abort(z);
+        return rc;
+    }
+    for (int i = 0; i < z->n; i++)
+        free(z->m[i].name);
+    free(z->m);
+    free(z);
+    return NAS_OK;
+}
+
+/* ---- reading ------------------------------------------------------------------- */
+
+struct nas__npz {
+    unsigned char *file;
+    size_t size;
+    nas__npy *a;
+    int n;
+    unsigned char **owned; /* inflated members */
+    int n_owned;
+};
+
+void nas__npz_free(nas__npz *z)
+{
+    if (!z)
+        return;
+    for (int i = 0; i < z->n_owned; i++)
+        free(z->owned[i]);
+    free(z->owned);
+    free(z->a);
+    free(z->file);
+    free(z);
+}
+
+int nas__npz_count(const nas__npz *z)
+{
+    return z ? z->n : 0;
+}
+
+const nas__npy *nas__npz_at(const nas__npz *z, int i)
+{
+    return z && i >= 0 && i < z->n ? &z->a[i] : NULL;
+}
+
+const nas__npy *nas__npz_find(const nas__npz *z, const char *name)
+{
+    for (int i = 0; z && i < z->n; i++)
+        if (strcmp(z->a[i].name, name) == 0)
+            return &z->a[i];
+    return NULL;
+}
+
+/* Parse the .npy bytes p[0..len) into a. */
+static int parse_npy(const unsigned char *p, size_t len, nas__npy *a)
+{
+    if (len < 10 || memcmp(p, "\x93NUMPY", 6) != 0)
+        return -1;
+    size_t hlen, off;
+    if (p[6] == 1) {
+        hlen = get16(p + 8);
+        off = 10;
+    } else if (p[6] == 2 || p[6] == 3) {
+        if (len < 12)
+            return -1;
+        hlen = get32(p + 8);
+        off = 12;
+    } else {
+        return -1;
+    }
+    if (off + hlen > len || hlen > 4096)
+        return -1;
+    char h[4097];
+    memcpy(h, p + off, hlen);
+    h[hlen] = 0;
+    const char *d = strstr(h, "'descr'");
+    const char *fo = strstr(h, "'fortran_order'");
+    const char *sh = strstr(h, "'shape'");
+    if (!d || !fo || !sh)
+        return -1;
+    d = strchr(d + 7, '\'');
+    if (!d)
+        return -1;
+    const char *e = strchr(d + 1, '\'');
+    if (!e || e - d - 1 >= (long)sizeof a->descr)
+        return -1;
+    memcpy(a->descr, d + 1, (size_t)(e - d - 1));
+    a->descr[e - d - 1] = 0;
+    if (!strcmp(a->descr, "<u1") || !strcmp(a->descr, "u1"))
+        strcpy(a->descr, "|u1");
+    a->itemsize = descr_itemsize(a->descr);
+    if (!a->itemsize)
+        return -1;
+    fo = strchr(fo + 15, ':');
+    if (!fo)
+        return -1;
+    while (*++fo == ' ')
+        ;
+    if (strncmp(fo, "False", 5) != 0)
+        return -1;
+    sh = strchr(sh + 7, '(');
+    if (!sh)
+        return -1;
+    a->ndim = 0;
+    a->count = 1;
+    const char *q = sh + 1;
+    for (;;) {
+        while (*q == ' ' || *q == ',')
+            q++;
+        if (*q == ')')
+            break;
+        char *end;
+        long long v = strtoll(q, &end, 10);
+        if (end == q || v < 0 || a->ndim >= NAS__NPY_MAX_DIMS)
+            return -1;
+        a->shape[a->ndim++] = v;
+        a->count *= (size_t)v;
+        q = end;
+    }
+    size_t data_off = off + hlen;
+    if (len - data_off != a->count * a->itemsize)
+        return -1;
+    a->data = p + data_off;
+    return 0;
+}
+
+static int inflate_raw(const unsigned char *src, size_t slen, unsigned char *dst, size_t dlen)
+{
+    z_stream s;
+    memset(&s, 0, sizeof s);
+    if (inflateInit2(&s, -MAX_WBITS) != Z_OK)
+        return -1;
+    s.next_in = (Bytef *)src;
+    s.avail_in = (uInt)slen;
+    s.next_out = dst;
+    s.avail_out = (uInt)dlen;
+    int r = inflate(&s, Z_FINISH);
+    inflateEnd(&s);
+    return r == Z_STREAM_END && s.total_out == dlen ? 0 : -1;
+}
+
+int nas__npz_read(const char *path, nas__npz **out, nas_error *err)
+{
+    *out = NULL;
+    if (!host_is_little_endian())
+        return nas_error_set(err, NAS_EUNSUPPORTED, "reading %s: big-endian hosts are not supported",
+                             path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return nas_error_set(err, NAS_EIO, "cannot read %s: %s", path, strerror(errno));
+    nas__npz *z = calloc(1, sizeof *z);
+    if (!z) {
+        fclose(f);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+    }
+    long sz = -1;
+    if (fseek(f, 0, SEEK_END) == 0)
+        sz = ftell(f);
+    if (sz < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        nas__npz_free(z);
+        return nas_error_set(err, NAS_EIO, "cannot read %s: not a regular file", path);
+    }
+    z->size = (size_t)sz;
+    z->file = malloc(z->size ? z->size : 1);
+    if (!z->file || fread(z->file, 1, z->size, f) != z->size) {
+        int oom = !z->file;
+        fclose(f);
+        nas__npz_free(z);
+        return nas_error_set(err, oom ? NAS_ENOMEM : NAS_EIO, "cannot read %s", path);
+    }
+    fclose(f);
+    /* End of central directory: the last 22+ bytes (we allow a comment). */
+    const unsigned char *b = z->file;
+    size_t eocd = (size_t)-1;
+    for (size_t i = z->size >= 22 ? z->size - 22 : 0; z->size >= 22; i--) {
+        if (get32(b + i) == 0x06054b50) {
+            eocd = i;
+            break;
+        }
+        if (i == 0 || z->size - i > 22 + 0xffff)
+            break;
+    }
+    if (eocd == (size_t)-1) {
+        nas__npz_free(z);
+        return nas_error_set(err, NAS_EFORMAT, "%s is not an .npz (ZIP) file: no end of central "
+                             "directory", path);
+    }
+    unsigned n = get16(b + eocd + 10);
+    uint32_t cd_size = get32(b + eocd + 12), cd_off = get32(b + eocd + 16);
+    if ((uint64_t)cd_off + cd_size > eocd) {
+        nas__npz_free(z);
+        return nas_error_set(err, NAS_EFORMAT, "%s: damaged ZIP central directory", path);
+    }
+    z->a = calloc(n ? n : 1, sizeof *z->a);
+    z->owned = calloc(n ? n : 1, sizeof *z->owned);
+    if (!z->a || !z->owned) {
+        nas__npz_free(z);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+    }
+    size_t p = cd_off;
+    for (unsigned i = 0; i < n; i++) {
+        if (p + 46 > eocd || get32(b + p) != 0x02014b50) {
+            nas__npz_free(z);
+            return nas_error_set(err, NAS_EFORMAT, "%s: damaged ZIP central directory entry %u",
+                                 path, i);
+        }
+        unsigned method = get16(b + p + 10);
+        uint32_t crc = get32(b + p + 16), csize = get32(b + p + 20), usize = get32(b + p + 24);
+        unsigned nlen = get16(b + p + 28), xlen = get16(b + p + 30), clen = get16(b + p + 32);
+        uint32_t loff = get32(b + p + 42);
+        if (p + 46 + nlen > eocd) {
+            nas__npz_free(z);
+            return nas_error_set(err, NAS_EFORMAT, "%s: damaged ZIP entry name", path);
+        }
+        char name[256];
+        size_t cn = nlen < sizeof name - 1 ? nlen : sizeof name - 1;
+        memcpy(name, b + p + 46, cn);
+        name[cn] = 0;
+        p += 46 + nlen + xlen + clen;
+        if ((uint64_t)loff + 30 > z->size || get32(b + loff) != 0x04034b50) {
+            nas__npz_free(z);
+            return nas_error_set(err, NAS_EFORMAT, "%s: member %s: bad local header", path, name);
+        }
+        size_t data = loff + 30 + get16(b + loff + 26) + get16(b + loff + 28);
+        if ((uint64_t)data + csize > z->size) {
+            nas__npz_free(z);
+            return nas_error_set(err, NAS_EFORMAT, "%s: member %s is truncated", path, name);
+        }
+        const unsigned char *mem = b + data;
+        if (method == 8) {
+            unsigned char *u = malloc(usize ? usize : 1);
+            if (!u) {
+                nas__npz_free(z);
+                return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+            }
+            z->owned[z->n_owned++] = u;
+            if (inflate_raw(mem, csize, u, usize) != 0) {
+                nas__npz_free(z);
+                return nas_error_set(err, NAS_EFORMAT, "%s: member %s: bad deflate data", path,
+                                     name);
+            }
+            mem = u;
+        } else if (method != 0 || csize != usize) {
+            nas__npz_free(z);
+            return nas_error_set(err, NAS_EFORMAT, "%s: member %s: unsupported compression %u",
+                                 path, name, method);
+        }
+        uLong c = crc32(0L, Z_NULL, 0);
+        for (size_t off = 0; off < usize;) {
+            size_t chunk = usize - off > (1u << 30) ? (1u << 30) : usize - off;
+            c = crc32(c, mem + off, (uInt)chunk);
+            off += chunk;
+        }
+        if ((uint32_t)c != crc) {
+            nas__npz_free(z);
+            return nas_error_set(err, NAS_EFORMAT, "%s: member %s: CRC-32 mismatch (damaged file)",
+                                 path, name);
+        }
+        nas__npy *a = &z->a[z->n];
+        size_t ln = strlen(name);
+        if (ln < 4 || strcmp(name + ln - 4, ".npy") != 0 || ln - 4 >= sizeof a->name) {
+            nas__npz_free(z);
+            return nas_error_set(err, NAS_EFORMAT, "%s: member %s is not a .npy array", path, name);
+        }
+        memcpy(a->name, name, ln - 4);
+        a->name[ln - 4] = 0;
+        if (parse_npy(mem, usize, a) != 0) {
+            nas__npz_free(z);
+            return nas_error_set(err, NAS_EFORMAT,
+                                 "%s: member %s: not a little-endian C-order .npy array of a "
+                                 "supported dtype",
+                                 path, name);
+        }
+        z->n++;
+    }
+    *out = z;
+    return NAS_OK;
+}
+
+/* ---- PyTorch shapes -------------------------------------------------------------- */
+
+int nas__torch_shape(const char *name, const nas_tensor *t, int64_t shape[4])
+{
+    int linear = strncmp(name, "classifier.", 11) == 0;
+    if (t->h == 1 && t->w == 1 && t->n == 1 && !linear) { /* BN vectors [1,C,1,1] */
+        shape[0] = t->c;
+        return 1;
+    }
+    if (linear && t->c == 1 && t->h == 1 && t->w == 1) { /* bias [M,1,1,1] */
+        shape[0] = t->n;
+        return 1;
+    }
+    if (linear) { /* weight [M,K,1,1] */
+        shape[0] = t->n;
+        shape[1] = (int64_t)t->c * t->h * t->w;
+        return 2;
+    }
+    shape[0] = t->n;
+    shape[1] = t->c;
+    shape[2] = t->h;
+    shape[3] = t->w;
+    return 4;
+}
+
+/* ---- a net's weights --------------------------------------------------------------- */
+
+static int all_params(nas_net *net, nas_net_param **out, int *n, nas_error *err)
+{
+    *out = NULL;
+    *n = nas_net_params(net, NULL, 0);
+    if (*n <= 0)
+        return nas_error_set(err, NAS_EINVAL, "network has no parameters");
+    *out = malloc((size_t)*n * sizeof **out);
+    if (!*out)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory listing parameters");
+    nas_net_params(net, *out, *n);
+    return NAS_OK;
+}
+
+/* Add every parameter of net (with `prefix` before its name) to z; with
+ * bn_counters, also "<bn>.num_batches_tracked" after each running_var. */
+int nas__weights_add(nas__npz_writer *z, nas_net *net, const char *prefix, int bn_counters,
+                     nas_error *err)
+{
+    nas_net_param *p;
+    int n;
+    int rc = all_params(net, &p, &n, err);
+    if (rc)
+        return rc;
+    size_t maxc = 0;
+    for (int i = 0; i < n; i++)
+        if (p[i].value->count > maxc)
+            maxc = p[i].value->count;
+    float *h = malloc(maxc * sizeof *h);
+    if (!h) {
+        free(p);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory saving weights");
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        const nas_tensor *t = p[i].value;
+        int64_t shape[4];
+        int nd = nas__torch_shape(p[i].name, t, shape);
+        rc = nas_tensor_download(t, h, t->count);
+        if (rc) {
+            rc = nas_error_set(err, rc, "downloading %s: %s", p[i].name, nas_strerror(rc));
+            break;
+        }
+        char name[256];
+        snprintf(name, sizeof name, "%s%s", prefix, p[i].name);
+        rc = nas__npz_add(z, name, "<f4", nd, shape, h, t->count * sizeof *h, err);
+        size_t ln = strlen(p[i].name);
+        if (!rc && bn_counters && ln > 12 && strcmp(p[i].name + ln - 12, ".running_var") == 0) {
+            snprintf(name, sizeof name, "%s%.*s.num_batches_tracked", prefix, (int)(ln - 12),
+                     p[i].name);
+            int64_t zero = 0;
+            rc = nas__npz_add(z, name, "<i8", 0, NULL, &zero, sizeof zero, err);
+        }
+    }
+    free(h);
+    free(p);
+    return rc;
+}
+
+int nas_weights_save(nas_net *net, const char *path, nas_error *err)
+{
+    if (!net || !path)
+        return nas_error_set(err, NAS_EINVAL, "nas_weights_save: NULL argument");
+    nas__npz_writer *z;
+    int rc = nas__npz_create(path, &z, err);
+    if (rc)
+        return rc;
+    rc = nas__weights_add(z, net, "", 1, err);
+    if (rc) {
+        nas__npz_abort(z);
+        return rc;
+    }
+    return nas__npz_close(z, err);
+}
+
+/* Load every parameter of net from members "<prefix><name>" of z. */
+int nas__weights_load_from(nas_net *net, const nas__npz *z, const char *path, const char *prefix,
+                           nas_error *err)
+{
+    nas_net_param *p;
+    int n;
+    int rc = all_params(net, &p, &n, err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n && !rc; i++) {
+        char name[256];
+        snprintf(name, sizeof name, "%s%s", prefix, p[i].name);
+        const nas__npy *a = nas__npz_find(z, name);
+        if (!a) {
+            rc = nas_error_set(err, NAS_EFORMAT,
+                               "%s has no array '%s': the weights are for another architecture",
+                               path, name);
+            break;
+        }
+        int64_t shape[4];
+        int nd = nas__torch_shape(p[i].name, p[i].value, shape);
+        int same = a->ndim == nd && strcmp(a->descr, "<f4") == 0;
+        for (int d = 0; same && d < nd; d++)
+            same = a->shape[d] == shape[d];
+        if (!same) {
+            char want[96] = "", got[96] = "";
+            int k = 0;
+            for (int d = 0; d < nd; d++)
+                k += snprintf(want + k, sizeof want - (size_t)k, "%s%lld", d ? "," : "",
+                              (long long)shape[d]);
+            k = 0;
+            for (int d = 0; d < a->ndim && k < (int)sizeof got - 24; d++)
+                k += snprintf(got + k, sizeof got - (size_t)k, "%s%lld", d ? "," : "",
+                              (long long)a->shape[d]);
+            rc = nas_error_set(err, NAS_EFORMAT,
+                               "%s: '%s' is %s (%s), the network needs float32 (%s): the weights "
+                               "are for another architecture",
+                               path, name, a->descr, got, want);
+            break;
+        }
+        rc = nas_tensor_upload(p[i].value, a->data, a->count);
+        if (rc)
+            rc = nas_error_set(err, rc, "uploading %s: %s", name, nas_strerror(rc));
+    }
+    /* Members that belong to no parameter mean another architecture. */
+    for (int i = 0; !rc && !prefix[0] && i < nas__npz_count(z); i++) {
+        const nas__npy *a = nas__npz_at(z, i);
+        size_t ln = strlen(a->name);
+        if (strchr(a->name, '/') ||
+            (ln > 20 && strcmp(a->name + ln - 20, ".num_batches_tracked") == 0))
+            continue;
+        int found = 0;
+        for (int k = 0; k < n && !found; k++)
+            found = strcmp(p[k].name, a->name) == 0;
+        if (!found)
+            rc = nas_error_set(err, NAS_EFORMAT,
+                               "%s holds '%s', which this network does not have: the weights are "
+                               "for another architecture",
+                               path, a->name);
+    }
+    free(p);
+    return rc;
+}
+
+int nas_weights_load(nas_net *net, const char *path, nas_error *err)
+{
+    if (!net || !path)
+        return nas_error_set(err, NAS_EINVAL, "nas_weights_load: NULL argument");
+    nas__npz *z;
+    int rc = nas__npz_read(path, &z, err);
+    if (rc)
+        return rc;
+    rc = nas__weights_load_from(net, z, path, "", err);
+    nas__npz_free(z);
+    return rc;
+}

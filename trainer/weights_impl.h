@@ -1,0 +1,87 @@
+/*
+ * trainer/weights_impl.h - NumPy .npz archives (internal; trainer/weights.c).
+ *
+ * An .npz file is a ZIP archive (PKWARE APPNOTE.TXT 6.3) whose members are
+ * .npy files (NumPy "NEP 1: A simple file format for NumPy arrays", format
+ * version 1.0). We write members STORED (no compression) with their CRC-32
+ * from zlib, so numpy.load reads our files without our code, and read back
+ * STORED or DEFLATE members (zlib raw inflate), so files rewritten by
+ * numpy.savez / savez_compressed load too. Only little-endian C-order
+ * arrays of <f4, <f8, <i8, <u8 and |u1 are supported.
+ */
+#ifndef NAS_TRAINER_WEIGHTS_IMPL_H
+#define NAS_TRAINER_WEIGHTS_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "nas/status.h"
+#include "nas/trainer.h"
+
+#define NAS__NPY_MAX_DIMS 8
+
+typedef struct nas__npz_writer nas__npz_writer;
+
+/*
+ * Start writing `path`. The archive is written to "PATH.tmp" and renamed
+ * over `path` by nas__npz_close, so a reader never sees a half-written
+ * file (checkpoints rely on this). Errors: NAS_EIO (cannot create: the
+ * message names the path and strerror), NAS_ENOMEM.
+ */
+int nas__npz_create(const char *path, nas__npz_writer **out, nas_error *err);
+
+/* Add member `name` (".npy" is appended) holding an array of dtype `descr`
+ * ("<f4", "<f8", "<i8", "<u8", "|u1"), `ndim` dims `shape` (ndim 0: a
+ * scalar), data `nbytes` long. Errors: NAS_EINVAL, NAS_EIO, NAS_ENOMEM. */
+int nas__npz_add(nas__npz_writer *z, const char *name, const char *descr, int ndim,
+                 const int64_t *shape, const void *data, size_t nbytes, nas_error *err);
+
+/* Write the central directory, close and rename into place; frees z.
+ * Errors: NAS_EIO. */
+int nas__npz_close(nas__npz_writer *z, nas_error *err);
+
+/* Discard a partly written archive (removes PATH.tmp); frees z. NULL ok. */
+void nas__npz_abort(nas__npz_writer *z);
+
+typedef struct nas__npy {
+    char name[160];     /* member name without ".npy" */
+    char descr[8];      /* "<f4", ... */
+    int ndim;
+    int64_t shape[NAS__NPY_MAX_DIMS];
+    size_t count;       /* product of shape */
+    size_t itemsize;
+    const void *data;   /* count*itemsize bytes, owned by the archive */
+} nas__npy;
+
+typedef struct nas__npz nas__npz; /* a whole archive read into memory */
+
+/* Read every member of `path`. Errors: NAS_EIO (cannot read), NAS_EFORMAT
+ * (not a ZIP, a member that is not a supported .npy: message names it),
+ * NAS_ENOMEM. */
+int nas__npz_read(const char *path, nas__npz **out, nas_error *err);
+void nas__npz_free(nas__npz *z); /* NULL is a no-op */
+int nas__npz_count(const nas__npz *z);
+const nas__npy *nas__npz_at(const nas__npz *z, int i);
+/* Member `name` (without ".npy"), or NULL. */
+const nas__npy *nas__npz_find(const nas__npz *z, const char *name);
+
+/* PyTorch's shape for the nas parameter `name` held in tensor t: conv
+ * weights (K,C,R,R), linear weight (M,K), vectors (C,) for BN entries and
+ * the linear bias. Returns ndim. */
+int nas__torch_shape(const char *name, const nas_tensor *t, int64_t shape[4]);
+
+/* Add every parameter and buffer of `net` to z as "<prefix><name>" (float32,
+ * PyTorch shapes); with bn_counters, also "<bn>.num_batches_tracked"
+ * (int64 0) after each BN's running_var, as a PyTorch state_dict has.
+ * Errors: NAS_EIO, NAS_ENOMEM, backend errors. */
+int nas__weights_add(nas__npz_writer *z, nas_net *net, const char *prefix, int bn_counters,
+                     nas_error *err);
+
+/* Upload every parameter of `net` from members "<prefix><name>" of z
+ * (`path` names z in messages). With an empty prefix, members that are no
+ * parameter of net (other than *.num_batches_tracked and names holding a
+ * '/') are an error. Errors: NAS_EFORMAT (missing member, wrong dtype or
+ * shape: "the weights are for another architecture"), backend errors. */
+int nas__weights_load_from(nas_net *net, const nas__npz *z, const char *path, const char *prefix,
+                           nas_error *err);
+
+#endif
