@@ -118,10 +118,8 @@ static int fail(nas_trial_result *res, int code, const char *msg)
 }
 
 /* "auto": the first compiled-in device of cuda, cpu, ref that starts. */
-static int open_backend(nas_evaluator *ev, nas_error *err)
+static int create_backend(nas_evaluator *ev, nas_error *err)
 {
-    if (ev->be)
-        return NAS_OK;
     const char *name = ev->cfg.proxy.backend[0] ? ev->cfg.proxy.backend : "cpu";
     int threads = ev->cfg.proxy.threads > 0 ? ev->cfg.proxy.threads : 0;
     if (strcmp(name, "auto") != 0)
@@ -132,6 +130,27 @@ static int open_backend(nas_evaluator *ev, nas_error *err)
         rc = nas_backend_create(order[i], threads, 0, &ev->be, err);
         if (rc == NAS_OK)
             return NAS_OK;
+    }
+    return rc;
+}
+
+/* Create the backend once and apply proxy.precision ("fp32" | "bf16" |
+ * "fp16"); a precision the backend cannot do is an error, not a silent
+ * fall-back to fp32. */
+static int open_backend(nas_evaluator *ev, nas_error *err)
+{
+    if (ev->be)
+        return NAS_OK;
+    int rc = create_backend(ev, err);
+    if (rc != NAS_OK)
+        return rc;
+    const char *precision = ev->cfg.proxy.precision[0] ? ev->cfg.proxy.precision : "fp32";
+    rc = nas_backend_set_precision(ev->be, precision);
+    if (rc != NAS_OK) {
+        nas_error_set(err, rc, "proxy.precision = \"%s\" is not available on the %s backend: %s",
+                      precision, nas_backend_name(ev->be), nas_backend_last_error(ev->be));
+        nas_backend_destroy(ev->be);
+        ev->be = NULL;
     }
     return rc;
 }
