@@ -13,6 +13,16 @@ const nas_net_desc *nas__net_desc(const nas_net *net);
 int nas__net_max_batch(const nas_net *net);
 /* Backend the net lives on. */
 nas_backend *nas__net_backend(const nas_net *net);
+/* Learning rate at global step t of total: cosine lr/2 (1 + cos(pi t/T))
+ * (Loshchilov & Hutter, SGDR, ICLR 2017, without restarts) or constant. */
+double nas__train_lr(const nas_recipe *recipe, int t, int total);
+/* One training step shared by nas_train and the full-training loop: cosine
+ * (or constant) learning rate for global step t of total, forward and
+ * backward on x[B,C,H,W] / labels y[B], NaN check, SGD, sync.
+ * Errors: NAS_ENAN (message gives epoch, step and lr), backend errors. */
+int nas__train_step(nas_net *net, const nas_tensor *x, const nas_tensor *y,
+                    const nas_recipe *recipe, int t, int total, int ep, int s, int per_epoch,
+                    float *loss, int *correct, nas_error *err);
 
 /* SGD momentum buffer of parameter i (nas_net_params order); NULL for
  * buffers (BN running statistics) and out-of-range i. For checkpoints. */

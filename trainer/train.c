@@ -106,6 +106,38 @@ static int weights_finite(nas_net *net, nas_backend *be, int *finite)
     return rc;
 }
 
+
+double nas__train_lr(const nas_recipe *recipe, int t, int total)
+{
+    if (recipe->schedule != NAS_SCHEDULE_COSINE || total <= 0)
+        return recipe->lr;
+    return recipe->lr * 0.5 * (1.0 + cos(M_PI * (double)t / (double)total));
+}
+
+int nas__train_step(nas_net *net, const nas_tensor *x, const nas_tensor *y,
+                    const nas_recipe *recipe, int t, int total, int ep, int s, int per_epoch,
+                    float *loss, int *correct, nas_error *err)
+{
+    nas_backend *be = nas__net_backend(net);
+    const nas_tensor *logits;
+    double lr = nas__train_lr(recipe, t, total);
+    int rc = nas_net_forward(net, x, 1, &logits);
+    if (!rc)
+        rc = nas_net_backward(net, y, loss, correct);
+    if (!rc && !isfinite(*loss))
+        return nas_error_set(err, NAS_ENAN, "loss is %g at epoch %d, step %d of %d (lr %g)",
+                             (double)*loss, ep + 1, s + 1, per_epoch, lr);
+    if (!rc)
+        rc = nas_net_sgd_step(net, (float)lr, (float)recipe->momentum,
+                              (float)recipe->weight_decay, recipe->nesterov);
+    if (!rc)
+        rc = nas_backend_sync(be);
+    if (rc)
+        return nas_error_set(err, rc, "training step %d of epoch %d: %s %s", s + 1, ep + 1,
+                             nas_strerror(rc), nas_backend_last_error(be));
+    return NAS_OK;
+}
+
 int nas_train(nas_net *net, const nas_dataset *data, const nas_recipe *recipe,
               nas_train_progress progress, void *ctx, nas_train_stats *stats, nas_error *err)
 {
@@ -155,32 +187,18 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
             int b = data->n - first < recipe->batch_size ? data->n - first : recipe->batch_size;
             double t0 = now_s();
             nas_tensor xv, yv;
-            const nas_tensor *logits;
             float loss = 0;
             int correct = 0;
-            double lr = recipe->lr;
-            if (recipe->schedule == NAS_SCHEDULE_COSINE)
-                lr = recipe->lr * 0.5 * (1.0 + cos(M_PI * (double)t / (double)total));
             rc = io_load(&io, data, idx, first, b, &xv, &yv);
-            if (!rc)
-                rc = nas_net_forward(net, &xv, 1, &logits);
-            if (!rc)
-                rc = nas_net_backward(net, &yv, &loss, &correct);
-            if (!rc && !isfinite(loss)) {
-                rc = nas_error_set(err, NAS_ENAN, "loss is %g at epoch %d, step %d of %d (lr %g)",
-                                   (double)loss, ep + 1, s + 1, per_epoch, lr);
-                break;
-            }
-            if (!rc)
-                rc = nas_net_sgd_step(net, (float)lr, (float)recipe->momentum,
-                                      (float)recipe->weight_decay, recipe->nesterov);
-            if (!rc)
-                rc = nas_backend_sync(be);
             if (rc) {
-                nas_error_set(err, rc, "training step %d of epoch %d: %s", s + 1, ep + 1,
+                nas_error_set(err, rc, "loading batch %d of epoch %d: %s", s + 1, ep + 1,
                               nas_strerror(rc));
                 break;
             }
+            rc = nas__train_step(net, &xv, &yv, recipe, t, total, ep, s, per_epoch, &loss,
+                                 &correct, err);
+            if (rc)
+                break;
             seconds += now_s() - t0;
             done = t + 1;
             images += b;
@@ -199,7 +217,7 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
                     rc = nas_error_set(err, NAS_ENAN,
                                        "weights became NaN or infinite by epoch %d, step %d of %d "
                                        "(lr %g)",
-                                       ep + 1, s + 1, per_epoch, lr);
+                                       ep + 1, s + 1, per_epoch, nas__train_lr(recipe, t, total));
                     break;
                 }
             }

@@ -305,34 +305,20 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
             xv.count = (size_t)b * per;
             yv.n = b;
             yv.count = (size_t)b;
-            const nas_tensor *logits;
             float loss = 0;
             int correct = 0;
-            double lr = rec->lr;
-            if (rec->schedule == NAS_SCHEDULE_COSINE)
-                lr = rec->lr * 0.5 * (1.0 + cos(M_PI * (double)t / (double)total));
             rc = nas_tensor_upload(&xv, hx, xv.count);
             if (!rc)
                 rc = nas_tensor_upload(&yv, hy, yv.count);
-            if (!rc)
-                rc = nas_net_forward(net, &xv, 1, &logits);
-            if (!rc)
-                rc = nas_net_backward(net, &yv, &loss, &correct);
-            if (!rc && !isfinite(loss)) {
-                rc = nas_error_set(err, NAS_ENAN, "loss is %g at epoch %d, step %d of %d (lr %g)",
-                                   (double)loss, ep + 1, s + 1, per_epoch, lr);
-                break;
-            }
-            if (!rc)
-                rc = nas_net_sgd_step(net, (float)lr, (float)rec->momentum,
-                                      (float)rec->weight_decay, rec->nesterov);
-            if (!rc)
-                rc = nas_backend_sync(be);
             if (rc) {
-                nas_error_set(err, rc, "training step %d of epoch %d: %s %s", s + 1, ep + 1,
+                nas_error_set(err, rc, "uploading batch %d of epoch %d: %s %s", s + 1, ep + 1,
                               nas_strerror(rc), nas_backend_last_error(be));
                 break;
             }
+            rc = nas__train_step(net, &xv, &yv, rec, t, total, ep, s, per_epoch, &loss, &correct,
+                                 err);
+            if (rc)
+                break;
             seconds += now_s() - t0;
             images += b;
             loss_sum += (double)loss * b;
