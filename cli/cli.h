@@ -37,6 +37,11 @@ void nas_cli_usage(FILE *f, const char *cmd_name);
 /* Map a nas_status to an exit code: config/usage errors 2, others 1. */
 int nas_cli_exit_code(int status);
 
+/* Parse a whole decimal integer in [lo, hi] into *out. Returns 0, or -1
+ * (and leaves *out alone) for junk, trailing text, overflow or a value out
+ * of range - strtol with its end-pointer and errno checked. */
+int nas_cli_parse_long(const char *s, long lo, long hi, long *out);
+
 /* 1 if argv has -h/--help (then the caller prints usage and exits 0). */
 int nas_cli_wants_help(int argc, char **argv);
 

@@ -42,17 +42,6 @@ static int usage(const char *fmt, const char *a)
     return NAS_EXIT_USAGE;
 }
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, export_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -83,7 +72,7 @@ static int parse_args(int argc, char **argv, export_opts *o)
         } else if (!strcmp(a, "--trial")) {
             NEEDV();
             long t;
-            if (parse_long(v, 1, LONG_MAX, &t))
+            if (nas_cli_parse_long(v, 1, LONG_MAX, &t))
                 return usage("--trial needs a positive trial id, not '%s'", v);
             o->trial = t;
         } else if (!strcmp(a, "--genotype")) {
@@ -110,7 +99,7 @@ static int parse_args(int argc, char **argv, export_opts *o)
             o->logits = v;
         } else if (!strcmp(a, "--logits-batch")) {
             NEEDV();
-            if (parse_long(v, 1, 10000, &o->logits_batch))
+            if (nas_cli_parse_long(v, 1, 10000, &o->logits_batch))
                 return usage("--logits-batch needs 1..10000, not '%s'", v);
         } else if (!strcmp(a, "--backend")) {
             NEEDV();
@@ -120,11 +109,11 @@ static int parse_args(int argc, char **argv, export_opts *o)
             o->data = v;
         } else if (!strcmp(a, "--channels")) {
             NEEDV();
-            if (parse_long(v, 1, 4096, &o->channels))
+            if (nas_cli_parse_long(v, 1, 4096, &o->channels))
                 return usage("--channels needs 1..4096, not '%s'", v);
         } else if (!strcmp(a, "--cells")) {
             NEEDV();
-            if (parse_long(v, 0, 64, &o->cells))
+            if (nas_cli_parse_long(v, 0, 64, &o->cells))
                 return usage("--cells needs 0..64, not '%s'", v);
         } else if (!strcmp(a, "--seed")) {
             NEEDV();

@@ -51,17 +51,6 @@ static int usage(const char *fmt, const char *a)
     return NAS_EXIT_USAGE;
 }
 
-static int num(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse(int argc, char **argv, arch_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -84,7 +73,7 @@ static int parse(int argc, char **argv, arch_opts *o)
             return usage("%s needs a value", a);
         i++;
         if (!strcmp(a, "--epochs")) {
-            if (num(v, 1, 100000, &o->epochs))
+            if (nas_cli_parse_long(v, 1, 100000, &o->epochs))
                 return usage("--epochs needs 1..100000, not '%s'", v);
         } else if (!strcmp(a, "--db")) {
             o->db = v;
@@ -100,23 +89,23 @@ static int parse(int argc, char **argv, arch_opts *o)
         } else if (!strcmp(a, "--backend")) {
             o->backend = v;
         } else if (!strcmp(a, "--threads")) {
-            if (num(v, 0, 1024, &o->threads))
+            if (nas_cli_parse_long(v, 0, 1024, &o->threads))
                 return usage("--threads needs 0..1024, not '%s'", v);
         } else if (!strcmp(a, "--batch-size")) {
-            if (num(v, 1, 65536, &o->batch))
+            if (nas_cli_parse_long(v, 1, 65536, &o->batch))
                 return usage("--batch-size needs 1..65536, not '%s'", v);
         } else if (!strcmp(a, "--data")) {
             o->data = v;
         } else if (!strcmp(a, "--checkpoint")) {
             o->checkpoint = v;
         } else if (!strcmp(a, "--subset")) {
-            if (num(v, 1, 60000, &o->subset))
+            if (nas_cli_parse_long(v, 1, 60000, &o->subset))
                 return usage("--subset needs 1..60000, not '%s'", v);
         } else if (!strcmp(a, "--test-subset")) {
-            if (num(v, 1, 10000, &o->test_subset))
+            if (nas_cli_parse_long(v, 1, 10000, &o->test_subset))
                 return usage("--test-subset needs 1..10000, not '%s'", v);
         } else if (!strcmp(a, "--stop-after")) {
-            if (num(v, 1, 100000, &o->stop_after))
+            if (nas_cli_parse_long(v, 1, 100000, &o->stop_after))
                 return usage("--stop-after needs a positive epoch, not '%s'", v);
         } else {
             return usage("unknown option '%s'", a);

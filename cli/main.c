@@ -1,7 +1,8 @@
 /* cli/main.c - `nas` entry point: dispatch through the command table. */
+#include <errno.h>  /* errno */
 #include <stdio.h>
+#include <stdlib.h> /* getenv, setenv, strtol */
 #include <string.h>
-#include <stdlib.h> /* getenv, setenv */
 #include <unistd.h> /* execv */
 #include "cli/cli.h"
 
@@ -95,6 +96,17 @@ int nas_cli_exit_code(int status)
     if (status == NAS_ECONFIG || status == NAS_EINVAL)
         return NAS_EXIT_USAGE;
     return NAS_EXIT_FAIL;
+}
+
+int nas_cli_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
 }
 
 int nas_cli_wants_help(int argc, char **argv)
