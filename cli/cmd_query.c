@@ -86,9 +86,13 @@ static int print_row(void *vctx, const nas_store_trial *t)
     fmt_int(ep, sizeof ep, t->epochs);
     switch (q->format) {
     case FMT_TABLE:
-        printf("%4d %6lld  %-11s %8s %11s %8s %10s %8s  %s\n", q->rank, (long long)t->id, status,
+        printf("%4d %6lld  %-11s %8s %11s %8s %10s %8s  %s", q->rank, (long long)t->id, status,
                val[0] ? val : "-", macs[0] ? macs : "-", params[0] ? params : "-",
                lat[0] ? lat : "-", secs[0] ? secs : "-", t->genotype);
+        if (t->device_name[0]) /* issue 7: where it ran */
+            printf("  %s%s%s%s", t->device_name, t->device_cc[0] ? " (cc " : "", t->device_cc,
+                   t->device_cc[0] ? ")" : "");
+        putchar('\n');
         if (t->error[0] && t->status == NAS_TRIAL_FAILED)
             printf("%13s error: %s\n", "", t->error);
         break;
@@ -98,6 +102,10 @@ static int print_row(void *vctx, const nas_store_trial *t)
         printf(",%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,", status, val, test, loss, macs, params, lat,
                secs, ep, t->device, t->attempt);
         csv_field(stdout, t->error);
+        putchar(',');
+        csv_field(stdout, t->device_name);
+        putchar(',');
+        csv_field(stdout, t->device_cc);
         putchar('\n');
         break;
     }
@@ -120,6 +128,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
         json_object_set_new(o, "train_seconds", jnum(t->train_seconds));
         json_object_set_new(o, "epochs", jint(t->epochs));
         json_object_set_new(o, "device", jstr(t->device));
+        json_object_set_new(o, "device_name", jstr(t->device_name));
+        json_object_set_new(o, "device_cc", jstr(t->device_cc));
         json_object_set_new(o, "attempt", json_integer(t->attempt));
         json_object_set_new(o, "error", jstr(t->error));
         json_object_set_new(o, "experiment", json_string(t->experiment));
@@ -243,7 +253,7 @@ int nas_cmd_query(int argc, char **argv)
                "val_acc", "macs", "params", "latency_ms", "train_s", "genotype");
     } else if (q.format == FMT_CSV) {
         printf("rank,trial,genotype,status,val_accuracy,test_accuracy,train_loss,macs,params,"
-               "latency_ms,train_seconds,epochs,device,attempt,error\n");
+               "latency_ms,train_seconds,epochs,device,attempt,error,device_name,device_cc\n");
     } else {
         q.rows = json_array();
         if (!q.rows) {

@@ -97,6 +97,8 @@ int nas_cmd_show(int argc, char **argv)
     line_int("attempt", t->attempt);
     line_int("worker", t->worker);
     line_str("device", t->device);
+    line_str("device_name", t->device_name); /* issue 7: GPU name or CPU model */
+    line_str("device_cc", t->device_cc);     /* GPU compute capability */
     line_str("created_at", t->created_at);
     line_str("started_at", t->started_at);
     line_str("finished_at", t->finished_at);

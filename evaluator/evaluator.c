@@ -177,6 +177,9 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
     int rc = open_backend(ev, &err);
     if (rc)
         return fail(res, rc, err.msg);
+    /* issue 7: the store records which device ran the trial */
+    (void)nas_device_describe(ev->be, res->device_name, sizeof res->device_name, res->device_cc,
+                              sizeof res->device_cc);
     int batch = c->proxy.batch_size > 0 ? c->proxy.batch_size : 128;
     rc = nas_net_create(ev->be, d, batch, c->seed, &net, &err);
     if (rc)

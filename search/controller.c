@@ -33,6 +33,7 @@
 #include <sys/stat.h>  /* mkdir: the kept-weights directory */
 #include <time.h>
 #include <unistd.h>
+#include <jansson.h> /* issue 4: the persisted retry counts */
 #include "nas/search.h"
 #include "nas/store.h"
 #include "search/pool_msg.h" /* issue 4: the Open MPI transport */
@@ -112,6 +113,11 @@ typedef struct ctl {
     /* issue 4: trials whose worker failed transiently, to run again */
     flight *retry;
     int nretry, cap_retry;
+    /* issue 4: transient failures per trial, kept in the store (strategy_state
+     * "controller.retries") so a resumed run does not grant fresh retries */
+    int64_t *rt_id;
+    int *rt_n;
+    int n_rt, cap_rt;
 } ctl;
 
 static double now_s(void)
@@ -571,6 +577,115 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
     return rc;
 }
 
+/* ---- retry counts that survive a restart (issue 4) ------------------------------ */
+
+/* The strategy_state row holding them: a JSON object {"<trial id>": n}
+ * with n = transient failures (worker crashed, was killed, froze, broke
+ * the protocol) of that trial so far, over every run of the experiment. */
+#define RETRIES_STATE "controller.retries"
+
+static int retries_get(const ctl *c, int64_t trial)
+{
+    for (int i = 0; i < c->n_rt; i++)
+        if (c->rt_id[i] == trial)
+            return c->rt_n[i];
+    return 0;
+}
+
+static int retries_put_mem(ctl *c, int64_t trial, int n)
+{
+    for (int i = 0; i < c->n_rt; i++)
+        if (c->rt_id[i] == trial) {
+            c->rt_n[i] = n;
+            return NAS_OK;
+        }
+    if (c->n_rt == c->cap_rt) {
+        int cap = c->cap_rt ? 2 * c->cap_rt : 8;
+        int64_t *ids = realloc(c->rt_id, (size_t)cap * sizeof *ids);
+        if (!ids)
+            return NAS_ENOMEM;
+        c->rt_id = ids;
+        int *ns = realloc(c->rt_n, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return NAS_ENOMEM;
+        c->rt_n = ns;
+        c->cap_rt = cap;
+    }
+    c->rt_id[c->n_rt] = trial;
+    c->rt_n[c->n_rt++] = n;
+    return NAS_OK;
+}
+
+/* Read the counts a previous run left (none: a new experiment, or no
+ * transient failure yet). A row that is not our JSON is an error: it would
+ * mean another program wrote the row. */
+static int retries_load(ctl *c, nas_error *err)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    nas_error gerr;
+    int rc = nas_store_strategy_state_get(c->st, c->exp, RETRIES_STATE, &blob, &size, &gerr);
+    if (rc == NAS_ENOTFOUND)
+        return NAS_OK;
+    if (rc != NAS_OK) {
+        *err = gerr;
+        return rc;
+    }
+    json_error_t jerr;
+    json_t *o = json_loadb(blob, size, 0, &jerr);
+    free(blob);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return nas_error_set(err, NAS_EFORMAT,
+                             "database %s: strategy_state '%s' of experiment %lld is not a JSON "
+                             "object of retry counts: %s",
+                             nas_store_path(c->st), RETRIES_STATE, (long long)c->exp,
+                             o ? "not an object" : jerr.text);
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        char *end;
+        long long id = strtoll(key, &end, 10);
+        if (*end || id <= 0 || !json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > 1000000) {
+            json_decref(o);
+            return nas_error_set(err, NAS_EFORMAT,
+                                 "database %s: strategy_state '%s': bad entry \"%s\"",
+                                 nas_store_path(c->st), RETRIES_STATE, key);
+        }
+        if (retries_put_mem(c, id, (int)json_integer_value(v)) != NAS_OK) {
+            json_decref(o);
+            return nas_error_set(err, NAS_ENOMEM, "out of memory");
+        }
+    }
+    json_decref(o);
+    return NAS_OK;
+}
+
+/* Record that `trial` has now failed transiently n times: in memory and,
+ * in one short write, in the store (before the retry starts, so a
+ * controller killed at any later moment resumes with the count). */
+static int retries_set(ctl *c, int64_t trial, int n, nas_error *err)
+{
+    if (retries_put_mem(c, trial, n) != NAS_OK)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    json_t *o = json_object();
+    int bad = !o;
+    for (int i = 0; i < c->n_rt && !bad; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)c->rt_id[i]);
+        bad = json_object_set_new(o, key, json_integer(c->rt_n[i])) != 0;
+    }
+    char *text = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(o);
+    if (!text)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    int rc = nas_store_strategy_state_put(c->st, c->exp, RETRIES_STATE, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
 /* ---- the loop ------------------------------------------------------------------ */
 
 static int job_fn(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progress, void *pctx,
@@ -621,12 +736,12 @@ static int start_one(ctl *c, nas_error *err)
     flight f;
     memset(&f, 0, sizeof f);
     f.loss = NAN;
-    int rerun = 0;
+    int rerun = 0, retry = 0;
     if (c->nretry > 0) { /* issue 4: a retry after a transient worker failure */
         f = c->retry[--c->nretry];
         f.loss = NAN;
         f.fraction = 0;
-        rerun = 1;
+        rerun = retry = 1;
     } else if (c->requeue_pos < c->nrequeue) {
         hist_entry *e = &c->requeue[c->requeue_pos++];
         nas_error perr;
@@ -634,6 +749,7 @@ static int start_one(ctl *c, nas_error *err)
             return nas_error_set(err, NAS_EFORMAT, "trial %lld: %s", (long long)e->id, perr.msg);
         f.trial = e->id;
         snprintf(f.geno, sizeof f.geno, "%s", e->geno);
+        f.failures = retries_get(c, e->id); /* issue 4: retries used before a restart */
         rerun = 1;
     } else {
         char key[NAS_GENOTYPE_STR_MAX];
@@ -652,7 +768,7 @@ static int start_one(ctl *c, nas_error *err)
     int rc = nas_store_trial_start(c->st, f.trial, f.worker, device, err);
     if (rc != NAS_OK)
         return rc;
-    if (f.failures == 0) /* issue 4: a retry keeps its "trial k/N" */
+    if (!retry) /* issue 4: a retry keeps its "trial k/N" */
         f.k = c->finished + c->nfl + 1;
     f.t0 = now_s();
     if (c->nfl == c->cap_fl) {
@@ -664,11 +780,16 @@ static int start_one(ctl *c, nas_error *err)
         c->cap_fl = cap;
     }
     c->fl[c->nfl++] = f;
+    char used[96] = ""; /* issue 4: a re-queued trial that already failed transiently */
+    if (rerun && !retry && f.failures > 0)
+        snprintf(used, sizeof used, " (%d of workers.max_retries = %d retries used before)",
+                 f.failures, c->cfg->workers.max_retries);
     if (c->cfg->workers.count > 1)
-        say(c, "[trial %d/%d] %s %s (worker %d)", f.k, c->budget, rerun ? "re-run" : "train ",
-            f.geno, f.worker);
+        say(c, "[trial %d/%d] %s %s (worker %d)%s", f.k, c->budget, rerun ? "re-run" : "train ",
+            f.geno, f.worker, used);
     else
-        say(c, "[trial %d/%d] %s %s", f.k, c->budget, rerun ? "re-run" : "train ", f.geno);
+        say(c, "[trial %d/%d] %s %s%s", f.k, c->budget, rerun ? "re-run" : "train ", f.geno,
+            used);
     draw_status(c);
     nas_pool_job job = {f.trial, f.g, 0};
     nas_store_trial stt; /* issue 4: the attempt number (the NAS_FAULT hook keys on it) */
@@ -701,6 +822,12 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
      * killed, frozen, broke the protocol: NAS_EWORKER) is run again, up to
      * workers.max_retries times; NaN, timeouts and evaluator errors are not. */
     if (ev->result.status == NAS_EWORKER && f.failures < c->cfg->workers.max_retries) {
+        /* counted (and stored) first, so the retry it costs is not given
+         * again after a stop or a restart */
+        f.failures++;
+        int prc = retries_set(c, f.trial, f.failures, err);
+        if (prc != NAS_OK)
+            return prc;
         if (c->stop && *c->stop)
             return nas_store_trial_interrupt(c->st, f.trial, ev->result.error, err);
         if (c->nretry == c->cap_retry) {
@@ -711,7 +838,6 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
             c->retry = v;
             c->cap_retry = cap;
         }
-        f.failures++;
         say(c, "[trial %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d)", f.k,
             c->budget, f.geno, ev->result.error, f.failures, c->cfg->workers.max_retries);
         c->retry[c->nretry++] = f;
@@ -854,7 +980,8 @@ static void fill_summary(ctl *c, nas_run_summary *s)
 /* issue 4: an MPI worker rank (`mpirun -n K nas run`, rank > 0): build the
  * evaluator, serve rank 0's jobs until it says stop; never opens the
  * database (rank 0 is its only writer). */
-static int mpi_worker_rank(const nas_config *cfg, nas_run_summary *summary, nas_error *err)
+static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank,
+                           nas_run_summary *summary, nas_error *err)
 {
     ctl c;
     memset(&c, 0, sizeof c);
@@ -862,6 +989,12 @@ static int mpi_worker_rank(const nas_config *cfg, nas_run_summary *summary, nas_
     c.quiet = 1;
     c.log = stderr;
     summary->mpi_worker = 1;
+    /* With CUDA, this rank's GPU from its local rank (docs/cluster.md),
+     * chosen before the evaluator's backend initialises CUDA. */
+    char gpu_note[512];
+    if (cfg->evaluator.kind == NAS_EVALUATOR_TRAIN &&
+        nas__mpi_pick_gpu(cfg, local_rank, gpu_note, sizeof gpu_note) >= 0)
+        fprintf(stderr, "nas: MPI rank %d: %s\n", rank, gpu_note);
     int rc = nas_space_create(&cfg->space, &c.space, err);
     if (rc == NAS_OK)
         rc = nas_evaluator_create(cfg, c.space, &c.ev, err);
@@ -871,6 +1004,55 @@ static int mpi_worker_rank(const nas_config *cfg, nas_run_summary *summary, nas_
     nas_space_destroy(c.space);
     nas__mpi_stop(0);
     return rc;
+}
+
+/*
+ * issue 7: the GPU of each local worker slot. A training search whose
+ * placement (nas_placement_resolve over the CUDA devices nas_devices_query
+ * finds, in a child process so this one never initialises CUDA) is CUDA
+ * runs one worker per slot, slot s on nas_placement_slot_device(s): *gpu
+ * (malloc'd, *slots entries) for nas_pool_opts.worker_gpu. A CPU search
+ * (evaluator table, proxy.backend cpu/ref, workers.device cpu, or "auto"
+ * without a device) and an MPI run (ranks pick their own GPU) get *slots
+ * = 0 and *gpu = NULL: the pool then has workers.count unpinned workers.
+ * NAS_TEST_CUDA_DEVICES=N (test-only, tests/e2e/test_gpu_slots.sh) stands
+ * in for N CUDA devices. Errors: nas_placement_resolve's (e.g. NAS_ENODEV
+ * for workers.device = "cuda" without a device), NAS_ENOMEM.
+ */
+static int gpu_slots(const nas_config *cfg, int mpi_size, nas_placement *pl, int **gpu,
+                     int *slots, nas_error *err)
+{
+    *gpu = NULL;
+    *slots = 0;
+    memset(pl, 0, sizeof *pl);
+    const char *be = cfg->proxy.backend[0] ? cfg->proxy.backend : "auto";
+    if (cfg->evaluator.kind != NAS_EVALUATOR_TRAIN || mpi_size > 1 || !strcmp(be, "cpu") ||
+        !strcmp(be, "ref") || !strcmp(cfg->workers.device, "cpu"))
+        return NAS_OK;
+    nas_device_info devs[NAS_MAX_DEVICES];
+    int n_cuda = 0;
+    nas_error qerr;
+    nas_error_clear(&qerr);
+    const char *fake = getenv("NAS_TEST_CUDA_DEVICES");
+    if (fake && *fake) {
+        n_cuda = atoi(fake);
+        if (n_cuda <= 0)
+            snprintf(qerr.msg, sizeof qerr.msg, "NAS_TEST_CUDA_DEVICES=%s", fake);
+    } else if (nas_devices_query(NAS_DEVICE_CUDA, devs, NAS_MAX_DEVICES, &n_cuda, &qerr) !=
+               NAS_OK) {
+        n_cuda = 0;
+    }
+    int rc = nas_placement_resolve(cfg, n_cuda, qerr.msg, pl, err);
+    if (rc != NAS_OK || pl->kind != NAS_DEVICE_CUDA || pl->slots <= 0)
+        return rc;
+    int *g = malloc((size_t)pl->slots * sizeof *g);
+    if (!g)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory placing the workers");
+    for (int s = 0; s < pl->slots; s++)
+        g[s] = nas_placement_slot_device(pl, s);
+    *gpu = g;
+    *slots = pl->slots;
+    return NAS_OK;
 }
 
 int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
@@ -886,12 +1068,13 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     if (!cfg || !opts || !opts->db_path)
         return nas_error_set(err, NAS_EINVAL, "search: missing config or database path");
     snprintf(summary->db_path, sizeof summary->db_path, "%s", opts->db_path);
-    int mpi_rank = 0, mpi_size = 0; /* issue 4: under mpirun, rank 0 is the controller */
-    int mrc = nas__mpi_start(&mpi_rank, &mpi_size, err);
+    int mpi_rank = 0, mpi_size = 0, mpi_local = 0; /* issue 4: under mpirun, rank 0 is the
+                                                      controller */
+    int mrc = nas__mpi_start(&mpi_rank, &mpi_size, &mpi_local, err);
     if (mrc != NAS_OK)
         return mrc;
     if (mpi_size > 1 && mpi_rank > 0)
-        return mpi_worker_rank(cfg, summary, err);
+        return mpi_worker_rank(cfg, mpi_rank, mpi_local, summary, err);
     int lock_fd = -1; /* issue 4: one `nas run` per database (search/run_lock.h) */
 
     ctl c;
@@ -942,7 +1125,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     if ((rc = nas_store_experiment_get(c.st, c.exp, &before, err)) != NAS_OK)
         goto out;
     int mismatch = 0;
-    if ((rc = replay(&c, &mismatch, err)) != NAS_OK)
+    if ((rc = replay(&c, &mismatch, err)) != NAS_OK || (rc = retries_load(&c, err)) != NAS_OK)
         goto out;
     summary->replay_mismatch = mismatch;
     if ((rc = nas_store_experiment_set_status(c.st, c.exp, "running", err)) != NAS_OK)
@@ -988,8 +1171,14 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         say(&c, "nas: table evaluator: %s, column %s", cfg->evaluator.table,
             cfg->evaluator.column);
     }
-    if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK)
+    nas_placement pl; /* issue 7: one worker per GPU slot (gpu_slots) */
+    int *slot_gpu = NULL, n_slots = 0;
+    if ((rc = gpu_slots(cfg, mpi_size, &pl, &slot_gpu, &n_slots, err)) != NAS_OK)
         goto out;
+    if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK) {
+        free(slot_gpu);
+        goto out;
+    }
     if (cfg->proxy.keep_weights && cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
         snprintf(c.weights_dir, sizeof c.weights_dir, "%s.weights", opts->db_path);
         if (mkdir(c.weights_dir, 0777) != 0 && errno != EEXIST) {
@@ -999,13 +1188,29 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         }
     }
     if (c.stop && *c.stop) {
+        free(slot_gpu);
         final_status = "interrupted";
         rc = nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
         goto out;
     }
     nas_pool_opts po = {cfg->workers.trial_timeout_s, 0.5, on_progress, &c,
-                        cfg->workers.heartbeat_s};
-    if ((rc = nas_pool_create(cfg->workers.count, job_fn, &c, &po, &c.pool, err)) != NAS_OK)
+                        cfg->workers.heartbeat_s, slot_gpu};
+    /* CUDA: workers.gpus x trials_per_gpu workers (workers.count 0 stays
+     * in-process, on the first GPU listed) */
+    int n_workers = n_slots > 0 && cfg->workers.count > 0 ? n_slots : cfg->workers.count;
+    rc = nas_pool_create(n_workers, job_fn, &c, &po, &c.pool, err);
+    if (rc == NAS_OK && n_slots > 0) {
+        char map[256] = "";
+        size_t used = 0;
+        int shown = n_workers > 0 ? n_workers : 1;
+        for (int s = 0; s < shown && used + 16 < sizeof map; s++)
+            used += (size_t)snprintf(map + used, sizeof map - used, "%s%d", s ? " " : "",
+                                     slot_gpu[s]);
+        say(&c, "nas: CUDA placement: %d GPU(s) x %d trial(s) per GPU; worker -> GPU: %s%s",
+            pl.n_gpus, pl.trials_per_gpu, map, used + 16 >= sizeof map ? " ..." : "");
+    }
+    free(slot_gpu);
+    if (rc != NAS_OK)
         goto out;
     say(&c, "nas: %d %s, backend %s with %d thread(s) each%s", nas_pool_size(c.pool),
         cfg->workers.count == 0 ? "in-process worker" : "worker process(es)", cfg->proxy.backend,
@@ -1091,6 +1296,8 @@ out:
     free(c.fl);
     free(c.requeue);
     free(c.retry);
+    free(c.rt_id);
+    free(c.rt_n);
     nas__run_unlock(lock_fd);
     nas__mpi_stop(mpi_lost); /* tells worker ranks to stop; MPI_Abort if one was lost */
     free(c.front);

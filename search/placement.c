@@ -11,6 +11,7 @@
 #include <sys/wait.h>  /* waitpid */
 #include <unistd.h>    /* fork, pipe, sysconf, _exit */
 #include "nas/search.h"
+#include "search/pool_msg.h" /* nas__cuda_visible_value */
 #ifdef NAS_HAVE_CUDA
 #include "trainer/cuda/cuda_probe.h" /* nas__cuda_probe */
 #endif
@@ -239,6 +240,14 @@ int nas_placement_resolve(const nas_config *cfg, int n_cuda, const char *no_cuda
     }
 
     if (!cuda) {
+        /* issue 7: fp16 (with loss scaling) exists on CUDA only; bf16 on both */
+        if (is(cfg->proxy.precision, "fp16"))
+            return nas_error_set(err, NAS_EUNSUPPORTED,
+                                 "proxy.precision = \"fp16\" needs the CUDA backend (tensor cores "
+                                 "and loss scaling), but these trials run on the CPU (%s); use "
+                                 "\"bf16\" or \"fp32\" on the CPU",
+                                 why[0] ? "\"auto\" found no CUDA device"
+                                        : "workers.device and proxy.backend select it");
         out->kind = NAS_DEVICE_CPU;
         snprintf(out->backend, sizeof out->backend, "%s", is(be, "ref") ? "ref" : "cpu");
         out->slots = cfg->workers.count > 0 ? cfg->workers.count : 1;
@@ -251,12 +260,9 @@ int nas_placement_resolve(const nas_config *cfg, int n_cuda, const char *no_cuda
                              why,
                              no_cuda_reason && no_cuda_reason[0] ? no_cuda_reason
                                                                  : "no reason given");
-    if (cfg->proxy.precision[0] && !is(cfg->proxy.precision, "fp32"))
-        return nas_error_set(err, NAS_EUNSUPPORTED,
-                             "proxy.precision = \"%s\": the CUDA backend computes in fp32 only "
-                             "so far (mixed precision is a follow-up, see docs/cuda.md); use "
-                             "proxy.precision = \"fp32\"",
-                             cfg->proxy.precision);
+    /* fp32, fp16 and bf16 all run on CUDA (docs/cuda.md, mixed precision);
+     * a device too old for the 16-bit formats is refused when the backend
+     * starts (nas_backend_set_precision). */
     out->kind = NAS_DEVICE_CUDA;
     snprintf(out->backend, sizeof out->backend, "cuda");
     int tpg = cfg->workers.trials_per_gpu;
@@ -325,4 +331,58 @@ int nas_placement_pick_slot(const nas_placement *p, const unsigned char *busy)
             best = s;
     }
     return best;
+}
+
+/* ---- GPU of an MPI worker rank (issue 4) ------------------------------------------- */
+
+int nas_mpi_local_rank(const char *env_local_rank, int shared_rank)
+{
+    if (env_local_rank && *env_local_rank) {
+        const char *s = env_local_rank;
+        long v = 0;
+        while (*s >= '0' && *s <= '9' && v <= 1000000L)
+            v = v * 10 + (*s++ - '0');
+        if (*s == '\0' && v <= 1000000L)
+            return (int)v;
+    }
+    return shared_rank >= 0 ? shared_rank : 0;
+}
+
+int nas_placement_rank_device(const nas_placement *p, int local_rank)
+{
+    if (!p || p->kind != NAS_DEVICE_CUDA || p->n_gpus <= 0 || p->n_gpus > NAS_MAX_DEVICES ||
+        local_rank < 0)
+        return -1;
+    return p->gpus[local_rank % p->n_gpus];
+}
+
+int nas__cuda_visible_value(const char *visible, int ordinal, char *buf, size_t n)
+{
+    if (!buf || n == 0 || ordinal < 0)
+        return -1;
+    if (!visible || !*visible) { /* every device visible: the ordinal itself */
+        int k = snprintf(buf, n, "%d", ordinal);
+        return k > 0 && (size_t)k < n ? 0 : -1;
+    }
+    const char *s = visible;
+    for (int i = 0;; i++) {
+        const char *end = strchr(s, ',');
+        size_t len = end ? (size_t)(end - s) : strlen(s);
+        while (len && (*s == ' ' || *s == '\t')) { /* "0, 1" */
+            s++;
+            len--;
+        }
+        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+            len--;
+        if (i == ordinal) {
+            if (len == 0 || len >= n)
+                return -1;
+            memcpy(buf, s, len);
+            buf[len] = '\0';
+            return 0;
+        }
+        if (!end)
+            return -1;
+        s = end + 1;
+    }
 }

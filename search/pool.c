@@ -18,6 +18,15 @@
  * job and is killed too. The first fails the job with NAS_EWORKER (the
  * worker process failed: a retry may succeed), the second with
  * NAS_ETIMEOUT (the job itself is too slow: a retry would be too).
+ *
+ * GPU slots (issue 7): with opts.worker_gpu, worker i is pinned to its
+ * slot's CUDA device. The owner translates the device into a
+ * CUDA_VISIBLE_DEVICES value once, in nas_pool_create (through its own
+ * CUDA_VISIBLE_DEVICES, e.g. one Slurm set, with nas__cuda_visible_value,
+ * the helper the MPI transport uses too); spawn() sets it in the child
+ * right after fork, before the child runs any job and so before its
+ * backend can initialise CUDA. A replacement of a crashed worker goes
+ * through spawn() with the same index, so it gets the same device.
  */
 #include <errno.h>
 #include <math.h>
@@ -139,7 +148,15 @@ size_t nas__msg_encode_result(uint8_t *buf, int64_t job_id, const nas_trial_resu
     put_u32(p + 68, (uint32_t)res->epochs);
     put_u32(p + 72, (uint32_t)elen);
     memcpy(p + RESULT_FIXED, res->error, elen);
-    return finish_header(buf, NAS__MSG_RESULT, RESULT_FIXED + elen);
+    /* issue 7: then the device that ran it: u8 length + name, u8 length + cc */
+    uint8_t *q = p + RESULT_FIXED + elen;
+    size_t nlen = strnlen(res->device_name, sizeof res->device_name - 1);
+    size_t clen = strnlen(res->device_cc, sizeof res->device_cc - 1);
+    q[0] = (uint8_t)nlen;
+    memcpy(q + 1, res->device_name, nlen);
+    q[1 + nlen] = (uint8_t)clen;
+    memcpy(q + 2 + nlen, res->device_cc, clen);
+    return finish_header(buf, NAS__MSG_RESULT, RESULT_FIXED + elen + 2 + nlen + clen);
 }
 
 int nas__msg_header(const uint8_t *buf, int *type, uint32_t *length, char *why, size_t n)
@@ -210,9 +227,26 @@ int nas__msg_decode_result(const uint8_t *p, uint32_t len, int64_t *job_id,
     if (len < RESULT_FIXED)
         return NAS_EFORMAT;
     uint32_t elen = get_u32(p + 72);
-    if (elen >= sizeof res->error || len != RESULT_FIXED + elen)
+    if (elen >= sizeof res->error || len < RESULT_FIXED + elen)
         return NAS_EFORMAT;
+    /* the device tail (issue 7); absent in a sender without it */
+    size_t nlen = 0, clen = 0;
+    const uint8_t *q = p + RESULT_FIXED + elen;
+    if (len != RESULT_FIXED + elen) {
+        if (len < RESULT_FIXED + elen + 2)
+            return NAS_EFORMAT;
+        nlen = q[0];
+        if (nlen >= sizeof res->device_name || len < RESULT_FIXED + elen + 2 + nlen)
+            return NAS_EFORMAT;
+        clen = q[1 + nlen];
+        if (clen >= sizeof res->device_cc || len != RESULT_FIXED + elen + 2 + nlen + clen)
+            return NAS_EFORMAT;
+    }
     memset(res, 0, sizeof *res);
+    if (len != RESULT_FIXED + elen) {
+        memcpy(res->device_name, q + 1, nlen);
+        memcpy(res->device_cc, q + 2 + nlen, clen);
+    }
     *job_id = (int64_t)get_u64(p);
     res->status = (int32_t)get_u32(p + 8);
     res->val_accuracy = get_f64(p + 12);
@@ -257,6 +291,10 @@ struct nas_pool {
     int inproc_busy;
     int mpi;  /* 1: worker i is MPI rank i + 1 (search/pool_mpi.c) */
     int lost; /* MPI ranks given up on (they cannot be restarted) */
+    /* issue 7: CUDA ordinal of worker i (-1: not pinned) and the
+     * CUDA_VISIBLE_DEVICES value that pins it; NULL without GPU slots */
+    int *gpu;
+    char (*gpu_env)[256];
 };
 
 int nas__pool_lost(const nas_pool *p) { return p ? p->lost : 0; }
@@ -420,6 +458,24 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
         raise(SIGKILL);
     if (nas__fault_applies(fault, "hang", job))
         raise(SIGSTOP);
+    if (nas__fault_applies(fault, "gpuenv", job)) {
+        /* issue 7 test hook: fail the job with the GPU pinning the worker
+         * runs under instead of training (tests/e2e/test_gpu_slots.sh) */
+        nas_trial_result r;
+        memset(&r, 0, sizeof r);
+        r.status = NAS_EBACKEND;
+        r.val_accuracy = NAN;
+        r.test_accuracy = -1;
+        r.train_loss = NAN;
+        r.latency_ms = NAN;
+        r.train_seconds = NAN;
+        const char *v = getenv("CUDA_VISIBLE_DEVICES");
+        snprintf(r.error, sizeof r.error, "CUDA_VISIBLE_DEVICES=%s (reported by NAS_FAULT gpuenv)",
+                 v ? v : "(unset)");
+        uint8_t rb[RBUF];
+        size_t rn = nas__msg_encode_result(rb, job->id, &r);
+        return send(sctx, rb, rn);
+    }
     if (nas__fault_applies(fault, "spin", job))
         for (;;)
             sleep_ms(1000);
@@ -567,6 +623,9 @@ static int spawn(nas_pool *p, int i, nas_error *err)
         signal(SIGILL, SIG_DFL);
         signal(SIGABRT, SIG_DFL);
         signal(SIGALRM, SIG_DFL);
+        /* issue 7: this slot's GPU, before any job can initialise CUDA */
+        if (p->gpu && p->gpu[i] >= 0 && setenv("CUDA_VISIBLE_DEVICES", p->gpu_env[i], 1) != 0)
+            _exit(7);
         child_main(p, sv[1]);
         _exit(0);
     }
@@ -685,6 +744,33 @@ static void drain_messages(nas_pool *p, int i)
     }
 }
 
+/* issue 7: copy opts->worker_gpu and turn each device into the
+ * CUDA_VISIBLE_DEVICES value that exposes it alone (p->count set). */
+static int set_gpus(nas_pool *p, const int *dev, nas_error *err)
+{
+    int n = p->count > 0 ? p->count : 1;
+    p->gpu = malloc((size_t)n * sizeof *p->gpu);
+    p->gpu_env = calloc((size_t)n, sizeof *p->gpu_env);
+    if (!p->gpu || !p->gpu_env)
+        return nas_error_set(err, NAS_ENOMEM, "pool: out of memory");
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    for (int i = 0; i < n; i++) {
+        p->gpu[i] = dev[i] >= 0 ? dev[i] : -1;
+        if (p->gpu[i] >= 0 &&
+            nas__cuda_visible_value(visible, p->gpu[i], p->gpu_env[i], sizeof p->gpu_env[i]) != 0)
+            return nas_error_set(err, NAS_ECONFIG,
+                                 "pool: worker %d should run on CUDA device %d, but "
+                                 "CUDA_VISIBLE_DEVICES=\"%s\" has no entry %d (device numbers "
+                                 "in workers.gpus count within that list, from 0)",
+                                 i, p->gpu[i], visible ? visible : "", p->gpu[i]);
+    }
+    /* in-process: this process runs the jobs, so it is the one to pin */
+    if (p->count == 0 && p->gpu[0] >= 0 && setenv("CUDA_VISIBLE_DEVICES", p->gpu_env[0], 1) != 0)
+        return nas_error_set(err, NAS_EWORKER, "pool: cannot set CUDA_VISIBLE_DEVICES=%s: %s",
+                             p->gpu_env[0], strerror(errno));
+    return NAS_OK;
+}
+
 int nas_pool_create(int count, nas_pool_job_fn fn, void *ctx, const nas_pool_opts *opts,
                     nas_pool **out, nas_error *err)
 {
@@ -706,9 +792,21 @@ int nas_pool_create(int count, nas_pool_job_fn fn, void *ctx, const nas_pool_opt
         p->opts = *opts;
     if (p->opts.progress_interval_s <= 0)
         p->opts.progress_interval_s = 0.5;
+    p->opts.worker_gpu = NULL; /* the pool keeps its own copy in p->gpu */
+    if (opts && opts->worker_gpu && !p->mpi) {
+        int rc = set_gpus(p, opts->worker_gpu, err);
+        if (rc != NAS_OK) {
+            free(p->gpu);
+            free(p->gpu_env);
+            free(p);
+            return rc;
+        }
+    }
     if (count > 0) {
         p->w = calloc((size_t)count, sizeof *p->w);
         if (!p->w) {
+            free(p->gpu);
+            free(p->gpu_env);
             free(p);
             return nas_error_set(err, NAS_ENOMEM, "pool: out of memory");
         }
@@ -759,6 +857,8 @@ void nas_pool_destroy(nas_pool *p)
     }
     free(p->w);
     free(p->queue);
+    free(p->gpu);
+    free(p->gpu_env);
     free(p);
 }
 
@@ -785,6 +885,26 @@ int nas_pool_next_worker(const nas_pool *p)
         return (p->qlen == 0 && !p->inproc_busy) ? 0 : -1;
     if (nas_pool_idle(p) <= 0)
         return -1;
+    if (p->gpu && !p->mpi) {
+        /* issue 7: the free worker on the GPU running the fewest jobs
+         * (ties: a running worker before one to restart, then the lowest
+         * index), so the GPUs share the load like nas_placement_pick_slot */
+        int best = -1, best_load = 0, best_idle = 0;
+        for (int i = 0; i < p->count; i++) {
+            if (p->w[i].state == W_BUSY)
+                continue;
+            int load = 0;
+            for (int j = 0; j < p->count; j++)
+                load += p->w[j].state == W_BUSY && p->gpu[j] == p->gpu[i];
+            int idle = p->w[i].state == W_IDLE;
+            if (best < 0 || load < best_load || (load == best_load && idle > best_idle)) {
+                best = i;
+                best_load = load;
+                best_idle = idle;
+            }
+        }
+        return best;
+    }
     for (int i = 0; i < p->count; i++)
         if (p->w[i].state == W_IDLE)
             return i;

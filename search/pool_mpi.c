@@ -27,6 +27,7 @@
  * size 0 and nas run works as a single process.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,16 +44,60 @@ static int launched_by_mpi(void)
     return 0;
 }
 
+/* GPU of a worker rank (issue 4; docs/cluster.md "GPUs under MPI"). */
+int nas__mpi_pick_gpu(const nas_config *cfg, int local_rank, char *note, size_t n)
+{
+    char scratch[8];
+    if (!note || n == 0) {
+        note = scratch;
+        n = sizeof scratch;
+    }
+    note[0] = '\0';
+    const char *be = cfg->proxy.backend[0] ? cfg->proxy.backend : "auto";
+    if (strcmp(be, "cpu") == 0 || strcmp(be, "ref") == 0 || strcmp(cfg->workers.device, "cpu") == 0) {
+        snprintf(note, n, "CPU (proxy.backend = \"%s\")", be);
+        return -1;
+    }
+    nas_device_info devs[NAS_MAX_DEVICES];
+    int n_cuda = 0;
+    nas_error qerr = {0};
+    if (nas_devices_query(NAS_DEVICE_CUDA, devs, NAS_MAX_DEVICES, &n_cuda, &qerr) != NAS_OK)
+        n_cuda = 0;
+    nas_placement p;
+    nas_error perr;
+    if (nas_placement_resolve(cfg, n_cuda, qerr.msg, &p, &perr) != NAS_OK) {
+        snprintf(note, n, "no GPU picked: %s", perr.msg);
+        return -1;
+    }
+    int dev = nas_placement_rank_device(&p, local_rank);
+    if (dev < 0) {
+        snprintf(note, n, "CPU (no CUDA device)");
+        return -1;
+    }
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    char value[256];
+    if (nas__cuda_visible_value(visible, dev, value, sizeof value) != 0 ||
+        setenv("CUDA_VISIBLE_DEVICES", value, 1) != 0) {
+        snprintf(note, n, "GPU %d, but CUDA_VISIBLE_DEVICES could not be set (was \"%s\")", dev,
+                 visible ? visible : "");
+        return -1;
+    }
+    snprintf(note, n, "GPU %d of workers.gpus (local rank %d; CUDA_VISIBLE_DEVICES=%s)", dev,
+             local_rank, value);
+    return dev;
+}
+
 #ifdef NAS_HAVE_MPI
 #include <mpi.h>
 #include <pthread.h>
 
 #define TAG 7
 
-int nas__mpi_start(int *rank, int *size, nas_error *err)
+int nas__mpi_start(int *rank, int *size, int *local_rank, nas_error *err)
 {
     *rank = 0;
     *size = 0;
+    *local_rank = 0;
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
@@ -67,8 +112,21 @@ int nas__mpi_start(int *rank, int *size, nas_error *err)
     }
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
-    if (*size < 2)
+    if (*size < 2) {
         *size = 0; /* one rank: an ordinary local run */
+        return NAS_OK;
+    }
+    /* The local rank: OMPI_COMM_WORLD_LOCAL_RANK under Open MPI's mpirun,
+     * else the rank among the processes sharing this node's memory (the
+     * split is collective: every rank makes it, here, right after init). */
+    int shared = -1;
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+        MPI_Comm_rank(node, &shared);
+        MPI_Comm_free(&node);
+    }
+    *local_rank = nas_mpi_local_rank(getenv("OMPI_COMM_WORLD_LOCAL_RANK"), shared);
     return NAS_OK;
 }
 
@@ -246,11 +304,12 @@ int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, in
 
 #else /* !NAS_HAVE_MPI */
 
-int nas__mpi_start(int *rank, int *size, nas_error *err)
+int nas__mpi_start(int *rank, int *size, int *local_rank, nas_error *err)
 {
     (void)err;
     *rank = 0;
     *size = 0;
+    *local_rank = 0;
     (void)launched_by_mpi;
     return NAS_OK;
 }

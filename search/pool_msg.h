@@ -82,7 +82,9 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * does), hang (SIGSTOP: the whole worker freezes, heartbeats stop), spin
  * (the job never ends but heartbeats go on: trial_timeout_s catches it),
  * nan (the job "trains" to a NaN loss), garbage (the worker sends a
- * malformed message instead of its result).
+ * malformed message instead of its result), gpuenv (the job fails at once
+ * with "CUDA_VISIBLE_DEVICES=<value the worker runs with>": issue 7's
+ * per-slot GPU pinning, testable without a GPU).
  * Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
  */
 int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *job);
@@ -90,8 +92,11 @@ int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *j
 /* ---- Open MPI transport (search/pool_mpi.c; stubs without NAS_HAVE_MPI) ---- */
 
 /* Initialise MPI when launched by mpirun/srun: *rank, *size (size 0: not
- * an MPI run, or a single rank). Errors: NAS_EWORKER. */
-int nas__mpi_start(int *rank, int *size, nas_error *err);
+ * an MPI run, or a single rank) and *local_rank (nas_mpi_local_rank over
+ * OMPI_COMM_WORLD_LOCAL_RANK and the MPI_COMM_TYPE_SHARED split rank,
+ * which every rank computes here since the split is collective; 0 without
+ * MPI). Errors: NAS_EWORKER. */
+int nas__mpi_start(int *rank, int *size, int *local_rank, nas_error *err);
 /* World size of an MPI run (0: none). */
 int nas__mpi_size(void);
 /* End MPI (MPI_Abort when lost_ranks > 0: they never reach MPI_Finalize). */
@@ -103,6 +108,27 @@ int nas__mpi_send(int rank, const uint8_t *buf, size_t n);
 int nas__mpi_poll(int *src, uint8_t *buf, size_t cap, size_t *n);
 /* MPI ranks the pool gave up on (frozen, broke the protocol). */
 int nas__pool_lost(const nas_pool *p);
+/*
+ * Under MPI, before the worker rank's evaluator opens its backend: when
+ * cfg's placement (nas_placement_resolve over nas_devices_query) is CUDA,
+ * pick this rank's GPU (nas_placement_rank_device of its local rank) and
+ * restrict the process to it with CUDA_VISIBLE_DEVICES (translated through
+ * a CUDA_VISIBLE_DEVICES already set, e.g. by Slurm), so the backend's
+ * device 0 is that GPU. Writes what it chose (or why not) into note (may
+ * be NULL). Returns the CUDA ordinal chosen, or -1 (CPU placement, no
+ * CUDA, or the placement is invalid: the evaluator then reports the
+ * problem on every trial).
+ */
+int nas__mpi_pick_gpu(const nas_config *cfg, int local_rank, char *note, size_t n);
+/*
+ * The CUDA_VISIBLE_DEVICES value that exposes only device `ordinal` as
+ * the process sees it now: entry `ordinal` of the comma-separated list
+ * `visible` (the current CUDA_VISIBLE_DEVICES; an index or a GPU UUID),
+ * or the ordinal in decimal when `visible` is NULL or empty. Writes it to
+ * buf (n bytes). Returns 0, or -1 when the list has no such entry or buf
+ * is too small. Pure (search/placement.c).
+ */
+int nas__cuda_visible_value(const char *visible, int ordinal, char *buf, size_t n);
 /* A worker rank: run jobs from rank 0 until STOP. NAS_OK or the failure. */
 int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
                    nas_error *err);

@@ -68,11 +68,23 @@ static const char SCHEMA_V1[] =
     "  PRIMARY KEY(experiment_id, name)\n"
     ");\n";
 
+/* Version 2 (issue 7): which device ran each trial - the GPU's name and
+ * compute capability, or the CPU's model name (device_cc NULL). Applied on
+ * top of SCHEMA_V1 to new files and, once, to version-1 files opened
+ * read-write. */
+static const char MIGRATE_V2[] =
+    "ALTER TABLE trial ADD COLUMN device_name TEXT;\n"
+    "ALTER TABLE trial ADD COLUMN device_cc TEXT;\n";
+
+/* The version-2 columns in TRIAL_COLUMNS; a version-1 file opened
+ * read-only (not migrated) reads NULLs in their place (stmt_get). */
+#define V2_TRIAL_COLUMNS "t.device_name, t.device_cc"
+
 #define TRIAL_COLUMNS                                                                         \
     "SELECT t.id, t.experiment_id, e.name, t.genotype, t.arch_key, t.proposed_by, t.status, " \
     "t.worker, t.attempt, t.device, t.created_at, t.started_at, t.finished_at, t.error, "     \
     "r.trial_id IS NOT NULL, r.val_accuracy, r.test_accuracy, r.train_loss, r.macs, "         \
-    "r.params, r.latency_ms, r.train_seconds, r.epochs, r.score "                             \
+    "r.params, r.latency_ms, r.train_seconds, r.epochs, r.score, " V2_TRIAL_COLUMNS " "      \
     "FROM trial t JOIN experiment e ON e.id = t.experiment_id "                               \
     "LEFT JOIN result r ON r.trial_id = t.id "
 
@@ -126,9 +138,11 @@ static const char *const QUERIES[Q_COUNT] = {
     [Q_TRIAL_KNOWN] = "SELECT 1 FROM trial WHERE experiment_id = ?1 AND arch_key = ?2",
     [Q_TRIAL_START] = "UPDATE trial SET status = 'running', worker = ?2, device = ?3, "
                       "attempt = attempt + 1, started_at = " NOW_SQL ", finished_at = NULL, "
-                      "error = NULL WHERE id = ?1",
+                      "error = NULL, device_name = NULL, device_cc = NULL WHERE id = ?1",
     [Q_TRIAL_FINISH] = "UPDATE trial SET status = ?2, error = ?3, finished_at = " NOW_SQL
-                       " WHERE id = ?1",
+                       ", device_name = coalesce(?4, device_name), "
+                       "device_cc = CASE WHEN ?4 IS NULL THEN device_cc ELSE ?5 END "
+                       "WHERE id = ?1",
     [Q_RESULT_INSERT] = "INSERT OR REPLACE INTO result(trial_id, val_accuracy, test_accuracy, "
                         "train_loss, macs, params, latency_ms, train_seconds, epochs, score) "
                         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -148,6 +162,7 @@ static const char *const QUERIES[Q_COUNT] = {
 struct nas_store {
     sqlite3 *db;
     int readonly;
+    int64_t schema; /* user_version of the file (1 only when opened read-only) */
     char path[NAS_PATH_MAX];
     sqlite3_stmt *stmt[Q_COUNT];
 };
@@ -162,7 +177,15 @@ static int db_fail(nas_store *st, nas_error *err, const char *what)
 static sqlite3_stmt *stmt_get(nas_store *st, int q, nas_error *err)
 {
     if (!st->stmt[q]) {
-        if (sqlite3_prepare_v3(st->db, QUERIES[q], -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[q],
+        const char *sql = QUERIES[q];
+        char v1[2048];
+        const char *at = st->schema < 2 ? strstr(sql, V2_TRIAL_COLUMNS) : NULL;
+        if (at) { /* version-1 file, read-only: NULL for the version-2 columns */
+            snprintf(v1, sizeof v1, "%.*sNULL, NULL%s", (int)(at - sql), sql,
+                     at + strlen(V2_TRIAL_COLUMNS));
+            sql = v1;
+        }
+        if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[q],
                                NULL) != SQLITE_OK) {
             db_fail(st, err, "cannot prepare a statement");
             st->stmt[q] = NULL;
@@ -317,14 +340,37 @@ static void uri_of(const char *path, char *out, size_t n)
 
 static int create_schema(nas_store *st, nas_error *err)
 {
-    char sql[sizeof SCHEMA_V1 + 256];
-    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%sPRAGMA application_id = %d;\n"
+    char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + 256];
+    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%sPRAGMA application_id = %d;\n"
              "PRAGMA user_version = %d;\nCOMMIT;",
-             SCHEMA_V1, NAS_STORE_APPLICATION_ID, NAS_STORE_SCHEMA_VERSION);
+             SCHEMA_V1, MIGRATE_V2, NAS_STORE_APPLICATION_ID, NAS_STORE_SCHEMA_VERSION);
     int rc = exec_sql(st, sql, "cannot create the schema", err);
     if (rc != NAS_OK)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
+}
+
+/* Version 1 -> 2 (MIGRATE_V2), in one IMMEDIATE transaction that
+ * re-reads the version, so concurrent openers migrate once. */
+static int migrate_v2(nas_store *st, nas_error *err)
+{
+    int64_t ver = 0;
+    if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin the schema migration", err) != NAS_OK)
+        return NAS_EDB;
+    int rc = query_int(st, "PRAGMA user_version", &ver, err);
+    if (rc == NAS_OK && ver < 2) {
+        char sql[sizeof MIGRATE_V2 + 64];
+        snprintf(sql, sizeof sql, "%sPRAGMA user_version = 2;", MIGRATE_V2);
+        rc = exec_sql(st, sql, "cannot migrate the schema from version 1 to 2", err);
+    }
+    if (rc == NAS_OK)
+        rc = exec_sql(st, "COMMIT", "cannot commit the schema migration", err);
+    if (rc != NAS_OK) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    st->schema = 2;
+    return NAS_OK;
 }
 
 /* Check that the file is a nas database of a version we know; create the
@@ -352,6 +398,7 @@ static int check_schema(nas_store *st, nas_error *err)
             if ((rc = query_int(st, "PRAGMA user_version", &ver, err)) != NAS_OK)
                 return rc;
         } else {
+            st->schema = NAS_STORE_SCHEMA_VERSION;
             return NAS_OK;
         }
     }
@@ -369,7 +416,9 @@ static int check_schema(nas_store *st, nas_error *err)
     if (ver < 1)
         return nas_error_set(err, NAS_EDB, "database %s: schema version %lld is not valid",
                              st->path, (long long)ver);
-    /* Migrations from older versions go here when version 2 exists. */
+    st->schema = ver;
+    if (ver < 2 && !st->readonly)
+        return migrate_v2(st, err);
     return NAS_OK;
 }
 
@@ -745,6 +794,11 @@ int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_resu
                           SQLITE_TRANSIENT);
     else if (note && *note)
         sqlite3_bind_text(s, 3, note, -1, SQLITE_TRANSIENT);
+    if (res->device_name[0]) { /* where it ran (issue 7); NULL keeps the column */
+        sqlite3_bind_text(s, 4, res->device_name, -1, SQLITE_TRANSIENT);
+        if (res->device_cc[0])
+            sqlite3_bind_text(s, 5, res->device_cc, -1, SQLITE_TRANSIENT);
+    }
     if (step_write(st, s, "cannot record a trial", err) != NAS_OK)
         goto fail;
     s = stmt_get(st, Q_RESULT_INSERT, err);
@@ -817,6 +871,8 @@ static void read_trial(sqlite3_stmt *s, nas_store_trial *t)
     t->train_seconds = col_double(s, 21);
     t->epochs = (int)col_int(s, 22);
     t->score = col_double(s, 23);
+    copy_text(t->device_name, sizeof t->device_name, s, 24);
+    copy_text(t->device_cc, sizeof t->device_cc, s, 25);
 }
 
 int nas_store_trial_get(nas_store *st, int64_t trial_id, nas_store_trial *out, nas_error *err)

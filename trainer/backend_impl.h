@@ -81,6 +81,18 @@ typedef struct nas__backend_ext {
     int (*copy_tensor)(nas_backend *be, nas_tensor *dst, const nas_tensor *src);
     /* nas_backend_set_precision; NULL: fp32 only */
     int (*set_precision)(nas_backend *be, const char *precision);
+    /* Latency on the device's own clock (cuda: CUDA events on the
+     * backend's stream): timer_start marks the start in the backend's
+     * queue; timer_stop marks the end, waits for it and gives the ms
+     * between the marks. NULL: callers time with the host clock after
+     * nas_backend_sync (evaluator/latency.c). */
+    int (*timer_start)(nas_backend *be);
+    int (*timer_stop)(nas_backend *be, double *ms);
+    /* The device this backend instance runs on: its name (cuda:
+     * cudaDeviceProp.name) into name[n] and compute capability ("8.0")
+     * into cc[m]. NULL: the host CPU (evaluator/latency.c reads its model
+     * name). */
+    int (*device_info)(const nas_backend *be, char *name, size_t n, char *cc, size_t m);
 } nas__backend_ext;
 
 /* Every backend struct starts with this header. */

@@ -16,6 +16,18 @@
  * buffers are allocated once for `max_batch` images; a forward with B <
  * max_batch uses tensor views (same buffers, n = B) kept per distinct B so
  * that each distinct shape has its own tensor structs.
+ *
+ * Sums without copies. An activation whose only consumer is a node sum
+ * (an edge's BN or pooling output, the reduction block's two branches)
+ * never needs its own gradient buffer: its gradient IS the sum's gradient,
+ * so it shares the sum's gradient buffer (`grad_root`) and the backward of
+ * the sum copies nothing. One such input per sum also shares the sum's
+ * activation buffer (`act_root`): its producer writes straight into the
+ * node, and the forward of the sum only adds the other inputs (nothing
+ * else reads that input, and no backward kernel needs an op's own output).
+ * Roots are resolved transitively (a node that feeds only the next node's
+ * sum shares that node's buffers in turn). This removes a full read+write
+ * pass per sum forward and per sum input backward.
  */
 #include <math.h>   /* sqrtf */
 #include <stdio.h>  /* snprintf */
@@ -41,6 +53,7 @@ typedef struct step {
     int rm, rv;    /* BN running mean and variance (param-table buffers) */
     int sm, si;    /* BN saved mean / inverse std (aux tensors) */
     int k, stride, pad;
+    int in_place; /* S_SUM: position in in[] of the input that shares y's buffer, or -1 */
 } step;
 
 typedef struct param {
@@ -70,7 +83,9 @@ struct nas_net {
     int n_aux, cap_aux;
     act_info *acts; /* index 0: the input image */
     int n_acts, cap_acts;
-    nas_tensor **act_buf, **grad_buf; /* max_batch masters (index 0 unused) */
+    nas_tensor **act_buf, **grad_buf; /* max_batch masters (index 0 unused; NULL where
+                                         the buffer is shared, see act_root/grad_root) */
+    int *act_root, *grad_root;        /* activation whose buffer activation i uses */
     nas_tensor *scratch;              /* largest activation, for gradient sums */
     unsigned char *ginit;             /* per activation: gradient written this backward */
     int logits;                       /* activation index of the logits */
@@ -124,6 +139,7 @@ static step *add_step(nas_net *n, int kind)
     memset(t, 0, sizeof *t);
     t->kind = kind;
     t->w = t->b = t->rm = t->rv = t->sm = t->si = -1;
+    t->in_place = -1;
     return t;
 }
 
@@ -426,11 +442,66 @@ static view_set *get_views(nas_net *n, int batch)
     }
     for (int i = 1; i < n->n_acts; i++) {
         act_info a = n->acts[i];
-        v->act[i] = make_view(n->act_buf[i], batch, a.c, a.h, a.w);
-        v->grad[i] = make_view(n->grad_buf[i], batch, a.c, a.h, a.w);
+        v->act[i] = make_view(n->act_buf[n->act_root[i]], batch, a.c, a.h, a.w);
+        v->grad[i] = make_view(n->grad_buf[n->grad_root[i]], batch, a.c, a.h, a.w);
     }
     v->batch = batch;
     return v;
+}
+
+/* ---- buffer sharing ------------------------------------------------------------ */
+
+static int root_of(const int *root, int i)
+{
+    while (root[i] != i)
+        i = root[i];
+    return i;
+}
+
+/* Fill act_root / grad_root (see the header comment): an activation used
+ * by exactly one step, that step a sum, shares the sum's gradient buffer;
+ * the first such input of each sum also shares its activation buffer. */
+static int plan_sharing(nas_net *n)
+{
+    int *uses = calloc((size_t)n->n_acts, sizeof *uses);
+    n->act_root = malloc((size_t)n->n_acts * sizeof *n->act_root);
+    n->grad_root = malloc((size_t)n->n_acts * sizeof *n->grad_root);
+    if (!uses || !n->act_root || !n->grad_root) {
+        free(uses);
+        return NAS_ENOMEM;
+    }
+    for (int i = 0; i < n->n_acts; i++)
+        n->act_root[i] = n->grad_root[i] = i;
+    uses[n->logits]++; /* read by the loss */
+    for (int si = 0; si < n->n_steps; si++) {
+        const step *s = &n->steps[si];
+        if (s->kind == S_SUM)
+            for (int k = 0; k < s->n_in; k++)
+                uses[s->in[k]]++;
+        else
+            uses[s->x]++;
+    }
+    for (int si = 0; si < n->n_steps; si++) {
+        step *s = &n->steps[si];
+        if (s->kind != S_SUM)
+            continue;
+        for (int k = 0; k < s->n_in; k++) {
+            int i = s->in[k];
+            if (i == 0 || uses[i] != 1)
+                continue;
+            n->grad_root[i] = s->y;
+            if (s->in_place < 0) {
+                s->in_place = k;
+                n->act_root[i] = s->y;
+            }
+        }
+    }
+    free(uses);
+    for (int i = 0; i < n->n_acts; i++) {
+        n->act_root[i] = root_of(n->act_root, i);
+        n->grad_root[i] = root_of(n->grad_root, i);
+    }
+    return NAS_OK;
 }
 
 /* ---- create / destroy ------------------------------------------------------- */
@@ -457,6 +528,8 @@ void nas_net_destroy(nas_net *n)
         view_free(&n->views[i]);
     free(n->act_buf);
     free(n->grad_buf);
+    free(n->act_root);
+    free(n->grad_root);
     free(n->ginit);
     free(n->params);
     free(n->aux);
@@ -526,12 +599,13 @@ int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uin
     n->act_buf = calloc((size_t)n->n_acts, sizeof *n->act_buf);
     n->grad_buf = calloc((size_t)n->n_acts, sizeof *n->grad_buf);
     n->ginit = calloc((size_t)n->n_acts, 1);
-    int rc = (n->act_buf && n->grad_buf && n->ginit) ? NAS_OK : NAS_ENOMEM;
+    int rc = (n->act_buf && n->grad_buf && n->ginit) ? plan_sharing(n) : NAS_ENOMEM;
     size_t biggest = 0;
     for (int i = 1; i < n->n_acts && !rc; i++) {
         act_info a = n->acts[i];
-        rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->act_buf[i]);
-        if (!rc)
+        if (n->act_root[i] == i)
+            rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->act_buf[i]);
+        if (!rc && n->grad_root[i] == i)
             rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->grad_buf[i]);
         size_t per = (size_t)a.c * a.h * a.w;
         if (per > biggest)
@@ -582,9 +656,14 @@ static int run_step(nas_net *n, const step *s, int train)
     case S_SUM: {
         if (s->n_in == 0)
             return nas_tensor_zero(y);
-        int rc = nas_tensor_copy(y, AC(n, s->in[0]));
-        for (int i = 1; i < s->n_in && !rc; i++)
-            rc = nas_axpy(be, 1.0f, AC(n, s->in[i]), y);
+        int rc = NAS_OK, first = s->in_place;
+        if (first >= 0) /* its producer already wrote it into y's buffer */
+            y->layout = AC(n, s->in[first])->layout;
+        else
+            rc = nas_tensor_copy(y, AC(n, s->in[first = 0]));
+        for (int i = 0; i < s->n_in && !rc; i++)
+            if (i != first)
+                rc = nas_axpy(be, 1.0f, AC(n, s->in[i]), y);
         return rc;
     }
     }
@@ -699,8 +778,16 @@ static int back_step(nas_net *n, const step *s)
         break;
     case S_SUM:
         rc = NAS_OK;
-        for (int i = 0; i < s->n_in && !rc; i++)
-            rc = grad_add(n, s->in[i], gy);
+        for (int i = 0; i < s->n_in && !rc; i++) {
+            int a = s->in[i];
+            if (a != 0 && n->grad_root[a] == n->grad_root[s->y]) {
+                /* shares gy's buffer: the gradient is already there */
+                n->cur->grad[a].layout = gy->layout;
+                n->ginit[a] = 1;
+            } else {
+                rc = grad_add(n, a, gy);
+            }
+        }
         return rc;
     default:
         return NAS_EINVAL;

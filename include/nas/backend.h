@@ -61,7 +61,12 @@ int nas_backend_sync(nas_backend *be);
  * their gradients, the optimiser, the classifier and the loss stay fp32 -
  * mixed precision with fp32 master weights, Micikevicius et al., "Mixed
  * Precision Training", ICLR 2018; Kalamkar et al., "A Study of BFLOAT16 for
- * Deep Learning Training", 2019). Tensors keep their values across a
+ * Deep Learning Training", 2019). cuda backend: "fp16" or "bf16" run
+ * convolutions and the linear GEMM on 16-bit copies of their operands with
+ * fp32 accumulation (tensor cores), all tensors staying fp32; "fp16" adds
+ * dynamic loss scaling (the gradients of a backward pass carry the scale,
+ * which nas_sgd_step divides out; a step whose gradients overflowed fp16
+ * is skipped) - docs/cuda.md. Tensors keep their values across a
  * change. Errors: NAS_EINVAL (unknown name), NAS_EUNSUPPORTED (the backend
  * or CPU cannot do it; "fp32" is always accepted).
  */

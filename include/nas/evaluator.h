@@ -38,10 +38,21 @@ typedef struct nas_layer_info {
 int nas_count_net(const nas_net_desc *desc, int64_t *macs, int64_t *params,
                   void (*layer)(void *ctx, const nas_layer_info *info), void *ctx);
 
-/* Median wall time in ms of `runs` eval-mode forward passes of a batch of
- * `batch` zero images, after `warmup` untimed passes. */
+/* Median time in ms of `runs` eval-mode forward passes of a batch of
+ * `batch` zero images, after `warmup` untimed passes, on the net's device:
+ * CUDA events on the backend's stream for cuda, CLOCK_MONOTONIC around the
+ * pass and nas_backend_sync otherwise (evaluator/latency.c). */
 int nas_latency_ms(nas_net *net, int batch, int warmup, int runs, double *median_ms,
                    nas_error *err);
+
+/*
+ * The device backend `be` runs on (issue 7: the store records it per
+ * trial): name[n] gets the GPU's name (cudaDeviceProp.name) or, for the
+ * host backends (cpu, ref), the CPU model name from /proc/cpuinfo
+ * ("unknown CPU" when it says none); cc[m] (may be NULL) the GPU's compute
+ * capability "M.m", "" for the CPU. Errors: NAS_EINVAL (NULL be or name).
+ */
+int nas_device_describe(const nas_backend *be, char *name, size_t n, char *cc, size_t m);
 
 /* ---- trial evaluation ---------------------------------------------------- */
 
@@ -57,6 +68,8 @@ typedef struct nas_trial_result {
     double latency_ms;      /* batch 1, median */
     double train_seconds;
     int epochs;
+    char device_name[128];  /* where it ran: GPU name or CPU model ("" when nothing ran) */
+    char device_cc[16];     /* GPU compute capability "8.0"; "" for the CPU */
 } nas_trial_result;
 
 typedef struct nas_evaluator nas_evaluator; /* opaque: data sets or table */

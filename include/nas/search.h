@@ -113,6 +113,20 @@ typedef struct nas_pool_opts {
      * frozen process: stopped, swapped to death, lost rank) is killed and
      * its job failed with NAS_EWORKER. 0 = no heartbeats. */
     int heartbeat_s;
+    /* issue 7: the CUDA device of each worker slot, or NULL (no GPU
+     * placement: nothing changes). worker_gpu[i] (count entries; 1 when
+     * count is 0) is the CUDA ordinal worker i trains on
+     * (nas_placement_slot_device), -1 for "leave it alone". Forked worker
+     * i - and every replacement of it after a crash - sets
+     * CUDA_VISIBLE_DEVICES to that device alone before any job runs,
+     * translated through the owner's CUDA_VISIBLE_DEVICES list
+     * (nas__cuda_visible_value), so the backend's device 0 is the slot's
+     * GPU; in-process (count 0) the calling process does so. Submit then
+     * gives a job to an idle worker on the GPU running the fewest jobs.
+     * Copied by nas_pool_create; ignored under MPI (ranks pick their own
+     * GPU). nas_pool_create fails with NAS_ECONFIG when a device is not in
+     * the owner's CUDA_VISIBLE_DEVICES list. */
+    const int *worker_gpu;
 } nas_pool_opts;
 
 typedef struct nas_pool_event {
@@ -316,8 +330,9 @@ typedef struct nas_placement {
  * Errors: NAS_ENODEV "workers.device = \"cuda\" but no CUDA device is
  * present (<reason>)..."; NAS_ECONFIG for a GPU index outside 0..n_cuda-1,
  * a repeated index, trials_per_gpu < 0, an unknown device name or
- * device "cuda" with proxy.backend "ref"; NAS_EUNSUPPORTED for CUDA with
- * proxy.precision other than "fp32" (not implemented yet).
+ * device "cuda" with proxy.backend "ref"; NAS_EUNSUPPORTED for
+ * proxy.precision "fp16" when the trials run on the CPU (fp16 with loss
+ * scaling is CUDA-only; fp32 and bf16 are placed on both).
  */
 int nas_placement_resolve(const nas_config *cfg, int n_cuda, const char *no_cuda_reason,
                           nas_placement *out, nas_error *err);
@@ -336,6 +351,30 @@ int nas_placement_slot_device(const nas_placement *p, int slot);
  * slot is busy (at most trials_per_gpu trials run on one GPU at once).
  */
 int nas_placement_pick_slot(const nas_placement *p, const unsigned char *busy);
+
+/*
+ * The local rank of an MPI process (its index among the ranks of the job
+ * on the same node; issue 4, docs/cluster.md "GPUs under MPI"):
+ * `env_local_rank` (the value of OMPI_COMM_WORLD_LOCAL_RANK, set by Open
+ * MPI's mpirun; may be NULL) when it is a decimal integer in 0..1000000;
+ * else `shared_rank` (the rank in the communicator that
+ * MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ...) returns,
+ * which every MPI-3 launcher supports, srun included) when >= 0; else 0.
+ * Pure: no MPI call, no environment read. Never fails.
+ */
+int nas_mpi_local_rank(const char *env_local_rank, int shared_rank);
+
+/*
+ * The CUDA ordinal an MPI worker rank trains on: p->gpus[local_rank %
+ * p->n_gpus] (workers.gpus in config order, or every device for "all"), so
+ * the ranks of one node spread over its GPUs round robin and share them
+ * once there are more ranks than GPUs (each rank runs one trial at a time;
+ * workers.trials_per_gpu does not apply under MPI). Local rank 0 of the
+ * first node is the controller and never trains. Returns -1 when p is not
+ * a CUDA placement (the CPU: no GPU to pick), has no GPU, or local_rank < 0.
+ * Pure arithmetic over p (tests pass fake placements).
+ */
+int nas_placement_rank_device(const nas_placement *p, int local_rank);
 
 #ifdef __cplusplus
 }

@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define NAS_STORE_SCHEMA_VERSION 1
+#define NAS_STORE_SCHEMA_VERSION 2 /* 2: trial.device_name, trial.device_cc */
 #define NAS_STORE_APPLICATION_ID 0x6E617331 /* "nas1" */
 #define NAS_STORE_TIME_MAX 32                /* "2024-01-31T12:34:56.789Z" */
 
@@ -133,6 +133,8 @@ typedef struct nas_store_trial {
     double train_seconds;
     int epochs;
     double score;         /* what the strategy observed (NaN: failed/infeasible) */
+    char device_name[128]; /* device that ran it: GPU name or CPU model ("" unknown) */
+    char device_cc[16];    /* GPU compute capability "8.0"; "" for the CPU */
 } nas_store_trial;
 
 /*
@@ -157,7 +159,8 @@ int nas_store_trial_start(nas_store *st, int64_t trial_id, int worker, const cha
  * NAS_OK) or failed (error = res->error), finished_at now, and its result
  * row (val_accuracy NULL when failed; negative or NaN measurements NULL).
  * `score` is what the strategy observed; `note` (may be NULL) is stored in
- * error for a done trial (e.g. a violated constraint).
+ * error for a done trial (e.g. a violated constraint). res->device_name /
+ * device_cc, when set, go to trial.device_name / device_cc (schema 2).
  */
 int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_result *res,
                            double score, const char *note, nas_error *err);

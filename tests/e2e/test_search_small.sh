@@ -36,7 +36,14 @@ expect_eq "experiment status" "$(sql "$DB" "SELECT status FROM experiment")" don
 expect_eq "trials" "$(sql "$DB" "SELECT count(*) FROM trial")" 4
 expect_eq "finished" "$(sql "$DB" "SELECT count(*) FROM trial WHERE status IN ('done','failed')")" 4
 expect_eq "attempts" "$(sql "$DB" "SELECT min(attempt) || ' ' || max(attempt) FROM trial")" "1 1"
-expect_eq "user_version" "$(sql "$DB" "PRAGMA user_version")" 1
+expect_eq "user_version" "$(sql "$DB" "PRAGMA user_version")" 2
+# issue 7: each trained trial records the device that ran it (the CPU model)
+cpu_model=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -1)
+if [ -n "$cpu_model" ]; then
+    expect_eq "device_name of done trials" \
+        "$(sql "$DB" "SELECT DISTINCT device_name FROM trial WHERE status = 'done'")" "$cpu_model"
+fi
+expect_eq "device_cc of CPU trials" "$(sql "$DB" "SELECT count(device_cc) FROM trial")" 0
 check_db_consistent "$DB"
 ndone=$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'done'")
 [ "$ndone" -ge 1 ] || fail "no trial succeeded"
@@ -85,7 +92,7 @@ expect_eq "json macs of trial 1" \
 note "nas show"
 run 0 "$NAS" show --db "$DB" 2
 for field in trial experiment genotype arch_key status error proposed_by attempt worker device \
-    started_at finished_at val_accuracy macs params latency_ms train_seconds epochs; do
+    device_name started_at finished_at val_accuracy macs params latency_ms train_seconds epochs; do
     grep -q "^$field " "$TMP/out" || { cat "$TMP/out"; fail "nas show lacks '$field'"; }
 done
 expect_eq "show genotype" "$(awk '$1 == "genotype" {print $2}' "$TMP/out")" \

@@ -430,12 +430,71 @@ static void test_placement_errors(void **state)
     c.workers.trials_per_gpu = -1;
     assert_int_equal(nas_placement_resolve(&c, 1, NULL, &p, &err), NAS_ECONFIG);
     assert_int_equal(nas_placement_resolve(NULL, 1, NULL, &p, &err), NAS_EINVAL);
-    /* mixed precision is not implemented on CUDA: refuse, never ignore */
-    c = base_cfg("auto", "auto");
-    snprintf(c.proxy.precision, sizeof c.proxy.precision, "bf16");
-    assert_int_equal(nas_placement_resolve(&c, 1, NULL, &p, &err), NAS_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "proxy.precision = \"bf16\""));
-    assert_int_equal(nas_placement_resolve(&c, 0, NULL, &p, &err), NAS_OK); /* CPU */
+}
+
+/* Mixed precision (issue 7): bf16 is placed on CUDA and on the CPU; fp16
+ * (loss scaling on tensor cores) only on CUDA - refused, with the reason,
+ * when the trials would run on the CPU, never silently run in fp32. */
+static void test_placement_precision(void **state)
+{
+    (void)state;
+    nas_placement p;
+    nas_error err;
+    static const char *const dev[][2] = {{"auto", "auto"}, {"cuda", "cuda"}, {"cpu", "cuda"}};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        for (int k = 0; k < 3; k++) {
+            static const char *const prec[] = {"fp32", "fp16", "bf16"};
+            nas_config c = base_cfg(dev[i][0], dev[i][1]);
+            snprintf(c.proxy.precision, sizeof c.proxy.precision, "%s", prec[k]);
+            nas_error_clear(&err);
+            assert_int_equal(nas_placement_resolve(&c, 2, NULL, &p, &err), NAS_OK);
+            assert_int_equal(p.kind, NAS_DEVICE_CUDA);
+            assert_int_equal(p.slots, 2);
+        }
+    /* the CPU: fp32 and bf16 yes, fp16 no */
+    static const char *const cpu[][2] = {{"auto", "auto"}, {"cpu", "cpu"}, {"cpu", "ref"}};
+    for (size_t i = 0; i < sizeof cpu / sizeof cpu[0]; i++) {
+        nas_config c = base_cfg(cpu[i][0], cpu[i][1]);
+        snprintf(c.proxy.precision, sizeof c.proxy.precision, "bf16");
+        assert_int_equal(nas_placement_resolve(&c, 0, "no driver", &p, &err), NAS_OK);
+        assert_int_equal(p.kind, NAS_DEVICE_CPU);
+        snprintf(c.proxy.precision, sizeof c.proxy.precision, "fp16");
+        nas_error_clear(&err);
+        assert_int_equal(nas_placement_resolve(&c, 0, "no driver", &p, &err), NAS_EUNSUPPORTED);
+        assert_non_null(strstr(err.msg, "proxy.precision = \"fp16\" needs the CUDA backend"));
+        assert_non_null(strstr(err.msg, i == 0 ? "\"auto\" found no CUDA device"
+                                               : "select it"));
+    }
+    /* GPUs present but the CPU asked for: fp16 still refused */
+    nas_config c = base_cfg("cpu", "cpu");
+    snprintf(c.proxy.precision, sizeof c.proxy.precision, "fp16");
+    assert_int_equal(nas_placement_resolve(&c, 4, NULL, &p, &err), NAS_EUNSUPPORTED);
+}
+
+/* nas_backend_set_precision on a CUDA backend when one starts here; on this
+ * machine without a device, the CPU-side contract: "cuda" is not created
+ * ("no CUDA device") so nothing can silently run in another precision. */
+static void test_cuda_set_precision(void **state)
+{
+    (void)state;
+    nas_backend *be = NULL;
+    nas_error err;
+    int rc = nas_backend_create("cuda", 0, 0, &be, &err);
+    if (rc != NAS_OK) {
+        assert_null(be);
+        assert_true(rc == NAS_ENODEV || rc == NAS_ENOTFOUND);
+        printf("note: no CUDA backend instance here (%s); precision switching on a device is "
+               "covered by tests/gpu/test_cuda_ops.c\n",
+               rc == NAS_ENOTFOUND ? "not compiled in" : err.msg);
+        return;
+    }
+    assert_int_equal(nas_backend_set_precision(be, "int8"), NAS_EINVAL);
+    assert_int_equal(nas_backend_set_precision(be, "fp32"), NAS_OK);
+    rc = nas_backend_set_precision(be, "bf16"); /* cc >= 8.0 */
+    assert_true(rc == NAS_OK || rc == NAS_EUNSUPPORTED);
+    rc = nas_backend_set_precision(be, "fp16"); /* cc >= 7.0 */
+    assert_true(rc == NAS_OK || rc == NAS_EUNSUPPORTED);
+    nas_backend_destroy(be);
 }
 
 /*
@@ -525,6 +584,8 @@ int main(void)
         cmocka_unit_test(test_placement_cpu_and_auto),
         cmocka_unit_test(test_placement_cuda),
         cmocka_unit_test(test_placement_errors),
+        cmocka_unit_test(test_placement_precision),
+        cmocka_unit_test(test_cuda_set_precision),
         cmocka_unit_test(test_placement_schedule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -38,15 +38,16 @@ typedef struct precision_tols {
     tol accumulate;  /* convolution, GEMM, batch norm: long fp32 sums */
 } precision_tols;
 
-/* fp32 is what the backend runs today (FMA math, no TF32). The fp16 and
- * bf16 rows are the budgets for the mixed-precision follow-up
- * (docs/cuda.md): 11- and 8-bit mantissas over sums of a few hundred terms. */
+/* fp32: FMA math, no TF32. fp16 / bf16 (nas_backend_set_precision: the
+ * operands of convolutions and GEMMs rounded to 11- / 8-bit mantissas,
+ * fp32 accumulation; everything else fp32): budgets for sums of a few
+ * hundred terms of inputs in [-1, 1]. */
 static const precision_tols TOLS[] = {
     {"fp32", {1e-6, 1e-6}, {1e-5, 1e-5}, {2e-4, 5e-4}},
     {"fp16", {1e-3, 1e-3}, {2e-3, 2e-3}, {1e-2, 1e-2}},
     {"bf16", {8e-3, 8e-3}, {1.6e-2, 1.6e-2}, {5e-2, 5e-2}},
 };
-#define P (&TOLS[0]) /* the precision under test */
+static const precision_tols *P = &TOLS[0]; /* the precision under test */
 
 /* ---- the fixture ------------------------------------------------------------------ */
 
@@ -366,6 +367,124 @@ static void test_softmax_xent(void **state)
     drop(&logits), drop(&d), drop(&labels);
 }
 
+/* Switch the GPU backend to TOLS[i]'s precision; 0 (after printing why)
+ * when the device cannot do it. */
+static int use_precision(fixture *f, int i)
+{
+    int rc = nas_backend_set_precision(f->gpu, TOLS[i].precision);
+    if (rc == NAS_EUNSUPPORTED) {
+        printf("SKIPPED precision %s: %s\n", TOLS[i].precision, nas_backend_last_error(f->gpu));
+        return 0;
+    }
+    if (rc != NAS_OK)
+        fail_msg("set_precision %s: %s", TOLS[i].precision, nas_backend_last_error(f->gpu));
+    P = &TOLS[i];
+    return 1;
+}
+
+static void back_to_fp32(fixture *f)
+{
+    assert_int_equal(nas_backend_set_precision(f->gpu, "fp32"), NAS_OK);
+    P = &TOLS[0];
+}
+
+/* Convolutions and the linear layer in fp16 and bf16 against the fp32
+ * reference, with those precisions' tolerances. */
+static void test_mixed_precision_ops(void **state)
+{
+    fixture *f = need_gpu(state);
+    for (int i = 1; i < 3; i++) {
+        if (!use_precision(f, i))
+            continue;
+        conv_case(f, 2, 3, 8, 4, 3, 1, 1);
+        conv_case(f, 3, 5, 7, 16, 1, 1, 0);
+        conv_case(f, 1, 16, 28, 8, 3, 2, 1);
+        test_linear(state);
+        back_to_fp32(f);
+    }
+}
+
+/* Compare GPU tensor g with `factor` x ref tensor r (factor a power of 2:
+ * exact in binary floating point). */
+static void check_scaled(const pair *p, double factor, const char *what)
+{
+    float *a = malloc(p->n * sizeof *a), *b = malloc(p->n * sizeof *b);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_int_equal(nas_tensor_download(p->g, a, p->n), NAS_OK);
+    assert_int_equal(nas_tensor_download(p->r, b, p->n), NAS_OK);
+    for (size_t i = 0; i < p->n; i++) {
+        double want = factor * (double)b[i];
+        if (!(fabs((double)a[i] - want) <= 1e-5 * fabs(want) + 1e-6 * factor))
+            fail_msg("%s: element %zu: cuda %.9g vs %g x ref = %.9g", what, i, a[i], factor, want);
+    }
+    free(a);
+    free(b);
+}
+
+/*
+ * fp16 dynamic loss scaling on the device (trainer/cuda/loss_scale.h):
+ * the loss gradient is scaled by S = 2^16; sgd_step divides S out; a
+ * gradient that overflows fp16 in a convolution's backward skips the next
+ * SGD step (weights and momentum unchanged) and halves S.
+ */
+static void test_loss_scaling(void **state)
+{
+    fixture *f = need_gpu(state);
+    if (!use_precision(f, 1))
+        return;
+    const int n = 8, k = 10;
+    pair logits = mk(f, n, k, 1, 1, -3.0f, 3.0f), d = rnd(f, n, k, 1, 1);
+    pair labels = rnd(f, n, 1, 1, 1);
+    float lab[8];
+    for (int i = 0; i < n; i++)
+        lab[i] = (float)(i % k);
+    assert_int_equal(nas_tensor_upload(labels.r, lab, n), NAS_OK);
+    assert_int_equal(nas_tensor_upload(labels.g, lab, n), NAS_OK);
+    float lr, lg;
+    int cr, cg;
+    BOTH(f, nas_softmax_xent(f->ref, logits.r, labels.r, d.r, &lr, &cr),
+         nas_softmax_xent(f->gpu, logits.g, labels.g, d.g, &lg, &cg));
+    assert_true(fabs((double)lr - (double)lg) <= 1e-5 * fabs(lr)); /* the loss is not scaled */
+    check_scaled(&d, 65536.0, "dlogits x S (first step)");
+
+    /* SGD on a gradient carrying S: the same update as fp32 on the true one */
+    pair w = rnd(f, 4, 3, 3, 3), v = rnd(f, 4, 3, 3, 3), dw = rnd(f, 4, 3, 3, 3);
+    float host[108];
+    assert_int_equal(nas_tensor_download(dw.r, host, dw.n), NAS_OK);
+    for (size_t i = 0; i < dw.n; i++)
+        host[i] *= 65536.0f;
+    assert_int_equal(nas_tensor_upload(dw.g, host, dw.n), NAS_OK);
+    BOTH(f, nas_sgd_step(f->ref, w.r, dw.r, v.r, 0.05f, 0.9f, 5e-4f, 0),
+         nas_sgd_step(f->gpu, w.g, dw.g, v.g, 0.05f, 0.9f, 5e-4f, 0));
+    check(&w, TOLS[0].elementwise, "sgd on a scaled gradient: w");
+    check(&v, TOLS[0].elementwise, "sgd on a scaled gradient: v");
+
+    /* a backward convolution whose scaled gradient overflows fp16 ... */
+    pair dy = mk(f, 1, 4, 5, 5, 7e4f, 8e4f), cw = rnd(f, 4, 3, 3, 3), dx = rnd(f, 1, 3, 5, 5);
+    assert_int_equal(nas_conv2d_bwd_data(f->gpu, dy.g, cw.g, dx.g, 1, 1), NAS_OK);
+    /* ... skips this step's SGD */
+    float before[108], after[108], vb[108], va[108];
+    assert_int_equal(nas_tensor_download(w.g, before, w.n), NAS_OK);
+    assert_int_equal(nas_tensor_download(v.g, vb, v.n), NAS_OK);
+    assert_int_equal(nas_sgd_step(f->gpu, w.g, dw.g, v.g, 0.05f, 0.9f, 5e-4f, 0), NAS_OK);
+    assert_int_equal(nas_tensor_download(w.g, after, w.n), NAS_OK);
+    assert_int_equal(nas_tensor_download(v.g, va, v.n), NAS_OK);
+    assert_memory_equal(before, after, w.n * sizeof *before);
+    assert_memory_equal(vb, va, v.n * sizeof *vb);
+    /* ... and the next step runs with S / 2 */
+    BOTH(f, nas_softmax_xent(f->ref, logits.r, labels.r, d.r, &lr, &cr),
+         nas_softmax_xent(f->gpu, logits.g, labels.g, d.g, &lg, &cg));
+    check_scaled(&d, 32768.0, "dlogits x S/2 after an overflow");
+    /* that step has no overflow: SGD applies */
+    assert_int_equal(nas_sgd_step(f->gpu, w.g, dw.g, v.g, 0.05f, 0.9f, 5e-4f, 0), NAS_OK);
+    assert_int_equal(nas_tensor_download(w.g, after, w.n), NAS_OK);
+    assert_true(memcmp(before, after, w.n * sizeof *before) != 0);
+    drop(&logits), drop(&d), drop(&labels), drop(&w), drop(&v), drop(&dw);
+    drop(&dy), drop(&cw), drop(&dx);
+    back_to_fp32(f);
+}
+
 static void test_out_of_memory(void **state)
 {
     fixture *f = need_gpu(state);
@@ -413,6 +532,7 @@ int main(void)
         cmocka_unit_test(test_pool),         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_elementwise),  cmocka_unit_test(test_softmax_xent),
         cmocka_unit_test(test_out_of_memory), cmocka_unit_test(test_two_instances),
+        cmocka_unit_test(test_mixed_precision_ops), cmocka_unit_test(test_loss_scaling),
     };
     int failed = cmocka_run_group_tests(tests, group_setup, group_teardown);
     if (failed == 0 && FX.skipped == (int)(sizeof tests / sizeof tests[0])) {

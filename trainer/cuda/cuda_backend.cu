@@ -9,7 +9,8 @@
  *                                             workspace limit, cached
  *   batch norm forward (train, infer)         cuDNN, CUDNN_BATCHNORM_SPATIAL
  *   average pooling forward                   cuDNN, COUNT_EXCLUDE_PADDING
- *   linear (GEMM)                             cuBLAS sgemm
+ *   linear (GEMM)                             cuBLAS sgemm (fp32) or
+ *                                             cublasGemmEx (fp16 / bf16)
  *   ReLU, batch-norm backward, avg-pool
  *   backward, GAP, bias, axpy, scale,
  *   softmax-xent, SGD, sum of squares         own kernels below, whose
@@ -34,16 +35,22 @@
  * failure, ECC, ...) marks the instance faulted: that op and every later
  * one return NAS_EDEVFAULT ("restart this worker"), never a result.
  *
- * Precision: fp32 only; convolutions are forced to FMA math (no TF32) so
- * results match the reference backend within fp32 tolerances. fp16/bf16
- * with loss scaling is a follow-up (docs/cuda.md).
+ * Precision (cu_set_precision): fp32 by default, convolutions forced to
+ * FMA math (no TF32) so results match the reference backend within fp32
+ * tolerances; "fp16" / "bf16" cast the operands of convolutions and GEMMs
+ * to 16 bits around the cuDNN / cublasGemmEx call (tensor cores, fp32
+ * accumulation, fp32 master weights) with dynamic loss scaling for fp16.
+ *
+ * Latency: CUDA events on the stream (ext slots timer_start/timer_stop).
  *
  * NONE OF THIS FILE'S DEVICE PATHS HAS RUN ON A GPU YET (docs/cuda.md
  * lists them); on a machine without a device only the create-time
  * "no CUDA device" path and nas__cuda_probe run.
  */
-#include <cuda_runtime.h> /* cudaMalloc, streams, kernels */
-#include <cublas_v2.h>    /* cublasSgemm */
+#include <cuda_runtime.h> /* cudaMalloc, streams, events, kernels */
+#include <cuda_fp16.h>    /* __half (precision fp16) */
+#include <cuda_bf16.h>    /* __nv_bfloat16 (precision bf16) */
+#include <cublas_v2.h>    /* cublasSgemm, cublasGemmEx */
 #include <cudnn.h>        /* convolution, batch norm, pooling */
 #include <stdarg.h>       /* va_list for fail messages */
 #include <stdio.h>        /* snprintf */
@@ -54,6 +61,7 @@
 #include "trainer/kernel_math.h"       /* per-element arithmetic shared with ref */
 #include "trainer/cuda/cuda_probe.h"   /* nas__cuda_probe */
 #include "trainer/cuda/cuda_status.h"  /* status mapping */
+#include "trainer/cuda/loss_scale.h"   /* fp16 dynamic loss scaling */
 
 /* The numeric codes in cuda_status.h must be the toolkit's. */
 #define NAS__SA(lib_enum, num) static_assert((int)(lib_enum) == (num), #lib_enum " moved")
@@ -139,15 +147,20 @@ typedef struct block {
 enum conv_kind { CONV_FWD = 0, CONV_BWD_DATA = 1, CONV_BWD_FILTER = 2 };
 
 typedef struct conv_choice {
-    int kind, n, c, h, w, k, r, stride, pad; /* the key */
+    int kind, n, c, h, w, k, r, stride, pad, prec; /* the key */
     int algo;                               /* cudnnConvolution*Algo_t */
     cudnnMathType_t math;
     size_t ws;                              /* workspace bytes it needs */
 } conv_choice;
 
+/* Arithmetic of convolutions and GEMMs (nas_backend_set_precision). */
+enum precision { PREC_FP32 = 0, PREC_FP16 = 1, PREC_BF16 = 2 };
+
 typedef struct cuda_ctx {
     int device;
-    char device_name[256];
+    char device_name[256]; /* "NAME, cc M.m", for messages */
+    char prop_name[256];   /* cudaDeviceProp.name */
+    int cc_major, cc_minor;
     int faulted;              /* a sticky fault happened: every op fails */
     char fault[256];          /* the first fault's description */
     cudaStream_t stream;
@@ -174,6 +187,16 @@ typedef struct cuda_ctx {
     size_t dscratch_size;
     void *hscratch;
     size_t hscratch_size;
+    /* mixed precision: 16-bit copies of an op's operands (slots 0, 1: inputs;
+     * 2: output), the fp16 overflow flag (device int) and the loss scaler */
+    int prec;
+    void *lp[3];
+    size_t lp_size[3];
+    int *d_overflow;
+    nas__loss_scaler ls;
+    int step_open;     /* a backward pass with loss scaling has started */
+    /* latency timing (CUDA events on the stream) */
+    cudaEvent_t ev_start, ev_stop;
 } cuda_ctx;
 
 static cuda_ctx *CTX(const nas_backend *be) { return (cuda_ctx *)be->context; }
@@ -328,6 +351,61 @@ __global__ void k_sgd(float *w, const float *dw, float *v, size_t n, float lr, f
         nas__sgd_update(&wi, dw[i], &vi, lr, momentum, wd, nesterov);
         w[i] = wi;
         v[i] = vi;
+    }
+}
+
+/* SGD on loss-scaled gradients (precision fp16): dw carries the factor S,
+ * inv_scale = 1/S; the whole step is skipped when *overflow is set (some
+ * gradient of this step overflowed fp16). nas__sgd_update_scaled is the
+ * arithmetic tests/unit/test_loss_scale.c checks on the CPU. */
+__global__ void k_sgd_scaled(float *w, const float *dw, float *v, size_t n, float lr,
+                             float momentum, float wd, int nesterov, float inv_scale,
+                             const int *overflow)
+{
+    int skip = *overflow;
+    if (skip)
+        return;
+    GRID_STRIDE(i, n)
+    {
+        float wi = w[i], vi = v[i];
+        nas__sgd_update_scaled(&wi, dw[i], &vi, lr, momentum, wd, nesterov, inv_scale, skip);
+        w[i] = wi;
+        v[i] = vi;
+    }
+}
+
+/* fp32 <-> 16-bit conversions around the tensor-core convolutions and
+ * GEMMs (round to nearest even). `overflow` (NULL: not checked) is set to 1
+ * when a value does not fit fp16 (to_lp) or a 16-bit result is inf/NaN
+ * (from_lp): the fp16 loss scaler then skips the step. */
+template <typename T> __device__ T lp_from_float(float v);
+template <> __device__ __half lp_from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __nv_bfloat16 lp_from_float<__nv_bfloat16>(float v)
+{
+    return __float2bfloat16_rn(v);
+}
+__device__ float lp_to_float(__half v) { return __half2float(v); }
+__device__ float lp_to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T> __global__ void k_to_lp(const float *x, T *y, size_t n, int *overflow)
+{
+    GRID_STRIDE(i, n)
+    {
+        float v = x[i];
+        if (overflow && nas__fp16_overflows(v))
+            *overflow = 1; /* every writer stores 1: no atomics needed */
+        y[i] = lp_from_float<T>(v);
+    }
+}
+
+template <typename T> __global__ void k_from_lp(const T *x, float *y, size_t n, int *overflow)
+{
+    GRID_STRIDE(i, n)
+    {
+        float v = lp_to_float(x[i]);
+        if (overflow && nas__nonfinite(v))
+            *overflow = 1;
+        y[i] = v;
     }
 }
 
@@ -687,19 +765,88 @@ static int set4d(nas_backend *be, cudnnTensorDescriptor_t d, int n, int c, int h
             return rc_;        \
     } while (0)
 
-/* x, w, y descriptors and the convolution (cross-correlation, as PyTorch). */
+/* ---- mixed precision: 16-bit operand copies -------------------------------------- */
+
+/* The cuDNN / CUDA type of the 16-bit copies (fp32: the tensors themselves). */
+static cudnnDataType_t dnn_type(int prec)
+{
+    return prec == PREC_FP16 ? CUDNN_DATA_HALF
+                             : prec == PREC_BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+}
+
+static cudaDataType_t blas_type(int prec)
+{
+    return prec == PREC_FP16 ? CUDA_R_16F : prec == PREC_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+/* The overflow flag for casts of loss-scaled gradients (fp16 only). */
+static int *grad_flag(const cuda_ctx *c) { return c->prec == PREC_FP16 ? c->d_overflow : NULL; }
+
+/* Device scratch slot `slot` holding at least `count` 16-bit elements;
+ * grown (after the stream drains) when too small, kept for later ops. */
+static int lp_buf(nas_backend *be, int slot, size_t count, void **p)
+{
+    cuda_ctx *c = CTX(be);
+    size_t bytes = round_up(count * 2);
+    if (c->lp_size[slot] < bytes) {
+        if (c->lp[slot]) {
+            RT(be, cudaStreamSynchronize(c->stream));
+            RT(be, cudaFree(c->lp[slot]));
+        }
+        c->lp[slot] = NULL;
+        c->lp_size[slot] = 0;
+        TRY(dev_malloc(be, &c->lp[slot], bytes));
+        c->lp_size[slot] = bytes;
+    }
+    *p = c->lp[slot];
+    return NAS_OK;
+}
+
+/* 16-bit copy of fp32 tensor t in slot `slot` (flag: see k_to_lp). */
+static int to_lp(nas_backend *be, const nas_tensor *t, int slot, int *flag, void **out)
+{
+    cuda_ctx *c = CTX(be);
+    TRY(lp_buf(be, slot, t->count, out));
+    if (c->prec == PREC_BF16)
+        k_to_lp<__nv_bfloat16><<<grid_for(t->count), BLOCK, 0, c->stream>>>(
+                (const float *)t->buf, (__nv_bfloat16 *)*out, t->count, flag);
+    else
+        k_to_lp<__half><<<grid_for(t->count), BLOCK, 0, c->stream>>>(
+                (const float *)t->buf, (__half *)*out, t->count, flag);
+    LAUNCHED(be, "k_to_lp");
+    return NAS_OK;
+}
+
+/* fp32 tensor t = the 16-bit values at src (flag: see k_from_lp). */
+static int from_lp(nas_backend *be, const void *src, nas_tensor *t, int *flag)
+{
+    cuda_ctx *c = CTX(be);
+    if (c->prec == PREC_BF16)
+        k_from_lp<__nv_bfloat16><<<grid_for(t->count), BLOCK, 0, c->stream>>>(
+                (const __nv_bfloat16 *)src, (float *)t->buf, t->count, flag);
+    else
+        k_from_lp<__half><<<grid_for(t->count), BLOCK, 0, c->stream>>>(
+                (const __half *)src, (float *)t->buf, t->count, flag);
+    LAUNCHED(be, "k_from_lp");
+    return NAS_OK;
+}
+
+/* x, w, y descriptors and the convolution (cross-correlation, as PyTorch).
+ * fp32: fp32 tensors, FMA math (no TF32). fp16 / bf16: 16-bit tensors with
+ * fp32 accumulation (cuDNN's PSEUDO_HALF / PSEUDO_BFLOAT16 configurations)
+ * on tensor cores (CUDNN_TENSOR_OP_MATH). */
 static int conv_descs(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                       const nas_tensor *y, int stride, int pad)
 {
     cuda_ctx *c = CTX(be);
-    TRY(set4d(be, c->xd, x->n, x->c, x->h, x->w));
-    TRY(set4d(be, c->yd, y->n, y->c, y->h, y->w));
-    DNN(be, cudnnSetFilter4dDescriptor(c->wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, w->n, w->c,
-                                       w->h, w->w));
+    cudnnDataType_t dt = dnn_type(c->prec);
+    DNN(be, cudnnSetTensor4dDescriptor(c->xd, CUDNN_TENSOR_NCHW, dt, x->n, x->c, x->h, x->w));
+    DNN(be, cudnnSetTensor4dDescriptor(c->yd, CUDNN_TENSOR_NCHW, dt, y->n, y->c, y->h, y->w));
+    DNN(be, cudnnSetFilter4dDescriptor(c->wd, dt, CUDNN_TENSOR_NCHW, w->n, w->c, w->h, w->w));
     DNN(be, cudnnSetConvolution2dDescriptor(c->cd, pad, pad, stride, stride, 1, 1,
                                             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    /* fp32 means fp32: no TF32 tensor-core rounding. */
-    DNN(be, cudnnSetConvolutionMathType(c->cd, CUDNN_FMA_MATH));
+    DNN(be, cudnnSetConvolutionMathType(c->cd, c->prec == PREC_FP32 ? CUDNN_FMA_MATH
+                                                                     : CUDNN_TENSOR_OP_MATH));
     return NAS_OK;
 }
 
@@ -732,7 +879,8 @@ static conv_choice *find_choice(cuda_ctx *c, int kind, const nas_tensor *x, cons
     for (int i = 0; i < c->n_choices; i++) {
         conv_choice *q = &c->choices[i];
         if (q->kind == kind && q->n == x->n && q->c == x->c && q->h == x->h && q->w == x->w &&
-            q->k == w->n && q->r == w->h && q->stride == stride && q->pad == pad)
+            q->k == w->n && q->r == w->h && q->stride == stride && q->pad == pad &&
+            q->prec == c->prec)
             return q;
     }
     return NULL;
@@ -756,11 +904,13 @@ static int pick_perf(const Perf *perf, int n, size_t ws_size)
     return any;
 }
 
-/* The cached algorithm for this shape, measured on first use with
- * cudnnFind*AlgorithmEx on the op's own buffers (outputs are overwritten by
- * the real call that follows). Descriptors must be set. */
+/* The cached algorithm for this shape and precision, measured on first use
+ * with cudnnFind*AlgorithmEx on the op's own buffers xb, wb, yb (fp32
+ * tensors or their 16-bit copies; outputs are overwritten by the real call
+ * that follows). Descriptors must be set. */
 static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
-                     const nas_tensor *y, int stride, int pad, conv_choice **out)
+                     const void *xb, const void *wb, const void *yb, int stride, int pad,
+                     conv_choice **out)
 {
     cuda_ctx *c = CTX(be);
     *out = find_choice(c, kind, x, w, stride, pad);
@@ -770,10 +920,12 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
     int got = 0, pick = -1, algo = 0;
     size_t mem = 0;
     cudnnMathType_t math = CUDNN_FMA_MATH;
+    /* cudnnFind*Ex writes its output argument: the real output of the op */
+    void *xw = (void *)xb, *ww = (void *)wb, *yw = (void *)yb;
     if (kind == CONV_FWD) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        DNN(be, cudnnFindConvolutionForwardAlgorithmEx(c->dnn, c->xd, x->buf, c->wd, w->buf,
-                                                       c->cd, c->yd, y->buf,
+        DNN(be, cudnnFindConvolutionForwardAlgorithmEx(c->dnn, c->xd, xb, c->wd, wb, c->cd,
+                                                       c->yd, yw,
                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
                                                        perf, c->ws, c->ws_size));
         pick = pick_perf(perf, got, c->ws_size);
@@ -785,7 +937,7 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
     } else if (kind == CONV_BWD_DATA) {
         cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
         DNN(be, cudnnFindConvolutionBackwardDataAlgorithmEx(
-                    c->dnn, c->wd, w->buf, c->yd, y->buf, c->cd, c->xd, x->buf,
+                    c->dnn, c->wd, wb, c->yd, yb, c->cd, c->xd, xw,
                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf, c->ws, c->ws_size));
         pick = pick_perf(perf, got, c->ws_size);
         if (pick >= 0) {
@@ -796,7 +948,7 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
     } else {
         cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
         DNN(be, cudnnFindConvolutionBackwardFilterAlgorithmEx(
-                    c->dnn, c->xd, x->buf, c->yd, y->buf, c->cd, c->wd, w->buf,
+                    c->dnn, c->xd, xb, c->yd, yb, c->cd, c->wd, ww,
                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf, c->ws, c->ws_size));
         pick = pick_perf(perf, got, c->ws_size);
         if (pick >= 0) {
@@ -806,12 +958,13 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
         }
     }
     static const char *const kinds[] = {"forward", "backward-data", "backward-filter"};
+    static const char *const precs[] = {"fp32", "fp16", "bf16"};
     if (pick < 0)
         return nas__backend_fail(be, NAS_EUNSUPPORTED,
-                                 "cuDNN has no %s convolution algorithm for x[%d,%d,%d,%d] "
+                                 "cuDNN has no %s %s convolution algorithm for x[%d,%d,%d,%d] "
                                  "w[%d,%d,%d,%d] stride %d pad %d within a %llu MiB workspace",
-                                 kinds[kind], x->n, x->c, x->h, x->w, w->n, w->c, w->h, w->w,
-                                 stride, pad, nas__cuda_mib_down(c->ws_size));
+                                 precs[c->prec], kinds[kind], x->n, x->c, x->h, x->w, w->n, w->c,
+                                 w->h, w->w, stride, pad, nas__cuda_mib_down(c->ws_size));
     if (c->n_choices == c->cap_choices &&
         grow((void **)&c->choices, &c->cap_choices, sizeof(conv_choice)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cuda: host out of memory (algorithm cache)");
@@ -825,6 +978,7 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
     q->r = w->h;
     q->stride = stride;
     q->pad = pad;
+    q->prec = c->prec;
     q->algo = algo;
     q->math = math;
     q->ws = mem;
@@ -836,18 +990,35 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
 
 static const float ONE = 1.0f, ZERO = 0.0f;
 
+/* fp32: the tensors' own buffers. fp16 / bf16: cast around the convolution
+ * - x and w to 16-bit copies (slots 0, 1), the output computed into slot 2
+ * and widened into the fp32 output tensor - so every nas_tensor stays fp32
+ * (the interface's contract) and the weights the optimiser updates are the
+ * fp32 masters. Gradient casts note fp16 overflow for the loss scaler. */
 static int cu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
                          int stride, int pad)
 {
     cuda_ctx *c = CTX(be);
     conv_choice *q;
     ENTER(be);
+    const void *xb = x->buf, *wb = w->buf;
+    void *yb = y->buf;
+    if (c->prec != PREC_FP32) {
+        void *a, *b;
+        TRY(to_lp(be, x, 0, NULL, &a));
+        TRY(to_lp(be, w, 1, NULL, &b));
+        TRY(lp_buf(be, 2, y->count, &yb));
+        xb = a;
+        wb = b;
+    }
     TRY(conv_descs(be, x, w, y, stride, pad));
-    TRY(conv_algo(be, CONV_FWD, x, w, y, stride, pad, &q));
+    TRY(conv_algo(be, CONV_FWD, x, w, xb, wb, yb, stride, pad, &q));
     DNN(be, cudnnSetConvolutionMathType(c->cd, q->math));
-    DNN(be, cudnnConvolutionForward(c->dnn, &ONE, c->xd, x->buf, c->wd, w->buf, c->cd,
+    DNN(be, cudnnConvolutionForward(c->dnn, &ONE, c->xd, xb, c->wd, wb, c->cd,
                                     (cudnnConvolutionFwdAlgo_t)q->algo, c->ws, q->ws, &ZERO,
-                                    c->yd, y->buf));
+                                    c->yd, yb));
+    if (c->prec != PREC_FP32)
+        TRY(from_lp(be, yb, y, NULL));
     return NAS_OK;
 }
 
@@ -857,12 +1028,24 @@ static int cu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_t
     cuda_ctx *c = CTX(be);
     conv_choice *q;
     ENTER(be);
+    const void *gb = dy->buf, *wb = w->buf;
+    void *xb = dx->buf;
+    if (c->prec != PREC_FP32) {
+        void *a, *b;
+        TRY(to_lp(be, dy, 0, grad_flag(c), &a));
+        TRY(to_lp(be, w, 1, NULL, &b));
+        TRY(lp_buf(be, 2, dx->count, &xb));
+        gb = a;
+        wb = b;
+    }
     TRY(conv_descs(be, dx, w, dy, stride, pad));
-    TRY(conv_algo(be, CONV_BWD_DATA, dx, w, dy, stride, pad, &q));
+    TRY(conv_algo(be, CONV_BWD_DATA, dx, w, xb, wb, gb, stride, pad, &q));
     DNN(be, cudnnSetConvolutionMathType(c->cd, q->math));
-    DNN(be, cudnnConvolutionBackwardData(c->dnn, &ONE, c->wd, w->buf, c->yd, dy->buf, c->cd,
+    DNN(be, cudnnConvolutionBackwardData(c->dnn, &ONE, c->wd, wb, c->yd, gb, c->cd,
                                          (cudnnConvolutionBwdDataAlgo_t)q->algo, c->ws, q->ws,
-                                         &ZERO, c->xd, dx->buf));
+                                         &ZERO, c->xd, xb));
+    if (c->prec != PREC_FP32)
+        TRY(from_lp(be, xb, dx, grad_flag(c)));
     return NAS_OK;
 }
 
@@ -872,12 +1055,24 @@ static int cu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_
     cuda_ctx *c = CTX(be);
     conv_choice *q;
     ENTER(be);
+    const void *xb = x->buf, *gb = dy->buf;
+    void *wb = dw->buf;
+    if (c->prec != PREC_FP32) {
+        void *a, *b;
+        TRY(to_lp(be, x, 0, NULL, &a));
+        TRY(to_lp(be, dy, 1, grad_flag(c), &b));
+        TRY(lp_buf(be, 2, dw->count, &wb));
+        xb = a;
+        gb = b;
+    }
     TRY(conv_descs(be, x, dw, dy, stride, pad));
-    TRY(conv_algo(be, CONV_BWD_FILTER, x, dw, dy, stride, pad, &q));
+    TRY(conv_algo(be, CONV_BWD_FILTER, x, dw, xb, wb, gb, stride, pad, &q));
     DNN(be, cudnnSetConvolutionMathType(c->cd, q->math));
-    DNN(be, cudnnConvolutionBackwardFilter(c->dnn, &ONE, c->xd, x->buf, c->yd, dy->buf, c->cd,
+    DNN(be, cudnnConvolutionBackwardFilter(c->dnn, &ONE, c->xd, xb, c->yd, gb, c->cd,
                                            (cudnnConvolutionBwdFilterAlgo_t)q->algo, c->ws,
-                                           q->ws, &ZERO, c->wd, dw->buf));
+                                           q->ws, &ZERO, c->wd, wb));
+    if (c->prec != PREC_FP32)
+        TRY(from_lp(be, wb, dw, grad_flag(c)));
     return NAS_OK;
 }
 
@@ -1015,15 +1210,43 @@ static int cu_gap_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx)
 
 /* ---- linear (cuBLAS, column-major view of our row-major tensors) ------------------ */
 
+/*
+ * C[m,n] (column-major, fp32, ld ldc) = op(A)[m,k] * op(B)[k,n]: cublasSgemm
+ * in fp32 (default math: no TF32); in fp16 / bf16 cublasGemmEx on the
+ * 16-bit copies a, b with fp32 output and CUBLAS_COMPUTE_32F accumulation
+ * (tensor cores).
+ */
+static int gemm(nas_backend *be, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                const void *a, int lda, const void *b, int ldb, float *cm, int ldc)
+{
+    cuda_ctx *c = CTX(be);
+    if (c->prec == PREC_FP32) {
+        BLAS(be, cublasSgemm(c->blas, ta, tb, m, n, k, &ONE, (const float *)a, lda,
+                             (const float *)b, ldb, &ZERO, cm, ldc));
+        return NAS_OK;
+    }
+    cudaDataType_t t = blas_type(c->prec);
+    BLAS(be, cublasGemmEx(c->blas, ta, tb, m, n, k, &ONE, a, t, lda, b, t, ldb, &ZERO, cm,
+                          CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return NAS_OK;
+}
+
 static int cu_linear_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                          const nas_tensor *b, nas_tensor *y)
 {
     cuda_ctx *c = CTX(be);
     ENTER(be);
     int n = x->n, m = w->n, k = (int)(x->count / (size_t)x->n);
+    const void *xb = x->buf, *wb = w->buf;
+    if (c->prec != PREC_FP32) {
+        void *p, *q;
+        TRY(to_lp(be, x, 0, NULL, &p));
+        TRY(to_lp(be, w, 1, NULL, &q));
+        xb = p;
+        wb = q;
+    }
     /* y^T[M,N] = w[M,K] * x^T[K,N]: column-major, w is K x M (transposed). */
-    BLAS(be, cublasSgemm(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &ONE, (const float *)w->buf,
-                         k, (const float *)x->buf, k, &ZERO, (float *)y->buf, m));
+    TRY(gemm(be, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, wb, k, xb, k, (float *)y->buf, m));
     k_add_bias<<<grid_for((size_t)n * m), BLOCK, 0, c->stream>>>(
             (float *)y->buf, (const float *)b->buf, (size_t)n, (size_t)m);
     LAUNCHED(be, "k_add_bias");
@@ -1036,15 +1259,23 @@ static int cu_linear_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor 
     cuda_ctx *c = CTX(be);
     ENTER(be);
     int n = x->n, m = w->n, k = (int)(x->count / (size_t)x->n);
-    const float *xb = (const float *)x->buf, *wb = (const float *)w->buf;
-    const float *g = (const float *)dy->buf;
+    const void *xb = x->buf, *wb = w->buf, *g = dy->buf;
+    if (c->prec != PREC_FP32) {
+        void *p, *q, *r;
+        TRY(to_lp(be, dy, 0, grad_flag(c), &p));
+        TRY(to_lp(be, w, 1, NULL, &q));
+        TRY(to_lp(be, x, 2, NULL, &r));
+        g = p;
+        wb = q;
+        xb = r;
+    }
     if (dx) /* dx^T[K,N] = w^T[K,M] * dy^T[M,N] */
-        BLAS(be, cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, k, n, m, &ONE, wb, k, g, m, &ZERO,
-                             (float *)dx->buf, k));
+        TRY(gemm(be, CUBLAS_OP_N, CUBLAS_OP_N, k, n, m, wb, k, g, m, (float *)dx->buf, k));
     /* dw^T[K,M] = x^T[K,N] * dy[N,M] */
-    BLAS(be, cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, k, m, n, &ONE, xb, k, g, m, &ZERO,
-                         (float *)dw->buf, k));
-    k_col_sum<<<grid_for((size_t)m), BLOCK, 0, c->stream>>>(g, (float *)db->buf, n, m);
+    TRY(gemm(be, CUBLAS_OP_N, CUBLAS_OP_T, k, m, n, xb, k, g, m, (float *)dw->buf, k));
+    /* db from the fp32 dy: exact column sums in every precision */
+    k_col_sum<<<grid_for((size_t)m), BLOCK, 0, c->stream>>>((const float *)dy->buf,
+                                                            (float *)db->buf, n, m);
     LAUNCHED(be, "k_col_sum");
     return NAS_OK;
 }
@@ -1084,6 +1315,11 @@ static int cu_softmax_xent(nas_backend *be, const nas_tensor *logits, const nas_
             dlogits ? (float *)dlogits->buf : NULL, (float *)d, rows, k);
     LAUNCHED(be, "k_softmax_xent");
     RT(be, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, c->stream));
+    int overflowed = 0; /* fp16: did the previous step's gradients overflow? */
+    int scaling = dlogits && c->prec == PREC_FP16;
+    if (scaling)
+        RT(be, cudaMemcpyAsync(&overflowed, c->d_overflow, sizeof overflowed,
+                               cudaMemcpyDeviceToHost, c->stream));
     RT(be, cudaStreamSynchronize(c->stream));
     const float *out = (const float *)h;
     double sum = 0.0;
@@ -1099,14 +1335,35 @@ static int cu_softmax_xent(nas_backend *be, const nas_tensor *logits, const nas_
     }
     *loss = (float)(sum / rows);
     *correct = ok;
+    if (scaling) {
+        /* A backward pass starts here. The previous step is complete on
+         * the device (its SGD kernels skipped themselves if it overflowed):
+         * account for it, clear the flag, and scale this step's loss
+         * gradient by S (Micikevicius et al. 2018, 3.2). */
+        if (c->step_open)
+            (void)nas__loss_scaler_update(&c->ls, overflowed);
+        c->step_open = 1;
+        RT(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
+        k_scale<<<grid_for(dlogits->count), BLOCK, 0, c->stream>>>(
+                c->ls.scale, (const float *)dlogits->buf, (float *)dlogits->buf, dlogits->count);
+        LAUNCHED(be, "k_scale(loss scale)");
+    }
     return NAS_OK;
 }
 
 static int cu_sgd_step(nas_backend *be, nas_tensor *w, const nas_tensor *dw, nas_tensor *v,
                        float lr, float momentum, float wd, int nesterov)
 {
+    cuda_ctx *c = CTX(be);
     ENTER(be);
-    k_sgd<<<grid_for(w->count), BLOCK, 0, CTX(be)->stream>>>(
+    if (c->prec == PREC_FP16 && c->step_open) { /* dw carries the loss scale */
+        k_sgd_scaled<<<grid_for(w->count), BLOCK, 0, c->stream>>>(
+                (float *)w->buf, (const float *)dw->buf, (float *)v->buf, w->count, lr, momentum,
+                wd, nesterov, 1.0f / c->ls.scale, c->d_overflow);
+        LAUNCHED(be, "k_sgd_scaled");
+        return NAS_OK;
+    }
+    k_sgd<<<grid_for(w->count), BLOCK, 0, c->stream>>>(
             (float *)w->buf, (const float *)dw->buf, (float *)v->buf, w->count, lr, momentum, wd,
             nesterov);
     LAUNCHED(be, "k_sgd");
@@ -1133,6 +1390,115 @@ static int cu_sumsq(nas_backend *be, const nas_tensor *x, double *out)
     return NAS_OK;
 }
 
+/* ---- precision, timing, device --------------------------------------------------- */
+
+/*
+ * nas_backend_set_precision for cuda:
+ *   "fp32"  fp32 everywhere, FMA math (no TF32): matches ref within fp32
+ *           tolerances.
+ *   "fp16"  convolutions (cuDNN) and the classifier GEMM (cublasGemmEx) on
+ *           fp16 copies of their operands with fp32 accumulation, on tensor
+ *           cores; every nas_tensor stays fp32 (activations, gradients and
+ *           the fp32 master weights); dynamic loss scaling
+ *           (trainer/cuda/loss_scale.h): the loss gradient is scaled by S,
+ *           sgd_step divides it out, a step whose gradients overflowed fp16
+ *           is skipped on the device and S halves; S doubles after
+ *           NAS__LS_INTERVAL good steps. Needs compute capability >= 7.0.
+ *   "bf16"  the same casts to bfloat16, no loss scaling (bf16 has fp32's
+ *           exponent range). Needs compute capability >= 8.0.
+ * Batch norm, pooling, ReLU, softmax, sums and SGD run in fp32 in every
+ * precision. Micikevicius et al., "Mixed Precision Training", ICLR 2018;
+ * Kalamkar et al., "A Study of BFLOAT16 for Deep Learning Training", 2019.
+ * Errors: NAS_EINVAL (unknown name), NAS_EUNSUPPORTED (device too old),
+ * NAS_ENOMEM (the overflow flag), NAS_EBACKEND, NAS_EDEVFAULT.
+ */
+static int cu_set_precision(nas_backend *be, const char *precision)
+{
+    cuda_ctx *c = CTX(be);
+    int prec, need_major;
+    if (strcmp(precision, "fp32") == 0) {
+        prec = PREC_FP32;
+        need_major = 0;
+    } else if (strcmp(precision, "fp16") == 0) {
+        prec = PREC_FP16;
+        need_major = 7;
+    } else if (strcmp(precision, "bf16") == 0) {
+        prec = PREC_BF16;
+        need_major = 8;
+    } else {
+        return nas__backend_fail(be, NAS_EINVAL, "unknown precision '%s' (fp32, bf16, fp16)",
+                                 precision);
+    }
+    if (c->cc_major < need_major)
+        return nas__backend_fail(be, NAS_EUNSUPPORTED,
+                                 "precision %s on CUDA needs compute capability %d.0 or newer "
+                                 "(tensor cores); device %d (%s) has %d.%d",
+                                 precision, need_major, c->device, c->prop_name, c->cc_major,
+                                 c->cc_minor);
+    ENTER(be);
+    if (prec == PREC_FP16 && !c->d_overflow) {
+        void *p = NULL;
+        TRY(dev_malloc(be, &p, sizeof(int)));
+        c->d_overflow = (int *)p;
+        RT(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
+    }
+    c->prec = prec;
+    c->step_open = 0;
+    nas__loss_scaler_init(&c->ls, NAS__LS_INIT, NAS__LS_INTERVAL);
+    return NAS_OK;
+}
+
+/* Latency with CUDA events recorded on the instance's stream: the time the
+ * device takes from the start mark to the end mark, including any gaps in
+ * which it waited for the host to launch work. */
+static int cu_timer_start(nas_backend *be)
+{
+    cuda_ctx *c = CTX(be);
+    ENTER(be);
+    if (!c->ev_start)
+        RT(be, cudaEventCreate(&c->ev_start));
+    if (!c->ev_stop)
+        RT(be, cudaEventCreate(&c->ev_stop));
+    RT(be, cudaEventRecord(c->ev_start, c->stream));
+    return NAS_OK;
+}
+
+static int cu_timer_stop(nas_backend *be, double *ms)
+{
+    cuda_ctx *c = CTX(be);
+    *ms = 0.0;
+    ENTER(be);
+    if (!c->ev_start || !c->ev_stop)
+        return nas__backend_fail(be, NAS_EINVAL, "cuda timer_stop without timer_start");
+    RT(be, cudaEventRecord(c->ev_stop, c->stream));
+    RT(be, cudaEventSynchronize(c->ev_stop));
+    float f = 0.0f;
+    RT(be, cudaEventElapsedTime(&f, c->ev_start, c->ev_stop));
+    *ms = (double)f;
+    return NAS_OK;
+}
+
+static int cu_device_info(const nas_backend *be, char *name, size_t n, char *cc, size_t m)
+{
+    const cuda_ctx *c = (const cuda_ctx *)be->context;
+    if (name && n)
+        snprintf(name, n, "%s", c->prop_name);
+    if (cc && m)
+        snprintf(cc, m, "%d.%d", c->cc_major, c->cc_minor);
+    return NAS_OK;
+}
+
+/* Positional, in the order of trainer/backend_impl.h (C++17 has no
+ * designated initialisers). */
+static const nas__backend_ext cuda_ext = {
+    /* .download_tensor = */ NULL,
+    /* .copy_tensor = */ NULL,
+    /* .set_precision = */ cu_set_precision,
+    /* .timer_start = */ cu_timer_start,
+    /* .timer_stop = */ cu_timer_stop,
+    /* .device_info = */ cu_device_info,
+};
+
 /* ---- lifetime --------------------------------------------------------------------- */
 
 /* Release everything; safe on a partly built context. Errors are ignored:
@@ -1150,6 +1516,15 @@ static void release(cuda_ctx *c)
         (void)cudaFree(c->ws);
     if (c->dscratch)
         (void)cudaFree(c->dscratch);
+    for (int i = 0; i < 3; i++)
+        if (c->lp[i])
+            (void)cudaFree(c->lp[i]);
+    if (c->d_overflow)
+        (void)cudaFree(c->d_overflow);
+    if (c->ev_start)
+        (void)cudaEventDestroy(c->ev_start);
+    if (c->ev_stop)
+        (void)cudaEventDestroy(c->ev_stop);
     if (c->xd)
         (void)cudnnDestroyTensorDescriptor(c->xd);
     if (c->yd)
@@ -1290,6 +1665,11 @@ extern "C" int nas__backend_cuda_create(int threads, int device, nas_backend **o
     CREATE_RT(cudaGetDeviceProperties(&prop, device));
     snprintf(c->device_name, sizeof c->device_name, "%s, cc %d.%d", prop.name, prop.major,
              prop.minor);
+    snprintf(c->prop_name, sizeof c->prop_name, "%s", prop.name);
+    c->cc_major = prop.major;
+    c->cc_minor = prop.minor;
+    c->prec = PREC_FP32;
+    nas__loss_scaler_init(&c->ls, NAS__LS_INIT, NAS__LS_INTERVAL);
     /* Does this binary carry code for the device (NAS_CUDA_ARCHS)? */
     k_probe<<<1, 1>>>();
     cudaError_t e = cudaGetLastError();
@@ -1324,6 +1704,7 @@ extern "C" int nas__backend_cuda_create(int threads, int device, nas_backend **o
         return nas_error_set(err, NAS_ENOMEM, "cuda backend: host out of memory");
     }
     be->ops = &cuda_ops;
+    be->ext = &cuda_ext;
     be->context = c;
     be->threads = 0;
     be->last_error[0] = '\0';
