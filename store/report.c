@@ -780,10 +780,19 @@ static void summary(rep *r, const char *db_path)
     esc(f, e->created_at);
     fprintf(f, ", updated ");
     esc(f, e->updated_at);
+    /* Done trials without an accuracy were rejected by constraints.latency_ms
+     * before training (issue 6): not part of the budget, counted apart. */
+    int n_rejected = 0;
+    for (int i = 0; i < r->n; i++)
+        if (is_done(&r->t[i]) && !isfinite(r->t[i].val_accuracy))
+            n_rejected++;
     fprintf(f, "</dd>\n<dt>trials</dt><dd>%d of a budget of %d finished: %d done, %d failed; "
-               "%d pending, %d running, %d interrupted</dd>\n",
-            e->n_done + e->n_failed, e->trials_budget, e->n_done, e->n_failed, e->n_pending,
-            e->n_running, e->n_interrupted);
+               "%d pending, %d running, %d interrupted",
+            e->n_done - n_rejected + e->n_failed, e->trials_budget, e->n_done - n_rejected,
+            e->n_failed, e->n_pending, e->n_running, e->n_interrupted);
+    if (n_rejected)
+        fprintf(f, "; %d rejected by constraints.latency_ms before training", n_rejected);
+    fputs("</dd>\n", f);
     const nas_config *c = &r->objcfg;
     fputs("<dt>objectives</dt><dd>", f);
     for (int k = 0; k < c->n_objectives; k++) {

@@ -172,7 +172,7 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
     int per_epoch = (data->n + recipe->batch_size - 1) / recipe->batch_size;
     int total = per_epoch * recipe->epochs;
     int t = 0, done = 0;
-    double seconds = 0, last_loss = 0, last_acc = 0;
+    double seconds = 0, load_seconds = 0, last_loss = 0, last_acc = 0;
     long images = 0;
     for (int ep = 0; ep < recipe->epochs && !rc; ep++) {
         for (int i = 0; i < data->n; i++)
@@ -190,6 +190,7 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
             float loss = 0;
             int correct = 0;
             rc = io_load(&io, data, idx, first, b, &xv, &yv);
+            load_seconds += now_s() - t0;
             if (rc) {
                 nas_error_set(err, rc, "loading batch %d of epoch %d: %s", s + 1, ep + 1,
                               nas_strerror(rc));
@@ -245,6 +246,7 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
         stats->train_loss = last_loss;
         stats->train_accuracy = last_acc;
         stats->seconds = seconds;
+        stats->load_seconds = load_seconds;
         stats->images_per_s = seconds > 0 ? (double)images / seconds : 0;
         stats->steps = done;
     }

@@ -194,17 +194,20 @@ def main():
     model = TinyNetwork(geno)
     opt, sched = make_opt(model, a.lr, a.steps + 5)
     train_steps(model, opt, sched, xs, ys, a.batch, 5, gen, lossf)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     train_steps(model, opt, sched, xs, ys, a.batch, a.steps, gen, lossf)
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
     print("torch_train_ips=%.1f" % (a.steps * a.batch / dt))
+    # CPU seconds of all threads: comparable across runs on a busy machine
+    print("torch_train_cpu_ms_per_img=%.3f" % (1e3 * dc / (a.steps * a.batch)))
 
     ne = min(a.eval_images, xt.shape[0])
     evaluate(model, xt[:a.batch * 2], yt[:a.batch * 2], a.batch)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     evaluate(model, xt[:ne], yt[:ne], a.batch)
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
     print("torch_eval_ips=%.1f" % (ne / dt))
+    print("torch_eval_cpu_ms_per_img=%.3f" % (1e3 * dc / ne))
 
     model.eval()
     x1 = xt[:1].clone()

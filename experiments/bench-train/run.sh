@@ -20,9 +20,11 @@
 # The table is written to results/<date>-<mode>.md and results/latest.md.
 # Last line (machine-readable; ratios are the worst case over all
 # configurations: minimum for throughput, maximum for latency):
-#   train_ratio=X eval_ratio=Y latency_ratio=Z [acc_nas=A acc_torch=B] train_ratio_bf16=W
+#   train_ratio=X eval_ratio=Y latency_ratio=Z [acc_nas=A acc_torch=B] train_ratio_bf16=W train_cpu_ratio=C
 # (train_ratio: nas fp32, the default precision; train_ratio_bf16: nas with
-# precision bf16 against the same fp32 PyTorch runs)
+# precision bf16 against the same fp32 PyTorch runs; train_cpu_ratio:
+# PyTorch's CPU seconds per trained image over nas's, all threads counted,
+# which a busy machine barely moves, unlike wall-clock images/s)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -83,14 +85,14 @@ peak=$("$nas" sgemm --threads "$threads" | sed -n 's/sgemm_gflops=//p')
   echo
   echo "images/s (train, eval) and ms (batch-1 latency); nas fp32 unless marked bf16 (nas_backend_set_precision(be, \"bf16\"))"
   echo
-  echo "| genotype | batch | train nas | train torch | ratio | train nas bf16 | ratio | eval nas | eval torch | ratio | lat nas ms | lat torch ms | ratio | nas GFLOP/s | % peak | loader share |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| genotype | batch | train nas | train torch | ratio | train nas bf16 | ratio | eval nas | eval torch | ratio | lat nas ms | lat torch ms | ratio | nas GFLOP/s | % peak | loader share | cpu ms/img nas | cpu ms/img torch | cpu ratio |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } | tee "$out"
 
-min_train="" min_eval="" max_lat="" min_bf16=""
+min_train="" min_eval="" max_lat="" min_bf16="" min_cpu=""
 for gi in 0 1 2; do
   for b in "${batches[@]}"; do
-    tn="" tt="" en="" et="" ln="" lt="" gf="" ls="" tb=""
+    tn="" tt="" en="" et="" ln="" lt="" gf="" ls="" tb="" cn="" ct=""
     for r in $(seq "$repeats"); do
       o=$(/usr/bin/python3 "$here/bench_torch.py" --genotype "${genos[$gi]}" --batch "$b" \
             --threads "$threads" --steps "$steps" --eval-images "$eval_n" \
@@ -98,6 +100,7 @@ for gi in 0 1 2; do
       tt=$(best_max "$tt" "$(kv torch_train_ips "$o")")
       et=$(best_max "$et" "$(kv torch_eval_ips "$o")")
       lt=$(best_min "$lt" "$(kv torch_latency_ms "$o")")
+      ct=$(best_min "$ct" "$(kv torch_train_cpu_ms_per_img "$o")")
       o=$("$nas" train --genotype "${genos[$gi]}" --batch "$b" --threads "$threads" \
             --steps "$steps" --eval-images "$eval_n" --latency-runs "$lat" --data "$data")
       if [ "$(best_max "$tn" "$(kv train_ips "$o")")" != "$tn" ]; then
@@ -106,6 +109,7 @@ for gi in 0 1 2; do
       tn=$(best_max "$tn" "$(kv train_ips "$o")")
       en=$(best_max "$en" "$(kv eval_ips "$o")")
       ln=$(best_min "$ln" "$(kv latency_ms "$o")")
+      cn=$(best_min "$cn" "$(kv train_cpu_ms_per_img "$o")")
       o=$("$nas" train --genotype "${genos[$gi]}" --batch "$b" --threads "$threads" \
             --steps "$steps" --eval-images 256 --latency-runs 5 --data "$data" --precision bf16)
       tb=$(best_max "$tb" "$(kv train_ips "$o")")
@@ -115,7 +119,8 @@ for gi in 0 1 2; do
     min_train=$(best_min "$min_train" "$rt"); min_eval=$(best_min "$min_eval" "$re")
     max_lat=$(best_max "$max_lat" "$rl")
     pk=$(awk -v g="$gf" -v p="$peak" 'BEGIN { printf "%.0f", 100 * g / p }')
-    echo "| ${names[$gi]} | $b | $tn | $tt | $rt | $tb | $rb | $en | $et | $re | $ln | $lt | $rl | $gf | $pk | $ls |" | tee -a "$out"
+    rc_=$(ratio "$ct" "$cn"); min_cpu=$(best_min "$min_cpu" "$rc_")
+    echo "| ${names[$gi]} | $b | $tn | $tt | $rt | $tb | $rb | $en | $et | $re | $ln | $lt | $rl | $gf | $pk | $ls | $cn | $ct | $rc_ |" | tee -a "$out"
   done
 done
 
@@ -158,6 +163,6 @@ fi
   echo
   echo "load at end: $(uptime | sed 's/.*load average: //')"
   echo
-  echo "train_ratio=$min_train eval_ratio=$min_eval latency_ratio=$max_lat$acc_line train_ratio_bf16=$min_bf16"
+  echo "train_ratio=$min_train eval_ratio=$min_eval latency_ratio=$max_lat$acc_line train_ratio_bf16=$min_bf16 train_cpu_ratio=$min_cpu"
 } | tee -a "$out"
 cp "$out" "$here/results/latest.md"

@@ -125,6 +125,7 @@ typedef struct nas_train_stats {
     double train_loss;     /* mean over the last epoch */
     double train_accuracy; /* over the last epoch, in [0,1] */
     double seconds;        /* wall time of the training steps */
+    double load_seconds;   /* part of `seconds` spent gathering and uploading batches */
     double images_per_s;
     int epochs;
     int steps;

@@ -51,6 +51,11 @@ nrej=$(sql "$DB" "SELECT count(*) FROM result WHERE val_accuracy IS NULL")
 nlog=$(grep -c "reject .* not counted" "$TMP/err")
 expect_eq "rejections logged" "$nlog" "$nrej"
 note "$nrej candidate(s) rejected by latency before training"
+run 0 "$NAS" report --db "$DB" -o "$TMP/report.html"
+grep_in "finished: 2 done, 0 failed" "$TMP/report.html"
+if [ "$nrej" -gt 0 ]; then
+    grep_in "$nrej rejected by constraints.latency_ms before training" "$TMP/report.html"
+fi
 note "resume: the finished experiment has nothing to do"
 run 0 "$NAS" run cons.conf --db "$TMP/cons.db"
 grep_in "nothing to do" "$TMP/err"
