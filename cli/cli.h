@@ -30,6 +30,14 @@ int nas_cmd_report(int argc, char **argv);
 int nas_cmd_export(int argc, char **argv);
 /* `nas train ARCH.json ...` (cli/cmd_train_arch.c); nas_cmd_train hands over. */
 int nas__cmd_train_arch(int argc, char **argv);
+/* `nas train --precision P` (cli/cmd_train.c; both forms of nas train):
+ * nas__cli_precision_ok is 1 for "fp32", "bf16" and "fp16";
+ * nas__cli_set_precision applies P with nas_backend_set_precision and, when
+ * the backend refuses (e.g. fp16 on the cpu backend: NAS_EUNSUPPORTED),
+ * fills err with the precision, the backend and its reason. */
+struct nas_backend;
+int nas__cli_precision_ok(const char *p);
+int nas__cli_set_precision(struct nas_backend *be, const char *precision, nas_error *err);
 
 /* Print the command's usage and help to `f`. */
 void nas_cli_usage(FILE *f, const char *cmd_name);

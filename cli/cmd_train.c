@@ -8,6 +8,11 @@
  *
  * Options are parsed from one table (name, kind, destination) so new ones
  * (and a positional ARCH.json later) slot in without new parsing code.
+ *
+ * --precision fp32|bf16|fp16 (default fp32: no config is read here) goes to
+ * nas_backend_set_precision, as proxy.precision does for the trials of a
+ * search (evaluator/evaluator.c); a backend that cannot do it is an error
+ * with the backend's reason, never a silent fp32 run.
  */
 #include <errno.h>
 #include <inttypes.h> /* PRId64 */
@@ -27,6 +32,7 @@ typedef struct train_opts {
     double lr;
     const char *backend;
     const char *data;
+    const char *precision; /* "fp32" | "bf16" | "fp16" */
 } train_opts;
 
 enum opt_kind { OPT_STR, OPT_INT, OPT_U64, OPT_DBL };
@@ -49,6 +55,7 @@ static const opt_def OPTS[] = {
     {"--threads", OPT_INT, offsetof(train_opts, threads), 0, 1024},
     {"--backend", OPT_STR, offsetof(train_opts, backend), 0, 0},
     {"--data", OPT_STR, offsetof(train_opts, data), 0, 0},
+    {"--precision", OPT_STR, offsetof(train_opts, precision), 0, 0},
 };
 #define N_OPTS (sizeof OPTS / sizeof OPTS[0])
 
@@ -138,11 +145,30 @@ static int print_epoch(void *ctx, const nas_epoch_stats *e)
     return 0;
 }
 
+int nas__cli_precision_ok(const char *p)
+{
+    return p && (!strcmp(p, "fp32") || !strcmp(p, "bf16") || !strcmp(p, "fp16"));
+}
+
+int nas__cli_set_precision(nas_backend *be, const char *precision, nas_error *err)
+{
+    int rc = nas_backend_set_precision(be, precision);
+    if (rc != NAS_OK) {
+        const char *why = nas_backend_last_error(be);
+        nas_error_set(err, rc, "--precision %s is not available on the %s backend: %s%s",
+                      precision, nas_backend_name(be), why && *why ? why : nas_strerror(rc),
+                      !strcmp(precision, "fp16") ? " (fp16 with loss scaling is CUDA-only; use "
+                                                   "bf16 or fp32 on the CPU)"
+                                                 : "");
+    }
+    return rc;
+}
+
 int nas_cmd_train(int argc, char **argv)
 {
     train_opts o = {.genotype = NULL, .epochs = 3, .batch = 128, .channels = 16, .cells = 1,
                     .threads = 2, .seed = 0, .lr = 0.05, .backend = "cpu",
-                    .data = "/usr/share/datasets/fashion-mnist"};
+                    .data = "/usr/share/datasets/fashion-mnist", .precision = "fp32"};
     /* `nas train ARCH.json ...`: an exported architecture (cli/cmd_train_arch.c). */
     if (argc > 1 && argv[1][0] != '-')
         return nas__cmd_train_arch(argc, argv);
@@ -151,6 +177,8 @@ int nas_cmd_train(int argc, char **argv)
         return ec;
     if (!o.genotype)
         return usage_error("--genotype STRING is required%s%s", "", "");
+    if (!nas__cli_precision_ok(o.precision))
+        return usage_error("--precision: '%s' is not fp32, bf16 or fp16%s", o.precision, "");
 
     nas_error err = {0};
     nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = (1u << NAS_OP_COUNT) - 1,
@@ -191,6 +219,10 @@ int nas_cmd_train(int argc, char **argv)
         rc = nas_backend_create(o.backend, (int)o.threads, 0, &be, &err);
     }
     if (!rc) {
+        stage = "setting the precision";
+        rc = nas__cli_set_precision(be, o.precision, &err);
+    }
+    if (!rc) {
         stage = "building the network";
         rc = nas_net_create(be, &nd, (int)o.batch, o.seed, &net, &err);
     }
@@ -205,10 +237,10 @@ int nas_cmd_train(int argc, char **argv)
         goto out;
     }
     printf("nas train: %s\n", o.genotype);
-    printf("C=%ld N=%ld, %s backend, %ld threads, %d train / %d test images, batch %ld, lr %g, "
-           "%ld epochs, seed %llu\n",
-           o.channels, o.cells, o.backend, o.threads, train->n, test->n, o.batch, o.lr, o.epochs,
-           o.seed);
+    printf("C=%ld N=%ld, %s backend, %s, %ld threads, %d train / %d test images, batch %ld, "
+           "lr %g, %ld epochs, seed %llu\n",
+           o.channels, o.cells, o.backend, o.precision, o.threads, train->n, test->n, o.batch,
+           o.lr, o.epochs, o.seed);
     printf("params %" PRId64 ", MACs %" PRId64 " (%.2f M)\n", params, macs, (double)macs / 1e6);
     fflush(stdout);
 

@@ -12,6 +12,9 @@
  *                   train/validation split (proxy_data in the JSON), recipe,
  *                   seed and backend; prints the validation accuracy next
  *                   to the recorded one (identical on the ref backend).
+ *
+ * --precision fp32|bf16|fp16 (default fp32; ARCH.json records no
+ * precision) as in `nas train --genotype` (nas__cli_set_precision).
  */
 #include <errno.h>
 #include <inttypes.h> /* PRId64 */
@@ -28,7 +31,7 @@
 #include "nas/trainer.h"
 
 typedef struct arch_opts {
-    const char *arch, *db, *backend, *data, *checkpoint, *augment;
+    const char *arch, *db, *backend, *data, *checkpoint, *augment, *precision;
     long epochs, threads, subset, test_subset, stop_after, batch;
     int proxy, have_seed;
     unsigned long long seed;
@@ -88,6 +91,10 @@ static int parse(int argc, char **argv, arch_opts *o)
             o->augment = v;
         } else if (!strcmp(a, "--backend")) {
             o->backend = v;
+        } else if (!strcmp(a, "--precision")) {
+            if (!nas__cli_precision_ok(v))
+                return usage("--precision: '%s' is not fp32, bf16 or fp16", v);
+            o->precision = v;
         } else if (!strcmp(a, "--threads")) {
             if (nas_cli_parse_long(v, 0, 1024, &o->threads))
                 return usage("--threads needs 0..1024, not '%s'", v);
@@ -198,15 +205,20 @@ int nas__cmd_train_arch(int argc, char **argv)
     int threads = o.threads >= 0 ? (int)o.threads : (a.threads > 0 ? a.threads : 2);
     const char *dir = o.data ? o.data : a.data.dir;
 
-    /* Checkpoint: explicit, "none", or beside ARCH.json named by mode/epochs/seed/augment. */
+    /* Checkpoint: explicit, "none", or beside ARCH.json named by mode/epochs/seed/augment
+     * (and the precision unless fp32, so runs in different precisions never
+     * resume from each other's checkpoints). */
+    const char *precision = o.precision ? o.precision : "fp32";
+    int lowp = strcmp(precision, "fp32") != 0;
     char ckpt[NAS_PATH_MAX + 128] = "", augs[32];
     nas_augment_format(&aug, augs, sizeof augs);
     if (!o.checkpoint) {
         size_t n = strlen(o.arch);
         int stem = (int)(n > 5 && !strcmp(o.arch + n - 5, ".json") ? n - 5 : n);
-        snprintf(ckpt, sizeof ckpt, "%.*s.%s-e%d-s%llu%s%s.ckpt.npz", stem, o.arch,
+        snprintf(ckpt, sizeof ckpt, "%.*s.%s-e%d-s%llu%s%s%s%s.ckpt.npz", stem, o.arch,
                  o.proxy ? "proxy" : "full", rec.epochs, (unsigned long long)rec.seed,
-                 strcmp(augs, "none") ? "-" : "", strcmp(augs, "none") ? augs : "");
+                 strcmp(augs, "none") ? "-" : "", strcmp(augs, "none") ? augs : "",
+                 lowp ? "-" : "", lowp ? precision : "");
         for (char *p = ckpt + stem + 1; *p; p++)
             if (*p == ',')
                 *p = '+';
@@ -258,6 +270,10 @@ int nas__cmd_train_arch(int argc, char **argv)
     rc = nas_backend_create(backend, threads, 0, &be, &err);
     if (rc)
         goto out;
+    stage = "setting the precision";
+    rc = nas__cli_set_precision(be, precision, &err);
+    if (rc)
+        goto out;
     stage = "building the network";
     rc = nas_net_create(be, &a.net, rec.batch_size, rec.seed, &net, &err);
     if (rc)
@@ -265,9 +281,10 @@ int nas__cmd_train_arch(int argc, char **argv)
     int64_t macs = -1, params = -1;
     nas_count_net(&a.net, &macs, &params, NULL, NULL);
     printf("nas train %s: %s\n", o.arch, a.genotype);
-    printf("%s training, C=%d N=%d, %s backend, %d threads, %d train images, batch %d, lr %g, "
-           "%s schedule, %d epochs, seed %llu, augment %s\n",
-           o.proxy ? "proxy" : "full", a.net.channels, a.net.cells_per_stage, backend, threads,
+    printf("%s training, C=%d N=%d, %s backend, %s, %d threads, %d train images, batch %d, "
+           "lr %g, %s schedule, %d epochs, seed %llu, augment %s\n",
+           o.proxy ? "proxy" : "full", a.net.channels, a.net.cells_per_stage, backend, precision,
+           threads,
            tr->n, rec.batch_size, rec.lr, rec.schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant",
            rec.epochs, (unsigned long long)rec.seed, augs);
     printf("params %" PRId64 ", MACs %" PRId64 "; checkpoint %s\n", params, macs,
@@ -323,11 +340,11 @@ int nas__cmd_train_arch(int argc, char **argv)
         f.epochs = rec.epochs;
         snprintf(f.recipe, sizeof f.recipe,
                  "mode=%s epochs=%d batch_size=%d lr=%g momentum=%g nesterov=%d weight_decay=%g "
-                 "schedule=%s seed=%llu",
+                 "schedule=%s seed=%llu%s%s",
                  o.proxy ? "proxy" : "full", rec.epochs, rec.batch_size, rec.lr, rec.momentum,
                  rec.nesterov, rec.weight_decay,
                  rec.schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant",
-                 (unsigned long long)rec.seed);
+                 (unsigned long long)rec.seed, lowp ? " precision=" : "", lowp ? precision : "");
         snprintf(f.augment, sizeof f.augment, "%s", augs);
         snprintf(f.backend, sizeof f.backend, "%s", backend);
         f.train_images = tr->n;

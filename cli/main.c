@@ -23,7 +23,7 @@ static const nas_cli_cmd commands[] = {
     {"show", nas_cmd_show, "nas show [--db PATH] TRIAL",
      "print one trial in full", "  --db PATH   results database (default: nas.db)\n"},
     {"train", nas_cmd_train,
-     "nas train --genotype STRING [--epochs N] [--seed S] [--batch-size B] [--lr LR] [--channels C] [--cells N] [--threads T] [--backend cpu|ref] [--data DIR]",
+     "nas train --genotype STRING [--epochs N] [--seed S] [--batch-size B] [--lr LR] [--channels C] [--cells N] [--threads T] [--backend cpu|ref] [--precision fp32|bf16|fp16] [--data DIR]",
      "train one architecture on Fashion-MNIST and report its test accuracy",
      "  --genotype STRING   NAS-Bench-201 cell string, e.g. |nor_conv_3x3~0|+|...|\n"
      "  --epochs N          epochs over the full training set (default 3)\n"
@@ -32,6 +32,8 @@ static const nas_cli_cmd commands[] = {
      "  --channels C        first-stage channels (default 16)  --cells N (default 1)\n"
      "  --threads T         kernel threads (default 2)\n"
      "  --backend NAME      cpu (default) or ref\n"
+     "  --precision P       fp32 (default), bf16 (cpu: oneDNN bf16, fp32 master weights) or\n"
+     "                      fp16 (cuda only, loss scaling); an error where the backend lacks it\n"
      "  --data DIR          Fashion-MNIST idx files (default /usr/share/datasets/fashion-mnist)\n"
      "\nnas train ARCH.json [--epochs N] [--db PATH] [--seed S] [--augment crop,flip] [--proxy]\n"
      "  train an architecture from `nas export --format json` with its recipe; a checkpoint\n"
@@ -41,7 +43,8 @@ static const nas_cli_cmd commands[] = {
      "  --proxy             redo the search's proxy training (same split): reproduces the trial\n"
      "  --subset N          train on N training images   --test-subset M   test on M images\n"
      "  --checkpoint PATH   (default ARCH.<mode>-e<N>-s<S>.ckpt.npz beside ARCH.json; none: off)\n"
-     "  --backend NAME --threads T --data DIR   --stop-after N   stop after epoch N (tests)\n"},
+     "  --backend NAME --threads T --data DIR   --stop-after N   stop after epoch N (tests)\n"
+     "  --precision P       fp32 (default; ARCH.json records none), bf16 or fp16, as above\n"},
     {"report", nas_cmd_report,
      "nas report [--db PATH] [--experiment NAME] [-o FILE] [--top-k K]",
      "write a self-contained HTML report of an experiment (plots, Pareto front, failures)",

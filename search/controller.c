@@ -784,7 +784,7 @@ static int start_one(ctl *c, nas_error *err)
     if (rerun && !retry && f.failures > 0)
         snprintf(used, sizeof used, " (%d of workers.max_retries = %d retries used before)",
                  f.failures, c->cfg->workers.max_retries);
-    if (c->cfg->workers.count > 1)
+    if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
         say(c, "[trial %d/%d] %s %s (worker %d)%s", f.k, c->budget, rerun ? "re-run" : "train ",
             f.geno, f.worker, used);
     else
@@ -1011,10 +1011,12 @@ static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank,
  * placement (nas_placement_resolve over the CUDA devices nas_devices_query
  * finds, in a child process so this one never initialises CUDA) is CUDA
  * runs one worker per slot, slot s on nas_placement_slot_device(s): *gpu
- * (malloc'd, *slots entries) for nas_pool_opts.worker_gpu. A CPU search
- * (evaluator table, proxy.backend cpu/ref, workers.device cpu, or "auto"
- * without a device) and an MPI run (ranks pick their own GPU) get *slots
- * = 0 and *gpu = NULL: the pool then has workers.count unpinned workers.
+ * (malloc'd, *slots entries) for nas_pool_opts.worker_gpu. A search that
+ * cannot use CUDA under nas_placement_resolve's rules (table evaluator;
+ * neither workers.device nor proxy.backend "cuda" or "auto"; proxy.backend
+ * "ref"), an "auto" one without a device, and an MPI run (ranks pick their
+ * own GPU) get *slots = 0 and *gpu = NULL: the pool then has
+ * workers.count unpinned workers, as before placement existed.
  * NAS_TEST_CUDA_DEVICES=N (test-only, tests/e2e/test_gpu_slots.sh) stands
  * in for N CUDA devices. Errors: nas_placement_resolve's (e.g. NAS_ENODEV
  * for workers.device = "cuda" without a device), NAS_ENOMEM.
@@ -1026,8 +1028,10 @@ static int gpu_slots(const nas_config *cfg, int mpi_size, nas_placement *pl, int
     *slots = 0;
     memset(pl, 0, sizeof *pl);
     const char *be = cfg->proxy.backend[0] ? cfg->proxy.backend : "auto";
-    if (cfg->evaluator.kind != NAS_EVALUATOR_TRAIN || mpi_size > 1 || !strcmp(be, "cpu") ||
-        !strcmp(be, "ref") || !strcmp(cfg->workers.device, "cpu"))
+    const char *dv = cfg->workers.device[0] ? cfg->workers.device : "auto";
+    int maybe_cuda = !strcmp(dv, "cuda") || !strcmp(be, "cuda") ||
+                     ((!strcmp(dv, "auto") || !strcmp(be, "auto")) && strcmp(be, "ref") != 0);
+    if (cfg->evaluator.kind != NAS_EVALUATOR_TRAIN || mpi_size > 1 || !maybe_cuda)
         return NAS_OK;
     nas_device_info devs[NAS_MAX_DEVICES];
     int n_cuda = 0;
@@ -1035,8 +1039,9 @@ static int gpu_slots(const nas_config *cfg, int mpi_size, nas_placement *pl, int
     nas_error_clear(&qerr);
     const char *fake = getenv("NAS_TEST_CUDA_DEVICES");
     if (fake && *fake) {
-        n_cuda = atoi(fake);
-        if (n_cuda <= 0)
+        long v = strtol(fake, NULL, 10);
+        n_cuda = v < 0 ? 0 : v > NAS_MAX_DEVICES ? NAS_MAX_DEVICES : (int)v;
+        if (n_cuda == 0)
             snprintf(qerr.msg, sizeof qerr.msg, "NAS_TEST_CUDA_DEVICES=%s", fake);
     } else if (nas_devices_query(NAS_DEVICE_CUDA, devs, NAS_MAX_DEVICES, &n_cuda, &qerr) !=
                NAS_OK) {

@@ -268,6 +268,23 @@ int nas_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, na
     DISPATCH(be, conv2d_fwd, x, w, y, stride, pad);
 }
 
+int nas_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                        const nas_tensor *b, nas_tensor *y, int stride, int pad, int accumulate)
+{
+    int rc = conv_check(be, "conv2d_fwd_bias", x, w, y, stride, pad);
+    if (rc)
+        return rc;
+    if (!owned(be, b) || b->count != (size_t)w->n)
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "conv2d_fwd_bias: bias" SHPF " does not match %d output channels",
+                                 SHP(b), w->n);
+    if (!be->ext || !be->ext->conv2d_fwd_bias)
+        return nas__backend_fail(be, NAS_EUNSUPPORTED, "conv2d_fwd_bias: not on backend %s",
+                                 be->ops->name);
+    be->last_error[0] = '\0';
+    return be->ext->conv2d_fwd_bias(be, x, w, b, y, stride, pad, accumulate);
+}
+
 int nas_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
                         nas_tensor *dx, int stride, int pad)
 {

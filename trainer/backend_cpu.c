@@ -139,6 +139,7 @@ typedef struct cpu_ctx {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     dnnl_primitive_attr_t attr; /* scratchpad_mode_user */
+    dnnl_primitive_attr_t attr_sum; /* the same + a sum post-op (dst += result) */
     prim **cache;
     size_t ncache, cap;
     void *scratch; /* shared scratchpad, 64-byte aligned */
@@ -340,10 +341,11 @@ fail:
  * to_prim 0) whose callers' format is *user_w. `what` names the op and
  * shape for error messages.
  */
-static int prim_build_w(nas_backend *be, const char *what, int kind, const int64_t key[MAX_KEY],
-                        const_dnnl_op_desc_t od, const_dnnl_primitive_desc_t hint,
-                        const int *arg_ids, int nargs, int nthr,
-                        const dnnl_memory_desc_t *user_w, int w_index, int to_prim, prim **out)
+static int prim_build_wa(nas_backend *be, const char *what, int kind,
+                         const int64_t key[MAX_KEY], const_dnnl_op_desc_t od,
+                         const_dnnl_primitive_desc_t hint, const int *arg_ids, int nargs,
+                         int nthr, const dnnl_memory_desc_t *user_w, int w_index, int to_prim,
+                         const_dnnl_primitive_attr_t attr, prim **out)
 {
     cpu_ctx *c = ctx_of(be);
     int rc = NAS_OK;
@@ -359,7 +361,8 @@ static int prim_build_w(nas_backend *be, const char *what, int kind, const int64
     p->w_arg = -1;
     memcpy(p->key, key, sizeof p->key);
     set_threads(c, nthr);
-    DN("dnnl_primitive_desc_create", dnnl_primitive_desc_create(&pd, od, c->attr, c->engine, hint));
+    DN("dnnl_primitive_desc_create",
+       dnnl_primitive_desc_create(&pd, od, attr ? attr : c->attr, c->engine, hint));
     for (int i = 0; i < nargs; i++) {
         const dnnl_memory_desc_t *md =
             dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg_ids[i]);
@@ -405,6 +408,16 @@ fail:
         dnnl_primitive_desc_destroy(pd);
     prim_destroy(p);
     return rc;
+}
+
+/* prim_build_wa with the context's default attributes. */
+static int prim_build_w(nas_backend *be, const char *what, int kind, const int64_t key[MAX_KEY],
+                        const_dnnl_op_desc_t od, const_dnnl_primitive_desc_t hint,
+                        const int *arg_ids, int nargs, int nthr,
+                        const dnnl_memory_desc_t *user_w, int w_index, int to_prim, prim **out)
+{
+    return prim_build_wa(be, what, kind, key, od, hint, arg_ids, nargs, nthr, user_w, w_index,
+                         to_prim, NULL, out);
 }
 
 static int prim_build(nas_backend *be, const char *what, int kind, const int64_t key[MAX_KEY],
@@ -755,6 +768,74 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, (void *)dyb, dw->buf};
     return prim_exec(be, "conv2d_bwd_filter", p, bufs);
+}
+
+/* Inference convolution with bias (and, accumulating, oneDNN's sum post-op:
+ * dst = dst + conv + bias), fp32 only; the key differs from conv_prim's
+ * forward in its 13th element. */
+static int conv_bias_prim(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                          const nas_tensor *y, int stride, int pad, int lx, int ly,
+                          int accumulate, prim **out)
+{
+    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, w->n, w->h, y->h,
+                            y->w, stride, pad, lx,  ly,  100 + accumulate};
+    *out = cache_find(ctx_of(be), PK_CONV_FWD, key);
+    if (*out)
+        return NAS_OK;
+    char what[200];
+    snprintf(what, sizeof what,
+             "conv2d_fwd_bias x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d%s",
+             x->n, x->c, x->h, x->w, w->n, w->c, w->h, w->w, y->n, y->c, y->h, y->w, stride, pad,
+             accumulate ? " accumulate" : "");
+    int rc = NAS_OK;
+    dnnl_memory_desc_t src, wei, bia, dst, user_w;
+    dnnl_dims_t wd = {w->n, w->c, w->h, w->w}, bd = {w->n};
+    if (md_act(&src, x->n, x->c, x->h, x->w, lx) ||
+        md_4d(&user_w, w->n, w->c, w->h, w->w, dnnl_oihw) ||
+        md_act(&dst, y->n, y->c, y->h, y->w, ly) ||
+        dnnl_memory_desc_init_by_tag(&wei, 4, wd, dnnl_f32, dnnl_format_tag_any) !=
+            dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&bia, 1, bd, dnnl_f32, dnnl_a) != dnnl_success)
+        return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: bad memory descriptor", what);
+    dnnl_dims_t strides = {stride, stride}, pl = {pad, pad};
+    dnnl_dims_t pr = {(y->h - 1) * stride + w->h - x->h - pad,
+                      (y->w - 1) * stride + w->w - x->w - pad};
+    dnnl_convolution_desc_t d;
+    size_t work = (size_t)y->count > x->count ? y->count : x->count;
+    int nthr = pick_threads(be, work);
+    set_threads(ctx_of(be), nthr);
+    DN("dnnl_convolution_forward_desc_init",
+       dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct,
+                                          &src, &wei, &bia, &dst, strides, pl, pr));
+    {
+        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+        return prim_build_wa(be, what, PK_CONV_FWD, key, &d, NULL, args, 4, nthr, &user_w, 1, 1,
+                             accumulate ? ctx_of(be)->attr_sum : NULL, out);
+    }
+fail:
+    return rc;
+}
+
+static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                               const nas_tensor *b, nas_tensor *y, int stride, int pad,
+                               int accumulate)
+{
+    if (ctx_of(be)->bf16)
+        return nas__backend_fail(be, NAS_EUNSUPPORTED,
+                                 "cpu conv2d_fwd_bias: fp32 only (precision is bf16)");
+    int lx = f32_of(pref_layout(x)), ly = f32_of(pref_layout(y));
+    if (accumulate && to_layout(be, y, ly, 1)) /* y's current values, in the dst layout */
+        return NAS_EBACKEND;
+    prim *p;
+    int rc = conv_bias_prim(be, x, w, y, stride, pad, lx, ly, accumulate, &p);
+    if (rc)
+        return rc;
+    const float *xb = in_layout(be, x, lx, 0);
+    if (!xb)
+        return NAS_EBACKEND;
+    void *const bufs[] = {(void *)xb, w->buf, b->buf, y->buf};
+    y->layout = ly;
+    return prim_exec(be, "conv2d_fwd_bias", p, bufs);
 }
 
 /* ---- batch normalisation ---------------------------------------------------------- */
@@ -1418,6 +1499,8 @@ static void cpu_destroy(nas_backend *be)
         free(c->var);
         if (c->attr)
             dnnl_primitive_attr_destroy(c->attr);
+        if (c->attr_sum)
+            dnnl_primitive_attr_destroy(c->attr_sum);
         if (c->stream)
             dnnl_stream_destroy(c->stream);
         if (c->engine)
@@ -1485,6 +1568,7 @@ static const nas__backend_ext cpu_ext = {
     .download_tensor = cpu_download_tensor,
     .copy_tensor = cpu_copy_tensor,
     .set_precision = cpu_set_precision,
+    .conv2d_fwd_bias = cpu_conv2d_fwd_bias,
 };
 
 /*
@@ -1524,6 +1608,19 @@ int nas__backend_cpu_create(int threads, int device, nas_backend **out, nas_erro
     if ((st = dnnl_primitive_attr_set_scratchpad_mode(c->attr, dnnl_scratchpad_mode_user)) !=
         dnnl_success)
         goto fail;
+    step = "dnnl_primitive_attr_create (sum post-op)";
+    dnnl_post_ops_t po = NULL;
+    if ((st = dnnl_primitive_attr_create(&c->attr_sum)) != dnnl_success ||
+        (st = dnnl_primitive_attr_set_scratchpad_mode(c->attr_sum, dnnl_scratchpad_mode_user)) !=
+            dnnl_success ||
+        (st = dnnl_post_ops_create(&po)) != dnnl_success ||
+        (st = dnnl_post_ops_append_sum(po, 1.0f)) != dnnl_success ||
+        (st = dnnl_primitive_attr_set_post_ops(c->attr_sum, po)) != dnnl_success) {
+        if (po)
+            dnnl_post_ops_destroy(po);
+        goto fail;
+    }
+    dnnl_post_ops_destroy(po);
     if (threads > 0) {
         openblas_set_num_threads(threads); /* process-wide */
         if (dnnl_version()->cpu_runtime == DNNL_RUNTIME_OMP) {

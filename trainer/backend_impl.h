@@ -93,6 +93,11 @@ typedef struct nas__backend_ext {
      * into cc[m]. NULL: the host CPU (evaluator/latency.c reads its model
      * name). */
     int (*device_info)(const nas_backend *be, char *name, size_t n, char *cc, size_t m);
+    /* nas_conv2d_fwd_bias (inference: convolution + per-channel bias, and
+     * optionally + y); NULL: unsupported, callers use conv + batch norm. */
+    int (*conv2d_fwd_bias)(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                           const nas_tensor *b, nas_tensor *y, int stride, int pad,
+                           int accumulate);
 } nas__backend_ext;
 
 /* Every backend struct starts with this header. */

@@ -507,6 +507,33 @@ static const nas__backend_ops ref_ops = {
     .sumsq = ref_sumsq,
 };
 
+/* y (+)= conv(x, w) + b: the plain convolution into a temporary, then the
+ * bias and the optional accumulation, in that order (the oracle for the
+ * fused kernels). */
+static int ref_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                               const nas_tensor *b, nas_tensor *y, int stride, int pad,
+                               int accumulate)
+{
+    nas_tensor t = *y;
+    t.buf = malloc(y->count * sizeof(float));
+    if (!t.buf)
+        return nas__backend_fail(be, NAS_ENOMEM, "ref conv2d_fwd_bias: out of memory");
+    ref_conv2d_fwd(be, x, w, &t, stride, pad);
+    const float *tp = CF(&t), *bp = CF(b);
+    float *yp = F(y);
+    size_t plane = (size_t)y->h * y->w;
+    for (size_t i = 0; i < y->count; i++) {
+        float v = tp[i] + bp[(i / plane) % (size_t)y->c];
+        yp[i] = accumulate ? yp[i] + v : v;
+    }
+    free(t.buf);
+    return NAS_OK;
+}
+
+static const nas__backend_ext ref_ext = {
+    .conv2d_fwd_bias = ref_conv2d_fwd_bias,
+};
+
 /* The ref backend ignores `threads` (always one) and `device`. */
 int nas__backend_ref_create(int threads, int device, nas_backend **out, nas_error *err)
 {
@@ -515,6 +542,7 @@ int nas__backend_ref_create(int threads, int device, nas_backend **out, nas_erro
     if (!be)
         return nas_error_set(err, NAS_ENOMEM, "ref backend: out of memory");
     be->ops = &ref_ops;
+    be->ext = &ref_ext;
     be->context = NULL;
     be->threads = 1;
     *out = be;

@@ -28,6 +28,19 @@
  * Roots are resolved transitively (a node that feeds only the next node's
  * sum shares that node's buffers in turn). This removes a full read+write
  * pass per sum forward and per sum input backward.
+ *
+ * Folded inference. In eval mode (train == 0) each convolution whose only
+ * consumer is a batch norm runs as one nas_conv2d_fwd_bias with the batch
+ * norm folded into its weights and bias (computed on the host when the
+ * parameters changed: `gen` counts training forwards, SGD steps and
+ * nas_net_params calls), and the batch norm step is skipped. When that
+ * batch norm's output is a node-sum input whose gradient is shared (see
+ * above) and the node's buffer has already been written by the input
+ * that shares it, the convolution adds straight into the node (oneDNN's
+ * sum post-op) and the sum step skips that input. Backends without the
+ * fused op (NAS_EUNSUPPORTED, e.g. the cpu backend in bf16) run the plain
+ * steps instead; the folded result equals conv + batch norm up to float
+ * rounding (tests/unit/test_net.c compares the two).
  */
 #include <math.h>   /* sqrtf */
 #include <stdio.h>  /* snprintf */
@@ -54,6 +67,11 @@ typedef struct step {
     int sm, si;    /* BN saved mean / inverse std (aux tensors) */
     int k, stride, pad;
     int in_place; /* S_SUM: position in in[] of the input that shares y's buffer, or -1 */
+    int fold;     /* S_CONV: index of the BN step folded into it in eval mode, or -1;
+                     S_BN: 1 when folded into its convolution */
+    int acc_sum;  /* S_CONV with fold: the sum step it adds into in eval mode, or -1 */
+    unsigned acc_mask; /* S_SUM: inputs added by their folded convolution in eval mode */
+    nas_tensor *fw, *fb; /* S_CONV with fold: folded weights [K,C,R,R] and bias [1,K,1,1] */
 } step;
 
 typedef struct param {
@@ -96,6 +114,9 @@ struct nas_net {
     const nas_tensor *input; /* x of the last forward */
     int cur_train;
     int build_status;
+    int fuse;                /* 1: eval forwards fold BN into convs; 0: the backend cannot */
+    unsigned long gen;       /* parameter generation (see "Folded inference") */
+    unsigned long fold_gen;  /* generation the folded weights were computed for; 0 = never */
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -140,6 +161,8 @@ static step *add_step(nas_net *n, int kind)
     t->kind = kind;
     t->w = t->b = t->rm = t->rv = t->sm = t->si = -1;
     t->in_place = -1;
+    t->fold = -1;
+    t->acc_sum = -1;
     return t;
 }
 
@@ -458,6 +481,50 @@ static int root_of(const int *root, int i)
     return i;
 }
 
+/* Which conv -> BN pairs fold in eval mode and which of them add straight
+ * into a node sum (see "Folded inference" in the header comment). */
+static void plan_folding(nas_net *n, const int *uses)
+{
+    int *prod = malloc((size_t)n->n_acts * sizeof *prod); /* step writing activation a */
+    if (!prod) {
+        n->fuse = 0;
+        return;
+    }
+    for (int a = 0; a < n->n_acts; a++)
+        prod[a] = -1;
+    for (int si = 0; si < n->n_steps; si++)
+        prod[n->steps[si].y] = si;
+    for (int si = 0; si < n->n_steps; si++) {
+        step *b = &n->steps[si];
+        if (b->kind != S_BN || b->x == 0 || uses[b->x] != 1 || prod[b->x] < 0 ||
+            n->steps[prod[b->x]].kind != S_CONV)
+            continue;
+        step *c = &n->steps[prod[b->x]];
+        c->fold = si;
+        b->fold = 1;
+        prod[b->y] = prod[b->x]; /* in eval mode the conv writes the BN's output */
+    }
+    for (int si = 0; si < n->n_steps; si++) {
+        step *s = &n->steps[si];
+        if (s->kind != S_SUM || s->in_place < 0)
+            continue;
+        int first = prod[s->in[s->in_place]];
+        for (int k = 0; k < s->n_in && k < 32; k++) {
+            int a = s->in[k];
+            if (k == s->in_place || a == 0 || uses[a] != 1 || prod[a] < 0)
+                continue;
+            step *c = &n->steps[prod[a]];
+            /* a folded conv whose output only this sum reads, running after
+             * the input that initialises the node's buffer */
+            if (c->kind == S_CONV && c->fold >= 0 && prod[a] > first) {
+                c->acc_sum = si;
+                s->acc_mask |= 1u << k;
+            }
+        }
+    }
+    free(prod);
+}
+
 /* Fill act_root / grad_root (see the header comment): an activation used
  * by exactly one step, that step a sum, shares the sum's gradient buffer;
  * the first such input of each sum also shares its activation buffer. */
@@ -496,11 +563,12 @@ static int plan_sharing(nas_net *n)
             }
         }
     }
-    free(uses);
     for (int i = 0; i < n->n_acts; i++) {
         n->act_root[i] = root_of(n->act_root, i);
         n->grad_root[i] = root_of(n->grad_root, i);
     }
+    plan_folding(n, uses);
+    free(uses);
     return NAS_OK;
 }
 
@@ -517,6 +585,10 @@ void nas_net_destroy(nas_net *n)
     }
     for (int i = 0; i < n->n_aux; i++)
         nas_tensor_destroy(n->aux[i]);
+    for (int i = 0; i < n->n_steps; i++) {
+        nas_tensor_destroy(n->steps[i].fw);
+        nas_tensor_destroy(n->steps[i].fb);
+    }
     if (n->act_buf)
         for (int i = 0; i < n->n_acts; i++)
             nas_tensor_destroy(n->act_buf[i]);
@@ -599,6 +671,8 @@ int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uin
     n->act_buf = calloc((size_t)n->n_acts, sizeof *n->act_buf);
     n->grad_buf = calloc((size_t)n->n_acts, sizeof *n->grad_buf);
     n->ginit = calloc((size_t)n->n_acts, 1);
+    n->fuse = 1;
+    n->gen = 1;
     int rc = (n->act_buf && n->grad_buf && n->ginit) ? plan_sharing(n) : NAS_ENOMEM;
     size_t biggest = 0;
     for (int i = 1; i < n->n_acts && !rc; i++) {
@@ -632,14 +706,95 @@ static const nas_tensor *AC(nas_net *n, int i)
 #define P(i) (n->params[(i)].value)
 #define PG(i) (n->params[(i)].grad)
 
+/* Eval-mode conv with its folded BN: into the BN's output, or added into
+ * the node sum (acc_sum) whose buffer its shared input has written. */
+static int run_folded_conv(nas_net *n, const step *s)
+{
+    const step *b = &n->steps[s->fold];
+    nas_tensor *y = &n->cur->act[b->y];
+    int acc = s->acc_sum >= 0;
+    if (acc) {
+        const step *sum = &n->steps[s->acc_sum];
+        y = &n->cur->act[sum->y];
+        y->layout = AC(n, sum->in[sum->in_place])->layout;
+    }
+    return nas_conv2d_fwd_bias(n->be, AC(n, s->x), s->fw, s->fb, y, s->stride, s->pad, acc);
+}
+
+/* Fold every eval-mode BN into its convolution (host arithmetic):
+ * w' = w * g, b' = beta - mean * g, g = gamma / sqrt(running_var + eps). */
+static int compute_folds(nas_net *n)
+{
+    int rc = NAS_OK;
+    float *hw = NULL, *bn = NULL;
+    size_t cap_w = 0, cap_c = 0;
+    for (int i = 0; i < n->n_steps && !rc; i++) {
+        step *s = &n->steps[i];
+        if (s->kind != S_CONV || s->fold < 0)
+            continue;
+        const step *b = &n->steps[s->fold];
+        const nas_tensor *w = P(s->w);
+        int K = w->n;
+        if (!s->fw)
+            rc = nas_tensor_create(n->be, w->n, w->c, w->h, w->w, &s->fw);
+        if (!rc && !s->fb)
+            rc = nas_tensor_create(n->be, 1, K, 1, 1, &s->fb);
+        if (!rc && (w->count > cap_w || (size_t)K > cap_c)) {
+            free(hw);
+            free(bn);
+            cap_w = w->count > cap_w ? w->count : cap_w;
+            cap_c = (size_t)K > cap_c ? (size_t)K : cap_c;
+            hw = malloc(cap_w * sizeof *hw);
+            bn = malloc(5 * cap_c * sizeof *bn);
+            if (!hw || !bn)
+                rc = NAS_ENOMEM;
+        }
+        if (rc)
+            break;
+        float *g = bn, *beta = bn + cap_c, *mean = bn + 2 * cap_c, *var = bn + 3 * cap_c,
+              *bias = bn + 4 * cap_c;
+        rc = nas_tensor_download(w, hw, w->count);
+        if (!rc)
+            rc = nas_tensor_download(P(b->w), g, (size_t)K);
+        if (!rc)
+            rc = nas_tensor_download(P(b->b), beta, (size_t)K);
+        if (!rc)
+            rc = nas_tensor_download(P(b->rm), mean, (size_t)K);
+        if (!rc)
+            rc = nas_tensor_download(P(b->rv), var, (size_t)K);
+        if (rc)
+            break;
+        size_t per = w->count / (size_t)K;
+        for (int k = 0; k < K; k++) {
+            g[k] = g[k] / sqrtf(var[k] + BN_EPS);
+            bias[k] = beta[k] - mean[k] * g[k];
+            for (size_t j = 0; j < per; j++)
+                hw[(size_t)k * per + j] *= g[k];
+        }
+        rc = nas_tensor_upload(s->fw, hw, w->count);
+        if (!rc)
+            rc = nas_tensor_upload(s->fb, bias, (size_t)K);
+    }
+    free(hw);
+    free(bn);
+    if (!rc)
+        n->fold_gen = n->gen;
+    return rc;
+}
+
 static int run_step(nas_net *n, const step *s, int train)
 {
     nas_backend *be = n->be;
     nas_tensor *y = &n->cur->act[s->y];
+    int folded = !train && n->fuse;
     switch (s->kind) {
     case S_CONV:
+        if (folded && s->fold >= 0)
+            return run_folded_conv(n, s);
         return nas_conv2d_fwd(be, AC(n, s->x), P(s->w), y, s->stride, s->pad);
     case S_BN:
+        if (folded && s->fold == 1)
+            return NAS_OK; /* done by its convolution */
         if (train)
             return nas_batchnorm_fwd_train(be, AC(n, s->x), P(s->w), P(s->b), y, n->aux[s->sm],
                                            n->aux[s->si], P(s->rm), P(s->rv), BN_MOMENTUM, BN_EPS);
@@ -661,8 +816,9 @@ static int run_step(nas_net *n, const step *s, int train)
             y->layout = AC(n, s->in[first])->layout;
         else
             rc = nas_tensor_copy(y, AC(n, s->in[first = 0]));
+        unsigned added = folded ? s->acc_mask : 0u; /* already in y */
         for (int i = 0; i < s->n_in && !rc; i++)
-            if (i != first)
+            if (i != first && !(i < 32 && (added >> i & 1u)))
                 rc = nas_axpy(be, 1.0f, AC(n, s->in[i]), y);
         return rc;
     }
@@ -685,8 +841,22 @@ int nas_net_forward(nas_net *n, const nas_tensor *x, int train, const nas_tensor
     n->cur = v;
     n->input = x;
     n->cur_train = train;
+    if (train)
+        n->gen++; /* BN running statistics change */
+    else if (n->fuse && n->fold_gen != n->gen) {
+        int rc = compute_folds(n);
+        if (rc)
+            return rc;
+    }
     for (int i = 0; i < n->n_steps; i++) {
         int rc = run_step(n, &n->steps[i], train);
+        if (rc == NAS_EUNSUPPORTED && !train && n->fuse) {
+            /* the backend (or its precision) has no fused conv + bias:
+             * the plain steps from the start (eval forwards are pure) */
+            n->fuse = 0;
+            i = -1;
+            continue;
+        }
         if (rc)
             return rc;
     }
@@ -827,6 +997,7 @@ int nas_net_sgd_step(nas_net *n, float lr, float momentum, float wd, int nestero
 {
     if (!n)
         return NAS_EINVAL;
+    n->gen++;
     for (int i = 0; i < n->n_params; i++) {
         param *p = &n->params[i];
         if (!p->grad)
@@ -853,6 +1024,7 @@ int nas_net_params(nas_net *n, nas_net_param *out, int cap)
 {
     if (!n)
         return 0;
+    n->gen++; /* the caller may write through the tensors: refold before eval */
     for (int i = 0; i < n->n_params && i < cap && out; i++) {
         out[i].name = n->params[i].name;
         out[i].value = n->params[i].value;
@@ -869,6 +1041,29 @@ const nas_net_desc *nas__net_desc(const nas_net *n)
 int nas__net_max_batch(const nas_net *n)
 {
     return n ? n->max_batch : 0;
+}
+
+int nas__net_set_fold(nas_net *n, int on)
+{
+    if (!n)
+        return 0;
+    int was = n->fuse;
+    n->fuse = on != 0;
+    n->fold_gen = 0; /* recompute on the next eval forward */
+    return was;
+}
+
+int nas__net_folded_convs(const nas_net *n, int *accumulating)
+{
+    int folded = 0, acc = 0;
+    for (int i = 0; n && i < n->n_steps; i++)
+        if (n->steps[i].kind == S_CONV && n->steps[i].fold >= 0) {
+            folded++;
+            acc += n->steps[i].acc_sum >= 0;
+        }
+    if (accumulating)
+        *accumulating = acc;
+    return folded;
 }
 
 nas_backend *nas__net_backend(const nas_net *n)

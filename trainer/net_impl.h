@@ -28,4 +28,13 @@ int nas__train_step(nas_net *net, const nas_tensor *x, const nas_tensor *y,
  * buffers (BN running statistics) and out-of-range i. For checkpoints. */
 nas_tensor *nas__net_param_momentum(nas_net *net, int i);
 
+/* Folded inference (trainer/net.c, "Folded inference"): `on` 0 makes eval
+ * forwards run conv and batch norm as separate steps, 1 folds them again
+ * (when the backend supports nas_conv2d_fwd_bias). For tests and
+ * benchmarks. Returns the previous setting. */
+int nas__net_set_fold(nas_net *net, int on);
+/* How many convolutions run with a folded batch norm in eval mode, and how
+ * many of those add straight into a node sum (into *accumulating). */
+int nas__net_folded_convs(const nas_net *net, int *accumulating);
+
 #endif

@@ -8,14 +8,18 @@ throughput in the same line format as `nas train`:
 
     training: 12.3 s, 4878 img/s
 
-fp32 throughout (TF32 off, as the nas cuda backend); cudnn.benchmark on
-(nas also picks convolution algorithms by measurement). Data are loaded to
+fp32 by default (TF32 off, as the nas cuda backend); --precision bf16 or
+fp16 runs the forward pass and loss under torch.autocast (fp32 master
+weights; fp16 with a GradScaler's dynamic loss scaling), the counterpart
+of `nas train --precision`. cudnn.benchmark on (nas also picks
+convolution algorithms by measurement). Data are loaded to
 the device once, so the figure is compute, not input pipeline.
 
 Network after Dong & Yang, "NAS-Bench-201", ICLR 2020; layer table in
 /work/shared/reference/nb201-tinynetwork-fmnist.md.
 """
 import argparse
+import contextlib
 import gzip
 import math
 import os
@@ -144,6 +148,8 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--train-images", type=int, default=0, help="0 = all 60000")
+    ap.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32",
+                    help="autocast dtype (fp16 adds loss scaling); fp32 = no autocast")
     a = ap.parse_args()
 
     if a.device.startswith("cuda") and not torch.cuda.is_available():
@@ -170,6 +176,9 @@ def main():
     steps_per_epoch = math.ceil(n / a.batch_size)
     total = steps_per_epoch * a.epochs
     g = torch.Generator(device="cpu").manual_seed(a.seed)
+    amp_dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[a.precision]
+    # loss scaling for fp16 only (a disabled scaler passes everything through)
+    scaler = torch.cuda.amp.GradScaler(enabled=a.precision == "fp16" and dev.type == "cuda")
 
     def sync():
         if dev.type == "cuda":
@@ -186,10 +195,13 @@ def main():
             idx = perm[i:i + a.batch_size]
             for group in opt.param_groups:
                 group["lr"] = 0.5 * a.lr * (1.0 + math.cos(math.pi * step / total))
-            loss = F.cross_entropy(net(x[idx]), y[idx])
+            with (torch.autocast(device_type=dev.type, dtype=amp_dtype) if amp_dtype
+                  else contextlib.nullcontext()):
+                loss = F.cross_entropy(net(x[idx]), y[idx])
             opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
             step += 1
             seen += idx.numel()
     sync()

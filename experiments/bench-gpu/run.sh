@@ -6,7 +6,7 @@
 #
 # usage: experiments/bench-gpu/run.sh [--nas PATH] [--genotype G] [--epochs E]
 #            [--batch-size B] [--trials-per-gpu "1 2 4"] [--gpus "0 1"]
-#            [--out DIR] [--no-torch]
+#            [--precision fp32|bf16|fp16] [--out DIR] [--no-torch]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -19,6 +19,7 @@ tpg_list="1 2 4"
 gpus=""
 out="$here/results"
 torch=1
+precision=fp32 # nas train --precision, and bench_torch.py's autocast dtype
 py=/usr/bin/python3 # the interpreter with torch (not necessarily the python3 on PATH)
 
 while [ $# -gt 0 ]; do
@@ -29,6 +30,7 @@ while [ $# -gt 0 ]; do
     --batch-size) batch="$2"; shift 2 ;;
     --trials-per-gpu) tpg_list="$2"; shift 2 ;;
     --gpus) gpus="$2"; shift 2 ;;
+    --precision) precision="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --no-torch) torch=0; shift ;;
     -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
@@ -36,6 +38,10 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+case "$precision" in
+fp32 | bf16 | fp16) ;;
+*) echo "bench-gpu: --precision takes fp32, bf16 or fp16, not '$precision'" >&2; exit 2 ;;
+esac
 if [ ! -x "$nas" ]; then
     echo "bench-gpu: no nas binary at $nas (build first: scripts/build.sh, or pass --nas)" >&2
     exit 2
@@ -78,10 +84,11 @@ trial() {
     local impl=$1 gpu=$2 log=$3
     if [ "$impl" = nas ]; then
         CUDA_VISIBLE_DEVICES=$gpu "$nas" train --backend cuda --genotype "$genotype" \
-            --epochs "$epochs" --batch-size "$batch" >"$log" 2>&1
+            --epochs "$epochs" --batch-size "$batch" --precision "$precision" >"$log" 2>&1
     else
         CUDA_VISIBLE_DEVICES=$gpu "$py" "$here/bench_torch.py" --genotype "$genotype" \
-            --epochs "$epochs" --batch-size "$batch" --device cuda >"$log" 2>&1
+            --epochs "$epochs" --batch-size "$batch" --precision "$precision" \
+            --device cuda >"$log" 2>&1
     fi
 }
 
@@ -115,7 +122,7 @@ round() {
     tail -1 "$csv"
 }
 
-echo "bench-gpu: GPUs: $gpus; trials per GPU: $tpg_list; $epochs epoch(s) of Fashion-MNIST, batch $batch"
+echo "bench-gpu: GPUs: $gpus; trials per GPU: $tpg_list; $epochs epoch(s) of Fashion-MNIST, batch $batch, $precision"
 grep '^cuda' <<<"$devices"
 for n in $tpg_list; do
     round nas "$n" || true
@@ -125,7 +132,7 @@ done
 {
     echo "# bench-gpu $stamp"
     echo
-    echo "genotype \`$genotype\`, $epochs epoch(s), batch $batch, fp32"
+    echo "genotype \`$genotype\`, $epochs epoch(s), batch $batch, $precision"
     echo
     echo '```'
     grep -v '^backends' <<<"$devices" | sed '/^$/d'

@@ -101,6 +101,21 @@ int nas_tensor_copy(nas_tensor *dst, const nas_tensor *src);
  * Ho = (H + 2*pad - R)/stride + 1. */
 int nas_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
                    int stride, int pad);
+/*
+ * Inference convolution with a bias and an optional accumulation:
+ * y[N,K,Ho,Wo] (+)= conv(x[N,C,H,W], w[K,C,R,R]) + b[1,K,1,1], where "+="
+ * (accumulate != 0) adds to what y holds. The trainer uses it to run an
+ * eval-mode conv -> batch norm pair as one op, with the batch norm folded
+ * into w and b (w' = w * gamma / sqrt(var + eps), b' = beta - mean *
+ * gamma / sqrt(var + eps); Ioffe & Szegedy 2015, section 3.2), writing or
+ * adding straight into a cell node's sum (oneDNN's bias and sum post-op;
+ * oneDNN developer guide, "Primitive Attributes: Post-ops").
+ * Errors: NAS_EINVAL (shapes), NAS_EUNSUPPORTED when the backend or the
+ * current precision has no fused path (callers then fall back to
+ * nas_conv2d_fwd + nas_batchnorm_fwd_infer), NAS_EBACKEND.
+ */
+int nas_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                        const nas_tensor *b, nas_tensor *y, int stride, int pad, int accumulate);
 /* dx[N,C,H,W] = gradient of the loss w.r.t. x given dy. */
 int nas_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
                         nas_tensor *dx, int stride, int pad);

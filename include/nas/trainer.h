@@ -101,6 +101,10 @@ int64_t nas_net_param_count(const nas_net *net);
  * "cells.1.conv_a.op.1.weight" for a reduction block, ... as
  * NAS-Bench-201's TinyNetwork); BN entries are weight, bias, running_mean,
  * running_var (the last two are buffers: grad NULL). */
+/* Each call also marks the eval-mode folded weights stale (trainer/net.c,
+ * "Folded inference"), so a caller that writes parameters through the
+ * returned tensors gets them used by the next eval forward; call it again
+ * after writing if an eval forward ran in between. */
 typedef struct nas_net_param {
     const char *name;
     nas_tensor *value;

@@ -590,6 +590,54 @@ static nas_backend *ref_open(void)
 
 /* Cross-correlation (not convolution): a kernel with a single 1 at (0,0)
  * and pad 1 shifts the image down-right by one. */
+/* Inference conv + bias, written (accumulate 0: y starts as NaN, every
+ * element must be written) or added to random values already in y. */
+static int conv_bias_one(cmp *c, const conv_case *k, int accumulate)
+{
+    int ho = (k->h + 2 * k->pad - k->r) / k->stride + 1;
+    snprintf(c->label, sizeof c->label, "conv_bias%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] s%d p%d",
+             accumulate ? " accumulate" : "", k->n, k->c, k->h, k->h, k->k, k->c, k->r, k->r,
+             k->stride, k->pad);
+    pair *x = cmp_in(c, k->n, k->c, k->h, k->h, -1, 1);
+    pair *w = cmp_in(c, k->k, k->c, k->r, k->r, -1, 1);
+    pair *b = cmp_in(c, 1, k->k, 1, 1, -1, 1);
+    pair *y = accumulate ? cmp_in(c, k->n, k->k, ho, ho, -1, 1) : cmp_out(c, k->n, k->k, ho, ho);
+    int rc = nas_conv2d_fwd_bias(c->be, D(x), D(w), D(b), D(y), k->stride, k->pad, accumulate);
+    if (rc == NAS_EUNSUPPORTED) {
+        cmp_reset(c);
+        return 0;
+    }
+    if (rc != NAS_OK)
+        fail_msg("%s: %s failed: %s (%s)", c->label, nas_backend_name(c->be), nas_err_name(rc),
+                 nas_backend_last_error(c->be));
+    assert_int_equal(
+        nas_conv2d_fwd_bias(c->ref, R(x), R(w), R(b), R(y), k->stride, k->pad, accumulate),
+        NAS_OK);
+    cmp_check(c, y, "y", TOL_CONV);
+    cmp_reset(c);
+    return 1;
+}
+
+static void test_conv_bias(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 103);
+    size_t ncase = sizeof conv_cases / sizeof conv_cases[0];
+    int ran = 0;
+    for (int acc = 0; acc < 2; acc++)
+        for (size_t i = 0; i < ncase; i++)
+            ran += conv_bias_one(&c, &conv_cases[i], acc);
+    if (!ran) {
+        /* optional op: the trainer falls back to conv + batch norm */
+        printf("SKIPPED: %s/conv_bias: backend has no fused conv + bias (NAS_EUNSUPPORTED)\n",
+               nas_backend_name(c.be));
+        close_backends(&c, "conv_bias");
+        skip();
+    }
+    assert_int_equal(ran, 2 * (int)ncase);
+    close_backends(&c, "conv_bias");
+}
+
 static void test_ref_conv_known(void **state)
 {
     nas_backend *be = ref_open();
@@ -604,6 +652,22 @@ static void test_ref_conv_known(void **state)
     for (int i = 0; i < 9; i++)
         assert_float_equal(o[i], want[i], 0);
     free(o);
+    /* with a bias of 10, then accumulated onto that result with bias 1 */
+    float hb[1] = {10};
+    nas_tensor *b = mk(be, 1, 1, 1, 1, hb);
+    assert_int_equal(nas_conv2d_fwd_bias(be, x, w, b, y, 1, 1, 0), NAS_OK);
+    o = dl(y);
+    for (int i = 0; i < 9; i++)
+        assert_float_equal(o[i], want[i] + 10, 0);
+    hb[0] = 1;
+    up(b, hb);
+    assert_int_equal(nas_conv2d_fwd_bias(be, x, w, b, y, 1, 1, 1), NAS_OK);
+    free(o);
+    o = dl(y);
+    for (int i = 0; i < 9; i++)
+        assert_float_equal(o[i], 2 * want[i] + 11, 0);
+    free(o);
+    nas_tensor_destroy(b);
     /* stride 2 pad 1 with the same kernel picks x[-1,-1], x[-1,1], x[1,-1], x[1,1] */
     assert_int_equal(nas_conv2d_fwd(be, x, w, y2, 2, 1), NAS_OK);
     o = dl(y2);
@@ -1105,6 +1169,7 @@ typedef struct per_backend {
 
 static const per_backend per_backend_tests[] = {
     {"conv", test_conv},
+    {"conv_bias", test_conv_bias},
     {"batchnorm", test_batchnorm},
     {"relu", test_relu},
     {"pool", test_pool},

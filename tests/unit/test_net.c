@@ -15,6 +15,7 @@
 #include <string.h>
 #include "nas/evaluator.h"
 #include "nas/trainer.h"
+#include "trainer/net_impl.h" /* nas__net_set_fold, nas__net_folded_convs */
 
 enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
        C3 = NAS_OP_NOR_CONV_3X3, POOL = NAS_OP_AVG_POOL_3X3 };
@@ -542,6 +543,78 @@ static void test_cpu_matches_ref(void **state)
     nas_backend_destroy(cpu);
 }
 
+/* Eval logits with folded BN (conv + bias, sums accumulated in the conv)
+ * against the plain conv -> BN -> sum steps, after training moved the
+ * weights and running statistics, and again after one more SGD step (the
+ * folded weights must be recomputed). */
+static void fold_case(nas_backend *be, const int ops[6], int channels, int *n_folded, int *n_acc)
+{
+    nas_net_desc d = tiny_desc(ops, 1);
+    d.channels = channels;
+    nas_net *net = NULL;
+    nas_error err = {0};
+    if (nas_net_create(be, &d, 4, 5, &net, &err) != NAS_OK)
+        fail_msg("net: %s", err.msg);
+    int acc = 0;
+    *n_folded += nas__net_folded_convs(net, &acc);
+    *n_acc += acc;
+    nas_tensor *x, *y;
+    random_batch(be, &d, 4, 11, &x, &y);
+    const nas_tensor *lg;
+    for (int round = 0; round < 2; round++) {
+        for (int s = 0; s < 3; s++) {
+            float loss;
+            int c;
+            assert_int_equal(nas_net_forward(net, x, 1, &lg), NAS_OK);
+            assert_int_equal(nas_net_backward(net, y, &loss, &c), NAS_OK);
+            assert_int_equal(nas_net_sgd_step(net, 0.1f, 0.9f, 0, 0), NAS_OK);
+        }
+        assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_OK);
+        float *folded = download(lg);
+        assert_int_equal(nas__net_set_fold(net, 0), 1);
+        assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_OK);
+        float *plain = download(lg);
+        nas__net_set_fold(net, 1);
+        double diff = 0, mag = 0;
+        for (size_t i = 0; i < lg->count; i++) {
+            diff = fmax(diff, fabs((double)folded[i] - plain[i]));
+            mag = fmax(mag, fabs((double)plain[i]));
+        }
+        if (diff > 1e-4 + 1e-4 * mag)
+            fail_msg("%s, channels %d, round %d: folded eval differs from conv+BN by %g (max "
+                     "|logit| %g)",
+                     nas_backend_name(be), channels, round, diff, mag);
+        free(folded);
+        free(plain);
+    }
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    nas_net_destroy(net);
+}
+
+static void test_folded_eval(void **state)
+{
+    (void)state;
+    const char *names[] = {"ref", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        nas_backend *be = make_backend(names[b]);
+        if (!be) {
+            printf("SKIPPED: %s backend not available\n", names[b]);
+            continue;
+        }
+        int folded = 0, acc = 0;
+        for (int g = 0; g < N_GENOS; g++)
+            fold_case(be, GENOS[g], 4, &folded, &acc);
+        if (b == 1)
+            fold_case(be, GENOS[0], 16, &folded, &acc); /* blocked layouts */
+        /* every conv of these genotypes has a BN after it (stem, edges,
+         * reduction conv_a/conv_b); some edges add straight into a node */
+        assert_true(folded > 0);
+        assert_true(acc > 0);
+        nas_backend_destroy(be);
+    }
+}
+
 static void test_bad_desc(void **state)
 {
     (void)state;
@@ -572,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_training_and_determinism),
         cmocka_unit_test(test_nan_and_interrupt),
         cmocka_unit_test(test_cpu_matches_ref),
+        cmocka_unit_test(test_folded_eval),
         cmocka_unit_test(test_bad_desc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

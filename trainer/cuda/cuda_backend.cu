@@ -1497,6 +1497,7 @@ static const nas__backend_ext cuda_ext = {
     /* .timer_start = */ cu_timer_start,
     /* .timer_stop = */ cu_timer_stop,
     /* .device_info = */ cu_device_info,
+    /* .conv2d_fwd_bias = */ NULL, /* eval uses conv + batch norm (no folding yet) */
 };
 
 /* ---- lifetime --------------------------------------------------------------------- */
