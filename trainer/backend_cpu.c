@@ -642,24 +642,33 @@ static int cpu_copy_tensor(nas_backend *be, nas_tensor *dst, const nas_tensor *s
 
 /* ---- convolution ------------------------------------------------------------------ */
 
+/* conv_prim's `fused` (forward only): plain, with a bias, or with a bias
+ * and oneDNN's sum post-op (dst += conv + bias); fused ones are inference
+ * primitives and fp32 only. */
+enum { CONV_PLAIN = 0, CONV_BIAS = 1, CONV_BIAS_SUM = 2 };
+
 /* Conv geometry x[N,C,H,W] w[K,C,R,R] y[N,K,Ho,Wo] with activation layouts
  * lx, ly; works for all three directions (the shapes are the same, only the
  * roles differ). */
 static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
-                     const nas_tensor *y, int stride, int pad, int lx, int ly, prim **out)
+                     const nas_tensor *y, int stride, int pad, int lx, int ly, int fused,
+                     prim **out)
 {
-    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, w->n, w->h, y->h, y->w, stride, pad, lx, ly};
+    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, w->n, w->h, y->h, y->w, stride, pad, lx, ly,
+                            fused};
     *out = cache_find(ctx_of(be), kind, key);
     if (*out)
         return NAS_OK;
     static const char *const names[] = {"conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter"};
     char what[200];
-    snprintf(what, sizeof what, "%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d",
-             names[kind - PK_CONV_FWD], x->n, x->c, x->h, x->w, w->n, w->c, w->h, w->w, y->n,
-             y->c, y->h, y->w, stride, pad);
+    snprintf(what, sizeof what,
+             "%s%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d%s",
+             names[kind - PK_CONV_FWD], fused ? "_bias" : "", x->n, x->c, x->h, x->w, w->n, w->c,
+             w->h, w->w, y->n, y->c, y->h, y->w, stride, pad,
+             fused == CONV_BIAS_SUM ? " accumulate" : "");
     int rc = NAS_OK;
-    dnnl_memory_desc_t src, wei, dst, user_w, dwei;
-    dnnl_dims_t wd = {w->n, w->c, w->h, w->w};
+    dnnl_memory_desc_t src, wei, dst, user_w, dwei, bia;
+    dnnl_dims_t wd = {w->n, w->c, w->h, w->w}, bd = {w->n};
     /* bf16 convolutions: bf16 weights (reordered from the fp32 masters),
      * fp32 weight gradient (oneDNN accumulates it in fp32) */
     if (md_act(&src, x->n, x->c, x->h, x->w, lx) ||
@@ -667,7 +676,9 @@ static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_t
         md_act(&dst, y->n, y->c, y->h, y->w, ly) ||
         dnnl_memory_desc_init_by_tag(&wei, 4, wd, dt_of(lx), dnnl_format_tag_any) !=
             dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&dwei, 4, wd, dnnl_f32, dnnl_format_tag_any) != dnnl_success)
+        dnnl_memory_desc_init_by_tag(&dwei, 4, wd, dnnl_f32, dnnl_format_tag_any) !=
+            dnnl_success ||
+        dnnl_memory_desc_init_by_tag(&bia, 1, bd, dnnl_f32, dnnl_a) != dnnl_success)
         return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: bad memory descriptor", what);
     dnnl_dims_t strides = {stride, stride}, pl = {pad, pad};
     /* right padding that makes oneDNN's output extent equal ours exactly */
@@ -682,6 +693,15 @@ static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_t
     if (kind == PK_CONV_BWD_FILTER && is_bf16(lx) && nthr > 1)
         nthr = 1;
     set_threads(ctx_of(be), nthr);
+    if (fused) { /* inference with bias; CONV_BIAS_SUM: dst += conv + bias */
+        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+        DN("dnnl_convolution_forward_desc_init",
+           dnnl_convolution_forward_desc_init(&fwd_d, dnnl_forward_inference,
+                                              dnnl_convolution_direct, &src, &wei, &bia, &dst,
+                                              strides, pl, pr));
+        return prim_build_wa(be, what, kind, key, &fwd_d, NULL, args, 4, nthr, &user_w, 1, 1,
+                             fused == CONV_BIAS_SUM ? ctx_of(be)->attr_sum : NULL, out);
+    }
     DN("dnnl_convolution_forward_desc_init",
        dnnl_convolution_forward_desc_init(&fwd_d, dnnl_forward_training, dnnl_convolution_direct,
                                           &src, &wei, NULL, &dst, strides, pl, pr));
@@ -720,7 +740,7 @@ static int cpu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor
         ly = f32_of(ly);
     }
     prim *p;
-    int rc = conv_prim(be, PK_CONV_FWD, x, w, y, stride, pad, lx, ly, &p);
+    int rc = conv_prim(be, PK_CONV_FWD, x, w, y, stride, pad, lx, ly, CONV_PLAIN, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, lx, 0);
@@ -740,7 +760,7 @@ static int cpu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_
         ly = f32_of(ly);
     }
     prim *p;
-    int rc = conv_prim(be, PK_CONV_BWD_DATA, dx, w, dy, stride, pad, lx, ly, &p);
+    int rc = conv_prim(be, PK_CONV_BWD_DATA, dx, w, dy, stride, pad, lx, ly, CONV_PLAIN, &p);
     if (rc)
         return rc;
     const float *dyb = in_layout(be, dy, ly, 0);
@@ -760,7 +780,7 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
         ly = f32_of(ly);
     }
     prim *p;
-    int rc = conv_prim(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, lx, ly, &p);
+    int rc = conv_prim(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, lx, ly, CONV_PLAIN, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, lx, 0), *dyb = xb ? in_layout(be, dy, ly, 1) : NULL;
@@ -768,52 +788,6 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, (void *)dyb, dw->buf};
     return prim_exec(be, "conv2d_bwd_filter", p, bufs);
-}
-
-/* Inference convolution with bias (and, accumulating, oneDNN's sum post-op:
- * dst = dst + conv + bias), fp32 only; the key differs from conv_prim's
- * forward in its 13th element. */
-static int conv_bias_prim(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                          const nas_tensor *y, int stride, int pad, int lx, int ly,
-                          int accumulate, prim **out)
-{
-    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, w->n, w->h, y->h,
-                            y->w, stride, pad, lx,  ly,  100 + accumulate};
-    *out = cache_find(ctx_of(be), PK_CONV_FWD, key);
-    if (*out)
-        return NAS_OK;
-    char what[200];
-    snprintf(what, sizeof what,
-             "conv2d_fwd_bias x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d%s",
-             x->n, x->c, x->h, x->w, w->n, w->c, w->h, w->w, y->n, y->c, y->h, y->w, stride, pad,
-             accumulate ? " accumulate" : "");
-    int rc = NAS_OK;
-    dnnl_memory_desc_t src, wei, bia, dst, user_w;
-    dnnl_dims_t wd = {w->n, w->c, w->h, w->w}, bd = {w->n};
-    if (md_act(&src, x->n, x->c, x->h, x->w, lx) ||
-        md_4d(&user_w, w->n, w->c, w->h, w->w, dnnl_oihw) ||
-        md_act(&dst, y->n, y->c, y->h, y->w, ly) ||
-        dnnl_memory_desc_init_by_tag(&wei, 4, wd, dnnl_f32, dnnl_format_tag_any) !=
-            dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&bia, 1, bd, dnnl_f32, dnnl_a) != dnnl_success)
-        return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: bad memory descriptor", what);
-    dnnl_dims_t strides = {stride, stride}, pl = {pad, pad};
-    dnnl_dims_t pr = {(y->h - 1) * stride + w->h - x->h - pad,
-                      (y->w - 1) * stride + w->w - x->w - pad};
-    dnnl_convolution_desc_t d;
-    size_t work = (size_t)y->count > x->count ? y->count : x->count;
-    int nthr = pick_threads(be, work);
-    set_threads(ctx_of(be), nthr);
-    DN("dnnl_convolution_forward_desc_init",
-       dnnl_convolution_forward_desc_init(&d, dnnl_forward_inference, dnnl_convolution_direct,
-                                          &src, &wei, &bia, &dst, strides, pl, pr));
-    {
-        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
-        return prim_build_wa(be, what, PK_CONV_FWD, key, &d, NULL, args, 4, nthr, &user_w, 1, 1,
-                             accumulate ? ctx_of(be)->attr_sum : NULL, out);
-    }
-fail:
-    return rc;
 }
 
 static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
@@ -827,7 +801,8 @@ static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_t
     if (accumulate && to_layout(be, y, ly, 1)) /* y's current values, in the dst layout */
         return NAS_EBACKEND;
     prim *p;
-    int rc = conv_bias_prim(be, x, w, y, stride, pad, lx, ly, accumulate, &p);
+    int rc = conv_prim(be, PK_CONV_FWD, x, w, y, stride, pad, lx, ly,
+                       accumulate ? CONV_BIAS_SUM : CONV_BIAS, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, lx, 0);
