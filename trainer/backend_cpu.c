@@ -30,6 +30,15 @@
  * allocate. Primitives use one user-managed scratchpad that the context
  * owns (grown only when a primitive is created).
  *
+ * Fusion. nas_conv2d_fwd_bias is an inference convolution with a bias and,
+ * when accumulating, oneDNN's sum post-op (dst += conv + bias): the
+ * trainer folds each eval-mode batch norm into its convolution and adds
+ * edge outputs straight into a cell node with it (trainer/net.c, "Folded
+ * inference"). Training keeps conv and batch norm apart (batch statistics
+ * need the convolution's output), and NAS-Bench-201's ReLU -> conv -> BN
+ * order leaves no activation post-op to fuse: the ReLU comes before the
+ * convolution, and the node it reads is needed un-rectified too.
+ *
  * Threads. Debian's oneDNN is built with the OpenMP runtime
  * (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP): it sizes its parallel regions from
  * the calling thread's OpenMP nthreads ICV, both when a primitive is
