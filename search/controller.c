@@ -3,12 +3,16 @@
  *
  *   store: find or create the experiment by its canonical config
  *   replay: every trial in id order -> strategy propose (deduped against the
- *           trials before it) and, if finished, observe its stored score;
- *           unfinished trials (pending/running/interrupted) are re-queued
+ *           trials before it), with the observations the schedule makes
+ *           before it (below); finished trials wait for their turn to be
+ *           observed, unfinished ones (pending/running/interrupted) are
+ *           re-queued
  *   loop:  while done + failed + in flight < budget and a worker is idle:
- *             re-queued trial, or propose -> dedupe by canonical key ->
- *             insert pending; mark running; submit to the pool
- *          wait for a result -> record done/failed -> observe -> progress
+ *             retry, re-queued trial, or (schedule permitting) propose ->
+ *             dedupe by canonical key -> insert pending; mark running;
+ *             submit to the pool
+ *          wait for a result -> record done/failed in the store at once ->
+ *          observe in trial order as the schedule allows -> progress
  *   stop:  (*opts->stop set) record results already back, kill the jobs in
  *          flight and mark their trials interrupted.
  *   constraints (issue 6, docs/report.md "Constraints"): a proposal over
@@ -18,10 +22,39 @@
  *          (done, no accuracy) outside the budget. With several objectives
  *          the progress line shows the running Pareto front's size.
  *
- * With one worker (or in-process) the replay rebuilds exactly the state of
- * an uninterrupted run, so a resumed search proposes what the original
- * would have. With several workers results arrive out of order; the replay
- * then observes in trial order and says how many proposals differed.
+ * The ordered schedule (workers.ordered = true, the default), with N the
+ * pool size (workers.count, the GPU slots, or the MPI ranks but 0): the
+ * strategy observes results strictly in trial-id order, and the proposal
+ * of trial k is made after exactly trials 1..k-N were observed - the
+ * strategy sees propose 1..N, observe 1, propose N+1, observe 2, propose
+ * N+2, ... whatever order the workers finish in. So a search is a function
+ * of (config, seed, N), like a one-worker search is of (config, seed):
+ *   - a result that arrives early is stored at once (never lost) and
+ *     observed once every earlier trial is; a worker that is idle while N
+ *     trials are unobserved waits (head-of-line blocking: about 8-9% of
+ *     throughput for N = 2 with trial times varying by a factor 3-5;
+ *     docs/cluster.md);
+ *   - a failed trial is observed as a failure in its turn; a trial that
+ *     is retried (workers.max_retries) is observed only with its final
+ *     outcome; a latency-rejected trial (constraints.latency_ms) is a trial
+ *     in the schedule like any other, observed in its turn, and stays out
+ *     of the budget (done + failed); the MAX_LATENCY_MISSES stop counts
+ *     rejections in observation order;
+ *   - dedupe at proposal k looks at the stored trials, which are exactly
+ *     trials 1..k-1 (inserted at proposal time);
+ *   - whether trial k is proposed at all (the budget) does not depend on
+ *     timing either: done + failed + in flight < budget counts every
+ *     unresolved trial, so it holds only if trials 1..k-1 leave room, and
+ *     then it holds at the latest when they are all resolved;
+ *   - the replay applies the same schedule, so a resumed search (after
+ *     Ctrl-C or kill -9) continues exactly like an uninterrupted one with
+ *     the same N. N is stored (strategy_state "controller.workers"); a
+ *     resume with another N says so. N = 1 is the one-worker schedule
+ *     (propose, observe, propose, ...).
+ * workers.ordered = false observes results in completion order (no worker
+ * ever waits; evolution and NAO then depend on timing, and the replay
+ * observes each finished trial right after its proposal, counting the
+ * proposals that differ).
  */
 #include <errno.h>
 #include <math.h>
@@ -68,6 +101,15 @@ typedef struct hist_entry {
     double val;
     nas_trial_result res; /* the stored result (nas_store_trial_result), for replay */
 } hist_entry;
+
+/* A trial proposed and not yet observed: in flight, waiting for a retry,
+ * re-queued, or finished (final) and waiting for the earlier ones. */
+typedef struct pend {
+    int64_t trial;
+    nas_genotype g;
+    int final;             /* res holds its stored outcome */
+    nas_trial_result res;
+} pend;
 
 typedef struct ctl {
     const nas_config *cfg;
@@ -118,6 +160,12 @@ typedef struct ctl {
     int64_t *rt_id;
     int *rt_n;
     int n_rt, cap_rt;
+    /* The ordered schedule (header comment): trials proposed and not yet
+     * observed by the strategy, in trial-id order; pq[pq_head..pq_n-1]. */
+    int width;     /* N: the pool size */
+    pend *pq;
+    int pq_head, pq_n, pq_cap;
+    int exhausted; /* the strategy found nothing new: no more proposals */
 } ctl;
 
 static double now_s(void)
@@ -507,6 +555,131 @@ static void note_best(ctl *c, int64_t trial, const char *geno, double score, dou
     }
 }
 
+/* ---- the ordered schedule ------------------------------------------------------ */
+
+static int pend_len(const ctl *c) { return c->pq_n - c->pq_head; }
+
+/* Append trial `trial` (the newest proposal) to the unobserved trials;
+ * res != NULL: its outcome is already stored (replay). */
+static int pend_push(ctl *c, int64_t trial, const nas_genotype *g, const nas_trial_result *res,
+                     nas_error *err)
+{
+    if (c->pq_head > 0 && c->pq_head == c->pq_n)
+        c->pq_head = c->pq_n = 0;
+    if (c->pq_n == c->pq_cap) {
+        if (c->pq_head > 0) { /* reuse the observed prefix */
+            memmove(c->pq, c->pq + c->pq_head, (size_t)pend_len(c) * sizeof *c->pq);
+            c->pq_n -= c->pq_head;
+            c->pq_head = 0;
+        } else {
+            int cap = c->pq_cap ? 2 * c->pq_cap : 16;
+            pend *v = realloc(c->pq, (size_t)cap * sizeof *v);
+            if (!v)
+                return nas_error_set(err, NAS_ENOMEM, "out of memory");
+            c->pq = v;
+            c->pq_cap = cap;
+        }
+    }
+    pend *p = &c->pq[c->pq_n++];
+    memset(p, 0, sizeof *p);
+    p->trial = trial;
+    p->g = *g;
+    if (res) {
+        p->final = 1;
+        p->res = *res;
+    }
+    return NAS_OK;
+}
+
+static pend *pend_find(ctl *c, int64_t trial)
+{
+    for (int i = c->pq_head; i < c->pq_n; i++)
+        if (c->pq[i].trial == trial)
+            return &c->pq[i];
+    return NULL;
+}
+
+/* The store-level counts of one finished trial (budget, best, rejects):
+ * updated when its result is recorded, whatever the strategy has seen. */
+static void account(ctl *c, int64_t trial, const char *geno, const nas_trial_result *res,
+                    double score)
+{
+    if (rejected_result(res)) {
+        c->n_rejected++;
+        if (!(c->min_latency <= res->latency_ms))
+            c->min_latency = res->latency_ms;
+        return;
+    }
+    c->finished++;
+    if (res->status == NAS_OK) {
+        c->n_done++;
+        note_best(c, trial, geno, score, res->val_accuracy);
+    } else {
+        c->n_failed++;
+    }
+}
+
+enum { DRAIN_REPLAY, DRAIN_LIVE, DRAIN_ALL };
+
+/* The strategy observes one finished trial; the latency-miss count and
+ * the displayed Pareto front follow (MAX_LATENCY_MISSES ends a live search). */
+static int observe(ctl *c, const nas_genotype *g, const nas_trial_result *res, int mode,
+                   nas_error *err)
+{
+    nas_strategy_observe_result(c->strat, g, res);
+    if (rejected_result(res)) {
+        c->lat_miss++;
+        if (mode == DRAIN_LIVE && c->lat_miss >= MAX_LATENCY_MISSES)
+            return no_feasible(c, err);
+    } else {
+        c->lat_miss = 0;
+        front_add(c, res);
+    }
+    return NAS_OK;
+}
+
+/*
+ * Let the strategy observe the finished trials at the head of the
+ * unobserved ones, in trial order, as far as the schedule allows: with
+ * width N, proposal k comes after exactly the observations of trials
+ * 1..k-N, so the head is observed only while N trials are unobserved
+ * (DRAIN_REPLAY, DRAIN_LIVE), or once no proposal can follow (DRAIN_LIVE:
+ * the budget is spent or the strategy exhausted; DRAIN_ALL: the search
+ * ends). A trial that is not final (in flight, waiting for a retry,
+ * re-queued) stops it: later results wait for it. Live, the
+ * MAX_LATENCY_MISSES-th latency rejection in a row (in observation order,
+ * so the same in every run) ends the search with NAS_EINFEASIBLE.
+ */
+static int drain(ctl *c, int mode, nas_error *err)
+{
+    while (c->pq_head < c->pq_n && c->pq[c->pq_head].final) {
+        int no_more = c->exhausted || c->finished >= c->budget;
+        if (mode != DRAIN_ALL && pend_len(c) < c->width && !(mode == DRAIN_LIVE && no_more))
+            break;
+        pend *p = &c->pq[c->pq_head++];
+        int rc = observe(c, &p->g, &p->res, mode, err);
+        if (rc != NAS_OK)
+            return rc;
+    }
+    return NAS_OK;
+}
+
+/* workers.ordered = false: observe trial p's result now, whatever is still
+ * unobserved before it, and drop it from the unobserved trials. */
+static int observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int mode,
+                             nas_error *err)
+{
+    nas_genotype g = p->g;
+    int i = (int)(p - c->pq);
+    memmove(&c->pq[i], &c->pq[i + 1], (size_t)(c->pq_n - i - 1) * sizeof *c->pq);
+    c->pq_n--;
+    return observe(c, &g, res, mode, err);
+}
+
+/* Stored under strategy_state "controller.workers": the schedule width of
+ * the last run, so a resume with another width says so. */
+#define WIDTH_STATE "controller.workers"
+
 static int replay(ctl *c, int *mismatch, nas_error *err)
 {
     hist_vec h = {0};
@@ -535,6 +708,8 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
                                nas_store_path(c->st), (long long)e->id, e->geno, perr.msg);
             break;
         }
+        /* the observations the schedule makes before proposal i + 1 */
+        drain(c, DRAIN_REPLAY, err);
         if (!exhausted) {
             c->hist = h.v;
             c->hist_n = i;
@@ -554,22 +729,18 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
         } else {
             (*mismatch)++;
         }
-        if (e->status == NAS_TRIAL_DONE && rejected_result(&e->res)) {
-            nas_strategy_observe_result(c->strat, &stored, &e->res);
-            c->n_rejected++;
-        } else if (e->status == NAS_TRIAL_DONE || e->status == NAS_TRIAL_FAILED) {
-            nas_strategy_observe_result(c->strat, &stored, &e->res);
-            front_add(c, &e->res);
-            c->finished++;
-            if (e->status == NAS_TRIAL_DONE) {
-                c->n_done++;
-                note_best(c, e->id, e->geno, e->score, e->val);
-            }
-            else
-                c->n_failed++;
+        if (e->status == NAS_TRIAL_DONE || e->status == NAS_TRIAL_FAILED) {
+            account(c, e->id, e->geno, &e->res, e->score);
+            if (c->cfg->workers.ordered)
+                rc = pend_push(c, e->id, &stored, &e->res, err);
+            else /* observed at once, as it was then */
+                observe(c, &stored, &e->res, DRAIN_REPLAY, err);
         } else {
             c->requeue[c->nrequeue++] = *e;
+            rc = pend_push(c, e->id, &stored, NULL, err);
         }
+        if (rc != NAS_OK)
+            break;
     }
     c->hist = NULL;
     c->hist_n = 0;
@@ -686,6 +857,42 @@ static int retries_set(ctl *c, int64_t trial, int n, nas_error *err)
     return rc;
 }
 
+/* The width the last run of the experiment stored (0: none stored). */
+static int width_load(ctl *c, int *prev, nas_error *err)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    nas_error gerr;
+    *prev = 0;
+    int rc = nas_store_strategy_state_get(c->st, c->exp, WIDTH_STATE, &blob, &size, &gerr);
+    if (rc == NAS_ENOTFOUND)
+        return NAS_OK;
+    if (rc != NAS_OK) {
+        *err = gerr;
+        return rc;
+    }
+    char text[32];
+    snprintf(text, sizeof text, "%.*s", (int)(size < sizeof text ? size : sizeof text - 1),
+             (const char *)blob);
+    free(blob);
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (end == text || *end || v < 1 || v > 1000000)
+        return nas_error_set(err, NAS_EFORMAT,
+                             "database %s: strategy_state '%s' of experiment %lld is not a "
+                             "number of workers: '%s'",
+                             nas_store_path(c->st), WIDTH_STATE, (long long)c->exp, text);
+    *prev = (int)v;
+    return NAS_OK;
+}
+
+static int width_save(ctl *c, nas_error *err)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%d", c->width);
+    return nas_store_strategy_state_put(c->st, c->exp, WIDTH_STATE, text, strlen(text), err);
+}
+
 /* ---- the loop ------------------------------------------------------------------ */
 
 static int job_fn(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progress, void *pctx,
@@ -759,6 +966,8 @@ static int start_one(ctl *c, nas_error *err)
         nas_space_format(c->space, &f.g, f.geno, sizeof f.geno);
         rc = nas_store_trial_insert(c->st, c->exp, f.geno, key, nas_strategy_name(c->strat),
                                     &f.trial, err);
+        if (rc == NAS_OK)
+            rc = pend_push(c, f.trial, &f.g, NULL, err);
         if (rc != NAS_OK)
             return rc;
     }
@@ -828,8 +1037,14 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
         int prc = retries_set(c, f.trial, f.failures, err);
         if (prc != NAS_OK)
             return prc;
-        if (c->stop && *c->stop)
+        if (c->stop && *c->stop) { /* the retry is spent: say so, run it on resume */
+            say(c,
+                "[trial %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d; runs when "
+                "the search is resumed)",
+                f.k, c->budget, f.geno, ev->result.error, f.failures,
+                c->cfg->workers.max_retries);
             return nas_store_trial_interrupt(c->st, f.trial, ev->result.error, err);
+        }
         if (c->nretry == c->cap_retry) {
             int cap = c->cap_retry ? 2 * c->cap_retry : 4;
             flight *v = realloc(c->retry, (size_t)cap * sizeof *v);
@@ -855,20 +1070,24 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
     int rc = nas_store_trial_finish(c->st, f.trial, &ev->result, score, note, err);
     if (rc != NAS_OK)
         return rc;
+    /* Stored at once; the strategy observes it in trial order (drain). */
+    pend *p = pend_find(c, f.trial);
+    if (!p)
+        return nas_error_set(err, NAS_EWORKER, "trial %lld finished but was never proposed",
+                             (long long)f.trial);
+    account(c, f.trial, f.geno, &ev->result, score);
+    if (c->cfg->workers.ordered) {
+        p->final = 1;
+        p->res = ev->result;
+    } else if ((rc = observe_unordered(c, p, &ev->result, DRAIN_LIVE, err)) != NAS_OK) {
+        return rc;
+    }
     if (rejected) { /* issue 6: not in the budget; the strategy learns it is infeasible */
-        nas_strategy_observe_result(c->strat, &f.g, &ev->result);
-        c->n_rejected++;
-        c->lat_miss++;
-        if (!(c->min_latency <= ev->result.latency_ms))
-            c->min_latency = ev->result.latency_ms;
         say(c, "[trial %d/%d] reject %s: %.3f ms > constraints.latency_ms = %g (not trained; "
                "not counted)",
             f.k, c->budget, f.geno, ev->result.latency_ms, c->cfg->constraints.latency_ms);
-        if (c->lat_miss >= MAX_LATENCY_MISSES)
-            return no_feasible(c, err);
         return NAS_OK;
     }
-    c->lat_miss = 0;
     if (c->weights_dir[0] && ev->result.status == NAS_OK) { /* keep_weights: record the file */
         char wp[NAS_PATH_MAX + 64];
         snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)f.trial);
@@ -876,31 +1095,22 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
         if (access(wp, R_OK) == 0 && nas_store_trial_weights_put(c->st, f.trial, wp, &werr))
             say(c, "nas: warning: trial %lld: %s", (long long)f.trial, werr.msg);
     }
-    nas_strategy_observe_result(c->strat, &f.g, &ev->result);
-    front_add(c, &ev->result);
-    c->finished++;
     c->ran++;
     double dt = now_s() - f.t0;
     char el[32], eta[32], best[96];
-    if (ev->result.status == NAS_OK) {
-        c->n_done++;
-        note_best(c, f.trial, f.geno, score, ev->result.val_accuracy);
-        eta_text(c, el, sizeof el, eta, sizeof eta);
-        best_text(c, best, sizeof best);
+    eta_text(c, el, sizeof el, eta, sizeof eta);
+    best_text(c, best, sizeof best);
+    if (ev->result.status == NAS_OK)
         say(c,
             "[trial %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params, %.3f ms | %.1f s%s%s "
             "| %s | elapsed %s, ETA %s",
             f.k, c->budget, ev->result.val_accuracy, ev->result.macs / 1e6,
             ev->result.params / 1e3, ev->result.latency_ms, dt, note[0] ? " | " : "", note,
             best, el, eta);
-    } else {
-        c->n_failed++;
-        eta_text(c, el, sizeof el, eta, sizeof eta);
-        best_text(c, best, sizeof best);
+    else
         say(c, "[trial %d/%d] FAILED %s: %s | %s | elapsed %s, ETA %s", f.k, c->budget, f.geno,
             ev->result.error[0] ? ev->result.error : nas_strerror(ev->result.status), best, el,
             eta);
-    }
     return NAS_OK;
 }
 
@@ -1098,6 +1308,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     int rc;
     char *canon = NULL, *text = NULL;
     const char *final_status = "failed";
+    int *slot_gpu = NULL, n_slots = 0, n_workers = 0;
 
     /* The store's checks first (they name a missing or read-only
      * directory, a foreign file), then the single-writer lock beside it. */
@@ -1129,6 +1340,15 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     nas_store_experiment before;
     if ((rc = nas_store_experiment_get(c.st, c.exp, &before, err)) != NAS_OK)
         goto out;
+    /* The pool's size is the schedule's width, needed by the replay. */
+    nas_placement pl; /* issue 7: one worker per GPU slot (gpu_slots) */
+    if ((rc = gpu_slots(cfg, mpi_size, &pl, &slot_gpu, &n_slots, err)) != NAS_OK)
+        goto out;
+    n_workers = n_slots > 0 && cfg->workers.count > 0 ? n_slots : cfg->workers.count;
+    c.width = mpi_size > 1 ? mpi_size - 1 : n_workers > 0 ? n_workers : 1;
+    int prev_width = 0;
+    if ((rc = width_load(&c, &prev_width, err)) != NAS_OK)
+        goto out;
     int mismatch = 0;
     if ((rc = replay(&c, &mismatch, err)) != NAS_OK || (rc = retries_load(&c, err)) != NAS_OK)
         goto out;
@@ -1151,12 +1371,23 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
                 "cleaning up); they are re-run now. Do not run two `nas run` of one "
                 "experiment at once.",
                 before.n_running);
+        if (prev_width > 0 && prev_width != c.width)
+            say(&c,
+                "nas: note: this run has %d worker(s), the last one had %d: the schedule "
+                "(proposal k after the results of trials 1..k-workers) differs from theirs, so "
+                "this search is not the one an uninterrupted run would have made",
+                c.width, prev_width);
+        else if (prev_width == 0 && c.n_done + c.n_failed + c.nrequeue > 0 && c.width > 1)
+            say(&c, "nas: note: the earlier runs of this experiment did not record their "
+                    "number of workers (an older nas): their schedule may differ from this one");
         if (mismatch)
             say(&c,
-                "nas: note: %d of %d replayed proposals differed from the stored trials (expected "
-                "with several workers); the stored results were observed",
-                mismatch, c.n_done + c.n_failed + c.nrequeue);
+                "nas: note: %d of %d replayed proposals differed from the stored trials; the "
+                "stored results were observed",
+                mismatch, c.n_done + c.n_failed + c.n_rejected + c.nrequeue);
     }
+    if ((rc = width_save(&c, err)) != NAS_OK)
+        goto out;
     if (c.finished >= c.budget) {
         say(&c, "nas: the experiment already has its %d trials; nothing to do", c.budget);
         final_status = "done";
@@ -1176,14 +1407,8 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         say(&c, "nas: table evaluator: %s, column %s", cfg->evaluator.table,
             cfg->evaluator.column);
     }
-    nas_placement pl; /* issue 7: one worker per GPU slot (gpu_slots) */
-    int *slot_gpu = NULL, n_slots = 0;
-    if ((rc = gpu_slots(cfg, mpi_size, &pl, &slot_gpu, &n_slots, err)) != NAS_OK)
+    if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK)
         goto out;
-    if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK) {
-        free(slot_gpu);
-        goto out;
-    }
     if (cfg->proxy.keep_weights && cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
         snprintf(c.weights_dir, sizeof c.weights_dir, "%s.weights", opts->db_path);
         if (mkdir(c.weights_dir, 0777) != 0 && errno != EEXIST) {
@@ -1193,7 +1418,6 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         }
     }
     if (c.stop && *c.stop) {
-        free(slot_gpu);
         final_status = "interrupted";
         rc = nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
         goto out;
@@ -1202,7 +1426,6 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
                         cfg->workers.heartbeat_s, slot_gpu};
     /* CUDA: workers.gpus x trials_per_gpu workers (workers.count 0 stays
      * in-process, on the first GPU listed) */
-    int n_workers = n_slots > 0 && cfg->workers.count > 0 ? n_slots : cfg->workers.count;
     rc = nas_pool_create(n_workers, job_fn, &c, &po, &c.pool, err);
     if (rc == NAS_OK && n_slots > 0) {
         char map[256] = "";
@@ -1214,31 +1437,37 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         say(&c, "nas: CUDA placement: %d GPU(s) x %d trial(s) per GPU; worker -> GPU: %s%s",
             pl.n_gpus, pl.trials_per_gpu, map, used + 16 >= sizeof map ? " ..." : "");
     }
-    free(slot_gpu);
     if (rc != NAS_OK)
         goto out;
     say(&c, "nas: %d %s, backend %s with %d thread(s) each%s", nas_pool_size(c.pool),
         cfg->workers.count == 0 ? "in-process worker" : "worker process(es)", cfg->proxy.backend,
         cfg->proxy.threads, c.tty ? "; Ctrl-C stops (resume by running the same command)" : "");
 
-    int exhausted = 0;
+    /* The ordered schedule (header comment): a worker is given a new
+     * proposal only while fewer than c.width trials are unobserved; it
+     * waits for the oldest one otherwise. */
     for (;;) {
         if (c.stop && *c.stop)
             break;
-        while ((!exhausted || c.nretry > 0) && !(c.stop && *c.stop) &&
-               c.finished + c.nfl < c.budget && nas_pool_idle(c.pool) > 0) {
+        if ((rc = drain(&c, DRAIN_LIVE, err)) != NAS_OK)
+            goto out;
+        while (!(c.stop && *c.stop) && c.finished + c.nfl < c.budget &&
+               nas_pool_idle(c.pool) > 0 &&
+               (c.nretry > 0 || c.requeue_pos < c.nrequeue ||
+                (!c.exhausted && (pend_len(&c) < c.width || !cfg->workers.ordered)))) {
             rc = start_one(&c, err);
             if (rc == NAS_EINFEASIBLE && c.n_done == 0 && c.nfl == 0 &&
                 (c.n_infeasible > 0 || c.n_rejected > 0))
                 goto out; /* issue 6: nothing in the space meets the constraints */
             if (rc == NAS_EINFEASIBLE) {
                 say(&c, "nas: %s", err->msg);
-                exhausted = 1;
+                c.exhausted = 1;
                 nas_error_clear(err);
                 rc = NAS_OK;
-                break;
             }
             if (rc != NAS_OK)
+                goto out;
+            if ((rc = drain(&c, DRAIN_LIVE, err)) != NAS_OK)
                 goto out;
         }
         if (c.nfl == 0)
@@ -1276,7 +1505,9 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         rc = nas_error_set(err, NAS_EINTR, "search stopped: %d trial(s) interrupted", n);
         goto out;
     }
-    summary->exhausted = exhausted && c.finished < c.budget;
+    if ((rc = drain(&c, DRAIN_ALL, err)) != NAS_OK) /* the strategy sees every result */
+        goto out;
+    summary->exhausted = c.exhausted && c.finished < c.budget;
     final_status = summary->exhausted ? "exhausted" : "done";
     rc = NAS_OK;
 
@@ -1306,6 +1537,8 @@ out:
     nas__run_unlock(lock_fd);
     nas__mpi_stop(mpi_lost); /* tells worker ranks to stop; MPI_Abort if one was lost */
     free(c.front);
+    free(c.pq);
+    free(slot_gpu);
     free(canon);
     free(text);
     return rc;

@@ -37,7 +37,7 @@ typedef struct nao_tensors {
     X(prob, L * B * V)                                                                   \
     X(gG, B * G) X(gh, B * H) X(gc, B * H) X(gX, B * E) X(gS, B * L * H) X(gr, B * H)    \
     X(gcat, B * 2 * H) X(go, B * H) X(glog, B * V) X(gdh, B * H) X(galpha, L)            \
-    X(gz, B * M) X(gp, B)
+    X(gz, B * M) X(gp, B) X(zl, B) X(gzl, B)
 
 typedef struct nao_work {
 #define NAO_FIELD(name, count) float *name;
@@ -59,6 +59,7 @@ struct nas__nao_model {
     int *tok_in; /* [L*cap] decoder input tokens */
     uint32_t *perm;
     int perm_n;
+    float rank_weight; /* weight of the pairwise ranking loss (0: none) */
 };
 
 static inline float sigm(float x) { return 1.0f / (1.0f + expf(-x)); }
@@ -355,18 +356,21 @@ static void prd_forward(nas__nao_model *m, int B)
     for (int b = 0; b < B; b++)
         w->p[b] = m->P.prd_b2[0];
     mm(0, 0, B, 1, M, w->a1, m->P.prd_w2, w->p, 1);
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < B; b++) {
+        w->zl[b] = w->p[b];
         w->p[b] = sigm(w->p[b]);
+    }
 }
 
-/* Given gp [B] = dLoss/dp: accumulate predictor grads (if grads) and
- * gr += dLoss/dr. */
+/* Given gp [B] = dLoss/dp and gzl [B] = any further dLoss/dz on the
+ * logits z (the ranking loss; zero otherwise): accumulate predictor grads
+ * (if grads) and gr += dLoss/dr. */
 static void prd_backward(nas__nao_model *m, int B, int grads)
 {
     const int H = m->d.hidden, M = m->d.mlp;
     nao_work *w = &m->W;
     for (int b = 0; b < B; b++)
-        w->gp[b] *= w->p[b] * (1.0f - w->p[b]); /* through the sigmoid */
+        w->gp[b] = w->gp[b] * w->p[b] * (1.0f - w->p[b]) + w->gzl[b]; /* through the sigmoid */
     if (grads) {
         mm(1, 0, M, 1, B, w->a1, w->gp, m->D.prd_w2, 1);
         for (int b = 0; b < B; b++)
@@ -384,16 +388,18 @@ static void prd_backward(nas__nao_model *m, int B, int grads)
 }
 
 /*
- * Decoder from S and r (already computed). With `target` (teacher forcing)
- * returns the summed cross-entropy over B*L tokens; `out` (may be NULL)
+ * Decoder from S and r (already computed), positions 0..steps-1 (steps <=
+ * L; a position depends only on those before it). With `target` (teacher
+ * forcing) returns the summed cross-entropy over the B*steps tokens; `out` (may be NULL)
  * gets the argmax tokens, which are fed back when target is NULL.
  */
-static double dec_forward(nas__nao_model *m, int B, const uint8_t *target, uint8_t *out)
+static double dec_forward_steps(nas__nao_model *m, int B, const uint8_t *target, uint8_t *out,
+                                int steps)
 {
     const int V = m->d.vocab, E = m->d.embed, H = m->d.hidden, G = 4 * H, L = m->d.len;
     nao_work *w = &m->W;
     double loss = 0.0;
-    for (int t = 0; t < L; t++) {
+    for (int t = 0; t < steps; t++) {
         float *X = w->dxe + (size_t)t * B * E, *Gt = w->dgt + (size_t)t * B * G;
         const float *hprev = t > 0 ? w->dhh + (size_t)(t - 1) * B * H : w->r;
         const float *cprev = t > 0 ? w->dcc + (size_t)(t - 1) * B * H : w->r;
@@ -468,6 +474,12 @@ static double dec_forward(nas__nao_model *m, int B, const uint8_t *target, uint8
         }
     }
     return loss;
+}
+
+/* The decoder over all L positions (see dec_forward_steps). */
+static double dec_forward(nas__nao_model *m, int B, const uint8_t *target, uint8_t *out)
+{
+    return dec_forward_steps(m, B, target, out, m->d.len);
 }
 
 /* Backward of the teacher-forced decoder; `scale` multiplies d(sum CE).
@@ -575,6 +587,40 @@ static void enc_backward(nas__nao_model *m, int B, const uint8_t *seqs)
     }
 }
 
+/* Pairwise logistic ranking loss on the predictor's logits z (RankNet,
+ * Burges et al., ICML 2005): mean over the ordered pairs y_i > y_j of the
+ * batch of log(1 + exp(-(z_i - z_j))). With gz non-NULL its gradient with
+ * respect to z, times `scale`, is added to gz [B]. 0 when no pair is ordered. */
+static double rank_loss(int B, const float *z, const float *y, float scale, float *gz)
+{
+    int pairs = 0;
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < B; j++)
+            pairs += y[i] > y[j];
+    if (pairs == 0)
+        return 0.0;
+    double sum = 0.0;
+    for (int i = 0; i < B; i++)
+        for (int j = 0; j < B; j++) {
+            if (!(y[i] > y[j]))
+                continue;
+            double d = (double)z[i] - (double)z[j];
+            /* softplus(-d), stable for either sign */
+            sum += d > 0.0 ? log1p(exp(-d)) : -d + log1p(exp(d));
+            if (gz) {
+                float g = scale * (float)(-1.0 / (1.0 + exp(d))) / (float)pairs;
+                gz[i] += g;
+                gz[j] -= g;
+            }
+        }
+    return sum / pairs;
+}
+
+void nas__nao_set_rank_weight(nas__nao_model *m, float weight)
+{
+    m->rank_weight = weight > 0.0f ? weight : 0.0f;
+}
+
 float nas__nao_loss(nas__nao_model *m, int B, const uint8_t *seqs, const float *y, float tradeoff,
                     float *pred_loss, float *rec_loss, int backward)
 {
@@ -589,6 +635,9 @@ float nas__nao_loss(nas__nao_model *m, int B, const uint8_t *seqs, const float *
     for (int b = 0; b < B; b++)
         pl += ((double)w->p[b] - y[b]) * ((double)w->p[b] - y[b]);
     pl /= B;
+    const float rw = m->rank_weight;
+    if (rw > 0.0f)
+        pl += rw * rank_loss(B, w->zl, y, 0.0f, NULL);
     double rl = dec_forward(m, B, seqs, NULL) / ((double)B * L);
     if (pred_loss)
         *pred_loss = (float)pl;
@@ -600,6 +649,9 @@ float nas__nao_loss(nas__nao_model *m, int B, const uint8_t *seqs, const float *
         dec_backward(m, B, seqs, (1.0f - tradeoff) / ((float)B * L));
         for (int b = 0; b < B; b++)
             w->gp[b] = tradeoff * 2.0f * (w->p[b] - y[b]) / (float)B;
+        memset(w->gzl, 0, (size_t)B * sizeof(float));
+        if (rw > 0.0f)
+            (void)rank_loss(B, w->zl, y, tradeoff * rw, w->gzl);
         prd_backward(m, B, 1);
         rep_backward(m, B);
         enc_backward(m, B, seqs);
@@ -708,6 +760,7 @@ float nas__nao_predict_states(nas__nao_model *m, const float *states, float *dst
     float p = w->p[0];
     if (dstates) {
         w->gp[0] = 1.0f;
+        w->gzl[0] = 0.0f;
         memset(w->gr, 0, (size_t)H * sizeof(float));
         memset(w->gS, 0, (size_t)L * H * sizeof(float));
         prd_backward(m, 1, 0);
@@ -726,4 +779,79 @@ int nas__nao_decode(nas__nao_model *m, int B, const float *states, uint8_t *out)
     rep_forward(m, B);
     dec_forward(m, B, NULL, out);
     return 0;
+}
+
+typedef struct beam_item {
+    double logp;
+    int parent, tok, order;
+} beam_item;
+
+static int cmp_beam(const void *a, const void *b)
+{
+    const beam_item *x = a, *y = b;
+    if (x->logp != y->logp)
+        return x->logp > y->logp ? -1 : 1;
+    return x->order - y->order;
+}
+
+int nas__nao_decode_beam(nas__nao_model *m, const float *states, int width, uint8_t *out,
+                         double *logp)
+{
+    const int L = m->d.len, V = m->d.vocab, H = m->d.hidden;
+    if (width < 1 || ensure_cap(m, width) != 0)
+        return -1;
+    uint8_t *pre = calloc((size_t)width * L, 1), *nxt = calloc((size_t)width * L, 1);
+    double *lp = calloc((size_t)width, sizeof *lp);
+    beam_item *it = malloc((size_t)width * V * sizeof *it);
+    if (!pre || !nxt || !lp || !it) {
+        free(pre);
+        free(nxt);
+        free(lp);
+        free(it);
+        return -1;
+    }
+    nao_work *w = &m->W;
+    int nb = 1;
+    for (int t = 0; t < L; t++) {
+        /* the probabilities at position t of every beam: one teacher-forced
+         * pass over the prefixes (tokens after t do not influence step t) */
+        for (int b = 0; b < nb; b++)
+            memcpy(w->S + (size_t)b * L * H, states, (size_t)L * H * sizeof(float));
+        rep_forward(m, nb);
+        (void)dec_forward_steps(m, nb, pre, NULL, t + 1);
+        const float *pr = w->prob + (size_t)t * nb * V;
+        const uint8_t *ok = m->allowed + (size_t)t * V;
+        int ni = 0;
+        for (int b = 0; b < nb; b++)
+            for (int v = 0; v < V; v++) {
+                if (!ok[v])
+                    continue;
+                float q = pr[(size_t)b * V + v];
+                it[ni].logp = lp[b] + log(q > 1e-30f ? (double)q : 1e-30);
+                it[ni].parent = b;
+                it[ni].tok = v;
+                it[ni].order = ni;
+                ni++;
+            }
+        qsort(it, (size_t)ni, sizeof *it, cmp_beam);
+        int keep = ni < width ? ni : width;
+        for (int k = 0; k < keep; k++) {
+            memcpy(nxt + (size_t)k * L, pre + (size_t)it[k].parent * L, (size_t)L);
+            nxt[(size_t)k * L + t] = (uint8_t)it[k].tok;
+        }
+        for (int k = 0; k < keep; k++)
+            lp[k] = it[k].logp;
+        uint8_t *sw = pre;
+        pre = nxt;
+        nxt = sw;
+        nb = keep;
+    }
+    memcpy(out, pre, (size_t)nb * L);
+    if (logp)
+        memcpy(logp, lp, (size_t)nb * sizeof *logp);
+    free(pre);
+    free(nxt);
+    free(lp);
+    free(it);
+    return nb;
 }

@@ -6,17 +6,20 @@
  *   encoder    token embedding [V,E] + one LSTM layer (hidden H) over the
  *              genotype's L tokens, with an input skip u_t = h_t + x_t Wr
  *              [E,H] (the authors' released code adds the embedding back);
- *              each state is L2-normalised, s_t = u_t / |u_t|, and the representation is the normalised
- *              mean r = m / |m|, m = (1/L) sum_t s_t.
+ *              each state is L2-normalised, s_t = u_t / |u_t|, and the
+ *              representation is the normalised mean r = m / |m|,
+ *              m = (1/L) sum_t s_t.
  *   predictor  MLP r[H] -> ReLU(r W1 + b1)[M] -> sigmoid(a W2 + b2): a score
- *              in (0,1) regressed on min-max normalised targets.
+ *              in (0,1) regressed on targets in [0,1] (the strategy passes
+ *              normalised ranks).
  *   decoder    one LSTM layer started from (h, c) = (r, r), fed the previous
  *              token (a start token at t = 0); Luong dot attention over the
  *              encoder states s_0..s_{L-1}: o_t = tanh([ctx_t, h_t] Wa + ba),
  *              logits_t = o_t Wo + bo over the V tokens, tokens not allowed
  *              at position t masked out.
  *   loss       tradeoff * mean (p - y)^2 + (1 - tradeoff) * mean over the
- *              B*L tokens of the cross-entropy of the teacher-forced decoder.
+ *              B*L tokens of the cross-entropy of the teacher-forced decoder
+ *              (plus, optionally, a pairwise ranking term on the predictor).
  *
  * Every matrix product goes through nas_host_sgemm (nas/backend.h); the
  * element-wise parts are plain C. Shapes are row-major, batch first. The
@@ -72,6 +75,16 @@ float nas__nao_loss(nas__nao_model *m, int B, const uint8_t *seqs, const float *
 void nas__nao_zero_grad(nas__nao_model *m);
 
 /*
+ * Add a pairwise ranking term to the predictor loss: pred becomes
+ * mean (p - y)^2 + weight * mean over the batch's ordered pairs y_i > y_j
+ * of log(1 + exp(-(z_i - z_j))), z the predictor's logit (RankNet, Burges
+ * et al., ICML 2005). What matters for a search is the order of the best
+ * architectures, which squared error alone weighs little. 0 (the default
+ * of a new model) turns it off; negative values count as 0.
+ */
+void nas__nao_set_rank_weight(nas__nao_model *m, float weight);
+
+/*
  * One Adam step (Kingma & Ba 2015; beta1 0.9, beta2 0.999, eps 1e-8) on the
  * accumulated gradients, after clipping their global L2 norm to `clip`
  * (<= 0: no clipping) and adding weight decay `wd` * w to them (L2).
@@ -102,6 +115,19 @@ float nas__nao_predict_states(nas__nao_model *m, const float *states, float *dst
 /* Greedy decoder: B state sets [B*L*H] -> token sequences out [B*L],
  * each token the most likely allowed one. Returns 0 or -1 (memory). */
 int nas__nao_decode(nas__nao_model *m, int B, const float *states, uint8_t *out);
+
+/*
+ * Beam-search decoder (width `width` >= 1) for one state set [L*H]: the
+ * `width` most likely token sequences under the decoder (sum of the log
+ * probabilities of their tokens), each token allowed at its position,
+ * best first, into out [width*L] and their log probabilities into logp
+ * [width] (may be NULL). Width 1 is the greedy decode. Returns the number
+ * of sequences written (min(width, number of allowed sequences)), or -1
+ * on out of memory. Uses the model's workspace: call nothing else on `m`
+ * concurrently.
+ */
+int nas__nao_decode_beam(nas__nao_model *m, const float *states, int width, uint8_t *out,
+                         double *logp);
 
 /* L2-normalise each of the n rows of width w in place (x / sqrt(|x|^2 + 1e-12)). */
 void nas__nao_normalize_rows(float *x, int n, int w);

@@ -414,6 +414,27 @@ static long fault_sleep_ms(const char *spec)
     return s ? strtol(s + 9, NULL, 10) : 0;
 }
 
+/* NAS_FAULT "jitter_ms=MS/SEED": a pseudo-random 0..MS ms for this job, a
+ * hash (SplitMix64's finaliser) of SEED, the job id and the attempt, so a
+ * seed gives the same delays in every run and other seeds other ones. */
+static long fault_jitter_ms(const char *spec, const nas_pool_job *job)
+{
+    const char *s = spec ? strstr(spec, "jitter_ms=") : NULL;
+    if (!s)
+        return 0;
+    char *rest;
+    long ms = strtol(s + 10, &rest, 10);
+    unsigned long long seed = *rest == '/' ? strtoull(rest + 1, NULL, 10) : 0;
+    if (ms <= 0)
+        return 0;
+    uint64_t z = seed * 0x9E3779B97F4A7C15ull + (uint64_t)job->id * 0xBF58476D1CE4E5B9ull +
+                 (uint64_t)job->attempt;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (long)(z % (uint64_t)(ms + 1));
+}
+
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -447,7 +468,7 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
                     const nas_pool_job *job, nas__msg_send_fn send, void *sctx)
 {
     const char *fault = getenv("NAS_FAULT"); /* test-only hook; see pool_msg.h */
-    long nap = fault_sleep_ms(fault);
+    long nap = fault_sleep_ms(fault) + fault_jitter_ms(fault, job);
     if (nap > 0)
         sleep_ms(nap);
     if (nas__fault_applies(fault, "crash", job))

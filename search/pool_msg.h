@@ -78,6 +78,9 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  *   KIND@TRIAL      the fault hits every attempt of job (trial) id TRIAL
  *   KIND@TRIAL/N    ... only its first N attempts (so a retry succeeds)
  *   sleep_ms=MS     every job first sleeps MS milliseconds (slows a search)
+ *   jitter_ms=MS/SEED  every job first sleeps a pseudo-random 0..MS ms, a
+ *                   function of SEED, the job id and the attempt (reorders
+ *                   the results of several workers; added to sleep_ms)
  * KIND: crash (SIGSEGV), abort (SIGABRT), kill (SIGKILL, as the OOM killer
  * does), hang (SIGSTOP: the whole worker freezes, heartbeats stop), spin
  * (the job never ends but heartbeats go on: trial_timeout_s catches it),

@@ -13,12 +13,17 @@
  *      from round to round instead of retracing the same decoded cells;
  *   2. the `top_k` best observed genotypes are encoded; their encoder states
  *      s are moved along the predictor's gradient, s' = s + eta dP/ds
- *      (renormalised), for eta = step, step*step_growth, ... (at most
- *      max_steps sizes) and decoded; the first decoded genotype that is
- *      valid and new (canonical key neither observed, proposed, nor known to
- *      the controller) is that genotype's candidate;
- *   3. the candidates are ranked by the predictor's score of their own
- *      encoding and the best `batch_per_round` are queued.
+ *      (renormalised), for eta = step, step*step_growth, ... (max_steps
+ *      sizes) and decoded with a beam of `beam_width` sequences per step
+ *      size (nas__nao_decode_beam; width 1 is greedy decoding). Every
+ *      decoded genotype that is valid, new (canonical key neither observed,
+ *      proposed, nor known to the controller) and within `max_edit` tokens
+ *      of the genotype it was moved from (a trust region; 0: no limit)
+ *      joins the round's candidate pool;
+ *   3. the pool is ranked by the predictor's score of each candidate's own
+ *      encoding and the best `batch_per_round` are queued (NAO's paper
+ *      likewise keeps the best predicted of the new architectures); an
+ *      empty pool is replaced by batch_per_round uniform samples.
  * With NAO_ENSEMBLE > 1 several models are trained per round; each moves
  * every top genotype and candidates are ranked by the mean prediction.
  * When no candidate decodes, the proposal is a uniform sample.
@@ -39,20 +44,19 @@
 #define NAO_DEF_TOP_K 10
 #define NAO_DEF_EMBED 16
 #define NAO_DEF_HIDDEN 32
-#define NAO_DEF_EPOCHS 60
+#define NAO_DEF_EPOCHS 30
 #define NAO_DEF_LR 0.005
 #define NAO_DEF_TRADEOFF 0.8
-#define NAO_DEF_STEP 1.0
+#define NAO_DEF_STEP 0.1
 #define NAO_DEF_GROWTH 1.5
-#define NAO_DEF_MAX_STEPS 20
-#define NAO_DEF_BATCH 5
+#define NAO_DEF_MAX_STEPS 8
+#define NAO_DEF_BATCH 2
+#define NAO_DEF_BEAM 16
+#define NAO_DEF_MAX_EDIT 1
 #define NAO_TRAIN_BATCH 32 /* model mini-batch */
 #define NAO_EPOCH_CAP 96   /* samples visited per epoch at most: bounds a round's cost */
 #define NAO_RANDOM_TRIES 10000
 #define NAO_MAX_ENSEMBLE 8
-#ifndef NAO_PER_ARCH
-#define NAO_PER_ARCH 1 /* new genotypes kept per moved architecture and model */
-#endif
 #ifndef NAO_ENSEMBLE
 #define NAO_ENSEMBLE 1 /* models trained from fresh initialisations each round */
 #endif
@@ -138,9 +142,9 @@ typedef struct nao_obs {
 
 typedef struct nao_state {
     /* knobs, defaults applied */
-    int seed_archs, top_k, epochs, max_steps, batch_per_round, per_arch, restart;
+    int seed_archs, top_k, epochs, max_steps, batch_per_round, restart, beam, max_edit;
     uint8_t *allowed; /* [L*V] tokens allowed per position */
-    double lr, tradeoff, step, growth;
+    double lr, tradeoff, step, growth, rank_weight;
     int L, V, H;
     nas__nao_model *model[NAO_MAX_ENSEMBLE];
     int ens; /* models in the ensemble */
@@ -211,9 +215,9 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
     float *S = malloc((size_t)L * H * sizeof(float));
     float *dS = malloc((size_t)L * H * sizeof(float));
     float *moved = malloc((size_t)T * L * H * sizeof(float));
-    uint8_t *dec = malloc((size_t)T * L);
-    const size_t max_c =
-        (size_t)K * (size_t)st->ens * (size_t)(T < st->per_arch ? T : st->per_arch);
+    const int nseq = T * (st->beam > 1 ? st->beam : 1); /* decoded sequences per moved arch */
+    uint8_t *dec = malloc((size_t)nseq * L);
+    const size_t max_c = (size_t)K * (size_t)st->ens * (size_t)nseq;
     nao_cand *cand = malloc(max_c * sizeof *cand);
     char *cand_keys = malloc(max_c * NAS_GENOTYPE_STR_MAX);
     uint8_t *cand_seqs = malloc(max_c * (size_t)L);
@@ -248,6 +252,7 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
             nas__nao_model_destroy(st->model[e]);
             st->model[e] = fresh;
         }
+        nas__nao_set_rank_weight(st->model[e], (float)st->rank_weight);
         float fl = nas__nao_fit(st->model[e], (int)n, seqs, y, st->epochs, NAO_TRAIN_BATCH,
                                 NAO_EPOCH_CAP, (float)st->lr, (float)st->tradeoff, &st->mrng);
         if (isnan(fl))
@@ -268,16 +273,34 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
                 for (int i = 0; i < L * H; i++)
                     moved[(size_t)t * L * H + i] = S[i] + (float)eta * dS[i];
             nas__nao_normalize_rows(moved, T * L, H);
-            if (nas__nao_decode(mdl, T, moved, dec) != 0)
-                goto done;
-            int found = 0;
-            for (int t = 0; t < T && found < st->per_arch; t++) {
+            int nd = T; /* decoded sequences in dec */
+            if (st->beam <= 1) {
+                if (nas__nao_decode(mdl, T, moved, dec) != 0)
+                    goto done;
+            } else {
+                nd = 0;
+                for (int t = 0; t < T; t++) {
+                    int got = nas__nao_decode_beam(mdl, moved + (size_t)t * L * H, st->beam,
+                                                   dec + (size_t)nd * L, NULL);
+                    if (got < 0)
+                        goto done;
+                    nd += got;
+                }
+            }
+            for (int t = 0; t < nd; t++) {
                 nas_genotype g;
                 memset(&g, 0, sizeof g);
                 g.len = L;
                 memcpy(g.tok, dec + (size_t)t * L, (size_t)L);
                 if (!nas_space_is_valid(s->space, &g) || !is_new(s, &g, is_known, known_ctx))
                     continue;
+                if (st->max_edit > 0) { /* the trust region around the start */
+                    int hd = 0;
+                    for (int q = 0; q < L; q++)
+                        hd += g.tok[q] != ord[a]->g.tok[q];
+                    if (hd > st->max_edit)
+                        continue;
+                }
                 char key[NAS_GENOTYPE_STR_MAX];
                 genotype_key(s, &g, key);
                 int dup = 0;
@@ -290,7 +313,6 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
                 cand[nc].order = nc;
                 memcpy(cand_seqs + (size_t)nc * L, g.tok, (size_t)L);
                 nc++;
-                found++;
             }
         }
     }
@@ -309,6 +331,25 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
     take = take < cap ? take : cap;
     for (int c = 0; c < take; c++)
         st->queue[c] = cand[c].g;
+    /* An empty pool (the neighbourhoods of the best cells are used up) is
+     * replaced by batch_per_round uniform samples, so a dry spell does not
+     * retrain the model for every proposal. */
+    int want = take > 0 ? take : (st->batch_per_round < cap ? st->batch_per_round : cap);
+    for (int tries = 0; take < want && tries < 100 * want; tries++) {
+        nas_genotype g;
+        nas_space_sample(s->space, &s->rng, &g);
+        if (!is_new(s, &g, is_known, known_ctx))
+            continue;
+        char key[NAS_GENOTYPE_STR_MAX], qk[NAS_GENOTYPE_STR_MAX];
+        genotype_key(s, &g, key);
+        int dup = 0;
+        for (int c = 0; c < take && !dup; c++) {
+            genotype_key(s, &st->queue[c], qk);
+            dup = strcmp(key, qk) == 0;
+        }
+        if (!dup)
+            st->queue[take++] = g;
+    }
     st->q_head = 0;
     st->q_len = take;
     rc = NAS_OK;
@@ -439,9 +480,11 @@ int nas__strategy_nao_init(nas_strategy *s, nas_error *err)
     st->step = NAO_KNOB(step, NAO_DEF_STEP);
     st->growth = NAO_KNOB(step_growth, NAO_DEF_GROWTH);
     int E = NAO_KNOB(embed_size, NAO_DEF_EMBED), H = NAO_KNOB(hidden_size, NAO_DEF_HIDDEN);
-#undef NAO_KNOB
-    st->per_arch = NAO_PER_ARCH;
+    st->beam = NAO_KNOB(beam_width, NAO_DEF_BEAM);
+    st->max_edit = cfg->search.nao.max_edit >= 0 ? cfg->search.nao.max_edit : NAO_DEF_MAX_EDIT;
+    st->rank_weight = cfg->search.nao.rank_weight >= 0.0 ? cfg->search.nao.rank_weight : 0.0;
     st->ens = NAO_ENSEMBLE;
+#undef NAO_KNOB
     st->restart = 1;
     st->L = L;
     st->V = V;

@@ -124,6 +124,9 @@ static const field fields[] = {
     D("search.nao", "step_growth", search.nao.step_growth, 1, 100),
     I("search.nao", "max_steps", search.nao.max_steps, 1, 10000),
     I("search.nao", "batch_per_round", search.nao.batch_per_round, 1, 10000),
+    I("search.nao", "beam_width", search.nao.beam_width, 1, 1000),
+    I("search.nao", "max_edit", search.nao.max_edit, 0, 1000),
+    D("search.nao", "rank_weight", search.nao.rank_weight, 0, 100),
 
     E("evaluator", "kind", evaluator.kind, w_evaluator),
     P("evaluator", "table", evaluator.table),
@@ -146,6 +149,7 @@ static const field fields[] = {
     I("workers", "max_retries", workers.max_retries, 0, 100),
     {"workers", "gpus", F_GPUS, 0, 0, 0, 255, NULL},
     I("workers", "trials_per_gpu", workers.trials_per_gpu, 1, 64),
+    B("workers", "ordered", workers.ordered),
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
@@ -194,13 +198,16 @@ void nas_config_defaults(nas_config *cfg)
     cfg->search.nao.top_k = 10;
     cfg->search.nao.embed_size = 16;
     cfg->search.nao.hidden_size = 32;
-    cfg->search.nao.epochs = 60;
+    cfg->search.nao.epochs = 30;
     cfg->search.nao.lr = 0.005;
     cfg->search.nao.tradeoff = 0.8;
-    cfg->search.nao.step = 1.0;
+    cfg->search.nao.step = 0.1;
     cfg->search.nao.step_growth = 1.5;
-    cfg->search.nao.max_steps = 20;
-    cfg->search.nao.batch_per_round = 5;
+    cfg->search.nao.max_steps = 8;
+    cfg->search.nao.batch_per_round = 2;
+    cfg->search.nao.beam_width = 16;
+    cfg->search.nao.max_edit = 1;
+    cfg->search.nao.rank_weight = 0.0;
 
     cfg->evaluator.kind = NAS_EVALUATOR_TRAIN;
     cfg->evaluator.table[0] = '\0';
@@ -225,6 +232,7 @@ void nas_config_defaults(nas_config *cfg)
     cfg->workers.max_retries = 1;
     cfg->workers.n_gpus = -1;
     cfg->workers.trials_per_gpu = 1;
+    cfg->workers.ordered = 1;
 }
 
 /* ---- parse context and messages --------------------------------------------- */

@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-if [ $quick = 1 ]; then steps=12; eval_n=1024; lat=60; else steps=40; eval_n=5000; lat=200; fi
+if [ $quick = 1 ]; then steps=20; eval_n=2048; lat=60; else steps=40; eval_n=5000; lat=200; fi
 
 # PyTorch (Debian's python3-torch, for /usr/bin/python3 only)
 if ! /usr/bin/python3 -c "import torch, numpy" 2>/dev/null; then

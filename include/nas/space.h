@@ -175,6 +175,10 @@ typedef struct nas_config {
             double step_growth;/* multiplier for eta until a new arch decodes */
             int max_steps;
             int batch_per_round; /* proposals per model round */
+            int beam_width;    /* decoder beam width (1: greedy) */
+            int max_edit;      /* candidates differ from their start in at most this
+                                  many tokens (0: no limit) */
+            double rank_weight;/* weight of the pairwise ranking loss (0: none) */
         } nao;
     } search;
 
@@ -205,6 +209,9 @@ typedef struct nas_config {
         int n_gpus;           /* entries in gpus[]; -1 = "all" */
         int gpus[16];
         int trials_per_gpu;
+        int ordered;          /* 1: the strategy observes results in trial order, proposal
+                                 k after trials 1..k-N (reproducible with N workers);
+                                 0: in completion order (search/controller.c) */
     } workers;
 } nas_config;
 

@@ -7,7 +7,10 @@
 # the local 2-worker pool with the same seed; both workers must have run
 # trials. Then a rank stuck in its job (NAS_FAULT=spin@3, passed with
 # mpirun -x) is given up on after trial_timeout_s: trial 3 fails, every
-# other trial is done on the surviving rank, and the job ends.
+# other trial is done on the surviving rank, and the job ends. And an
+# evolution search with random per-job delays (NAS_FAULT jitter_ms) stores
+# the same sequence of genotypes under MPI as on the local 2-worker pool
+# (the ordered schedule: search/controller.c).
 # Skips (77) without mpirun or when nas was built without Open MPI.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
@@ -32,6 +35,24 @@ expect_eq "worker ranks used" "$(sql "$TMP/mpi.db" "SELECT group_concat(w) FROM 
 q="SELECT group_concat(g, ';') FROM (SELECT t.genotype || '=' || printf('%.6f', r.val_accuracy) AS g FROM trial t JOIN result r ON r.trial_id = t.id ORDER BY 1)"
 expect_eq "same genotypes and accuracies as the local pool" "$(sql "$TMP/mpi.db" "$q")" "$(sql "$TMP/local.db" "$q")"
 expect_eq "integrity" "$(sql "$TMP/mpi.db" "PRAGMA integrity_check")" ok
+
+note "evolution with random delays: MPI stores the search the local pool stores"
+# The ordered schedule (search/controller.c) runs under MPI too: the 2 worker
+# ranks are a schedule of width 2, like the local pool of 2 workers, so
+# regularized evolution (whose proposals depend on the results it observed)
+# makes the same proposals whatever order the delays give the results.
+sed -e 's/strategy = "random";/strategy = "evolution"; population = 4; sample_size = 2;/' \
+    "$TMP/m.conf" >"$TMP/e.conf"
+seq_q="SELECT group_concat(genotype, ';') FROM (SELECT genotype FROM trial ORDER BY id)"
+NAS_FAULT="jitter_ms=150/1" run 0 "$NAS" run "$TMP/e.conf" --db "$TMP/elocal.db"
+NAS_FAULT="jitter_ms=150/2" run 0 timeout 60 $MPIRUN -x NAS_FAULT -n 3 "$NAS" run "$TMP/e.conf" --db "$TMP/empi.db"
+grep_in "complete: 12 trials (12 done, 0 failed)" "$TMP/out"
+expect_eq "evolution under MPI = evolution on the local pool" "$(sql "$TMP/empi.db" "$seq_q")" "$(sql "$TMP/elocal.db" "$seq_q")"
+note "a resume with another number of workers says so"
+run 0 timeout 60 $MPIRUN -n 2 "$NAS" run "$TMP/e.conf" --db "$TMP/elocal.db"
+grep_in "this run has 1 worker(s), the last one had 2" "$TMP/err"
+run 0 "$NAS" run "$TMP/e.conf" --db "$TMP/elocal.db"
+grep_in "this run has 2 worker(s), the last one had 1" "$TMP/err"
 
 note "a rank stuck in its job is given up on; the search goes on"
 t0=$(date +%s)

@@ -136,6 +136,44 @@ static void test_grad_joint(void **state)
     nas__nao_model_destroy(m);
 }
 
+/* The pairwise ranking term (nas__nao_set_rank_weight) on top of the joint
+ * loss: its gradient through predictor and encoder, and its value (a
+ * perfectly ordered batch costs less than the same batch reversed). */
+static void test_grad_rank_loss(void **state)
+{
+    (void)state;
+    enum { V = 5, L = 4, B = 5 };
+    nas__nao_model *m = small_model(V, L, 13, 0.5f);
+    uint8_t seqs[B * L];
+    float y[B];
+    random_batch(B, L, V, seqs, y, 14);
+    float pl0, pl1;
+    nas__nao_loss(m, B, seqs, y, 0.7f, &pl0, NULL, 0);
+    nas__nao_set_rank_weight(m, 0.5f);
+    assert_true(grad_check(m, "prd", B, seqs, y, 0.7f) < 2e-2);
+    assert_true(grad_check(m, "enc", B, seqs, y, 0.7f) < 2e-2);
+    nas__nao_loss(m, B, seqs, y, 0.7f, &pl1, NULL, 0);
+    /* log(1 + e^-d) > 0 for every ordered pair: the term adds to the loss */
+    assert_true(pl1 > pl0 + 0.5f * 0.1f);
+    /* the model's own predictions as targets are perfectly ordered, their
+     * reverse is not: the ranking term must tell them apart */
+    float S[B * L * 6], p[B], rev[B];
+    assert_int_equal(nas__nao_encode(m, B, seqs, S, p), 0);
+    for (int b = 0; b < B; b++)
+        rev[b] = 1.0f - p[b];
+    float a1, a0, b1, b0;
+    nas__nao_loss(m, B, seqs, p, 1.0f, &a1, NULL, 0);
+    nas__nao_loss(m, B, seqs, rev, 1.0f, &b1, NULL, 0);
+    nas__nao_set_rank_weight(m, 0.0f);
+    nas__nao_loss(m, B, seqs, p, 1.0f, &a0, NULL, 0);
+    nas__nao_loss(m, B, seqs, rev, 1.0f, &b0, NULL, 0);
+    double rank_ordered = (a1 - a0) / 0.5, rank_reversed = (b1 - b0) / 0.5;
+    print_message("ranking term: ordered %.4f reversed %.4f (log 2 = 0.6931)\n", rank_ordered,
+                  rank_reversed);
+    assert_true(rank_ordered < 0.6931 && rank_reversed > 0.6931); /* softplus(-d) vs log 2 */
+    nas__nao_model_destroy(m);
+}
+
 /* dP/ds (used to move architectures) against central differences. */
 static void test_grad_predictor_states(void **state)
 {
@@ -194,6 +232,27 @@ static void test_decoder_reconstructs(void **state)
     assert_int_equal(nas__nao_encode(m, N, seqs, S, NULL), 0);
     assert_int_equal(nas__nao_decode(m, N, S, out), 0);
     assert_memory_equal(out, seqs, sizeof seqs);
+    /* beam search: the best beam is the greedy decode (here the original),
+     * beams are distinct and in decreasing log probability */
+    enum { W = 6 };
+    for (int i = 0; i < N; i++) {
+        uint8_t beam[W * L];
+        double lp[W];
+        assert_int_equal(nas__nao_decode_beam(m, S + (size_t)i * L * H, W, beam, lp), W);
+        assert_memory_equal(beam, seqs + (size_t)i * L, L);
+        for (int k = 0; k < W; k++) {
+            if (k > 0)
+                assert_true(lp[k] <= lp[k - 1]);
+            for (int j = 0; j < k; j++)
+                assert_memory_not_equal(beam + (size_t)k * L, beam + (size_t)j * L, L);
+        }
+        /* beam 0 is sequence i decoded from its own states: its log
+         * probability is minus its teacher-forced cross-entropy */
+        float rec, yi = 0.5f;
+        nas__nao_loss(m, 1, seqs + (size_t)i * L, &yi, 0.0f, NULL, &rec, 0);
+        assert_true(fabs(-lp[0] - (double)rec * L) < 1e-3 * (1.0 + fabs(lp[0])));
+        assert_true(lp[W - 1] < lp[0]);
+    }
     nas__nao_model_destroy(m);
 }
 
@@ -413,6 +472,25 @@ static void test_strategy_valid_unseen_and_better(void **state)
     print_message("mean synthetic score of NAO proposals %.2f (random cells: 2.5)\n",
                   model_mean);
     assert_true(model_mean > 5.0);
+    /* the trust region (max_edit, default 1): the model's candidates differ
+     * from the top cell they were moved from in one token. A proposal is a
+     * uniform sample only when a round has no candidate, so most proposals
+     * must be one token from an earlier trial (for a uniform sample among
+     * ~40 earlier cells that is about 6 %) */
+    int near = 0;
+    for (int t = 10; t < T; t++) {
+        int close = 0;
+        for (int u = 0; u < t && !close; u++) {
+            int hd = 0;
+            for (int q = 0; q < rec[t].len; q++)
+                hd += rec[t].tok[q] != rec[u].tok[q];
+            close = hd <= 1;
+        }
+        near += close;
+    }
+    print_message("%d of %d model-phase proposals are one token from an earlier trial\n", near,
+                  T - 10);
+    assert_true(near >= (T - 10) / 2);
 }
 
 static void test_strategy_deterministic_and_replay(void **state)
@@ -442,6 +520,7 @@ int main(void)
         cmocka_unit_test(test_grad_encoder_predictor),
         cmocka_unit_test(test_grad_decoder),
         cmocka_unit_test(test_grad_joint),
+        cmocka_unit_test(test_grad_rank_loss),
         cmocka_unit_test(test_grad_predictor_states),
         cmocka_unit_test(test_decoder_reconstructs),
         cmocka_unit_test_setup_teardown(test_predictor_rank_correlation, setup_space,
