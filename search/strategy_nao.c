@@ -143,6 +143,7 @@ typedef struct nao_obs {
 typedef struct nao_state {
     /* knobs, defaults applied */
     int seed_archs, top_k, epochs, max_steps, batch_per_round, restart, beam, max_edit;
+    int fill_neighbours; /* empty pool: single-token neighbours of the top cells */
     uint8_t *allowed; /* [L*V] tokens allowed per position */
     double lr, tradeoff, step, growth, rank_weight;
     int L, V, H;
@@ -195,6 +196,27 @@ static int cmp_cand_desc(const void *a, const void *b)
     return x->order - y->order;
 }
 
+/* Add g to the round's candidate pool (cand, cand_keys, cand_seqs hold nc
+ * entries) when it is valid, new and not already in the pool; returns the
+ * new pool size. */
+static int pool_add(nas_strategy *s, const nas_genotype *g, nas_known_fn is_known, void *known_ctx,
+                    nao_cand *cand, char *cand_keys, uint8_t *cand_seqs, int nc)
+{
+    const int L = g->len;
+    if (!nas_space_is_valid(s->space, g) || !is_new(s, g, is_known, known_ctx))
+        return nc;
+    char key[NAS_GENOTYPE_STR_MAX];
+    genotype_key(s, g, key);
+    for (int c = 0; c < nc; c++)
+        if (strcmp(key, cand_keys + (size_t)c * NAS_GENOTYPE_STR_MAX) == 0)
+            return nc;
+    memcpy(cand_keys + (size_t)nc * NAS_GENOTYPE_STR_MAX, key, NAS_GENOTYPE_STR_MAX);
+    cand[nc].g = *g;
+    cand[nc].order = nc;
+    memcpy(cand_seqs + (size_t)nc * L, g->tok, (size_t)L);
+    return nc + 1;
+}
+
 /* One NAO round: train, move, decode, queue. NAS_OK (the queue may stay
  * empty when nothing new decodes) or NAS_ENOMEM. */
 static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, nas_error *err)
@@ -217,7 +239,9 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
     float *moved = malloc((size_t)T * L * H * sizeof(float));
     const int nseq = T * (st->beam > 1 ? st->beam : 1); /* decoded sequences per moved arch */
     uint8_t *dec = malloc((size_t)nseq * L);
-    const size_t max_c = (size_t)K * (size_t)st->ens * (size_t)nseq;
+    size_t max_c = (size_t)K * (size_t)st->ens * (size_t)nseq;
+    if (st->fill_neighbours && max_c < (size_t)K * (size_t)L * (size_t)st->V)
+        max_c = (size_t)K * (size_t)L * (size_t)st->V; /* single-token neighbours */
     nao_cand *cand = malloc(max_c * sizeof *cand);
     char *cand_keys = malloc(max_c * NAS_GENOTYPE_STR_MAX);
     uint8_t *cand_seqs = malloc(max_c * (size_t)L);
@@ -261,6 +285,7 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
     st->rounds++;
 
     qsort(ord, n, sizeof *ord, cmp_obs_desc);
+    const int radius = st->max_edit;
     int nc = 0;
     for (int a = 0; a < K; a++) {
         for (int e = 0; e < st->ens; e++) {
@@ -292,29 +317,32 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
                 memset(&g, 0, sizeof g);
                 g.len = L;
                 memcpy(g.tok, dec + (size_t)t * L, (size_t)L);
-                if (!nas_space_is_valid(s->space, &g) || !is_new(s, &g, is_known, known_ctx))
-                    continue;
-                if (st->max_edit > 0) { /* the trust region around the start */
+                if (radius > 0) { /* the trust region around the start */
                     int hd = 0;
                     for (int q = 0; q < L; q++)
                         hd += g.tok[q] != ord[a]->g.tok[q];
-                    if (hd > st->max_edit)
+                    if (hd > radius)
                         continue;
                 }
-                char key[NAS_GENOTYPE_STR_MAX];
-                genotype_key(s, &g, key);
-                int dup = 0;
-                for (int c = 0; c < nc && !dup; c++)
-                    dup = strcmp(key, cand_keys + (size_t)c * NAS_GENOTYPE_STR_MAX) == 0;
-                if (dup)
-                    continue;
-                memcpy(cand_keys + (size_t)nc * NAS_GENOTYPE_STR_MAX, key, NAS_GENOTYPE_STR_MAX);
-                cand[nc].g = g;
-                cand[nc].order = nc;
-                memcpy(cand_seqs + (size_t)nc * L, g.tok, (size_t)L);
-                nc++;
+                nc = pool_add(s, &g, is_known, known_ctx, cand, cand_keys, cand_seqs, nc);
             }
         }
+    }
+    /* nothing new decoded near the best cells: their single-token
+     * neighbours, ranked by the predictor below like decoded candidates */
+    if (nc == 0 && st->fill_neighbours) {
+        for (int a = 0; a < K; a++)
+            for (int q = 0; q < L; q++)
+                for (int v = 0; v < st->V; v++) {
+                    if (v == ord[a]->g.tok[q] || !st->allowed[q * st->V + v])
+                        continue;
+                    nas_genotype g;
+                    memset(&g, 0, sizeof g);
+                    g.len = L;
+                    memcpy(g.tok, ord[a]->g.tok, (size_t)L);
+                    g.tok[q] = (uint8_t)v;
+                    nc = pool_add(s, &g, is_known, known_ctx, cand, cand_keys, cand_seqs, nc);
+                }
     }
     /* score every candidate by the ensemble's mean prediction */
     for (int c = 0; c < nc; c++)
@@ -483,6 +511,7 @@ int nas__strategy_nao_init(nas_strategy *s, nas_error *err)
     st->beam = NAO_KNOB(beam_width, NAO_DEF_BEAM);
     st->max_edit = cfg->search.nao.max_edit >= 0 ? cfg->search.nao.max_edit : NAO_DEF_MAX_EDIT;
     st->rank_weight = cfg->search.nao.rank_weight >= 0.0 ? cfg->search.nao.rank_weight : 0.0;
+    st->fill_neighbours = cfg->search.nao.fill_neighbours != 0;
     st->ens = NAO_ENSEMBLE;
 #undef NAO_KNOB
     st->restart = 1;

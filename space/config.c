@@ -127,6 +127,7 @@ static const field fields[] = {
     I("search.nao", "beam_width", search.nao.beam_width, 1, 1000),
     I("search.nao", "max_edit", search.nao.max_edit, 0, 1000),
     D("search.nao", "rank_weight", search.nao.rank_weight, 0, 100),
+    B("search.nao", "fill_neighbours", search.nao.fill_neighbours),
 
     E("evaluator", "kind", evaluator.kind, w_evaluator),
     P("evaluator", "table", evaluator.table),
@@ -208,6 +209,7 @@ void nas_config_defaults(nas_config *cfg)
     cfg->search.nao.beam_width = 16;
     cfg->search.nao.max_edit = 1;
     cfg->search.nao.rank_weight = 0.0;
+    cfg->search.nao.fill_neighbours = 1;
 
     cfg->evaluator.kind = NAS_EVALUATOR_TRAIN;
     cfg->evaluator.table[0] = '\0';

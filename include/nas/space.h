@@ -179,6 +179,9 @@ typedef struct nas_config {
             int max_edit;      /* candidates differ from their start in at most this
                                   many tokens (0: no limit) */
             double rank_weight;/* weight of the pairwise ranking loss (0: none) */
+            int fill_neighbours; /* an empty candidate pool is filled with the
+                                    predictor's best single-token neighbours of the
+                                    top_k cells (0: uniform samples) */
         } nao;
     } search;
 

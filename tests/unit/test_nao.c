@@ -514,6 +514,45 @@ static void test_strategy_deterministic_and_replay(void **state)
     assert_true(same < T / 2);
 }
 
+/* Number of rec[from..T-1] within one token of an earlier trial. */
+static int count_near(const nas_genotype *rec, int from, int T)
+{
+    int near = 0;
+    for (int t = from; t < T; t++) {
+        int close = 0;
+        for (int u = 0; u < t && !close; u++) {
+            int hd = 0;
+            for (int q = 0; q < rec[t].len; q++)
+                hd += rec[t].tok[q] != rec[u].tok[q];
+            close = hd <= 1;
+        }
+        near += close;
+    }
+    return near;
+}
+
+/* fill_neighbours: a round whose decoded pool is empty falls back on the
+ * single-token neighbours of the top cells, so with max_edit 1 every model
+ * proposal is one token from an earlier trial (a uniform sample among ~40
+ * earlier cells is that close about 6 % of the time), and the search stays
+ * deterministic and replayable. */
+static void test_strategy_fill_neighbours(void **state)
+{
+    fixture *f = *state;
+    const int T = 40, K = 23;
+    nas_genotype a[40], c[40];
+    f->cfg.search.nao.max_edit = 1;
+    f->cfg.search.nao.fill_neighbours = 1;
+    run_search(f, 5, T, a, 0, NULL);
+    int near = count_near(a, 10, T);
+    print_message("fill_neighbours: %d of %d model-phase proposals one token from a trial\n", near,
+                  T - 10);
+    assert_int_equal(near, T - 10);
+    run_search(f, 5, T, c, K, a); /* resume after K trials */
+    for (int t = 0; t < T; t++)
+        assert_memory_equal(a[t].tok, c[t].tok, (size_t)a[t].len);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +568,7 @@ int main(void)
                                         teardown_space),
         cmocka_unit_test_setup_teardown(test_strategy_deterministic_and_replay, setup_space,
                                         teardown_space),
+        cmocka_unit_test_setup_teardown(test_strategy_fill_neighbours, setup_space, teardown_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
