@@ -197,6 +197,98 @@ static sqlite3_stmt *stmt_get(nas_store *st, int q, nas_error *err)
     return st->stmt[q];
 }
 
+static int require_rw(nas_store *st, nas_error *err)
+{
+    if (st->readonly)
+        return nas_error_set(err, NAS_EDB, "database %s: opened read-only", st->path);
+    return NAS_OK;
+}
+
+/* The cached statement `q` with ?1 bound to `id` (an experiment or trial
+ * id). `write` 1: the store must be open read-write. NULL with err set
+ * (the caller returns NAS_EDB) when it is read-only or SQLite fails. */
+static sqlite3_stmt *stmt_id(nas_store *st, int q, int64_t id, int write, nas_error *err)
+{
+    if (write && require_rw(st, err) != NAS_OK)
+        return NULL;
+    sqlite3_stmt *s = stmt_get(st, q, err);
+    if (s)
+        sqlite3_bind_int64(s, 1, id);
+    return s;
+}
+
+/* Run a cached write statement whose parameters are bound. */
+static int step_write(nas_store *st, sqlite3_stmt *s, const char *what, nas_error *err)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE)
+        return db_fail(st, err, what);
+    return NAS_OK;
+}
+
+/* Copies the current row of a query into `out`: NAS_OK or NAS_ENOMEM. */
+typedef int (*row_reader)(sqlite3_stmt *s, void *out);
+
+/*
+ * Run the bound query `s`, which returns at most one row, and give that row
+ * to `read`. Returns read's status (NAS_ENOMEM with "out of memory");
+ * NAS_ENOTFOUND when there is no row, with err untouched (the caller says
+ * what is missing); NAS_EDB "database PATH: <what>: <SQLite's reason>" when
+ * SQLite fails. `s` is reset in every case.
+ */
+static int query_row(nas_store *st, sqlite3_stmt *s, row_reader read, void *out,
+                     const char *what, nas_error *err)
+{
+    int rc = sqlite3_step(s);
+    int status = NAS_ENOTFOUND;
+    if (rc == SQLITE_ROW)
+        status = read(s, out);
+    else if (rc != SQLITE_DONE)
+        status = db_fail(st, err, what);
+    sqlite3_reset(s);
+    if (status == NAS_ENOMEM)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    return status;
+}
+
+/* row_reader: column 0 as an int64_t. */
+static int row_int64(sqlite3_stmt *s, void *out)
+{
+    *(int64_t *)out = sqlite3_column_int64(s, 0);
+    return NAS_OK;
+}
+
+/* row_reader: column 0 as a malloc'd string (char *; "" for NULL). */
+static int row_strdup(sqlite3_stmt *s, void *out)
+{
+    const unsigned char *t = sqlite3_column_text(s, 0);
+    char *copy = strdup(t ? (const char *)t : "");
+    *(char **)out = copy;
+    return copy ? NAS_OK : NAS_ENOMEM;
+}
+
+/* A malloc'd copy of a BLOB column (at least one byte allocated). */
+typedef struct blob_copy {
+    void *data;
+    size_t size;
+} blob_copy;
+
+/* row_reader: column 0 as a blob_copy. */
+static int row_blob(sqlite3_stmt *s, void *out)
+{
+    blob_copy *b = out;
+    int n = sqlite3_column_bytes(s, 0);
+    const void *p = sqlite3_column_blob(s, 0);
+    b->data = malloc(n > 0 ? (size_t)n : 1);
+    if (!b->data)
+        return NAS_ENOMEM;
+    if (n > 0)
+        memcpy(b->data, p, (size_t)n);
+    b->size = (size_t)n;
+    return NAS_OK;
+}
+
 static void copy_text(char *dst, size_t n, sqlite3_stmt *s, int col)
 {
     const unsigned char *t = sqlite3_column_text(s, col);
@@ -499,13 +591,6 @@ const char *nas_store_path(const nas_store *st) { return st->path; }
 
 /* ---- experiments ----------------------------------------------------------- */
 
-static int require_rw(nas_store *st, nas_error *err)
-{
-    if (st->readonly)
-        return nas_error_set(err, NAS_EDB, "database %s: opened read-only", st->path);
-    return NAS_OK;
-}
-
 int nas_store_experiment_open(nas_store *st, const char *name, const char *canonical,
                               const char *conf_text, const char *conf_path, uint64_t seed,
                               const char *strategy, int trials_budget, int64_t *id, int *created,
@@ -522,17 +607,11 @@ int nas_store_experiment_open(nas_store *st, const char *name, const char *canon
     if (!s)
         goto fail;
     sqlite3_bind_text(s, 1, canonical, -1, SQLITE_STATIC);
-    rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        *id = sqlite3_column_int64(s, 0);
-        sqlite3_reset(s);
+    rc = query_row(st, s, row_int64, id, "cannot look up the experiment", err);
+    if (rc == NAS_OK)
         return exec_sql(st, "COMMIT", "cannot commit", err);
-    }
-    if (rc != SQLITE_DONE) {
-        db_fail(st, err, "cannot look up the experiment");
+    if (rc != NAS_ENOTFOUND)
         goto fail;
-    }
-    sqlite3_reset(s);
     s = stmt_get(st, Q_EXP_INSERT, err);
     if (!s)
         goto fail;
@@ -543,12 +622,8 @@ int nas_store_experiment_open(nas_store *st, const char *name, const char *canon
     sqlite3_bind_int64(s, 5, (sqlite3_int64)seed);
     sqlite3_bind_text(s, 6, strategy, -1, SQLITE_STATIC);
     sqlite3_bind_int(s, 7, trials_budget);
-    if (sqlite3_step(s) != SQLITE_DONE) {
-        db_fail(st, err, "cannot create the experiment");
-        sqlite3_reset(s);
+    if (step_write(st, s, "cannot create the experiment", err) != NAS_OK)
         goto fail;
-    }
-    sqlite3_reset(s);
     *id = sqlite3_last_insert_rowid(st->db);
     *created = 1;
     return exec_sql(st, "COMMIT", "cannot commit", err);
@@ -558,8 +633,10 @@ fail:
     return NAS_EDB;
 }
 
-static void read_experiment(sqlite3_stmt *s, nas_store_experiment *e)
+/* row_reader: an EXPERIMENT_COLUMNS row as a nas_store_experiment. */
+static int read_experiment(sqlite3_stmt *s, void *out)
 {
+    nas_store_experiment *e = out;
     memset(e, 0, sizeof *e);
     e->id = sqlite3_column_int64(s, 0);
     copy_text(e->name, sizeof e->name, s, 1);
@@ -576,26 +653,20 @@ static void read_experiment(sqlite3_stmt *s, nas_store_experiment *e)
     e->n_done = sqlite3_column_int(s, 12);
     e->n_failed = sqlite3_column_int(s, 13);
     e->n_interrupted = sqlite3_column_int(s, 14);
+    return NAS_OK;
 }
 
 int nas_store_experiment_get(nas_store *st, int64_t id, nas_store_experiment *out,
                              nas_error *err)
 {
-    sqlite3_stmt *s = stmt_get(st, Q_EXP_GET, err);
+    sqlite3_stmt *s = stmt_id(st, Q_EXP_GET, id, 0, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, id);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        read_experiment(s, out);
-        sqlite3_reset(s);
-        return NAS_OK;
-    }
-    sqlite3_reset(s);
-    if (rc == SQLITE_DONE)
+    int rc = query_row(st, s, read_experiment, out, "cannot read the experiment", err);
+    if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND, "database %s: no experiment %lld", st->path,
                              (long long)id);
-    return db_fail(st, err, "cannot read the experiment");
+    return rc;
 }
 
 int nas_store_experiment_find(nas_store *st, const char *name, nas_store_experiment *out,
@@ -606,15 +677,9 @@ int nas_store_experiment_find(nas_store *st, const char *name, nas_store_experim
         return NAS_EDB;
     if (name)
         sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        read_experiment(s, out);
-        sqlite3_reset(s);
-        return NAS_OK;
-    }
-    sqlite3_reset(s);
-    if (rc != SQLITE_DONE)
-        return db_fail(st, err, "cannot read the experiments");
+    int rc = query_row(st, s, read_experiment, out, "cannot read the experiments", err);
+    if (rc != NAS_ENOTFOUND)
+        return rc;
     if (!name)
         return nas_error_set(err, NAS_ENOTFOUND, "database %s: has no experiments yet", st->path);
     /* List the names there are, to help a typo. */
@@ -639,44 +704,22 @@ int nas_store_experiment_find(nas_store *st, const char *name, nas_store_experim
 int nas_store_experiment_canonical(nas_store *st, int64_t id, char **out, nas_error *err)
 {
     *out = NULL;
-    sqlite3_stmt *s = stmt_get(st, Q_EXP_CANON, err);
+    sqlite3_stmt *s = stmt_id(st, Q_EXP_CANON, id, 0, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, id);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        const unsigned char *t = sqlite3_column_text(s, 0);
-        *out = strdup(t ? (const char *)t : "");
-        sqlite3_reset(s);
-        return *out ? NAS_OK : nas_error_set(err, NAS_ENOMEM, "out of memory");
-    }
-    sqlite3_reset(s);
-    if (rc == SQLITE_DONE)
+    int rc = query_row(st, s, row_strdup, out, "cannot read the experiment", err);
+    if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND, "database %s: no experiment %lld", st->path,
                              (long long)id);
-    return db_fail(st, err, "cannot read the experiment");
-}
-
-/* Run a cached write statement whose parameters are bound. */
-static int step_write(nas_store *st, sqlite3_stmt *s, const char *what, nas_error *err)
-{
-    int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    if (rc != SQLITE_DONE)
-        return db_fail(st, err, what);
-    return NAS_OK;
+    return rc;
 }
 
 int nas_store_experiment_set_status(nas_store *st, int64_t id, const char *status,
                                     nas_error *err)
 {
-    int rc = require_rw(st, err);
-    if (rc != NAS_OK)
-        return rc;
-    sqlite3_stmt *s = stmt_get(st, Q_EXP_STATUS, err);
+    sqlite3_stmt *s = stmt_id(st, Q_EXP_STATUS, id, 1, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, id);
     sqlite3_bind_text(s, 2, status, -1, SQLITE_STATIC);
     return step_write(st, s, "cannot update the experiment status", err);
 }
@@ -708,19 +751,13 @@ int nas_store_trial_insert(nas_store *st, int64_t exp_id, const char *genotype,
                            nas_error *err)
 {
     *trial_id = -1;
-    int rc = require_rw(st, err);
-    if (rc != NAS_OK)
-        return rc;
-    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_INSERT, err);
+    sqlite3_stmt *s = stmt_id(st, Q_TRIAL_INSERT, exp_id, 1, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, exp_id);
     sqlite3_bind_text(s, 2, genotype, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 3, arch_key, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 4, proposed_by, -1, SQLITE_STATIC);
-    rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    if (rc == SQLITE_DONE) {
+    if (step_write(st, s, "cannot insert a trial", err) == NAS_OK) {
         *trial_id = sqlite3_last_insert_rowid(st->db);
         return NAS_OK;
     }
@@ -728,39 +765,29 @@ int nas_store_trial_insert(nas_store *st, int64_t exp_id, const char *genotype,
         return nas_error_set(err, NAS_EEXIST,
                              "database %s: experiment %lld already has a trial with key %s",
                              st->path, (long long)exp_id, arch_key);
-    return db_fail(st, err, "cannot insert a trial");
+    return NAS_EDB;
 }
 
 int nas_store_trial_known(nas_store *st, int64_t exp_id, const char *arch_key, int *known,
                           nas_error *err)
 {
     *known = 0;
-    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_KNOWN, err);
+    sqlite3_stmt *s = stmt_id(st, Q_TRIAL_KNOWN, exp_id, 0, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, exp_id);
     sqlite3_bind_text(s, 2, arch_key, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    if (rc == SQLITE_ROW) {
-        *known = 1;
-        return NAS_OK;
-    }
-    if (rc == SQLITE_DONE)
-        return NAS_OK;
-    return db_fail(st, err, "cannot look up a trial key");
+    int64_t one = 0;
+    int rc = query_row(st, s, row_int64, &one, "cannot look up a trial key", err);
+    *known = rc == NAS_OK;
+    return rc == NAS_ENOTFOUND ? NAS_OK : rc;
 }
 
 int nas_store_trial_start(nas_store *st, int64_t trial_id, int worker, const char *device,
                           nas_error *err)
 {
-    int rc = require_rw(st, err);
-    if (rc != NAS_OK)
-        return rc;
-    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_START, err);
+    sqlite3_stmt *s = stmt_id(st, Q_TRIAL_START, trial_id, 1, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, trial_id);
     sqlite3_bind_int(s, 2, worker);
     if (device)
         sqlite3_bind_text(s, 3, device, -1, SQLITE_STATIC);
@@ -784,10 +811,9 @@ int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_resu
     int ok = res->status == NAS_OK;
     if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin a transaction", err) != NAS_OK)
         return NAS_EDB;
-    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_FINISH, err);
+    sqlite3_stmt *s = stmt_id(st, Q_TRIAL_FINISH, trial_id, 0, err);
     if (!s)
         goto fail;
-    sqlite3_bind_int64(s, 1, trial_id);
     sqlite3_bind_text(s, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
     if (!ok)
         sqlite3_bind_text(s, 3, res->error[0] ? res->error : nas_strerror(res->status), -1,
@@ -801,10 +827,9 @@ int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_resu
     }
     if (step_write(st, s, "cannot record a trial", err) != NAS_OK)
         goto fail;
-    s = stmt_get(st, Q_RESULT_INSERT, err);
+    s = stmt_id(st, Q_RESULT_INSERT, trial_id, 0, err);
     if (!s)
         goto fail;
-    sqlite3_bind_int64(s, 1, trial_id);
     if (ok)
         bind_real_or_null(s, 2, res->val_accuracy, 0);
     bind_real_or_null(s, 3, res->test_accuracy, 0);
@@ -829,19 +854,17 @@ fail:
 int nas_store_trial_interrupt(nas_store *st, int64_t trial_id, const char *reason,
                               nas_error *err)
 {
-    int rc = require_rw(st, err);
-    if (rc != NAS_OK)
-        return rc;
-    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_INTERRUPT, err);
+    sqlite3_stmt *s = stmt_id(st, Q_TRIAL_INTERRUPT, trial_id, 1, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, trial_id);
     sqlite3_bind_text(s, 2, reason ? reason : "interrupted", -1, SQLITE_TRANSIENT);
     return step_write(st, s, "cannot mark a trial interrupted", err);
 }
 
-static void read_trial(sqlite3_stmt *s, nas_store_trial *t)
+/* row_reader: a TRIAL_COLUMNS row as a nas_store_trial. */
+static int read_trial(sqlite3_stmt *s, void *out)
 {
+    nas_store_trial *t = out;
     memset(t, 0, sizeof *t);
     t->id = sqlite3_column_int64(s, 0);
     t->experiment_id = sqlite3_column_int64(s, 1);
@@ -873,25 +896,19 @@ static void read_trial(sqlite3_stmt *s, nas_store_trial *t)
     t->score = col_double(s, 23);
     copy_text(t->device_name, sizeof t->device_name, s, 24);
     copy_text(t->device_cc, sizeof t->device_cc, s, 25);
+    return NAS_OK;
 }
 
 int nas_store_trial_get(nas_store *st, int64_t trial_id, nas_store_trial *out, nas_error *err)
 {
-    sqlite3_stmt *s = stmt_get(st, Q_TRIAL_GET, err);
+    sqlite3_stmt *s = stmt_id(st, Q_TRIAL_GET, trial_id, 0, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, trial_id);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        read_trial(s, out);
-        sqlite3_reset(s);
-        return NAS_OK;
-    }
-    sqlite3_reset(s);
-    if (rc == SQLITE_DONE)
+    int rc = query_row(st, s, read_trial, out, "cannot read a trial", err);
+    if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND, "database %s: no trial %lld", st->path,
                              (long long)trial_id);
-    return db_fail(st, err, "cannot read a trial");
+    return rc;
 }
 
 int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order, int limit,
@@ -930,15 +947,11 @@ int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order
 int nas_store_strategy_state_put(nas_store *st, int64_t exp_id, const char *name,
                                  const void *blob, size_t size, nas_error *err)
 {
-    int rc = require_rw(st, err);
-    if (rc != NAS_OK)
-        return rc;
-    if (size > INT_MAX)
-        return nas_error_set(err, NAS_EINVAL, "database %s: strategy state too large", st->path);
-    sqlite3_stmt *s = stmt_get(st, Q_STATE_PUT, err);
+    sqlite3_stmt *s = stmt_id(st, Q_STATE_PUT, exp_id, 1, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, exp_id);
+    if (size > INT_MAX)
+        return nas_error_set(err, NAS_EINVAL, "database %s: strategy state too large", st->path);
     sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
     sqlite3_bind_blob(s, 3, blob, (int)size, SQLITE_STATIC);
     return step_write(st, s, "cannot save the strategy state", err);
@@ -949,30 +962,18 @@ int nas_store_strategy_state_get(nas_store *st, int64_t exp_id, const char *name
 {
     *blob = NULL;
     *size = 0;
-    sqlite3_stmt *s = stmt_get(st, Q_STATE_GET, err);
+    sqlite3_stmt *s = stmt_id(st, Q_STATE_GET, exp_id, 0, err);
     if (!s)
         return NAS_EDB;
-    sqlite3_bind_int64(s, 1, exp_id);
     sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        int n = sqlite3_column_bytes(s, 0);
-        const void *p = sqlite3_column_blob(s, 0);
-        void *copy = malloc(n > 0 ? (size_t)n : 1);
-        if (!copy) {
-            sqlite3_reset(s);
-            return nas_error_set(err, NAS_ENOMEM, "out of memory");
-        }
-        if (n > 0)
-            memcpy(copy, p, (size_t)n);
-        *blob = copy;
-        *size = (size_t)n;
-        sqlite3_reset(s);
-        return NAS_OK;
-    }
-    sqlite3_reset(s);
-    if (rc == SQLITE_DONE)
+    blob_copy b = {NULL, 0};
+    int rc = query_row(st, s, row_blob, &b, "cannot read the strategy state", err);
+    if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND, "database %s: no strategy state '%s'",
                              st->path, name);
-    return db_fail(st, err, "cannot read the strategy state");
+    if (rc == NAS_OK) {
+        *blob = b.data;
+        *size = b.size;
+    }
+    return rc;
 }

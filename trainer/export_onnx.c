@@ -86,16 +86,27 @@ static char *S(builder *b, const char *fmt, ...)
     return s;
 }
 
-static Onnx__AttributeProto *attr_ints(builder *b, const char *name, const int64_t *v, int n)
+/* A new attribute `name` of ONNX type `type`, value fields left for the
+ * caller; NULL (b->failed set) when out of memory. */
+static Onnx__AttributeProto *attr_new(builder *b, const char *name,
+                                      Onnx__AttributeProto__AttributeType type)
 {
     Onnx__AttributeProto *a = A(b, sizeof *a);
-    int64_t *vals = A(b, (size_t)n * sizeof *vals);
-    if (!a || !vals)
+    if (!a)
         return NULL;
     onnx__attribute_proto__init(a);
     a->name = S(b, "%s", name);
     a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    a->type = type;
+    return a;
+}
+
+static Onnx__AttributeProto *attr_ints(builder *b, const char *name, const int64_t *v, int n)
+{
+    Onnx__AttributeProto *a = attr_new(b, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    int64_t *vals = A(b, (size_t)n * sizeof *vals);
+    if (!a || !vals)
+        return NULL;
     memcpy(vals, v, (size_t)n * sizeof *vals);
     a->n_ints = (size_t)n;
     a->ints = vals;
@@ -104,13 +115,9 @@ static Onnx__AttributeProto *attr_ints(builder *b, const char *name, const int64
 
 static Onnx__AttributeProto *attr_int(builder *b, const char *name, int64_t v)
 {
-    Onnx__AttributeProto *a = A(b, sizeof *a);
+    Onnx__AttributeProto *a = attr_new(b, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
     if (!a)
         return NULL;
-    onnx__attribute_proto__init(a);
-    a->name = S(b, "%s", name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
     a->has_i = 1;
     a->i = v;
     return a;
@@ -118,13 +125,9 @@ static Onnx__AttributeProto *attr_int(builder *b, const char *name, int64_t v)
 
 static Onnx__AttributeProto *attr_float(builder *b, const char *name, float v)
 {
-    Onnx__AttributeProto *a = A(b, sizeof *a);
+    Onnx__AttributeProto *a = attr_new(b, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
     if (!a)
         return NULL;
-    onnx__attribute_proto__init(a);
-    a->name = S(b, "%s", name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
     a->has_f = 1;
     a->f = v;
     return a;

@@ -16,124 +16,22 @@ convolution algorithms by measurement). Data are loaded to
 the device once, so the figure is compute, not input pipeline.
 
 Network after Dong & Yang, "NAS-Bench-201", ICLR 2020; layer table in
-/work/shared/reference/nb201-tinynetwork-fmnist.md.
+/work/shared/reference/nb201-tinynetwork-fmnist.md; the definition is in
+../common/nb201_torch.py.
 """
 import argparse
 import contextlib
-import gzip
 import math
 import os
-import struct
 import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
-OPS = ("none", "skip_connect", "nor_conv_1x1", "nor_conv_3x3", "avg_pool_3x3")
-
-
-def parse_genotype(s):
-    """'|op~0|+|op~0|op~1|+|op~0|op~1|op~2|' -> [[(op, src)], ...] per node."""
-    nodes = []
-    for part in s.split("+"):
-        edges = []
-        for tok in part.strip("|").split("|"):
-            op, src = tok.split("~")
-            if op not in OPS:
-                raise ValueError("unknown op %r" % op)
-            edges.append((op, int(src)))
-        nodes.append(edges)
-    if len(nodes) != 3:
-        raise ValueError("expected 3 nodes in %r" % s)
-    return nodes
-
-
-class ReLUConvBN(nn.Sequential):
-    def __init__(self, cin, cout, k, stride, pad):
-        super().__init__(nn.ReLU(inplace=False),
-                         nn.Conv2d(cin, cout, k, stride, pad, bias=False),
-                         nn.BatchNorm2d(cout))
-
-
-class Zero(nn.Module):
-    def forward(self, x):
-        return x.mul(0.0)
-
-
-def make_op(name, c):
-    if name == "none":
-        return Zero()
-    if name == "skip_connect":
-        return nn.Identity()
-    if name == "nor_conv_1x1":
-        return ReLUConvBN(c, c, 1, 1, 0)
-    if name == "nor_conv_3x3":
-        return ReLUConvBN(c, c, 3, 1, 1)
-    return nn.AvgPool2d(3, 1, 1, count_include_pad=False)
-
-
-class Cell(nn.Module):
-    def __init__(self, genotype, c):
-        super().__init__()
-        self.genotype = genotype
-        self.edges = nn.ModuleList(make_op(op, c) for node in genotype for op, _ in node)
-
-    def forward(self, x):
-        states = [x]
-        k = 0
-        for node in self.genotype:
-            acc = None
-            for _, src in node:
-                y = self.edges[k](states[src])
-                k += 1
-                acc = y if acc is None else acc + y
-            states.append(acc)
-        return states[-1]
-
-
-class Reduction(nn.Module):
-    def __init__(self, cin, cout):
-        super().__init__()
-        self.conv_a = ReLUConvBN(cin, cout, 3, 2, 1)
-        self.conv_b = ReLUConvBN(cout, cout, 3, 1, 1)
-        self.down = nn.Sequential(nn.AvgPool2d(2, 2, 0),
-                                  nn.Conv2d(cin, cout, 1, 1, 0, bias=False))
-
-    def forward(self, x):
-        return self.conv_b(self.conv_a(x)) + self.down(x)
-
-
-class TinyNetwork(nn.Module):
-    def __init__(self, genotype, c=16, n=1, classes=10):
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(1, c, 3, 1, 1, bias=False), nn.BatchNorm2d(c))
-        layers = []
-        cin = c
-        for stage in range(3):
-            cout = c * (2 ** stage)
-            if stage > 0:
-                layers.append(Reduction(cin, cout))
-            layers += [Cell(genotype, cout) for _ in range(n)]
-            cin = cout
-        self.cells = nn.Sequential(*layers)
-        self.lastact = nn.Sequential(nn.BatchNorm2d(cin), nn.ReLU(inplace=True))
-        self.classifier = nn.Linear(cin, classes)
-
-    def forward(self, x):
-        x = self.lastact(self.cells(self.stem(x)))
-        return self.classifier(F.adaptive_avg_pool2d(x, 1).flatten(1))
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    magic, = struct.unpack(">I", data[:4])
-    ndim = magic & 0xFF
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    t = torch.frombuffer(bytearray(data[4 + 4 * ndim:]), dtype=torch.uint8)
-    return t.reshape(dims)
+# TinyNetwork, parse_genotype and the Fashion-MNIST reader, shared with bench-train
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from nb201_torch import TinyNetwork, load_split, parse_genotype  # noqa: E402
 
 
 def main():
@@ -161,13 +59,8 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     dev = torch.device(a.device)
 
-    x = read_idx(os.path.join(a.data, "train-images-idx3-ubyte.gz")).float().div_(255.0)
-    y = read_idx(os.path.join(a.data, "train-labels-idx1-ubyte.gz")).long()
-    if a.train_images:
-        x, y = x[:a.train_images], y[:a.train_images]
-    # Fashion-MNIST mean/std, as nas normalises
-    x = x.sub_(0.2860).div_(0.3530).unsqueeze(1).to(dev)
-    y = y.to(dev)
+    x, y = load_split(a.data, "train", a.train_images)  # normalised as nas does
+    x, y = x.to(dev), y.to(dev)
     n = x.shape[0]
 
     net = TinyNetwork(parse_genotype(a.genotype), a.channels, a.cells).to(dev)

@@ -2,7 +2,8 @@
 """experiments/bench-train/bench_torch.py - the PyTorch yardstick for issue 8.
 
 Builds NAS-Bench-201's TinyNetwork (Dong & Yang, ICLR 2020; layer table in
-../shared/reference/nb201-tinynetwork-fmnist.md) from a genotype string and
+../shared/reference/nb201-tinynetwork-fmnist.md; the definition is in
+../common/nb201_torch.py) from a genotype string and
 measures, on Fashion-MNIST read from the idx.gz files with gzip + numpy:
 training images/s (SGD Nesterov 0.9, weight decay 5e-4, cosine lr per step),
 evaluation images/s (eval mode, no_grad) and batch-1 latency (median ms).
@@ -10,115 +11,18 @@ With --epochs E it also trains E epochs on the full training set and prints
 the test accuracy. Output: `key=value` lines that run.sh parses.
 """
 import argparse
-import gzip
 import math
 import os
 import statistics
+import sys
 import time
 
-import numpy as np
 import torch
 import torch.nn as nn
 
-MEAN, STD = 0.2860, 0.3530
-
-
-def load_idx(path):
-    with gzip.open(path, "rb") as f:
-        raw = f.read()
-    ndim = raw[3]
-    dims = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
-def load_split(data_dir, split):
-    prefix = "train" if split == "train" else "t10k"
-    x = load_idx(os.path.join(data_dir, prefix + "-images-idx3-ubyte.gz"))
-    y = load_idx(os.path.join(data_dir, prefix + "-labels-idx1-ubyte.gz"))
-    x = (x.astype(np.float32) / 255.0 - MEAN) / STD
-    return torch.from_numpy(x[:, None, :, :].copy()), torch.from_numpy(y.astype(np.int64))
-
-
-def parse_genotype(s):
-    """'|op~0|+|op~0|op~1|+...' -> list of nodes, each a list of (op, input)."""
-    nodes = []
-    for part in s.split("+"):
-        edges = []
-        for tok in part.strip("|").split("|"):
-            op, src = tok.split("~")
-            edges.append((op, int(src)))
-        nodes.append(edges)
-    return nodes
-
-
-class ReLUConvBN(nn.Sequential):
-    def __init__(self, cin, cout, k, stride, pad):
-        super().__init__(nn.ReLU(inplace=False), nn.Conv2d(cin, cout, k, stride, pad, bias=False),
-                         nn.BatchNorm2d(cout))
-
-
-class Cell(nn.Module):
-    def __init__(self, genotype, c):
-        super().__init__()
-        self.nodes = genotype
-        self.ops = nn.ModuleDict()
-        for j, edges in enumerate(genotype, start=1):
-            for op, k in edges:
-                key = "%d_%d" % (j, k)
-                if op == "nor_conv_3x3":
-                    self.ops[key] = ReLUConvBN(c, c, 3, 1, 1)
-                elif op == "nor_conv_1x1":
-                    self.ops[key] = ReLUConvBN(c, c, 1, 1, 0)
-                elif op == "avg_pool_3x3":
-                    self.ops[key] = nn.AvgPool2d(3, 1, 1, count_include_pad=False)
-                elif op == "skip_connect":
-                    self.ops[key] = nn.Identity()
-                # "none" contributes zero: no module, no work
-
-    def forward(self, x):
-        vals = [x]
-        for j, edges in enumerate(self.nodes, start=1):
-            acc = None
-            for op, k in edges:
-                key = "%d_%d" % (j, k)
-                if key not in self.ops:
-                    continue
-                v = self.ops[key](vals[k])
-                acc = v if acc is None else acc + v
-            vals.append(acc if acc is not None else torch.zeros_like(x))
-        return vals[-1]
-
-
-class Reduction(nn.Module):
-    def __init__(self, cin, cout):
-        super().__init__()
-        self.conv_a = ReLUConvBN(cin, cout, 3, 2, 1)
-        self.conv_b = ReLUConvBN(cout, cout, 3, 1, 1)
-        self.downsample = nn.Sequential(nn.AvgPool2d(2, 2, 0),
-                                        nn.Conv2d(cin, cout, 1, 1, 0, bias=False))
-
-    def forward(self, x):
-        return self.conv_b(self.conv_a(x)) + self.downsample(x)
-
-
-class TinyNetwork(nn.Module):
-    def __init__(self, genotype, c=16, cells=1, classes=10):
-        super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(1, c, 3, 1, 1, bias=False), nn.BatchNorm2d(c))
-        layers = []
-        for s in range(3):
-            if s > 0:
-                layers.append(Reduction(c, 2 * c))
-                c *= 2
-            for _ in range(cells):
-                layers.append(Cell(genotype, c))
-        self.cells = nn.Sequential(*layers)
-        self.lastact = nn.Sequential(nn.BatchNorm2d(c), nn.ReLU(inplace=True))
-        self.classifier = nn.Linear(c, classes)
-
-    def forward(self, x):
-        x = self.lastact(self.cells(self.stem(x)))
-        return self.classifier(x.mean(dim=(2, 3)))
+# TinyNetwork, parse_genotype and the Fashion-MNIST reader, shared with bench-gpu
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from nb201_torch import TinyNetwork, load_split, parse_genotype  # noqa: E402
 
 
 def make_opt(model, lr, total_steps):

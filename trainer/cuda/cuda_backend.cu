@@ -256,25 +256,41 @@ static int fail_rt(nas_backend *be, cudaError_t e, const char *call, int line)
     return fail_lib(be, NAS__CUDA_LIB_RUNTIME, (int)e, cudaGetErrorString(e), call, line);
 }
 
-#define RT(be, call)                                                  \
-    do {                                                              \
-        cudaError_t e_ = (call);                                      \
-        if (e_ != cudaSuccess)                                        \
-            return fail_rt((be), e_, #call, __LINE__);                \
-    } while (0)
-#define DNN(be, call)                                                                    \
-    do {                                                                                 \
-        cudnnStatus_t s_ = (call);                                                       \
-        if (s_ != CUDNN_STATUS_SUCCESS)                                                  \
-            return fail_lib((be), NAS__CUDA_LIB_CUDNN, (int)s_, cudnnGetErrorString(s_), \
-                            #call, __LINE__);                                            \
-    } while (0)
-#define BLAS(be, call)                                                                     \
-    do {                                                                                   \
-        cublasStatus_t s_ = (call);                                                        \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                   \
-            return fail_lib((be), NAS__CUDA_LIB_CUBLAS, (int)s_, cublasGetStatusString(s_), \
-                            #call, __LINE__);                                              \
+/* The result of a CUDA runtime, cuDNN or cuBLAS call: its library, code
+ * and (on failure) the library's description. One overload per library, so
+ * one macro checks a call of any of them. */
+struct cu_result {
+    bool ok;
+    nas__cuda_lib lib;
+    int code;
+    const char *desc;
+};
+
+static cu_result cu_result_of(cudaError_t e)
+{
+    return {e == cudaSuccess, NAS__CUDA_LIB_RUNTIME, (int)e,
+            e == cudaSuccess ? "" : cudaGetErrorString(e)};
+}
+
+static cu_result cu_result_of(cudnnStatus_t s)
+{
+    return {s == CUDNN_STATUS_SUCCESS, NAS__CUDA_LIB_CUDNN, (int)s,
+            s == CUDNN_STATUS_SUCCESS ? "" : cudnnGetErrorString(s)};
+}
+
+static cu_result cu_result_of(cublasStatus_t s)
+{
+    return {s == CUBLAS_STATUS_SUCCESS, NAS__CUDA_LIB_CUBLAS, (int)s,
+            s == CUBLAS_STATUS_SUCCESS ? "" : cublasGetStatusString(s)};
+}
+
+/* Run `call` (CUDA runtime, cuDNN or cuBLAS) in an op of `be`; on failure
+ * record it (fail_lib) and return its nas status. */
+#define CU(be, call)                                                                 \
+    do {                                                                             \
+        cu_result r_ = cu_result_of(call);                                           \
+        if (!r_.ok)                                                                  \
+            return fail_lib((be), r_.lib, r_.code, r_.desc, #call, __LINE__);        \
     } while (0)
 /* After a kernel launch: configuration errors now, earlier sticky faults. */
 #define LAUNCHED(be, name)                             \
@@ -294,9 +310,9 @@ static int enter(nas_backend *be)
                                  "this worker",
                                  c->device, c->device_name, c->fault);
     int cur = -1;
-    RT(be, cudaGetDevice(&cur));
+    CU(be, cudaGetDevice(&cur));
     if (cur != c->device)
-        RT(be, cudaSetDevice(c->device));
+        CU(be, cudaSetDevice(c->device));
     return NAS_OK;
 }
 
@@ -681,8 +697,8 @@ static int dscratch(nas_backend *be, size_t bytes, void **p)
     cuda_ctx *c = CTX(be);
     if (c->dscratch_size < bytes) {
         if (c->dscratch) {
-            RT(be, cudaStreamSynchronize(c->stream));
-            RT(be, cudaFree(c->dscratch));
+            CU(be, cudaStreamSynchronize(c->stream));
+            CU(be, cudaFree(c->dscratch));
         }
         c->dscratch = NULL;
         c->dscratch_size = 0;
@@ -714,7 +730,7 @@ static int cu_upload(nas_backend *be, void *dst, const float *src, size_t count)
     ENTER(be);
     /* From pageable memory the copy is staged before the call returns, so
      * the caller may reuse `src` at once. */
-    RT(be, cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyHostToDevice,
+    CU(be, cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyHostToDevice,
                            CTX(be)->stream));
     return NAS_OK;
 }
@@ -722,23 +738,23 @@ static int cu_upload(nas_backend *be, void *dst, const float *src, size_t count)
 static int cu_download(nas_backend *be, float *dst, const void *src, size_t count)
 {
     ENTER(be);
-    RT(be, cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToHost,
+    CU(be, cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToHost,
                            CTX(be)->stream));
-    RT(be, cudaStreamSynchronize(CTX(be)->stream));
+    CU(be, cudaStreamSynchronize(CTX(be)->stream));
     return NAS_OK;
 }
 
 static int cu_zero(nas_backend *be, void *buf, size_t count)
 {
     ENTER(be);
-    RT(be, cudaMemsetAsync(buf, 0, count * sizeof(float), CTX(be)->stream));
+    CU(be, cudaMemsetAsync(buf, 0, count * sizeof(float), CTX(be)->stream));
     return NAS_OK;
 }
 
 static int cu_copy(nas_backend *be, void *dst, const void *src, size_t count)
 {
     ENTER(be);
-    RT(be, cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToDevice,
+    CU(be, cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToDevice,
                            CTX(be)->stream));
     return NAS_OK;
 }
@@ -746,7 +762,7 @@ static int cu_copy(nas_backend *be, void *dst, const void *src, size_t count)
 static int cu_sync(nas_backend *be)
 {
     ENTER(be);
-    RT(be, cudaStreamSynchronize(CTX(be)->stream));
+    CU(be, cudaStreamSynchronize(CTX(be)->stream));
     return NAS_OK;
 }
 
@@ -754,7 +770,7 @@ static int cu_sync(nas_backend *be)
 
 static int set4d(nas_backend *be, cudnnTensorDescriptor_t d, int n, int c, int h, int w)
 {
-    DNN(be, cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+    CU(be, cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
     return NAS_OK;
 }
 
@@ -790,8 +806,8 @@ static int lp_buf(nas_backend *be, int slot, size_t count, void **p)
     size_t bytes = round_up(count * 2);
     if (c->lp_size[slot] < bytes) {
         if (c->lp[slot]) {
-            RT(be, cudaStreamSynchronize(c->stream));
-            RT(be, cudaFree(c->lp[slot]));
+            CU(be, cudaStreamSynchronize(c->stream));
+            CU(be, cudaFree(c->lp[slot]));
         }
         c->lp[slot] = NULL;
         c->lp_size[slot] = 0;
@@ -840,13 +856,13 @@ static int conv_descs(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
 {
     cuda_ctx *c = CTX(be);
     cudnnDataType_t dt = dnn_type(c->prec);
-    DNN(be, cudnnSetTensor4dDescriptor(c->xd, CUDNN_TENSOR_NCHW, dt, x->n, x->c, x->h, x->w));
-    DNN(be, cudnnSetTensor4dDescriptor(c->yd, CUDNN_TENSOR_NCHW, dt, y->n, y->c, y->h, y->w));
-    DNN(be, cudnnSetFilter4dDescriptor(c->wd, dt, CUDNN_TENSOR_NCHW, w->n, w->c, w->h, w->w));
-    DNN(be, cudnnSetConvolution2dDescriptor(c->cd, pad, pad, stride, stride, 1, 1,
-                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    DNN(be, cudnnSetConvolutionMathType(c->cd, c->prec == PREC_FP32 ? CUDNN_FMA_MATH
-                                                                     : CUDNN_TENSOR_OP_MATH));
+    CU(be, cudnnSetTensor4dDescriptor(c->xd, CUDNN_TENSOR_NCHW, dt, x->n, x->c, x->h, x->w));
+    CU(be, cudnnSetTensor4dDescriptor(c->yd, CUDNN_TENSOR_NCHW, dt, y->n, y->c, y->h, y->w));
+    CU(be, cudnnSetFilter4dDescriptor(c->wd, dt, CUDNN_TENSOR_NCHW, w->n, w->c, w->h, w->w));
+    CU(be, cudnnSetConvolution2dDescriptor(c->cd, pad, pad, stride, stride, 1, 1,
+                                           CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    CU(be, cudnnSetConvolutionMathType(c->cd, c->prec == PREC_FP32 ? CUDNN_FMA_MATH
+                                                                    : CUDNN_TENSOR_OP_MATH));
     return NAS_OK;
 }
 
@@ -924,10 +940,10 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
     void *xw = (void *)xb, *ww = (void *)wb, *yw = (void *)yb;
     if (kind == CONV_FWD) {
         cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-        DNN(be, cudnnFindConvolutionForwardAlgorithmEx(c->dnn, c->xd, xb, c->wd, wb, c->cd,
-                                                       c->yd, yw,
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
-                                                       perf, c->ws, c->ws_size));
+        CU(be, cudnnFindConvolutionForwardAlgorithmEx(c->dnn, c->xd, xb, c->wd, wb, c->cd,
+                                                      c->yd, yw,
+                                                      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
+                                                      perf, c->ws, c->ws_size));
         pick = pick_perf(perf, got, c->ws_size);
         if (pick >= 0) {
             algo = (int)perf[pick].algo;
@@ -936,7 +952,7 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
         }
     } else if (kind == CONV_BWD_DATA) {
         cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        DNN(be, cudnnFindConvolutionBackwardDataAlgorithmEx(
+        CU(be, cudnnFindConvolutionBackwardDataAlgorithmEx(
                     c->dnn, c->wd, wb, c->yd, yb, c->cd, c->xd, xw,
                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf, c->ws, c->ws_size));
         pick = pick_perf(perf, got, c->ws_size);
@@ -947,7 +963,7 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
         }
     } else {
         cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        DNN(be, cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        CU(be, cudnnFindConvolutionBackwardFilterAlgorithmEx(
                     c->dnn, c->xd, xb, c->yd, yb, c->cd, c->wd, ww,
                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf, c->ws, c->ws_size));
         pick = pick_perf(perf, got, c->ws_size);
@@ -990,36 +1006,58 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
 
 static const float ONE = 1.0f, ZERO = 0.0f;
 
-/* fp32: the tensors' own buffers. fp16 / bf16: cast around the convolution
- * - x and w to 16-bit copies (slots 0, 1), the output computed into slot 2
- * and widened into the fp32 output tensor - so every nas_tensor stays fp32
- * (the interface's contract) and the weights the optimiser updates are the
- * fp32 masters. Gradient casts note fp16 overflow for the loss scaler. */
+/* The device buffers of one convolution call: the two it reads (in0, in1)
+ * and the one it writes (out). fp32: the tensors' own buffers. fp16 / bf16:
+ * cast around the convolution - the inputs to 16-bit copies (slots 0, 1),
+ * the output computed into slot 2 and widened into the fp32 output tensor
+ * by conv_finish - so every nas_tensor stays fp32 (the interface's
+ * contract) and the weights the optimiser updates are the fp32 masters.
+ * Gradient casts (flag: grad_flag) note fp16 overflow for the loss scaler. */
+typedef struct conv_bufs {
+    const void *in0, *in1;
+    void *out;
+} conv_bufs;
+
+static int conv_start(nas_backend *be, const nas_tensor *in0, int *flag0, const nas_tensor *in1,
+                      int *flag1, const nas_tensor *out, conv_bufs *b)
+{
+    b->in0 = in0->buf;
+    b->in1 = in1->buf;
+    b->out = out->buf;
+    if (CTX(be)->prec != PREC_FP32) {
+        void *a, *d;
+        TRY(to_lp(be, in0, 0, flag0, &a));
+        TRY(to_lp(be, in1, 1, flag1, &d));
+        TRY(lp_buf(be, 2, out->count, &b->out));
+        b->in0 = a;
+        b->in1 = d;
+    }
+    return NAS_OK;
+}
+
+/* fp16 / bf16: widen the output computed in slot 2 into `out`. */
+static int conv_finish(nas_backend *be, const conv_bufs *b, nas_tensor *out, int *flag)
+{
+    if (CTX(be)->prec != PREC_FP32)
+        TRY(from_lp(be, b->out, out, flag));
+    return NAS_OK;
+}
+
 static int cu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
                          int stride, int pad)
 {
     cuda_ctx *c = CTX(be);
     conv_choice *q;
+    conv_bufs b; /* in0 = x, in1 = w, out = y */
     ENTER(be);
-    const void *xb = x->buf, *wb = w->buf;
-    void *yb = y->buf;
-    if (c->prec != PREC_FP32) {
-        void *a, *b;
-        TRY(to_lp(be, x, 0, NULL, &a));
-        TRY(to_lp(be, w, 1, NULL, &b));
-        TRY(lp_buf(be, 2, y->count, &yb));
-        xb = a;
-        wb = b;
-    }
+    TRY(conv_start(be, x, NULL, w, NULL, y, &b));
     TRY(conv_descs(be, x, w, y, stride, pad));
-    TRY(conv_algo(be, CONV_FWD, x, w, xb, wb, yb, stride, pad, &q));
-    DNN(be, cudnnSetConvolutionMathType(c->cd, q->math));
-    DNN(be, cudnnConvolutionForward(c->dnn, &ONE, c->xd, xb, c->wd, wb, c->cd,
-                                    (cudnnConvolutionFwdAlgo_t)q->algo, c->ws, q->ws, &ZERO,
-                                    c->yd, yb));
-    if (c->prec != PREC_FP32)
-        TRY(from_lp(be, yb, y, NULL));
-    return NAS_OK;
+    TRY(conv_algo(be, CONV_FWD, x, w, b.in0, b.in1, b.out, stride, pad, &q));
+    CU(be, cudnnSetConvolutionMathType(c->cd, q->math));
+    CU(be, cudnnConvolutionForward(c->dnn, &ONE, c->xd, b.in0, c->wd, b.in1, c->cd,
+                                   (cudnnConvolutionFwdAlgo_t)q->algo, c->ws, q->ws, &ZERO,
+                                   c->yd, b.out));
+    return conv_finish(be, &b, y, NULL);
 }
 
 static int cu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
@@ -1027,26 +1065,16 @@ static int cu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_t
 {
     cuda_ctx *c = CTX(be);
     conv_choice *q;
+    conv_bufs b; /* in0 = dy, in1 = w, out = dx */
     ENTER(be);
-    const void *gb = dy->buf, *wb = w->buf;
-    void *xb = dx->buf;
-    if (c->prec != PREC_FP32) {
-        void *a, *b;
-        TRY(to_lp(be, dy, 0, grad_flag(c), &a));
-        TRY(to_lp(be, w, 1, NULL, &b));
-        TRY(lp_buf(be, 2, dx->count, &xb));
-        gb = a;
-        wb = b;
-    }
+    TRY(conv_start(be, dy, grad_flag(c), w, NULL, dx, &b));
     TRY(conv_descs(be, dx, w, dy, stride, pad));
-    TRY(conv_algo(be, CONV_BWD_DATA, dx, w, xb, wb, gb, stride, pad, &q));
-    DNN(be, cudnnSetConvolutionMathType(c->cd, q->math));
-    DNN(be, cudnnConvolutionBackwardData(c->dnn, &ONE, c->wd, wb, c->yd, gb, c->cd,
-                                         (cudnnConvolutionBwdDataAlgo_t)q->algo, c->ws, q->ws,
-                                         &ZERO, c->xd, xb));
-    if (c->prec != PREC_FP32)
-        TRY(from_lp(be, xb, dx, grad_flag(c)));
-    return NAS_OK;
+    TRY(conv_algo(be, CONV_BWD_DATA, dx, w, b.out, b.in1, b.in0, stride, pad, &q));
+    CU(be, cudnnSetConvolutionMathType(c->cd, q->math));
+    CU(be, cudnnConvolutionBackwardData(c->dnn, &ONE, c->wd, b.in1, c->yd, b.in0, c->cd,
+                                        (cudnnConvolutionBwdDataAlgo_t)q->algo, c->ws, q->ws,
+                                        &ZERO, c->xd, b.out));
+    return conv_finish(be, &b, dx, grad_flag(c));
 }
 
 static int cu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
@@ -1054,26 +1082,16 @@ static int cu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_
 {
     cuda_ctx *c = CTX(be);
     conv_choice *q;
+    conv_bufs b; /* in0 = x, in1 = dy, out = dw */
     ENTER(be);
-    const void *xb = x->buf, *gb = dy->buf;
-    void *wb = dw->buf;
-    if (c->prec != PREC_FP32) {
-        void *a, *b;
-        TRY(to_lp(be, x, 0, NULL, &a));
-        TRY(to_lp(be, dy, 1, grad_flag(c), &b));
-        TRY(lp_buf(be, 2, dw->count, &wb));
-        xb = a;
-        gb = b;
-    }
+    TRY(conv_start(be, x, NULL, dy, grad_flag(c), dw, &b));
     TRY(conv_descs(be, x, dw, dy, stride, pad));
-    TRY(conv_algo(be, CONV_BWD_FILTER, x, dw, xb, wb, gb, stride, pad, &q));
-    DNN(be, cudnnSetConvolutionMathType(c->cd, q->math));
-    DNN(be, cudnnConvolutionBackwardFilter(c->dnn, &ONE, c->xd, xb, c->yd, gb, c->cd,
-                                           (cudnnConvolutionBwdFilterAlgo_t)q->algo, c->ws,
-                                           q->ws, &ZERO, c->wd, wb));
-    if (c->prec != PREC_FP32)
-        TRY(from_lp(be, wb, dw, grad_flag(c)));
-    return NAS_OK;
+    TRY(conv_algo(be, CONV_BWD_FILTER, x, dw, b.in0, b.out, b.in1, stride, pad, &q));
+    CU(be, cudnnSetConvolutionMathType(c->cd, q->math));
+    CU(be, cudnnConvolutionBackwardFilter(c->dnn, &ONE, c->xd, b.in0, c->yd, b.in1, c->cd,
+                                          (cudnnConvolutionBwdFilterAlgo_t)q->algo, c->ws,
+                                          q->ws, &ZERO, c->wd, b.out));
+    return conv_finish(be, &b, dw, grad_flag(c));
 }
 
 /* ---- batch norm ------------------------------------------------------------------ */
@@ -1082,7 +1100,7 @@ static int bn_descs(nas_backend *be, const nas_tensor *x)
 {
     cuda_ctx *c = CTX(be);
     TRY(set4d(be, c->xd, x->n, x->c, x->h, x->w));
-    DNN(be, cudnnDeriveBNTensorDescriptor(c->bnd, c->xd, CUDNN_BATCHNORM_SPATIAL));
+    CU(be, cudnnDeriveBNTensorDescriptor(c->bnd, c->xd, CUDNN_BATCHNORM_SPATIAL));
     return NAS_OK;
 }
 
@@ -1100,7 +1118,7 @@ static int cu_bn_fwd_train(nas_backend *be, const nas_tensor *x, const nas_tenso
     TRY(bn_descs(be, x));
     /* cuDNN: running = (1-f)*running + f*batch with the unbiased batch
      * variance in running_var, save_invstd = 1/sqrt(biased var + eps). */
-    DNN(be, cudnnBatchNormalizationForwardTraining(
+    CU(be, cudnnBatchNormalizationForwardTraining(
                 c->dnn, CUDNN_BATCHNORM_SPATIAL, &ONE, &ZERO, c->xd, x->buf, c->xd, y->buf, c->bnd,
                 gamma->buf, beta->buf, (double)momentum, running_mean->buf, running_var->buf,
                 (double)eps, save_mean->buf, save_invstd->buf));
@@ -1118,7 +1136,7 @@ static int cu_bn_fwd_infer(nas_backend *be, const nas_tensor *x, const nas_tenso
                                  "batchnorm: eps %g is below cuDNN's minimum %g", (double)eps,
                                  (double)CUDNN_BN_MIN_EPSILON);
     TRY(bn_descs(be, x));
-    DNN(be, cudnnBatchNormalizationForwardInference(
+    CU(be, cudnnBatchNormalizationForwardInference(
                 c->dnn, CUDNN_BATCHNORM_SPATIAL, &ONE, &ZERO, c->xd, x->buf, c->xd, y->buf, c->bnd,
                 gamma->buf, beta->buf, running_mean->buf, running_var->buf, (double)eps));
     return NAS_OK;
@@ -1172,9 +1190,9 @@ static int cu_avgpool_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y, i
     ENTER(be);
     TRY(set4d(be, c->xd, x->n, x->c, x->h, x->w));
     TRY(set4d(be, c->yd, y->n, y->c, y->h, y->w));
-    DNN(be, cudnnSetPooling2dDescriptor(c->pd, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
-                                        CUDNN_NOT_PROPAGATE_NAN, k, k, pad, pad, stride, stride));
-    DNN(be, cudnnPoolingForward(c->dnn, c->pd, &ONE, c->xd, x->buf, &ZERO, c->yd, y->buf));
+    CU(be, cudnnSetPooling2dDescriptor(c->pd, CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+                                       CUDNN_NOT_PROPAGATE_NAN, k, k, pad, pad, stride, stride));
+    CU(be, cudnnPoolingForward(c->dnn, c->pd, &ONE, c->xd, x->buf, &ZERO, c->yd, y->buf));
     return NAS_OK;
 }
 
@@ -1221,13 +1239,13 @@ static int gemm(nas_backend *be, cublasOperation_t ta, cublasOperation_t tb, int
 {
     cuda_ctx *c = CTX(be);
     if (c->prec == PREC_FP32) {
-        BLAS(be, cublasSgemm(c->blas, ta, tb, m, n, k, &ONE, (const float *)a, lda,
-                             (const float *)b, ldb, &ZERO, cm, ldc));
+        CU(be, cublasSgemm(c->blas, ta, tb, m, n, k, &ONE, (const float *)a, lda,
+                           (const float *)b, ldb, &ZERO, cm, ldc));
         return NAS_OK;
     }
     cudaDataType_t t = blas_type(c->prec);
-    BLAS(be, cublasGemmEx(c->blas, ta, tb, m, n, k, &ONE, a, t, lda, b, t, ldb, &ZERO, cm,
-                          CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CU(be, cublasGemmEx(c->blas, ta, tb, m, n, k, &ONE, a, t, lda, b, t, ldb, &ZERO, cm,
+                        CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return NAS_OK;
 }
 
@@ -1314,13 +1332,13 @@ static int cu_softmax_xent(nas_backend *be, const nas_tensor *logits, const nas_
             (const float *)logits->buf, (const float *)labels->buf,
             dlogits ? (float *)dlogits->buf : NULL, (float *)d, rows, k);
     LAUNCHED(be, "k_softmax_xent");
-    RT(be, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, c->stream));
+    CU(be, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, c->stream));
     int overflowed = 0; /* fp16: did the previous step's gradients overflow? */
     int scaling = dlogits && c->prec == PREC_FP16;
     if (scaling)
-        RT(be, cudaMemcpyAsync(&overflowed, c->d_overflow, sizeof overflowed,
+        CU(be, cudaMemcpyAsync(&overflowed, c->d_overflow, sizeof overflowed,
                                cudaMemcpyDeviceToHost, c->stream));
-    RT(be, cudaStreamSynchronize(c->stream));
+    CU(be, cudaStreamSynchronize(c->stream));
     const float *out = (const float *)h;
     double sum = 0.0;
     int ok = 0;
@@ -1343,7 +1361,7 @@ static int cu_softmax_xent(nas_backend *be, const nas_tensor *logits, const nas_
         if (c->step_open)
             (void)nas__loss_scaler_update(&c->ls, overflowed);
         c->step_open = 1;
-        RT(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
+        CU(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
         k_scale<<<grid_for(dlogits->count), BLOCK, 0, c->stream>>>(
                 c->ls.scale, (const float *)dlogits->buf, (float *)dlogits->buf, dlogits->count);
         LAUNCHED(be, "k_scale(loss scale)");
@@ -1380,8 +1398,8 @@ static int cu_sumsq(nas_backend *be, const nas_tensor *x, double *out)
     TRY(hscratch(be, bytes, &h));
     k_sumsq<<<SUMSQ_BLOCKS, BLOCK, 0, c->stream>>>((const float *)x->buf, x->count, (double *)d);
     LAUNCHED(be, "k_sumsq");
-    RT(be, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, c->stream));
-    RT(be, cudaStreamSynchronize(c->stream));
+    CU(be, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, c->stream));
+    CU(be, cudaStreamSynchronize(c->stream));
     const double *p = (const double *)h;
     double s = 0.0;
     for (int i = 0; i < SUMSQ_BLOCKS; i++)
@@ -1440,7 +1458,7 @@ static int cu_set_precision(nas_backend *be, const char *precision)
         void *p = NULL;
         TRY(dev_malloc(be, &p, sizeof(int)));
         c->d_overflow = (int *)p;
-        RT(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
+        CU(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
     }
     c->prec = prec;
     c->step_open = 0;
@@ -1456,10 +1474,10 @@ static int cu_timer_start(nas_backend *be)
     cuda_ctx *c = CTX(be);
     ENTER(be);
     if (!c->ev_start)
-        RT(be, cudaEventCreate(&c->ev_start));
+        CU(be, cudaEventCreate(&c->ev_start));
     if (!c->ev_stop)
-        RT(be, cudaEventCreate(&c->ev_stop));
-    RT(be, cudaEventRecord(c->ev_start, c->stream));
+        CU(be, cudaEventCreate(&c->ev_stop));
+    CU(be, cudaEventRecord(c->ev_start, c->stream));
     return NAS_OK;
 }
 
@@ -1470,10 +1488,10 @@ static int cu_timer_stop(nas_backend *be, double *ms)
     ENTER(be);
     if (!c->ev_start || !c->ev_stop)
         return nas__backend_fail(be, NAS_EINVAL, "cuda timer_stop without timer_start");
-    RT(be, cudaEventRecord(c->ev_stop, c->stream));
-    RT(be, cudaEventSynchronize(c->ev_stop));
+    CU(be, cudaEventRecord(c->ev_stop, c->stream));
+    CU(be, cudaEventSynchronize(c->ev_stop));
     float f = 0.0f;
-    RT(be, cudaEventElapsedTime(&f, c->ev_start, c->ev_stop));
+    CU(be, cudaEventElapsedTime(&f, c->ev_start, c->ev_stop));
     *ms = (double)f;
     return NAS_OK;
 }
@@ -1613,26 +1631,13 @@ static int create_fail(nas_error *err, cuda_ctx *c, nas__cuda_lib lib, int code,
     return st;
 }
 
-#define CREATE_RT(call)                                                                   \
-    do {                                                                                  \
-        cudaError_t e_ = (call);                                                          \
-        if (e_ != cudaSuccess)                                                            \
-            return create_fail(err, c, NAS__CUDA_LIB_RUNTIME, (int)e_, cudaGetErrorString(e_), \
-                               #call, device);                                            \
-    } while (0)
-#define CREATE_DNN(call)                                                                    \
-    do {                                                                                    \
-        cudnnStatus_t s_ = (call);                                                          \
-        if (s_ != CUDNN_STATUS_SUCCESS)                                                     \
-            return create_fail(err, c, NAS__CUDA_LIB_CUDNN, (int)s_, cudnnGetErrorString(s_), \
-                               #call, device);                                              \
-    } while (0)
-#define CREATE_BLAS(call)                                                                      \
-    do {                                                                                       \
-        cublasStatus_t s_ = (call);                                                            \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                       \
-            return create_fail(err, c, NAS__CUDA_LIB_CUBLAS, (int)s_, cublasGetStatusString(s_), \
-                               #call, device);                                                 \
+/* Run `call` (CUDA runtime, cuDNN or cuBLAS) while creating the backend;
+ * on failure release the half-made instance and return (create_fail). */
+#define CREATE(call)                                                                   \
+    do {                                                                               \
+        cu_result r_ = cu_result_of(call);                                             \
+        if (!r_.ok)                                                                    \
+            return create_fail(err, c, r_.lib, r_.code, r_.desc, #call, device);       \
     } while (0)
 
 /*
@@ -1649,7 +1654,7 @@ extern "C" int nas__backend_cuda_create(int threads, int device, nas_backend **o
     *out = NULL;
     cuda_ctx *c = NULL;
     int n = 0;
-    CREATE_RT(cudaGetDeviceCount(&n));
+    CREATE(cudaGetDeviceCount(&n));
     if (n <= 0)
         return nas_error_set(err, NAS_ENODEV,
                              "no CUDA device: cudaGetDeviceCount reports 0 devices");
@@ -1661,9 +1666,9 @@ extern "C" int nas__backend_cuda_create(int threads, int device, nas_backend **o
     if (!c)
         return nas_error_set(err, NAS_ENOMEM, "cuda backend: host out of memory");
     c->device = device;
-    CREATE_RT(cudaSetDevice(device));
+    CREATE(cudaSetDevice(device));
     cudaDeviceProp prop;
-    CREATE_RT(cudaGetDeviceProperties(&prop, device));
+    CREATE(cudaGetDeviceProperties(&prop, device));
     snprintf(c->device_name, sizeof c->device_name, "%s, cc %d.%d", prop.name, prop.major,
              prop.minor);
     snprintf(c->prop_name, sizeof c->prop_name, "%s", prop.name);
@@ -1684,21 +1689,21 @@ extern "C" int nas__backend_cuda_create(int threads, int device, nas_backend **o
         release(c);
         return NAS_EUNSUPPORTED;
     }
-    CREATE_RT(e);
-    CREATE_RT(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    CREATE_DNN(cudnnCreate(&c->dnn));
-    CREATE_DNN(cudnnSetStream(c->dnn, c->stream));
-    CREATE_DNN(cudnnCreateTensorDescriptor(&c->xd));
-    CREATE_DNN(cudnnCreateTensorDescriptor(&c->yd));
-    CREATE_DNN(cudnnCreateTensorDescriptor(&c->bnd));
-    CREATE_DNN(cudnnCreateFilterDescriptor(&c->wd));
-    CREATE_DNN(cudnnCreateConvolutionDescriptor(&c->cd));
-    CREATE_DNN(cudnnCreatePoolingDescriptor(&c->pd));
-    CREATE_BLAS(cublasCreate(&c->blas));
-    CREATE_BLAS(cublasSetStream(c->blas, c->stream));
+    CREATE(e);
+    CREATE(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    CREATE(cudnnCreate(&c->dnn));
+    CREATE(cudnnSetStream(c->dnn, c->stream));
+    CREATE(cudnnCreateTensorDescriptor(&c->xd));
+    CREATE(cudnnCreateTensorDescriptor(&c->yd));
+    CREATE(cudnnCreateTensorDescriptor(&c->bnd));
+    CREATE(cudnnCreateFilterDescriptor(&c->wd));
+    CREATE(cudnnCreateConvolutionDescriptor(&c->cd));
+    CREATE(cudnnCreatePoolingDescriptor(&c->pd));
+    CREATE(cublasCreate(&c->blas));
+    CREATE(cublasSetStream(c->blas, c->stream));
     /* Plain fp32 GEMM: the default math mode excludes TF32 tensor ops
      * (set explicitly, so a changed library default cannot slip in). */
-    CREATE_BLAS(cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH));
+    CREATE(cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH));
     nas_backend *be = (nas_backend *)calloc(1, sizeof *be);
     if (!be) {
         release(c);
