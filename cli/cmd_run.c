@@ -150,6 +150,10 @@ static int run_config(const char *conf, const char *db, int quiet, nas_config *c
         printf("nas: search '%s' complete: %d trials (%d done, %d failed); this run: %d trials "
                "in %s\n",
                cfgp->experiment, sum.done + sum.failed, sum.done, sum.failed, sum.ran, wall);
+    if (sum.rejected > 0)
+        printf("  rejected: %d architecture%s over constraints.latency_ms (measured, not trained; "
+               "outside the budget)\n",
+               sum.rejected, sum.rejected == 1 ? "" : "s");
     if (sum.best_trial >= 0)
         printf("  best:    trial %lld, val_accuracy %.4f\n           %s\n",
                (long long)sum.best_trial, sum.best_val_accuracy, sum.best_genotype);

@@ -1180,6 +1180,7 @@ static void fill_summary(ctl *c, nas_run_summary *s)
     s->budget = c->budget;
     s->done = c->n_done;
     s->failed = c->n_failed;
+    s->rejected = c->n_rejected;
     s->ran = c->ran;
     s->wall_s = now_s() - c->t_start;
     s->best_trial = c->best_trial;

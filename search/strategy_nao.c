@@ -41,7 +41,7 @@
 
 /* Used when a knob is 0 (not set); nas_config_defaults has the same values. */
 #define NAO_DEF_SEED_ARCHS 20
-#define NAO_DEF_TOP_K 10
+#define NAO_DEF_TOP_K 5
 #define NAO_DEF_EMBED 16
 #define NAO_DEF_HIDDEN 32
 #define NAO_DEF_EPOCHS 30

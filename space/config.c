@@ -196,7 +196,7 @@ void nas_config_defaults(nas_config *cfg)
     cfg->search.population = 10;
     cfg->search.sample_size = 3;
     cfg->search.nao.seed_archs = 20;
-    cfg->search.nao.top_k = 10;
+    cfg->search.nao.top_k = 5;
     cfg->search.nao.embed_size = 16;
     cfg->search.nao.hidden_size = 32;
     cfg->search.nao.epochs = 30;

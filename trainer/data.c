@@ -143,7 +143,7 @@ int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_e
     idx_file fi = {0}, fl = {0};
     unsigned char *raw = NULL;
     nas_dataset *d = NULL;
-    uint32_t idim[3], ldim[1];
+    uint32_t idim[3] = {0}, ldim[1] = {0}; /* set by idx_header; zeroed for -O2 flow analysis */
     int rc;
 
     snprintf(name, sizeof name, "%s-images-idx3-ubyte", prefix);

@@ -183,6 +183,8 @@ typedef struct nas_run_summary {
     int replay_mismatch;  /* replayed proposals that differed from the stored genotype */
     int budget;           /* search.trials */
     int done, failed;     /* finished trials of the experiment (all runs) */
+    int rejected;         /* trials over constraints.latency_ms: measured, not trained,
+                             outside the budget (all runs) */
     int interrupted;      /* trials stopped by this run's Ctrl-C */
     int ran;              /* trials finished in this run */
     int stopped;          /* 1: stopped by *opts->stop */

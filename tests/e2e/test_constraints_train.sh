@@ -51,6 +51,11 @@ nrej=$(sql "$DB" "SELECT count(*) FROM result WHERE val_accuracy IS NULL")
 nlog=$(grep -c "reject .* not counted" "$TMP/err")
 expect_eq "rejections logged" "$nlog" "$nrej"
 note "$nrej candidate(s) rejected by latency before training"
+if [ "$nrej" -gt 0 ]; then # the closing summary counts them too
+    grep_in "rejected: $nrej architecture" "$TMP/out"
+elif grep -q "rejected:" "$TMP/out"; then
+    fail "the summary reports rejections that the store does not have"
+fi
 run 0 "$NAS" report --db "$DB" -o "$TMP/report.html"
 grep_in "finished: 2 done, 0 failed" "$TMP/report.html"
 if [ "$nrej" -gt 0 ]; then

@@ -104,7 +104,7 @@ static void test_good_full(void **state)
     assert_int_equal(c.search.population, 8);
     assert_int_equal(c.search.sample_size, 4);
     assert_int_equal(c.search.nao.seed_archs, 10);
-    assert_int_equal(c.search.nao.top_k, 5);
+    assert_int_equal(c.search.nao.top_k, 7);
     assert_int_equal(c.search.nao.embed_size, 8);
     assert_int_equal(c.search.nao.hidden_size, 32);
     assert_int_equal(c.search.nao.epochs, 50);
