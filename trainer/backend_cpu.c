@@ -21,7 +21,12 @@
  * layout. Download and copy between shapes convert back to plain.
  * Weights stay plain OIHW for callers; each convolution primitive reorders
  * them to (or, for the weight gradient, from) the blocked format it chose,
- * a few microseconds per call.
+ * a few microseconds per call. A convolution between stages of different
+ * blocking (8 -> 16 channels: nChw8c -> nChw16c; 4 -> 8: plain -> nChw8c)
+ * has no optimised oneDNN kernel for the preferred pair, only the
+ * reference one (35x slower per network); conv_prim then runs it in a
+ * common layout, reordering around it (ONEDNN_VERBOSE=1 shows no "ref:"
+ * implementation for channels 4, 8, 16, fp32 or bf16).
  *
  * Primitives. Each (op, shape, layouts, parameters) gets its oneDNN
  * primitive created on first use and cached in the backend context (no
@@ -85,8 +90,11 @@
 
 /* Layouts (nas_tensor.layout). L_NHWC_BF16 holds count bfloat16 values
  * channels-last in the first half of the tensor's float-sized buffer; only
- * the bf16 precision produces it (oneDNN's AMX convolutions want nhwc). */
-enum layout { L_PLAIN = 0, L_B16 = 1, L_B8 = 2, L_NHWC_BF16 = 3 };
+ * the bf16 precision produces it (oneDNN's AMX convolutions want nhwc).
+ * L_NHWC (fp32 channels-last) is never a tensor's layout: a convolution
+ * whose preferred layouts have no optimised oneDNN kernel runs in it on
+ * reordered copies (see conv_prim). */
+enum layout { L_PLAIN = 0, L_B16 = 1, L_B8 = 2, L_NHWC_BF16 = 3, L_NHWC = 4 };
 
 enum prim_kind {
     PK_CONV_FWD,
@@ -138,6 +146,7 @@ typedef struct prim {
     /* Convolutions whose chosen weight format differs from the callers'
      * OIHW: a reorder into (w_to_prim) or out of (bwd filter) wbuf. */
     int w_arg; /* index in args of the weights argument, -1 if none */
+    int lx, ly; /* convolutions: the activation layouts the primitive runs in */
     int w_to_prim;
     dnnl_primitive_t wre;
     dnnl_memory_t wre_src, wre_dst;
@@ -218,6 +227,7 @@ static dnnl_format_tag_t tag_of(int layout)
     case L_B8:
         return dnnl_nChw8c;
     case L_NHWC_BF16:
+    case L_NHWC:
         return dnnl_nhwc;
     default:
         return dnnl_nchw;
@@ -656,26 +666,35 @@ static int cpu_copy_tensor(nas_backend *be, nas_tensor *dst, const nas_tensor *s
  * primitives and fp32 only. */
 enum { CONV_PLAIN = 0, CONV_BIAS = 1, CONV_BIAS_SUM = 2 };
 
-/* Conv geometry x[N,C,H,W] w[K,C,R,R] y[N,K,Ho,Wo] with activation layouts
- * lx, ly; works for all three directions (the shapes are the same, only the
- * roles differ). */
-static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
-                     const nas_tensor *y, int stride, int pad, int lx, int ly, int fused,
-                     prim **out)
+/* 1 when the implementation oneDNN picks for op descriptor `od` is one of
+ * its reference kernels (implementation name "ref:..."; plain loops, 10-100x
+ * slower than the JIT ones) or the descriptor is refused, else 0. The
+ * primitive descriptor is only created to be asked, then dropped. */
+static int pd_is_ref(cpu_ctx *c, const_dnnl_op_desc_t od, const_dnnl_primitive_desc_t hint,
+                     const_dnnl_primitive_attr_t attr)
 {
-    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, w->n, w->h, y->h, y->w, stride, pad, lx, ly,
-                            fused};
-    *out = cache_find(ctx_of(be), kind, key);
-    if (*out)
-        return NAS_OK;
-    static const char *const names[] = {"conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter"};
-    char what[200];
-    snprintf(what, sizeof what,
-             "%s%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d%s",
-             names[kind - PK_CONV_FWD], fused ? "_bias" : "", x->n, x->c, x->h, x->w, w->n, w->c,
-             w->h, w->w, y->n, y->c, y->h, y->w, stride, pad,
-             fused == CONV_BIAS_SUM ? " accumulate" : "");
+    dnnl_primitive_desc_t pd = NULL;
+    if (dnnl_primitive_desc_create(&pd, od, attr ? attr : c->attr, c->engine, hint) !=
+        dnnl_success)
+        return 1;
+    const char *impl = NULL;
+    int ref = dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) != dnnl_success ||
+              !impl || strncmp(impl, "ref", 3) == 0;
+    dnnl_primitive_desc_destroy(pd);
+    return ref;
+}
+
+/* One attempt of conv_prim with activation layouts lx, ly. With `may_reject`
+ * set, a descriptor that only oneDNN's reference kernel implements is
+ * dropped: NAS_OK with *out NULL, so that the caller tries other layouts. */
+static int conv_build(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
+                      const nas_tensor *y, int stride, int pad, int lx, int ly, int fused,
+                      const int64_t key[MAX_KEY], const char *what, int may_reject,
+                      prim **out)
+{
     int rc = NAS_OK;
+    cpu_ctx *c = ctx_of(be);
+    *out = NULL;
     dnnl_memory_desc_t src, wei, dst, user_w, dwei, bia;
     dnnl_dims_t wd = {w->n, w->c, w->h, w->w}, bd = {w->n};
     /* bf16 convolutions: bf16 weights (reordered from the fp32 masters),
@@ -701,43 +720,142 @@ static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_t
      * spinning barriers: on shared cores 2 threads ran it 10x slower than 1. */
     if (kind == PK_CONV_BWD_FILTER && is_bf16(lx) && nthr > 1)
         nthr = 1;
-    set_threads(ctx_of(be), nthr);
+    set_threads(c, nthr);
     if (fused) { /* inference with bias; CONV_BIAS_SUM: dst += conv + bias */
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+        const_dnnl_primitive_attr_t attr = fused == CONV_BIAS_SUM ? c->attr_sum : NULL;
         DN("dnnl_convolution_forward_desc_init",
            dnnl_convolution_forward_desc_init(&fwd_d, dnnl_forward_inference,
                                               dnnl_convolution_direct, &src, &wei, &bia, &dst,
                                               strides, pl, pr));
-        return prim_build_wa(be, what, kind, key, &fwd_d, NULL, args, 4, nthr, &user_w, 1, 1,
-                             fused == CONV_BIAS_SUM ? ctx_of(be)->attr_sum : NULL, out);
+        if (may_reject && pd_is_ref(c, &fwd_d, NULL, attr))
+            return NAS_OK;
+        rc = prim_build_wa(be, what, kind, key, &fwd_d, NULL, args, 4, nthr, &user_w, 1, 1,
+                           attr, out);
+        goto done;
     }
     DN("dnnl_convolution_forward_desc_init",
        dnnl_convolution_forward_desc_init(&fwd_d, dnnl_forward_training, dnnl_convolution_direct,
                                           &src, &wei, NULL, &dst, strides, pl, pr));
     if (kind == PK_CONV_FWD) {
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
-        return prim_build_w(be, what, kind, key, &fwd_d, NULL, args, 3, nthr, &user_w, 1, 1,
-                            out);
+        if (may_reject && pd_is_ref(c, &fwd_d, NULL, NULL))
+            return NAS_OK;
+        rc = prim_build_w(be, what, kind, key, &fwd_d, NULL, args, 3, nthr, &user_w, 1, 1, out);
+        goto done;
     }
     DN("dnnl_primitive_desc_create",
-       dnnl_primitive_desc_create(&hint, &fwd_d, NULL, ctx_of(be)->engine, NULL));
+       dnnl_primitive_desc_create(&hint, &fwd_d, NULL, c->engine, NULL));
     if (kind == PK_CONV_BWD_DATA) {
         const int args[] = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC};
         DN("dnnl_convolution_backward_data_desc_init",
            dnnl_convolution_backward_data_desc_init(&bwd_d, dnnl_convolution_direct, &src, &wei,
                                                     &dst, strides, pl, pr));
-        rc = prim_build_w(be, what, kind, key, &bwd_d, hint, args, 3, nthr, &user_w, 1, 1, out);
+        if (!(may_reject && pd_is_ref(c, &bwd_d, hint, NULL)))
+            rc = prim_build_w(be, what, kind, key, &bwd_d, hint, args, 3, nthr, &user_w, 1, 1,
+                              out);
     } else {
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_WEIGHTS};
         DN("dnnl_convolution_backward_weights_desc_init",
            dnnl_convolution_backward_weights_desc_init(&bwd_d, dnnl_convolution_direct, &src,
                                                        &dwei, NULL, &dst, strides, pl, pr));
-        rc = prim_build_w(be, what, kind, key, &bwd_d, hint, args, 3, nthr, &user_w, 2, 0, out);
+        if (!(may_reject && pd_is_ref(c, &bwd_d, hint, NULL)))
+            rc = prim_build_w(be, what, kind, key, &bwd_d, hint, args, 3, nthr, &user_w, 2, 0,
+                              out);
+    }
+done:
+    if (rc == NAS_OK && *out) {
+        (*out)->lx = lx;
+        (*out)->ly = ly;
     }
 fail:
     if (hint)
         dnnl_primitive_desc_destroy(hint);
     return rc;
+}
+
+/*
+ * The cached convolution primitive for geometry x[N,C,H,W] w[K,C,R,R]
+ * y[N,K,Ho,Wo] whose activations are wanted in layouts lx, ly; works for
+ * all three directions (the shapes are the same, only the roles differ).
+ *
+ * oneDNN 2.6 has optimised (JIT) kernels only for some layout pairs: on
+ * x86 both activations nChw16c, both nChw8c, both nhwc or both nchw (gemm),
+ * plus a plain input with a blocked output in the forward direction. A
+ * pair such as an 8-channel nChw8c input with a 16-channel nChw16c output
+ * (NAS-Bench-201's reduction cell 8 -> 16) or a plain 4-channel input with
+ * an nChw8c output falls to the reference kernel, ~35x slower for a whole
+ * network. So when the preferred pair gets a "ref" implementation the
+ * primitive is built for the first of (nChw8c, nChw8c) [both channel
+ * counts multiples of 8], (nhwc, nhwc), (nchw, nchw) that has an optimised
+ * one; the primitive records the pair it runs in (prim.lx, prim.ly) and
+ * the ops reorder inputs into it and the output back out of it.
+ */
+static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
+                     const nas_tensor *y, int stride, int pad, int lx, int ly, int fused,
+                     prim **out)
+{
+    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, w->n, w->h, y->h, y->w, stride, pad, lx, ly,
+                            fused};
+    *out = cache_find(ctx_of(be), kind, key);
+    if (*out)
+        return NAS_OK;
+    static const char *const names[] = {"conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter"};
+    char what[200];
+    snprintf(what, sizeof what,
+             "%s%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d%s",
+             names[kind - PK_CONV_FWD], fused ? "_bias" : "", x->n, x->c, x->h, x->w, w->n, w->c,
+             w->h, w->w, y->n, y->c, y->h, y->w, stride, pad,
+             fused == CONV_BIAS_SUM ? " accumulate" : "");
+    int cand[4][2] = {{lx, ly}}, nc = 1;
+    if (!is_bf16(lx) && !is_bf16(ly)) {
+        if (x->c % 8 == 0 && y->c % 8 == 0 && !(lx == L_B8 && ly == L_B8)) {
+            cand[nc][0] = cand[nc][1] = L_B8;
+            nc++;
+        }
+        cand[nc][0] = cand[nc][1] = L_NHWC;
+        nc++;
+        if (!(lx == L_PLAIN && ly == L_PLAIN)) {
+            cand[nc][0] = cand[nc][1] = L_PLAIN;
+            nc++;
+        }
+    }
+    for (int i = 0; i < nc; i++) {
+        int rc = conv_build(be, kind, x, w, y, stride, pad, cand[i][0], cand[i][1], fused, key,
+                            what, i + 1 < nc, out);
+        if (rc || *out)
+            return rc;
+    }
+    return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: no convolution primitive", what);
+}
+
+/* The buffer an op's primitive writes tensor t into when it produces layout
+ * `got` and t is wanted in layout `want`: t->buf itself, or context buffer
+ * `slot` (then out_done reorders it into t). NULL on failure. */
+static void *out_buf(nas_backend *be, const nas_tensor *t, int got, int want, int slot)
+{
+    if (got == want)
+        return t->buf;
+    cpu_ctx *c = ctx_of(be);
+    if (grow_bytes(&c->tmp[slot], &c->tmp_bytes[slot], t->count * sizeof(float)) != NAS_OK) {
+        nas__backend_fail(be, NAS_ENOMEM, "cpu: cannot allocate a %zu-float layout buffer",
+                          t->count);
+        return NULL;
+    }
+    return c->tmp[slot];
+}
+
+/* Finish an output written by out_buf's rule: reorder `buf` (layout `got`)
+ * into t->buf as `want` if they differ; t's layout becomes `want`. */
+static int out_done(nas_backend *be, nas_tensor *t, int got, const void *buf, int want)
+{
+    if (got != want) {
+        int rc = reorder(be, t->n, t->c, t->h, t->w, got, buf, want, t->buf);
+        if (rc)
+            return rc;
+    }
+    t->layout = want;
+    return NAS_OK;
 }
 
 static int cpu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
@@ -752,12 +870,13 @@ static int cpu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor
     int rc = conv_prim(be, PK_CONV_FWD, x, w, y, stride, pad, lx, ly, CONV_PLAIN, &p);
     if (rc)
         return rc;
-    const float *xb = in_layout(be, x, lx, 0);
-    if (!xb)
+    const float *xb = in_layout(be, x, p->lx, 0);
+    void *yb = xb ? out_buf(be, y, p->ly, ly, 1) : NULL;
+    if (!yb)
         return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, w->buf, y->buf};
-    y->layout = ly;
-    return prim_exec(be, "conv2d_fwd", p, bufs);
+    void *const bufs[] = {(void *)xb, w->buf, yb};
+    rc = prim_exec(be, "conv2d_fwd", p, bufs);
+    return rc ? rc : out_done(be, y, p->ly, yb, ly);
 }
 
 static int cpu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
@@ -772,12 +891,13 @@ static int cpu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_
     int rc = conv_prim(be, PK_CONV_BWD_DATA, dx, w, dy, stride, pad, lx, ly, CONV_PLAIN, &p);
     if (rc)
         return rc;
-    const float *dyb = in_layout(be, dy, ly, 0);
-    if (!dyb)
+    const float *dyb = in_layout(be, dy, p->ly, 0);
+    void *dxb = dyb ? out_buf(be, dx, p->lx, lx, 1) : NULL;
+    if (!dxb)
         return NAS_EBACKEND;
-    void *const bufs[] = {(void *)dyb, w->buf, dx->buf};
-    dx->layout = lx;
-    return prim_exec(be, "conv2d_bwd_data", p, bufs);
+    void *const bufs[] = {(void *)dyb, w->buf, dxb};
+    rc = prim_exec(be, "conv2d_bwd_data", p, bufs);
+    return rc ? rc : out_done(be, dx, p->lx, dxb, lx);
 }
 
 static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
@@ -792,7 +912,7 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
     int rc = conv_prim(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, lx, ly, CONV_PLAIN, &p);
     if (rc)
         return rc;
-    const float *xb = in_layout(be, x, lx, 0), *dyb = xb ? in_layout(be, dy, ly, 1) : NULL;
+    const float *xb = in_layout(be, x, p->lx, 0), *dyb = xb ? in_layout(be, dy, p->ly, 1) : NULL;
     if (!dyb)
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, (void *)dyb, dw->buf};
@@ -814,12 +934,17 @@ static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_t
                        accumulate ? CONV_BIAS_SUM : CONV_BIAS, &p);
     if (rc)
         return rc;
-    const float *xb = in_layout(be, x, lx, 0);
+    const float *xb = in_layout(be, x, p->lx, 0);
     if (!xb)
         return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, w->buf, b->buf, y->buf};
-    y->layout = ly;
-    return prim_exec(be, "conv2d_fwd_bias", p, bufs);
+    /* accumulating in another layout: the sum post-op reads a reordered
+     * copy of y's values */
+    void *yb = accumulate ? (void *)in_layout(be, y, p->ly, 1) : out_buf(be, y, p->ly, ly, 1);
+    if (!yb)
+        return NAS_EBACKEND;
+    void *const bufs[] = {(void *)xb, w->buf, b->buf, yb};
+    rc = prim_exec(be, "conv2d_fwd_bias", p, bufs);
+    return rc ? rc : out_done(be, y, p->ly, yb, ly);
 }
 
 /* ---- batch normalisation ---------------------------------------------------------- */

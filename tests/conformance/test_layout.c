@@ -11,7 +11,10 @@
  * (16-blocked), 8 and 24 (8-blocked) and 5 (plain); mixed layouts (a
  * plain upload meeting a blocked tensor in relu_bwd, axpy, BN backward);
  * copies between equal shapes and into a different shape of equal count;
- * a batch-prefix view of a blocked tensor; scale in place; SGD.
+ * a batch-prefix view of a blocked tensor; scale in place; SGD; and two
+ * NAS-Bench-201 reduction blocks in a row (c -> 2c -> 4c for c = 4, 8, 16:
+ * plain -> nChw8c -> nChw16c and nChw8c -> nChw16c on the cpu backend,
+ * whose convolutions run such mixes in a common layout, conv_prim).
  * Tolerance: |a - ref| <= 1e-3 + 1e-3*|ref| (float chains vs the
  * double-accumulating oracle).
  */
@@ -32,7 +35,7 @@
 typedef struct env {
     nas_backend *be[NB];
     nas_rng rng;
-    nas_tensor *t[64][NB]; /* t[i][b]: tensor i on backend b */
+    nas_tensor *t[128][NB]; /* t[i][b]: tensor i on backend b */
     int n;
     const char *name;
     double atol, rtol; /* |a - ref| <= atol + rtol*|ref| */
@@ -41,7 +44,7 @@ typedef struct env {
 /* A tensor on both backends (random in [-1,1) when rnd, else NaN). */
 static nas_tensor **mk(env *e, int n, int c, int h, int w, int rnd)
 {
-    assert_true(e->n < 64);
+    assert_true(e->n < 128);
     size_t count = (size_t)n * c * h * w;
     float *host = malloc(count * sizeof *host);
     assert_non_null(host);
@@ -127,6 +130,7 @@ static void close_env(env *e)
 }
 
 #define T(p) ((p)[B])
+#define T1(p) ((p)[1])
 
 /*
  * One training step's op sequence of a small cell network with c channels
@@ -263,6 +267,116 @@ static void test_chain_bf16(void **state)
     }
 }
 
+/* Batch norm in training mode with fresh parameters (gamma, beta random,
+ * running stats 0 and 1); *g, *sm, *si receive gamma and the saved
+ * statistics for the backward pass. */
+static void bn_train(env *e, nas_tensor **x, nas_tensor **y, nas_tensor ***g, nas_tensor ***sm,
+                     nas_tensor ***si)
+{
+    const int c = x[0]->c;
+    *g = mk(e, 1, c, 1, 1, 1);
+    nas_tensor **bt = mk(e, 1, c, 1, 1, 1), **rm = mk(e, 1, c, 1, 1, 0);
+    nas_tensor **rv = mk(e, 1, c, 1, 1, 0);
+    *sm = mk(e, 1, c, 1, 1, 0);
+    *si = mk(e, 1, c, 1, 1, 0);
+    fill_const(rm, 0.0f);
+    fill_const(rv, 1.0f);
+    ON_BOTH(e, nas_batchnorm_fwd_train(e->be[B], T(x), T(*g), T(bt), T(y), T(*sm), T(*si),
+                                       T(rm), T(rv), 0.1f, 1e-5f));
+}
+
+/*
+ * NAS-Bench-201's reduction block (a ResNet basic block with stride 2)
+ * from c to 2c channels on x[n,c,h,h], h even:
+ *   y = BN(conv3x3(ReLU(BN(conv3x3 s2(ReLU(x)))))) + conv1x1(avgpool2x2 s2(x))
+ * forward, then backward from a random dy (uploaded: plain, meeting the
+ * backend's own layouts), every output and gradient compared; also the
+ * fused inference conv + bias accumulating into a random tensor. Returns
+ * y (in the backend's own layout) for the next block.
+ */
+static nas_tensor **reduce_block(env *e, nas_tensor **x)
+{
+    const int n = x[0]->n, c = x[0]->c, h = x[0]->h, c2 = 2 * c, h2 = h / 2;
+    nas_tensor **wa = mk(e, c2, c, 3, 3, 1), **wb = mk(e, c2, c2, 3, 3, 1);
+    nas_tensor **ws = mk(e, c2, c, 1, 1, 1), **bias = mk(e, 1, c2, 1, 1, 1);
+    nas_tensor **r0 = mk(e, n, c, h, h, 0), **a = mk(e, n, c2, h2, h2, 0);
+    nas_tensor **an = mk(e, n, c2, h2, h2, 0), **r1 = mk(e, n, c2, h2, h2, 0);
+    nas_tensor **b = mk(e, n, c2, h2, h2, 0), **y = mk(e, n, c2, h2, h2, 0);
+    nas_tensor **p = mk(e, n, c, h2, h2, 0), **s = mk(e, n, c2, h2, h2, 0);
+    nas_tensor **ga, **sma, **sia, **gb, **smb, **sib;
+    ON_BOTH(e, nas_relu_fwd(e->be[B], T(x), T(r0)));
+    ON_BOTH(e, nas_conv2d_fwd(e->be[B], T(r0), T(wa), T(a), 2, 1));
+    CHECK(e, "reduce conv a (3x3 s2, c -> 2c)", a);
+    bn_train(e, a, an, &ga, &sma, &sia);
+    ON_BOTH(e, nas_relu_fwd(e->be[B], T(an), T(r1)));
+    ON_BOTH(e, nas_conv2d_fwd(e->be[B], T(r1), T(wb), T(b), 1, 1));
+    CHECK(e, "reduce conv b (3x3, 2c -> 2c)", b);
+    bn_train(e, b, y, &gb, &smb, &sib);
+    ON_BOTH(e, nas_avgpool_fwd(e->be[B], T(x), T(p), 2, 2, 0));
+    CHECK(e, "reduce shortcut pool", p);
+    ON_BOTH(e, nas_conv2d_fwd(e->be[B], T(p), T(ws), T(s), 1, 0));
+    CHECK(e, "reduce shortcut conv (1x1, c -> 2c)", s);
+    ON_BOTH(e, nas_axpy(e->be[B], 1.0f, T(s), T(y)));
+    CHECK(e, "reduce block y", y);
+
+    /* inference: y2 = random + conv3x3 s2(x) + bias, where supported */
+    nas_tensor **yi = mk(e, n, c2, h2, h2, 1);
+    int rc = nas_conv2d_fwd_bias(e->be[1], T1(x), T1(wa), T1(bias), T1(yi), 2, 1, 1);
+    if (rc != NAS_EUNSUPPORTED) {
+        assert_int_equal(rc, NAS_OK);
+        assert_int_equal(nas_conv2d_fwd_bias(e->be[0], x[0], wa[0], bias[0], yi[0], 2, 1, 1),
+                         NAS_OK);
+        CHECK(e, "reduce conv a + bias, accumulated", yi);
+    }
+
+    nas_tensor **dy = mk(e, n, c2, h2, h2, 1), **dws = mk(e, c2, c, 1, 1, 0);
+    nas_tensor **dp = mk(e, n, c, h2, h2, 0), **dx = mk(e, n, c, h, h, 0);
+    nas_tensor **db = mk(e, n, c2, h2, h2, 0), **dwb = mk(e, c2, c2, 3, 3, 0);
+    nas_tensor **dr1 = mk(e, n, c2, h2, h2, 0), **dan = mk(e, n, c2, h2, h2, 0);
+    nas_tensor **da = mk(e, n, c2, h2, h2, 0), **dwa = mk(e, c2, c, 3, 3, 0);
+    nas_tensor **dr0 = mk(e, n, c, h, h, 0), **dx2 = mk(e, n, c, h, h, 0);
+    nas_tensor **dg = mk(e, 1, c2, 1, 1, 0), **dbt = mk(e, 1, c2, 1, 1, 0);
+    ON_BOTH(e, nas_conv2d_bwd_filter(e->be[B], T(p), T(dy), T(dws), 1, 0));
+    CHECK(e, "reduce shortcut conv bwd filter", dws);
+    ON_BOTH(e, nas_conv2d_bwd_data(e->be[B], T(dy), T(ws), T(dp), 1, 0));
+    CHECK(e, "reduce shortcut conv bwd data", dp);
+    ON_BOTH(e, nas_avgpool_bwd(e->be[B], T(dp), T(dx), 2, 2, 0));
+    ON_BOTH(e, nas_batchnorm_bwd(e->be[B], T(b), T(dy), T(gb), T(smb), T(sib), T(db), T(dg),
+                                 T(dbt)));
+    CHECK(e, "reduce bn b bwd", db);
+    ON_BOTH(e, nas_conv2d_bwd_filter(e->be[B], T(r1), T(db), T(dwb), 1, 1));
+    CHECK(e, "reduce conv b bwd filter", dwb);
+    ON_BOTH(e, nas_conv2d_bwd_data(e->be[B], T(db), T(wb), T(dr1), 1, 1));
+    CHECK(e, "reduce conv b bwd data", dr1);
+    ON_BOTH(e, nas_relu_bwd(e->be[B], T(an), T(dr1), T(dan)));
+    ON_BOTH(e, nas_batchnorm_bwd(e->be[B], T(a), T(dan), T(ga), T(sma), T(sia), T(da), T(dg),
+                                 T(dbt)));
+    CHECK(e, "reduce bn a bwd", da);
+    ON_BOTH(e, nas_conv2d_bwd_filter(e->be[B], T(r0), T(da), T(dwa), 2, 1));
+    CHECK(e, "reduce conv a bwd filter (2c -> c)", dwa);
+    ON_BOTH(e, nas_conv2d_bwd_data(e->be[B], T(da), T(wa), T(dr0), 2, 1));
+    CHECK(e, "reduce conv a bwd data (2c -> c)", dr0);
+    ON_BOTH(e, nas_relu_bwd(e->be[B], T(x), T(dr0), T(dx2)));
+    ON_BOTH(e, nas_axpy(e->be[B], 1.0f, T(dx2), T(dx)));
+    CHECK(e, "reduce block dx", dx);
+    return y;
+}
+
+/* Two reduction blocks in a row, c -> 2c -> 4c, the second one fed the
+ * first one's output without passing through the host. */
+static void test_reduce(void **state)
+{
+    static const int shapes[][3] = {{3, 4, 12}, {3, 8, 12}, {2, 16, 8}, {2, 1, 8}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        env e;
+        open_env(state, &e, 300 + i);
+        nas_tensor **x = mk(&e, shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][2], 1);
+        nas_tensor **y = reduce_block(&e, x);
+        reduce_block(&e, y);
+        close_env(&e);
+    }
+}
+
 /* A blocked output meeting plain uploads, copies across shapes, views. */
 static void test_mixed(void **state)
 {
@@ -325,7 +439,8 @@ int main(void)
     static const struct {
         const char *what;
         CMUnitTestFunction fn;
-    } per[] = {{"chain", test_chain}, {"mixed_layouts", test_mixed}, {"chain_bf16", test_chain_bf16}};
+    } per[] = {{"chain", test_chain}, {"mixed_layouts", test_mixed}, {"chain_bf16", test_chain_bf16},
+             {"reduce", test_reduce}};
     const size_t np = sizeof per / sizeof per[0];
     struct CMUnitTest *tests = calloc(np * nb, sizeof *tests);
     char(*labels)[64] = calloc(np * nb, sizeof *labels);

@@ -6,8 +6,10 @@
  *    every backward op against central finite differences of its forward.
  * 2. Every compiled backend (nas_backend_compiled(), so a cuda backend joins
  *    automatically) against "ref" on random inputs with odd shapes: batch
- *    1 and 3, channels 3/5/16, 7x7 and 28x28 images. Outputs are filled with
- *    NaN first, so an element the op forgets to write fails the check.
+ *    1 and 3, channels 1/3/4/5/8/16/32 (every mix of the cpu backend's
+ *    plain, nChw8c and nChw16c layouts in convolutions), 7x7 to 28x28.
+ *    Outputs are filled with NaN first, so an element the op forgets to
+ *    write fails the check.
  *    An element passes when |a - ref| <= atol + rtol*|ref| (per-op values
  *    in the TOL_* table below). A backend that reports NAS_ENODEV is
  *    skipped visibly ("SKIPPED: <backend>: no CUDA device").
@@ -230,6 +232,12 @@ static const conv_case conv_cases[] = {
     {1, 16, 28, 16, 3, 1, 1}, {3, 3, 28, 16, 3, 2, 1}, {3, 16, 28, 5, 1, 2, 0},
     {1, 5, 7, 3, 1, 2, 0},   {3, 5, 7, 3, 3, 1, 0},   {3, 3, 28, 5, 3, 2, 0},
     {1, 16, 7, 16, 1, 1, 1}, {3, 5, 28, 16, 1, 1, 0},
+    /* 4- and 8-channel stages and the mixes between stages (cpu: nChw8c
+     * next to nChw16c or plain, see conv_prim in trainer/backend_cpu.c) */
+    {3, 1, 14, 8, 3, 1, 1},  {3, 1, 14, 4, 3, 1, 1},  {3, 4, 14, 4, 3, 1, 1},
+    {3, 4, 14, 4, 1, 1, 0},  {3, 4, 14, 8, 3, 2, 1},  {3, 4, 14, 8, 1, 1, 0},
+    {3, 8, 14, 8, 3, 1, 1},  {3, 8, 14, 16, 3, 2, 1}, {3, 8, 14, 16, 1, 1, 0},
+    {3, 16, 14, 32, 3, 2, 1}, {3, 16, 7, 8, 1, 1, 0}, {3, 8, 7, 4, 3, 1, 1},
 };
 
 static void conv_one(cmp *c, const conv_case *k)
