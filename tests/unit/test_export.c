@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "nas/trainer.h"
+#include "tests/unit/tiny_net.h"
 
 enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
        C3 = NAS_OP_NOR_CONV_3X3, POOL = NAS_OP_AVG_POOL_3X3 };
@@ -47,23 +48,6 @@ static int teardown_dir(void **state)
 static void path_in(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "%s/%s", g_dir, name);
-}
-
-static nas_net_desc desc_of(const int ops[6])
-{
-    nas_net_desc d;
-    memset(&d, 0, sizeof d);
-    d.genotype.len = 6;
-    for (int i = 0; i < 6; i++)
-        d.genotype.tok[i] = (uint8_t)ops[i];
-    d.channels = 4;
-    d.stages = 3;
-    d.cells_per_stage = 1;
-    d.in_c = 1;
-    d.in_h = 8;
-    d.in_w = 8;
-    d.classes = 5;
-    return d;
 }
 
 static nas_backend *ref_backend(void)
@@ -136,7 +120,7 @@ static void test_weights_round_trip(void **state)
 {
     (void)state;
     static const int ops[6] = {C3, NONE, C1, SKIP, POOL, C3};
-    nas_net_desc d = desc_of(ops);
+    nas_net_desc d = tiny_net_desc(ops, 1);
     nas_backend *be = ref_backend();
     nas_net *a = NULL, *b = NULL;
     nas_error err;
@@ -163,7 +147,7 @@ static void test_weights_round_trip(void **state)
 
     /* Another architecture: refused, naming the file. */
     static const int other[6] = {C3, C3, C3, SKIP, C3, C3};
-    nas_net_desc d2 = desc_of(other);
+    nas_net_desc d2 = tiny_net_desc(other, 1);
     nas_net *c = NULL;
     assert_int_equal(nas_net_create(be, &d2, 8, 1, &c, &err), NAS_OK);
     assert_int_equal(nas_weights_load(c, path, &err), NAS_EFORMAT);
@@ -305,7 +289,7 @@ static float *train_with(nas_backend *be, const nas_dataset *data, const nas_ful
                          int *rc_out, int *resumed, size_t *count)
 {
     static const int ops[6] = {C3, C1, POOL, SKIP, NONE, C3};
-    nas_net_desc d = desc_of(ops);
+    nas_net_desc d = tiny_net_desc(ops, 1);
     nas_net *net = NULL;
     nas_error err;
     assert_int_equal(nas_net_create(be, &d, o->recipe->batch_size, 5, &net, &err), NAS_OK);
@@ -326,7 +310,7 @@ static void test_resumable_training(void **state)
 
     /* Same as nas_train, bit for bit, without augmentation. */
     static const int ops[6] = {C3, C1, POOL, SKIP, NONE, C3};
-    nas_net_desc d = desc_of(ops);
+    nas_net_desc d = tiny_net_desc(ops, 1);
     nas_net *net = NULL;
     assert_int_equal(nas_net_create(be, &d, 16, 5, &net, &err), NAS_OK);
     assert_int_equal(nas_train(net, data, &rec, NULL, NULL, NULL, &err), NAS_OK);

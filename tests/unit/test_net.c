@@ -16,6 +16,7 @@
 #include "nas/evaluator.h"
 #include "nas/trainer.h"
 #include "trainer/net_impl.h" /* nas__net_set_fold, nas__net_folded_convs */
+#include "tests/unit/tiny_net.h"
 
 enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
        C3 = NAS_OP_NOR_CONV_3X3, POOL = NAS_OP_AVG_POOL_3X3 };
@@ -30,23 +31,6 @@ static const int GENOS[][6] = {
     {C3, C1, POOL, SKIP, C1, NONE},
 };
 #define N_GENOS (int)(sizeof GENOS / sizeof GENOS[0])
-
-static nas_net_desc tiny_desc(const int ops[6], int N)
-{
-    nas_net_desc d;
-    memset(&d, 0, sizeof d);
-    d.genotype.len = 6;
-    for (int i = 0; i < 6; i++)
-        d.genotype.tok[i] = (uint8_t)ops[i];
-    d.channels = 4;
-    d.stages = 3;
-    d.cells_per_stage = N;
-    d.in_c = 1;
-    d.in_h = 8;
-    d.in_w = 8;
-    d.classes = 5;
-    return d;
-}
 
 static nas_backend *make_backend(const char *name)
 {
@@ -102,7 +86,7 @@ static float *download(const nas_tensor *t)
  */
 static void gradcheck_genotype(nas_backend *be, const int ops[6], int N, uint64_t seed)
 {
-    nas_net_desc d = tiny_desc(ops, N);
+    nas_net_desc d = tiny_net_desc(ops, N);
     nas_net *net = NULL;
     nas_error err = {0};
     assert_int_equal(nas_net_create(be, &d, 3, seed, &net, &err), NAS_OK);
@@ -200,7 +184,7 @@ static void test_names_and_counts(void **state)
     assert_non_null(be);
     for (int g = 0; g < N_GENOS; g++) {
         for (int N = 1; N <= 2; N++) {
-            nas_net_desc d = tiny_desc(GENOS[g], N);
+            nas_net_desc d = tiny_net_desc(GENOS[g], N);
             nas_net *net = NULL;
             assert_int_equal(nas_net_create(be, &d, 2, 1, &net, NULL), NAS_OK);
             int64_t macs, params;
@@ -238,7 +222,7 @@ static void test_names_and_counts(void **state)
         }
     }
     /* the reference genotype at full size */
-    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net_desc d = tiny_net_desc(GENOS[0], 1);
     d.channels = 16;
     d.in_h = d.in_w = 28;
     d.classes = 10;
@@ -261,7 +245,7 @@ static void test_init(void **state)
 {
     (void)state;
     nas_backend *be = make_backend("ref");
-    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net_desc d = tiny_net_desc(GENOS[0], 1);
     nas_net *a = NULL, *b = NULL, *c = NULL;
     assert_int_equal(nas_net_create(be, &d, 2, 5, &a, NULL), NAS_OK);
     assert_int_equal(nas_net_create(be, &d, 2, 5, &b, NULL), NAS_OK);
@@ -318,7 +302,7 @@ static void test_batch_views(void **state)
 {
     (void)state;
     nas_backend *be = make_backend("ref");
-    nas_net_desc d = tiny_desc(GENOS[1], 1);
+    nas_net_desc d = tiny_net_desc(GENOS[1], 1);
     nas_net *net = NULL;
     assert_int_equal(nas_net_create(be, &d, 3, 2, &net, NULL), NAS_OK);
     nas_tensor *x3, *y3, *x2, *y2;
@@ -399,7 +383,7 @@ static int on_step(void *ctx, int step, int steps, float loss)
 static void train_once(nas_backend *be, const nas_dataset *data, uint64_t seed, double *loss,
                        double *acc, nas_train_stats *st, prog *pg)
 {
-    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net_desc d = tiny_net_desc(GENOS[0], 1);
     nas_net *net = NULL;
     assert_int_equal(nas_net_create(be, &d, 32, seed, &net, NULL), NAS_OK);
     nas_recipe rc = {.epochs = 4, .batch_size = 32, .lr = 0.1, .momentum = 0.9, .nesterov = 1,
@@ -449,7 +433,7 @@ static void test_nan_and_interrupt(void **state)
     (void)state;
     nas_backend *be = make_backend("ref");
     nas_dataset *data = synthetic(64, 2);
-    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net_desc d = tiny_net_desc(GENOS[0], 1);
     nas_net *net = NULL;
     assert_int_equal(nas_net_create(be, &d, 16, 1, &net, NULL), NAS_OK);
     nas_recipe rc = {.epochs = 3, .batch_size = 16, .lr = 0.01, .momentum = 0.9, .nesterov = 1,
@@ -484,7 +468,7 @@ static void test_cpu_matches_ref(void **state)
         skip();
     }
     for (int g = 0; g < N_GENOS; g++) {
-        nas_net_desc d = tiny_desc(GENOS[g], 1);
+        nas_net_desc d = tiny_net_desc(GENOS[g], 1);
         nas_net *nr = NULL, *nc = NULL;
         assert_int_equal(nas_net_create(ref, &d, 4, 9, &nr, NULL), NAS_OK);
         nas_error err = {0};
@@ -549,7 +533,7 @@ static void test_cpu_matches_ref(void **state)
  * folded weights must be recomputed). */
 static void fold_case(nas_backend *be, const int ops[6], int channels, int *n_folded, int *n_acc)
 {
-    nas_net_desc d = tiny_desc(ops, 1);
+    nas_net_desc d = tiny_net_desc(ops, 1);
     d.channels = channels;
     nas_net *net = NULL;
     nas_error err = {0};
@@ -619,17 +603,17 @@ static void test_bad_desc(void **state)
 {
     (void)state;
     nas_backend *be = make_backend("ref");
-    nas_net_desc d = tiny_desc(GENOS[0], 1);
+    nas_net_desc d = tiny_net_desc(GENOS[0], 1);
     nas_net *net = (nas_net *)&d;
     nas_error err = {0};
     d.in_h = 10; /* 10 -> 5 -> conv 3 vs pool 2 */
     assert_int_equal(nas_net_create(be, &d, 2, 1, &net, &err), NAS_EINVAL);
     assert_null(net);
     assert_non_null(strstr(err.msg, "odd"));
-    d = tiny_desc(GENOS[0], 1);
+    d = tiny_net_desc(GENOS[0], 1);
     d.genotype.len = 5;
     assert_int_equal(nas_net_create(be, &d, 2, 1, &net, &err), NAS_EINVAL);
-    d = tiny_desc(GENOS[0], 1);
+    d = tiny_net_desc(GENOS[0], 1);
     assert_int_equal(nas_net_create(be, &d, 0, 1, &net, &err), NAS_EINVAL);
     nas_net_destroy(NULL);
     nas_backend_destroy(be);

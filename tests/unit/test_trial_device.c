@@ -25,6 +25,7 @@
 #include "nas/store.h"
 #include "search/pool_msg.h"      /* nas__msg_encode_result / decode */
 #include "trainer/backend_impl.h" /* nas_backend.ext, for the fake device timer */
+#include "tests/unit/tiny_net.h"
 
 /* The first "model name" value of /proc/cpuinfo, or "" when none. */
 static void cpuinfo_model(char *out, size_t n)
@@ -314,18 +315,9 @@ static void test_latency_device_timer(void **state)
     nas_backend *be = NULL;
     nas_error err;
     assert_int_equal(nas_backend_create("ref", 1, 0, &be, &err), NAS_OK);
-    nas_net_desc d;
-    memset(&d, 0, sizeof d);
-    d.genotype.len = 6;
-    for (int i = 0; i < 6; i++)
-        d.genotype.tok[i] = (uint8_t)NAS_OP_NOR_CONV_3X3;
-    d.channels = 4;
-    d.stages = 3;
-    d.cells_per_stage = 1;
-    d.in_c = 1;
-    d.in_h = 8;
-    d.in_w = 8;
-    d.classes = 5;
+    const int conv3[6] = {NAS_OP_NOR_CONV_3X3, NAS_OP_NOR_CONV_3X3, NAS_OP_NOR_CONV_3X3,
+                          NAS_OP_NOR_CONV_3X3, NAS_OP_NOR_CONV_3X3, NAS_OP_NOR_CONV_3X3};
+    nas_net_desc d = tiny_net_desc(conv3, 1);
     nas_net *net = NULL;
     assert_int_equal(nas_net_create(be, &d, 1, 1, &net, &err), NAS_OK);
     /* host clock first: positive, finite */
