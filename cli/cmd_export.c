@@ -13,9 +13,8 @@
 #include <inttypes.h> /* PRId64 */
 #include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* isfinite, NAN */
-#include <stddef.h>   /* offsetof */
 #include <stdio.h>
-#include <stdlib.h>   /* strtoull, realpath */
+#include <stdlib.h>   /* strtoll, realpath */
 #include <string.h>
 #include "cli/cli.h"
 #include "nas/evaluator.h"
@@ -29,7 +28,7 @@ typedef struct export_opts {
     const char *db, *experiment, *genotype, *by, *format, *weights, *out, *logits, *backend,
         *data;
     int best;
-    long trial;
+    int64_t trial;
     long logits_batch, channels, cells;
     unsigned long long seed;
 } export_opts;
@@ -41,87 +40,6 @@ static int usage(const char *fmt, const char *a)
     fprintf(stderr, "\n");
     nas_cli_usage(stderr, "export");
     return NAS_EXIT_USAGE;
-}
-
-/* How an option's value is checked and stored. */
-typedef enum opt_kind {
-    OPT_FLAG,   /* no value: the int field becomes 1 */
-    OPT_STR,    /* any string */
-    OPT_CHOICE, /* one of `choices` */
-    OPT_LONG,   /* a whole number in [lo, hi] (nas_cli_parse_long) */
-    OPT_SEED    /* a non-negative 64-bit integer (strtoull) */
-} opt_kind;
-
-typedef struct export_opt {
-    const char *name, *alias;
-    opt_kind kind;
-    size_t field;                /* offsetof(export_opts, ...) */
-    const char *const *choices;  /* OPT_CHOICE, NULL-terminated */
-    long lo, hi;                 /* OPT_LONG */
-    const char *bad;             /* usage message for a bad value ("%s": the value) */
-} export_opt;
-
-static const char *const FORMATS[] = {"json", "onnx", "pytorch", NULL};
-static const char *const WEIGHTS[] = {"trained", "init", NULL};
-
-#define EO(f) offsetof(export_opts, f)
-static const export_opt OPTIONS[] = {
-    {"--best", NULL, OPT_FLAG, EO(best), NULL, 0, 0, NULL},
-    {"--db", NULL, OPT_STR, EO(db), NULL, 0, 0, NULL},
-    {"--experiment", NULL, OPT_STR, EO(experiment), NULL, 0, 0, NULL},
-    {"--trial", NULL, OPT_LONG, EO(trial), NULL, 1, LONG_MAX,
-     "--trial needs a positive trial id, not '%s'"},
-    {"--genotype", NULL, OPT_STR, EO(genotype), NULL, 0, 0, NULL},
-    {"--by", NULL, OPT_STR, EO(by), NULL, 0, 0, NULL},
-    {"--format", NULL, OPT_CHOICE, EO(format), FORMATS, 0, 0,
-     "--format must be json, onnx or pytorch, not '%s'"},
-    {"--weights", NULL, OPT_CHOICE, EO(weights), WEIGHTS, 0, 0,
-     "--weights must be trained or init, not '%s'"},
-    {"-o", "--output", OPT_STR, EO(out), NULL, 0, 0, NULL},
-    {"--logits", NULL, OPT_STR, EO(logits), NULL, 0, 0, NULL},
-    {"--logits-batch", NULL, OPT_LONG, EO(logits_batch), NULL, 1, 10000,
-     "--logits-batch needs 1..10000, not '%s'"},
-    {"--backend", NULL, OPT_STR, EO(backend), NULL, 0, 0, NULL},
-    {"--data", NULL, OPT_STR, EO(data), NULL, 0, 0, NULL},
-    {"--channels", NULL, OPT_LONG, EO(channels), NULL, 1, 4096,
-     "--channels needs 1..4096, not '%s'"},
-    {"--cells", NULL, OPT_LONG, EO(cells), NULL, 0, 64, "--cells needs 0..64, not '%s'"},
-    {"--seed", NULL, OPT_SEED, EO(seed), NULL, 0, 0,
-     "--seed needs a non-negative integer, not '%s'"},
-};
-#undef EO
-
-/* Check value `v` of option `d` and store it in `o`: 0, or -1 when it is bad. */
-static int set_option(const export_opt *d, const char *v, export_opts *o)
-{
-    void *field = (char *)o + d->field;
-    switch (d->kind) {
-    case OPT_FLAG:
-        *(int *)field = 1;
-        return 0;
-    case OPT_CHOICE:
-        for (int k = 0; d->choices[k]; k++)
-            if (!strcmp(v, d->choices[k])) {
-                *(const char **)field = v;
-                return 0;
-            }
-        return -1;
-    case OPT_STR:
-        *(const char **)field = v;
-        return 0;
-    case OPT_LONG:
-        return nas_cli_parse_long(v, d->lo, d->hi, (long *)field);
-    case OPT_SEED: {
-        char *end;
-        errno = 0;
-        unsigned long long x = strtoull(v, &end, 10);
-        if (errno || end == v || *end || v[0] == '-')
-            return -1;
-        *(unsigned long long *)field = x;
-        return 0;
-    }
-    }
-    return -1;
 }
 
 static int parse_args(int argc, char **argv, export_opts *o)
@@ -136,20 +54,78 @@ static int parse_args(int argc, char **argv, export_opts *o)
     o->cells = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const export_opt *d = NULL;
-        for (size_t k = 0; !d && k < sizeof OPTIONS / sizeof OPTIONS[0]; k++)
-            if (!strcmp(a, OPTIONS[k].name) || (OPTIONS[k].alias && !strcmp(a, OPTIONS[k].alias)))
-                d = &OPTIONS[k];
-        if (!d)
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDV()                                         \
+    do {                                                \
+        if (!v)                                         \
+            return usage("%s needs a value", a);        \
+        i++;                                            \
+    } while (0)
+        if (!strcmp(a, "--best")) {
+            o->best = 1;
+        } else if (!strcmp(a, "--db")) {
+            NEEDV();
+            o->db = v;
+        } else if (!strcmp(a, "--experiment")) {
+            NEEDV();
+            o->experiment = v;
+        } else if (!strcmp(a, "--trial")) {
+            NEEDV();
+            long t;
+            if (nas_cli_parse_long(v, 1, LONG_MAX, &t))
+                return usage("--trial needs a positive trial id, not '%s'", v);
+            o->trial = t;
+        } else if (!strcmp(a, "--genotype")) {
+            NEEDV();
+            o->genotype = v;
+        } else if (!strcmp(a, "--by")) {
+            NEEDV();
+            o->by = v;
+        } else if (!strcmp(a, "--format")) {
+            NEEDV();
+            if (strcmp(v, "json") && strcmp(v, "onnx") && strcmp(v, "pytorch"))
+                return usage("--format must be json, onnx or pytorch, not '%s'", v);
+            o->format = v;
+        } else if (!strcmp(a, "--weights")) {
+            NEEDV();
+            if (strcmp(v, "trained") && strcmp(v, "init"))
+                return usage("--weights must be trained or init, not '%s'", v);
+            o->weights = v;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            NEEDV();
+            o->out = v;
+        } else if (!strcmp(a, "--logits")) {
+            NEEDV();
+            o->logits = v;
+        } else if (!strcmp(a, "--logits-batch")) {
+            NEEDV();
+            if (nas_cli_parse_long(v, 1, 10000, &o->logits_batch))
+                return usage("--logits-batch needs 1..10000, not '%s'", v);
+        } else if (!strcmp(a, "--backend")) {
+            NEEDV();
+            o->backend = v;
+        } else if (!strcmp(a, "--data")) {
+            NEEDV();
+            o->data = v;
+        } else if (!strcmp(a, "--channels")) {
+            NEEDV();
+            if (nas_cli_parse_long(v, 1, 4096, &o->channels))
+                return usage("--channels needs 1..4096, not '%s'", v);
+        } else if (!strcmp(a, "--cells")) {
+            NEEDV();
+            if (nas_cli_parse_long(v, 0, 64, &o->cells))
+                return usage("--cells needs 0..64, not '%s'", v);
+        } else if (!strcmp(a, "--seed")) {
+            NEEDV();
+            char *end;
+            errno = 0;
+            o->seed = strtoull(v, &end, 10);
+            if (errno || end == v || *end || v[0] == '-')
+                return usage("--seed needs a non-negative integer, not '%s'", v);
+        } else {
             return usage(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
-        const char *v = NULL;
-        if (d->kind != OPT_FLAG) {
-            if (i + 1 >= argc)
-                return usage("%s needs a value", a);
-            v = argv[++i];
         }
-        if (set_option(d, v, o))
-            return usage(d->bad, v);
+#undef NEEDV
     }
     int sources = o->best + (o->trial >= 0) + (o->genotype != NULL);
     if (sources != 1)
