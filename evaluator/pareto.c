@@ -1,6 +1,7 @@
 /*
- * search/pareto.c - Pareto dominance, the non-dominated front, non-dominated
- * sorting and crowding distance (see nas/search.h, "Pareto front").
+ * evaluator/pareto.c - Pareto dominance, the non-dominated front, non-dominated
+ * sorting, crowding distance and objective values of a trial result (see
+ * nas/evaluator.h, "Pareto front and objectives").
  *
  * Deb, Pratap, Agarwal, Meyarivan, "A Fast and Elitist Multiobjective
  * Genetic Algorithm: NSGA-II", IEEE Transactions on Evolutionary
@@ -12,7 +13,7 @@
 #include <math.h>   /* isfinite, INFINITY, NAN */
 #include <stdlib.h> /* malloc, free, qsort */
 #include <string.h> /* strcmp */
-#include "nas/search.h"
+#include "nas/evaluator.h"
 
 int nas_pareto_dominates(const double *a, const double *b, int dims, const int *maximize)
 {

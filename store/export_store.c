@@ -13,7 +13,7 @@
  *
  * Both are created on first use with CREATE TABLE IF NOT EXISTS, so a
  * database made by an older nas gains them without a schema-version bump;
- * readers treat a missing table as "no rows". Like store/report_query.c
+ * readers treat a missing table as "no rows". Like store/query.c
  * this file opens its own SQLite connection on nas_store_path() (WAL mode
  * and a 10 s busy timeout make that safe beside the store's connection).
  * docs/export.md documents the columns.

@@ -1,6 +1,8 @@
 /*
- * store/report_query.c - read-only queries used by `nas report` and
- * `nas query --pareto` (see nas/store.h, "read-only queries"). Built only
+ * store/query.c - read-only queries used by `nas report`, `nas query
+ * --pareto`, `nas export` and the controller's replay (see nas/store.h,
+ * "read-only queries"). The Pareto front comes from evaluator/pareto.c,
+ * below the store, so the store never calls into search/. Built only
  * on the public store API, except the config text, which the store does
  * not hand out: it is read over a second, read-only SQLite connection to
  * the same file (nas_store_path), so store/store.c stays untouched.
@@ -11,7 +13,7 @@
 #include <string.h>
 #include <sqlite3.h> /* the config text query */
 #include "nas/store.h"
-#include "nas/search.h" /* nas_pareto_front, nas_objective_value */
+#include "nas/evaluator.h" /* nas_pareto_front, nas_objective_value */
 
 int nas_store_experiment_conf_text(nas_store *st, int64_t id, char **out, nas_error *err)
 {

@@ -126,6 +126,66 @@ int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
  */
 int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, nas_error *err);
 
+/* ---- Pareto front and objectives (evaluator/pareto.c) ------------------------
+ * Arithmetic over measured results, below the store and the search (issue
+ * 13): the store's Pareto query (nas_store_pareto), the report, the
+ * evolution strategy and the controller's running front all use it. */
+
+/*
+ * Multi-objective comparison of `n` points with `dims` objectives each,
+ * stored row-major in `points` (point i is points[i*dims .. i*dims+dims-1]);
+ * maximize[d] is 1 when objective d is better larger, 0 when better smaller.
+ * Definitions follow Deb, Pratap, Agarwal, Meyarivan, "A Fast and Elitist
+ * Multiobjective Genetic Algorithm: NSGA-II", IEEE TEC 6(2), 2002:
+ *   - a dominates b when a is at least as good as b in every objective and
+ *     strictly better in at least one;
+ *   - ties and duplicates: equal points never dominate each other, so
+ *     duplicates share a rank (all of them are on the front or none is);
+ *     with one objective the front is every point equal to the best value;
+ *   - a point with a NaN or infinite coordinate is "unranked": it is never
+ *     on a front, never dominates, and gets rank -1 and crowding NaN.
+ * Limits: 1 <= dims <= NAS_PARETO_MAX_DIMS; n >= 0.
+ */
+#define NAS_PARETO_MAX_DIMS 8
+
+/* 1 if a dominates b (both `dims` long, finite), else 0. */
+int nas_pareto_dominates(const double *a, const double *b, int dims, const int *maximize);
+
+/*
+ * The non-dominated set (rank 0): on_front[i] = 1 for points no other point
+ * dominates, else 0. Returns how many are on the front, or NAS_EINVAL
+ * (bad n/dims, NULL pointer). O(n^2 dims) time, no allocation.
+ */
+int nas_pareto_front(const double *points, int n, int dims, const int *maximize,
+                     unsigned char *on_front);
+
+/*
+ * Non-dominated sorting (NSGA-II section III-A): rank[i] = 0 for the front,
+ * 1 for the front of what is left once rank 0 is removed, and so on; -1
+ * for unranked points. Returns the number of fronts (0 when n == 0 or no
+ * point is ranked), or NAS_EINVAL / NAS_ENOMEM. O(F n^2 dims) time for F
+ * fronts, O(n) memory.
+ */
+int nas_pareto_sort(const double *points, int n, int dims, const int *maximize, int *rank);
+
+/*
+ * Crowding distance within each front (NSGA-II section III-B): for every
+ * objective, the points of one front are sorted by it (ties by index);
+ * the first and last get +infinity, each other point adds
+ * (next - previous) / (max - min) of its neighbours in that order (nothing
+ * when max == min). rank[] comes from nas_pareto_sort. crowd[i] is NaN for
+ * unranked points. Returns NAS_OK, NAS_EINVAL or NAS_ENOMEM.
+ */
+int nas_pareto_crowding(const double *points, int n, int dims, const int *rank, double *crowd);
+
+/*
+ * The value of objective metric `metric` ("val_accuracy", "latency_ms",
+ * "macs", "params") in `res`, unoriented (a latency in ms, MACs per image):
+ * NaN when the trial failed (res->status != NAS_OK), the metric is unknown,
+ * or it was not measured (non-finite double, MACs or params <= 0).
+ */
+double nas_objective_value(const char *metric, const nas_trial_result *res);
+
 #ifdef __cplusplus
 }
 #endif

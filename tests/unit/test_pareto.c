@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include "nas/search.h"
 
-/* ---- brute-force references (written independently of search/pareto.c) --- */
+/* ---- brute-force references (written independently of evaluator/pareto.c) --- */
 
 /* Orient to "smaller is better" and compare: q dominates p. */
 static int bf_dominates(const double *q, const double *p, int dims, const int *maximize)
