@@ -10,6 +10,7 @@
 #include <stdlib.h> /* strtol */
 #include <string.h>
 #include "cli/cli.h"
+#include "nas/report.h"
 #include "nas/store.h"
 
 int nas_cmd_report(int argc, char **argv)

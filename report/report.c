@@ -1,6 +1,6 @@
 /*
- * store/report.c - `nas report`: one self-contained HTML page about an
- * experiment (see nas/store.h, nas_report_write, and docs/report.md).
+ * report/report.c - `nas report`: one self-contained HTML page about an
+ * experiment (see nas/report.h, nas_report_write, and docs/report.md).
  *
  * The page needs no network access: CSS and a small script are inline,
  * and every plot is inline SVG written here (linear axes with 1-2-5 ticks,
@@ -9,17 +9,18 @@
  * <title> into a tooltip that follows the pointer and highlights the same
  * trial in every plot; without it the browser's own title tooltips remain.
  *
- * It lives in store/ because it is a read-only view of the database built
- * on the store API (nas/store.h) and the Pareto functions (nas/search.h);
- * it evaluates nothing.
+ * It is a read-only view of the database built on the store API
+ * (nas/store.h) and the Pareto functions (nas/evaluator.h); it evaluates
+ * nothing and sits above the store and the search (README "Layout").
  */
 #include <math.h>   /* isfinite, floor, ceil, log10, pow, NAN */
 #include <stdio.h>
 #include <stdlib.h> /* malloc, free, qsort */
 #include <string.h>
 #include <time.h>   /* timegm, gmtime_r, strftime */
+#include "nas/report.h"
 #include "nas/store.h"
-#include "nas/search.h" /* nas_pareto_front, nas_objective_value */
+#include "nas/evaluator.h" /* nas_pareto_front, nas_objective_value */
 
 #define PLOT_W 480
 #define PLOT_H 320

@@ -23,7 +23,7 @@
 #define NAS_STORE_H
 
 #include <stdint.h>
-#include <stdio.h> /* FILE, for nas_report_write */
+#include <stdio.h>
 #include "nas/status.h"
 #include "nas/space.h"
 #include "nas/evaluator.h"
@@ -196,7 +196,7 @@ int nas_store_strategy_state_get(nas_store *st, int64_t exp_id, const char *name
                                  size_t *size, nas_error *err);
 
 /* ---- read-only queries for reports and `nas query --pareto` ---------------------
- * (store/report_query.c; they never write, so they work on a store opened
+ * (store/query.c; they never write, so they work on a store opened
  * read-only while a search runs) */
 
 /* The config file of experiment `id` as it was written (column conf_text),
@@ -246,35 +246,10 @@ int nas_store_trial_feasible(const nas_store_trial *t);
 int nas_store_pareto(nas_store *st, int64_t exp_id, const nas_objective *obj, int n_obj,
                      nas_store_trial **out, int *n, nas_error *err);
 
-/* ---- the HTML report (store/report.c) ------------------------------------------- */
-
-typedef struct nas_report_opts {
-    const char *experiment; /* name; NULL or "": the most recent experiment */
-    int top_k;              /* best trials counted in the op-frequency chart; 0 = 10 */
-} nas_report_opts;
-
-/*
- * Write one self-contained HTML page about an experiment to `out` (no
- * network access needed to view it: inline CSS, inline SVG plots, a small
- * inline script for tooltips): summary; best-so-far validation accuracy
- * against trial number and against wall time; accuracy/latency and
- * accuracy/MACs scatter plots with their Pareto fronts (max accuracy, min
- * cost) drawn as a path, a tooltip on every trial; the Pareto front under
- * the experiment's own objectives; op frequency in the top-k trials
- * against all trials; failed and infeasible trials with their reasons;
- * the config text. docs/report.md describes the page and its element ids.
- * *n_front (may be NULL) gets the size of the front under the
- * experiment's objectives. Reads only (the store may be read-only).
- * Errors: NAS_ENOTFOUND (no such experiment), NAS_EDB, NAS_ENOMEM,
- * NAS_EIO (writing `out` failed).
- */
-int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int *n_front,
-                     nas_error *err);
-
 /* ---- export artifacts (store/export_store.c; issue 5) ----------------------------
  * Two tables created on first write with CREATE TABLE IF NOT EXISTS (no
  * schema-version change; docs/export.md lists their columns). They open
- * their own connection on nas_store_path(st), like report_query.c. */
+ * their own connection on nas_store_path(st), like store/query.c. */
 
 /* Record that trial `trial_id`'s trained proxy weights are in `path` (an
  * .npz from nas_weights_save; stored as an absolute path when the file

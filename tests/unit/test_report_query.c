@@ -1,6 +1,6 @@
 /*
- * tests/unit/test_report_query.c - the read-only report queries (store/report_query.c)
- * and the HTML report (store/report.c) on a database written through the
+ * tests/unit/test_report_query.c - the read-only report queries (store/query.c)
+ * and the HTML report (report/report.c) on a database written through the
  * store API with synthetic results: every done trial drawn, the Pareto
  * fronts equal to brute force, failed and infeasible trials listed with
  * their reasons, the config text escaped, nothing loaded from the network,
@@ -16,6 +16,7 @@
 #include <math.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "nas/report.h"
 #include "nas/store.h"
 #include "nas/search.h"
 
