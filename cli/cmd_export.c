@@ -18,6 +18,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "nas/evaluator.h"
+#include "nas/export.h"
 #include "nas/store.h"
 #include "nas/trainer.h"
 #include "trainer/weights_impl.h" /* nas__npz_*: the --logits file */

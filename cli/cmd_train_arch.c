@@ -27,6 +27,7 @@
 #include <unistd.h>   /* isatty */
 #include "cli/cli.h"
 #include "nas/evaluator.h"
+#include "nas/export.h"
 #include "nas/store.h"
 #include "nas/trainer.h"
 

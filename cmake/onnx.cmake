@@ -2,7 +2,7 @@
 # time on the onnx.proto Debian's libonnx-dev ships, the generated
 # onnx.pb-c.c is compiled into libnas, and libnas links libprotobuf-c.
 # When any piece is missing, nas still builds and `nas export --format onnx`
-# says what to install (trainer/export_onnx.c without NAS_HAVE_ONNX).
+# says what to install (export/export_onnx.c without NAS_HAVE_ONNX).
 set(NAS_ONNX_PROTO "/usr/include/onnx/onnx.proto" CACHE FILEPATH "onnx.proto compiled with protoc-c")
 find_program(NAS_PROTOC_C protoc-c)
 pkg_check_modules(PROTOBUF_C IMPORTED_TARGET libprotobuf-c)

@@ -1,5 +1,5 @@
 /*
- * trainer/export_json.c - the architecture description `nas export
+ * export/export_json.c - the architecture description `nas export
  * --format json` writes and `nas train ARCH.json` reads (jansson).
  *
  * Schema (format "nas-architecture", version 1) in docs/export.md. The
@@ -15,6 +15,7 @@
 #include <stdlib.h>   /* strtoull */
 #include <string.h>
 #include <jansson.h>  /* JSON reading and writing */
+#include "nas/export.h"
 #include "nas/trainer.h"
 
 #define FMNIST_MEAN 0.2860

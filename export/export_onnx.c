@@ -1,5 +1,5 @@
 /*
- * trainer/export_onnx.c - a network as an ONNX model (opset 13, IR 7).
+ * export/export_onnx.c - a network as an ONNX model (opset 13, IR 7).
  *
  * The graph is NAS-Bench-201's TinyNetwork (Dong & Yang, ICLR 2020) in
  * inference mode, rebuilt from the net's description in the same order
@@ -18,6 +18,7 @@
 #include <stdio.h>  /* FILE, snprintf */
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* strcmp, strerror */
+#include "nas/export.h"
 #include "nas/trainer.h"
 #include "trainer/net_impl.h"     /* nas__net_desc */
 #include "trainer/weights_impl.h" /* nas__torch_shape */

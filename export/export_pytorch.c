@@ -1,5 +1,5 @@
 /*
- * trainer/export_pytorch.c - a network as a readable PyTorch module.
+ * export/export_pytorch.c - a network as a readable PyTorch module.
  *
  * Writes one .py file defining NAS-Bench-201's TinyNetwork (Dong & Yang,
  * ICLR 2020) for one genotype - the same module names as NAS-Bench-201's
@@ -11,6 +11,7 @@
 #include <math.h>   /* isfinite */
 #include <stdio.h>  /* FILE, fprintf */
 #include <string.h> /* strlen, strerror */
+#include "nas/export.h"
 #include "nas/trainer.h"
 #include "trainer/net_impl.h" /* nas__net_desc */
 

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "nas/export.h"
 #include "nas/trainer.h"
 #include "tests/unit/tiny_net.h"
 
