@@ -5,7 +5,7 @@
 set -euo pipefail
 group=${1:-core}
 core=(build-essential cmake pkg-config libsqlite3-dev libconfig-dev zlib1g-dev
-      libcmocka-dev libdnnl-dev libopenblas-dev libjansson-dev sqlite3
+      libcmocka-dev libdnnl-dev libopenblas-dev libjansson-dev libzip-dev sqlite3
       dataset-fashion-mnist libprotobuf-c-dev protobuf-c-compiler libonnx-dev
       libopenmpi-dev openmpi-bin)
 test_extra=(python3-torch python3-onnx python3-opencv python3-numpy chromium)

@@ -4,8 +4,8 @@
  * Why .npz: the same file serves nas (trial weights, checkpoints) and
  * people (numpy.load, then torch.from_numpy, loads it into the exported
  * PyTorch module without our code). It is a ZIP archive (PKWARE
- * APPNOTE.TXT 6.3, "stored" members, CRC-32 from zlib) of .npy arrays
- * (NumPy NEP 1, format 1.0), one per parameter, named as nas_net_params
+ * APPNOTE.TXT, "stored" members; written and read with libzip) of .npy
+ * arrays (NumPy NEP 1, format 1.0), one per parameter, named as nas_net_params
  * names them and shaped as PyTorch's state_dict shapes them. Each BN
  * layer also gets "<module>.num_batches_tracked" (int64 scalar) so the
  * archive is a complete state_dict. Floats are little-endian IEEE-754
@@ -18,8 +18,9 @@
 #include <stdio.h>  /* FILE, fopen, rename */
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* strerror, memcpy */
-#include <time.h>   /* time, localtime_r: ZIP member dates */
-#include <zlib.h>   /* crc32, inflate */
+#include <sys/stat.h> /* stat: the archive's size */
+#include <zip.h>    /* libzip: the ZIP container */
+#include <zlib.h>   /* crc32: members are checked against the central directory */
 #include "nas/trainer.h"
 #include "trainer/weights_impl.h"
 
@@ -39,12 +40,6 @@ static void put16(unsigned char *p, unsigned v)
     p[1] = (unsigned char)((v >> 8) & 0xff);
 }
 
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)((v >> (8 * i)) & 0xff);
-}
-
 static unsigned get16(const unsigned char *p)
 {
     return (unsigned)p[0] | ((unsigned)p[1] << 8);
@@ -58,20 +53,24 @@ static uint32_t get32(const unsigned char *p)
 
 /* ---- writing ------------------------------------------------------------------ */
 
-typedef struct zmember {
-    char *name; /* with ".npy" */
-    uint32_t crc, size, offset;
-} zmember;
-
+/* The archive is built in memory by libzip (each member a copy of its
+ * .npy bytes) and written to PATH.tmp by zip_close, which itself writes a
+ * temporary file and renames it; we then rename PATH.tmp over PATH. */
 struct nas__npz_writer {
-    FILE *f;
+    zip_t *za;
     char path[NAS_PATH_MAX];
     char tmp[NAS_PATH_MAX + 8];
-    zmember *m;
-    int n, cap;
-    uint32_t pos;
-    unsigned dos_time, dos_date;
 };
+
+/* libzip's message for its error code `code` into buf[n]. */
+static const char *zip_code_text(int code, char *buf, size_t n)
+{
+    zip_error_t ze;
+    zip_error_init_with_code(&ze, code);
+    snprintf(buf, n, "%s", zip_error_strerror(&ze));
+    zip_error_fini(&ze);
+    return buf;
+}
 
 int nas__npz_create(const char *path, nas__npz_writer **out, nas_error *err)
 {
@@ -86,19 +85,13 @@ int nas__npz_create(const char *path, nas__npz_writer **out, nas_error *err)
         return nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", path);
     snprintf(z->path, sizeof z->path, "%s", path);
     snprintf(z->tmp, sizeof z->tmp, "%s.tmp", path);
-    z->f = fopen(z->tmp, "wb");
-    if (!z->f) {
-        int e = errno;
+    int code = 0;
+    z->za = zip_open(z->tmp, ZIP_CREATE | ZIP_TRUNCATE, &code);
+    if (!z->za) {
+        char why[256];
         free(z);
-        return nas_error_set(err, NAS_EIO, "cannot write %s: %s", path, strerror(e));
-    }
-    time_t now = time(NULL);
-    struct tm tm;
-    if (localtime_r(&now, &tm) && tm.tm_year >= 80) {
-        z->dos_time = (unsigned)((tm.tm_hour << 11) | (tm.tm_min << 5) | (tm.tm_sec / 2));
-        z->dos_date = (unsigned)(((tm.tm_year - 80) << 9) | ((tm.tm_mon + 1) << 5) | tm.tm_mday);
-    } else {
-        z->dos_date = (1 << 5) | 1; /* 1980-01-01 */
+        return nas_error_set(err, NAS_EIO, "cannot write %s: %s", path,
+                             zip_code_text(code, why, sizeof why));
     }
     *out = z;
     return NAS_OK;
@@ -108,12 +101,9 @@ void nas__npz_abort(nas__npz_writer *z)
 {
     if (!z)
         return;
-    if (z->f)
-        fclose(z->f);
+    if (z->za)
+        zip_discard(z->za);
     remove(z->tmp);
-    for (int i = 0; i < z->n; i++)
-        free(z->m[i].name);
-    free(z->m);
     free(z);
 }
 
@@ -162,106 +152,53 @@ int nas__npz_add(nas__npz_writer *z, const char *name, const char *descr, int nd
         return nas_error_set(err, NAS_EINVAL, "%s: member %s: bad dtype or shape", z->path, name);
     char hdr[1024];
     size_t hl = npy_header(hdr, sizeof hdr, descr, ndim, shape);
-    size_t nlen = strlen(name) + 4;
-    if (!hl || nlen > 0xffff || (uint64_t)z->pos + 30 + nlen + hl + nbytes > 0xffffffffull)
-        return nas_error_set(err, NAS_EINVAL, "%s: member %s too large for a ZIP32 archive",
-                             z->path, name);
-    if (z->n == z->cap) {
-        int nc = z->cap ? 2 * z->cap : 64;
-        zmember *v = realloc(z->m, (size_t)nc * sizeof *v);
-        if (!v)
-            return nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", z->path);
-        z->m = v;
-        z->cap = nc;
-    }
-    zmember *m = &z->m[z->n];
-    m->name = malloc(nlen + 1);
-    if (!m->name)
+    char member[NAS_PATH_MAX];
+    if (!hl || (size_t)snprintf(member, sizeof member, "%s.npy", name) >= sizeof member)
+        return nas_error_set(err, NAS_EINVAL, "%s: member %s: name or shape too long", z->path,
+                             name);
+    unsigned char *npy = malloc(hl + nbytes); /* libzip frees it (zip_source_buffer freep) */
+    if (!npy)
         return nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", z->path);
-    snprintf(m->name, nlen + 1, "%s.npy", name);
-    z->n++;
-    uLong crc = crc32(0L, Z_NULL, 0);
-    crc = crc32(crc, (const Bytef *)hdr, (uInt)hl);
-    const unsigned char *d = data;
-    for (size_t off = 0; off < nbytes;) {
-        size_t chunk = nbytes - off > (1u << 30) ? (1u << 30) : nbytes - off;
-        crc = crc32(crc, d + off, (uInt)chunk);
-        off += chunk;
+    memcpy(npy, hdr, hl);
+    if (nbytes)
+        memcpy(npy + hl, data, nbytes);
+    zip_source_t *src = zip_source_buffer(z->za, npy, hl + nbytes, 1);
+    if (!src) {
+        free(npy);
+        return nas_error_set(err, NAS_ENOMEM, "%s: member %s: %s", z->path, name,
+                             zip_strerror(z->za));
     }
-    m->crc = (uint32_t)crc;
-    m->size = (uint32_t)(hl + nbytes);
-    m->offset = z->pos;
-    unsigned char lh[30];
-    put32(lh, 0x04034b50);
-    put16(lh + 4, 20);             /* version needed: 2.0 */
-    put16(lh + 6, 0);              /* flags */
-    put16(lh + 8, 0);              /* method: stored */
-    put16(lh + 10, z->dos_time);
-    put16(lh + 12, z->dos_date);
-    put32(lh + 14, m->crc);
-    put32(lh + 18, m->size);       /* compressed size */
-    put32(lh + 22, m->size);       /* uncompressed size */
-    put16(lh + 26, (unsigned)nlen);
-    put16(lh + 28, 0);             /* extra length */
-    if (fwrite(lh, 1, 30, z->f) != 30 || fwrite(m->name, 1, nlen, z->f) != nlen ||
-        fwrite(hdr, 1, hl, z->f) != hl || (nbytes && fwrite(data, 1, nbytes, z->f) != nbytes))
-        return nas_error_set(err, NAS_EIO, "writing %s: %s", z->tmp, strerror(errno));
-    z->pos += (uint32_t)(30 + nlen + hl + nbytes);
+    zip_int64_t idx = zip_file_add(z->za, member, src, ZIP_FL_ENC_GUESS);
+    if (idx < 0) {
+        zip_source_free(src);
+        return nas_error_set(err, NAS_EINVAL, "%s: member %s: %s", z->path, name,
+                             zip_strerror(z->za));
+    }
+    /* Stored, as numpy.savez writes and any ZIP reader reads; -rw-r--r--. */
+    if (zip_set_file_compression(z->za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) != 0 ||
+        zip_file_set_external_attributes(z->za, (zip_uint64_t)idx, 0, ZIP_OPSYS_UNIX,
+                                         (zip_uint32_t)0100644 << 16) != 0)
+        return nas_error_set(err, NAS_EIO, "%s: member %s: %s", z->path, name,
+                             zip_strerror(z->za));
     return NAS_OK;
 }
 
 int nas__npz_close(nas__npz_writer *z, nas_error *err)
 {
-    uint32_t cd_start = z->pos, cd_size = 0;
     int rc = NAS_OK;
-    for (int i = 0; i < z->n && !rc; i++) {
-        zmember *m = &z->m[i];
-        size_t nlen = strlen(m->name);
-        unsigned char ch[46];
-        memset(ch, 0, sizeof ch);
-        put32(ch, 0x02014b50);
-        put16(ch + 4, (3 << 8) | 20); /* made by: UNIX, 2.0 */
-        put16(ch + 6, 20);
-        put16(ch + 10, 0);            /* stored */
-        put16(ch + 12, z->dos_time);
-        put16(ch + 14, z->dos_date);
-        put32(ch + 16, m->crc);
-        put32(ch + 20, m->size);
-        put32(ch + 24, m->size);
-        put16(ch + 28, (unsigned)nlen);
-        put32(ch + 38, (uint32_t)0100644 << 16); /* external attributes: -rw-r--r-- */
-        put32(ch + 42, m->offset);
-        if (fwrite(ch, 1, 46, z->f) != 46 || fwrite(m->name, 1, nlen, z->f) != nlen)
-            rc = nas_error_set(err, NAS_EIO, "writing %s: %s", z->tmp, strerror(errno));
-        cd_size += (uint32_t)(46 + nlen);
+    if (zip_close(z->za) != 0) {
+        rc = nas_error_set(err, NAS_EIO, "cannot write %s: %s", z->path, zip_strerror(z->za));
+        nas__npz_abort(z); /* zip_discard: nothing was written */
+        return rc;
     }
-    if (!rc) {
-        unsigned char eo[22];
-        memset(eo, 0, sizeof eo);
-        put32(eo, 0x06054b50);
-        put16(eo + 8, (unsigned)z->n);
-        put16(eo + 10, (unsigned)z->n);
-        put32(eo + 12, cd_size);
-        put32(eo + 16, cd_start);
-        if (fwrite(eo, 1, 22, z->f) != 22)
-            rc = nas_error_set(err, NAS_EIO, "writing %s: %s", z->tmp, strerror(errno));
-    }
-    if (!rc && z->n > 0xffff)
-        rc = nas_error_set(err, NAS_EINVAL, "%s: too many members (%d)", z->path, z->n);
-    FILE *f = z->f;
-    z->f = NULL;
-    if (fclose(f) != 0 && !rc)
-        rc = nas_error_set(err, NAS_EIO, "writing %s: %s", z->tmp, strerror(errno));
-    if (!rc && rename(z->tmp, z->path) != 0)
+    z->za = NULL;
+    if (rename(z->tmp, z->path) != 0)
         rc = nas_error_set(err, NAS_EIO, "cannot rename %s to %s: %s", z->tmp, z->path,
                            strerror(errno));
     if (rc) {
         nas__npz_abort(z);
         return rc;
     }
-    for (int i = 0; i < z->n; i++)
-        free(z->m[i].name);
-    free(z->m);
     free(z);
     return NAS_OK;
 }
@@ -269,11 +206,9 @@ int nas__npz_close(nas__npz_writer *z, nas_error *err)
 /* ---- reading ------------------------------------------------------------------- */
 
 struct nas__npz {
-    unsigned char *file;
-    size_t size;
     nas__npy *a;
     int n;
-    unsigned char **owned; /* inflated members */
+    unsigned char **owned; /* each member's .npy bytes; a[i].data points into them */
     int n_owned;
 };
 
@@ -285,7 +220,6 @@ void nas__npz_free(nas__npz *z)
         free(z->owned[i]);
     free(z->owned);
     free(z->a);
-    free(z->file);
     free(z);
 }
 
@@ -380,19 +314,75 @@ static int parse_npy(const unsigned char *p, size_t len, nas__npy *a)
     return 0;
 }
 
-static int inflate_raw(const unsigned char *src, size_t slen, unsigned char *dst, size_t dlen)
+/* Read member `i` of `za` (archive `path`, `fsize` bytes) into z: its
+ * bytes into z->owned, checked against the central directory's CRC-32, and
+ * its .npy header into z->a[z->n]. */
+static int read_member(zip_t *za, zip_uint64_t i, const char *path, uint64_t fsize, nas__npz *z,
+                       nas_error *err)
 {
-    z_stream s;
-    memset(&s, 0, sizeof s);
-    if (inflateInit2(&s, -MAX_WBITS) != Z_OK)
-        return -1;
-    s.next_in = (Bytef *)src;
-    s.avail_in = (uInt)slen;
-    s.next_out = dst;
-    s.avail_out = (uInt)dlen;
-    int r = inflate(&s, Z_FINISH);
-    inflateEnd(&s);
-    return r == Z_STREAM_END && s.total_out == dlen ? 0 : -1;
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(za, i, 0, &st) != 0 ||
+        (st.valid & (ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC)) !=
+            (ZIP_STAT_NAME | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_CRC))
+        return nas_error_set(err, NAS_EFORMAT, "%s: damaged ZIP central directory entry %llu: %s",
+                             path, (unsigned long long)i, zip_strerror(za));
+    char name[256];
+    snprintf(name, sizeof name, "%s", st.name);
+    if (st.comp_size > fsize || st.size > SIZE_MAX - 1)
+        return nas_error_set(err, NAS_EFORMAT, "%s: member %s is truncated", path, name);
+    size_t usize = (size_t)st.size;
+    unsigned char *u = malloc(usize ? usize : 1);
+    if (!u)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+    z->owned[z->n_owned++] = u;
+    zip_file_t *zf = zip_fopen_index(za, i, 0);
+    if (!zf) {
+        int code = zip_error_code_zip(zip_get_error(za));
+        return nas_error_set(err, NAS_EFORMAT, "%s: member %s: %s%s", path, name,
+                             code == ZIP_ER_COMPNOTSUPP ? "unsupported compression: " : "",
+                             zip_strerror(za));
+    }
+    size_t got = 0;
+    zip_int64_t r = 1;
+    while (got < usize && (r = zip_fread(zf, u + got, usize - got)) > 0)
+        got += (size_t)r;
+    char extra;
+    if (r >= 0) /* read to the end, so libzip checks the CRC too */
+        r = zip_fread(zf, &extra, 1);
+    int code = r < 0 ? zip_error_code_zip(zip_file_get_error(zf)) : 0;
+    char why[256];
+    snprintf(why, sizeof why, "%s", r < 0 ? zip_file_strerror(zf) : "");
+    zip_fclose(zf);
+    uLong c = crc32(0L, Z_NULL, 0);
+    for (size_t off = 0; off < got;) {
+        size_t chunk = got - off > (1u << 30) ? (1u << 30) : got - off;
+        c = crc32(c, u + off, (uInt)chunk);
+        off += chunk;
+    }
+    if (code == ZIP_ER_CRC || (r >= 0 && got == usize && (uint32_t)c != st.crc))
+        return nas_error_set(err, NAS_EFORMAT, "%s: member %s: CRC-32 mismatch (damaged file)",
+                             path, name);
+    if (r < 0)
+        return nas_error_set(err, NAS_EFORMAT, "%s: member %s: %s", path, name, why);
+    if (got != usize)
+        return nas_error_set(err, NAS_EFORMAT, "%s: member %s is truncated", path, name);
+    if (r != 0)
+        return nas_error_set(err, NAS_EFORMAT, "%s: member %s is longer than its directory entry",
+                             path, name);
+    nas__npy *a = &z->a[z->n];
+    size_t ln = strlen(name);
+    if (ln < 4 || strcmp(name + ln - 4, ".npy") != 0 || ln - 4 >= sizeof a->name)
+        return nas_error_set(err, NAS_EFORMAT, "%s: member %s is not a .npy array", path, name);
+    memcpy(a->name, name, ln - 4);
+    a->name[ln - 4] = 0;
+    if (parse_npy(u, usize, a) != 0)
+        return nas_error_set(err, NAS_EFORMAT,
+                             "%s: member %s: not a little-endian C-order .npy array of a "
+                             "supported dtype",
+                             path, name);
+    z->n++;
+    return NAS_OK;
 }
 
 int nas__npz_read(const char *path, nas__npz **out, nas_error *err)
@@ -401,134 +391,40 @@ int nas__npz_read(const char *path, nas__npz **out, nas_error *err)
     if (!host_is_little_endian())
         return nas_error_set(err, NAS_EUNSUPPORTED, "reading %s: big-endian hosts are not supported",
                              path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    struct stat sb;
+    if (stat(path, &sb) != 0)
         return nas_error_set(err, NAS_EIO, "cannot read %s: %s", path, strerror(errno));
-    nas__npz *z = calloc(1, sizeof *z);
-    if (!z) {
-        fclose(f);
-        return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
-    }
-    long sz = -1;
-    if (fseek(f, 0, SEEK_END) == 0)
-        sz = ftell(f);
-    if (sz < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        nas__npz_free(z);
+    if (!S_ISREG(sb.st_mode))
         return nas_error_set(err, NAS_EIO, "cannot read %s: not a regular file", path);
+    int code = 0;
+    zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &code);
+    if (!za) {
+        char why[256];
+        zip_code_text(code, why, sizeof why);
+        if (code == ZIP_ER_OPEN || code == ZIP_ER_READ || code == ZIP_ER_NOENT ||
+            code == ZIP_ER_MEMORY)
+            return nas_error_set(err, code == ZIP_ER_MEMORY ? NAS_ENOMEM : NAS_EIO,
+                                 "cannot read %s: %s", path, why);
+        return nas_error_set(err, NAS_EFORMAT, "%s is not an .npz (ZIP) file: %s", path, why);
     }
-    z->size = (size_t)sz;
-    z->file = malloc(z->size ? z->size : 1);
-    if (!z->file || fread(z->file, 1, z->size, f) != z->size) {
-        int oom = !z->file;
-        fclose(f);
-        nas__npz_free(z);
-        return nas_error_set(err, oom ? NAS_ENOMEM : NAS_EIO, "cannot read %s", path);
+    zip_int64_t n = zip_get_num_entries(za, 0);
+    nas__npz *z = calloc(1, sizeof *z);
+    if (z && n > 0) {
+        z->a = calloc((size_t)n, sizeof *z->a);
+        z->owned = calloc((size_t)n, sizeof *z->owned);
     }
-    fclose(f);
-    /* End of central directory: the last 22+ bytes (we allow a comment). */
-    const unsigned char *b = z->file;
-    size_t eocd = (size_t)-1;
-    for (size_t i = z->size >= 22 ? z->size - 22 : 0; z->size >= 22; i--) {
-        if (get32(b + i) == 0x06054b50) {
-            eocd = i;
-            break;
-        }
-        if (i == 0 || z->size - i > 22 + 0xffff)
-            break;
-    }
-    if (eocd == (size_t)-1) {
-        nas__npz_free(z);
-        return nas_error_set(err, NAS_EFORMAT, "%s is not an .npz (ZIP) file: no end of central "
-                             "directory", path);
-    }
-    unsigned n = get16(b + eocd + 10);
-    uint32_t cd_size = get32(b + eocd + 12), cd_off = get32(b + eocd + 16);
-    if ((uint64_t)cd_off + cd_size > eocd) {
-        nas__npz_free(z);
-        return nas_error_set(err, NAS_EFORMAT, "%s: damaged ZIP central directory", path);
-    }
-    z->a = calloc(n ? n : 1, sizeof *z->a);
-    z->owned = calloc(n ? n : 1, sizeof *z->owned);
-    if (!z->a || !z->owned) {
+    if (!z || (n > 0 && (!z->a || !z->owned))) {
+        zip_discard(za);
         nas__npz_free(z);
         return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
     }
-    size_t p = cd_off;
-    for (unsigned i = 0; i < n; i++) {
-        if (p + 46 > eocd || get32(b + p) != 0x02014b50) {
-            nas__npz_free(z);
-            return nas_error_set(err, NAS_EFORMAT, "%s: damaged ZIP central directory entry %u",
-                                 path, i);
-        }
-        unsigned method = get16(b + p + 10);
-        uint32_t crc = get32(b + p + 16), csize = get32(b + p + 20), usize = get32(b + p + 24);
-        unsigned nlen = get16(b + p + 28), xlen = get16(b + p + 30), clen = get16(b + p + 32);
-        uint32_t loff = get32(b + p + 42);
-        if (p + 46 + nlen > eocd) {
-            nas__npz_free(z);
-            return nas_error_set(err, NAS_EFORMAT, "%s: damaged ZIP entry name", path);
-        }
-        char name[256];
-        size_t cn = nlen < sizeof name - 1 ? nlen : sizeof name - 1;
-        memcpy(name, b + p + 46, cn);
-        name[cn] = 0;
-        p += 46 + nlen + xlen + clen;
-        if ((uint64_t)loff + 30 > z->size || get32(b + loff) != 0x04034b50) {
-            nas__npz_free(z);
-            return nas_error_set(err, NAS_EFORMAT, "%s: member %s: bad local header", path, name);
-        }
-        size_t data = loff + 30 + get16(b + loff + 26) + get16(b + loff + 28);
-        if ((uint64_t)data + csize > z->size) {
-            nas__npz_free(z);
-            return nas_error_set(err, NAS_EFORMAT, "%s: member %s is truncated", path, name);
-        }
-        const unsigned char *mem = b + data;
-        if (method == 8) {
-            unsigned char *u = malloc(usize ? usize : 1);
-            if (!u) {
-                nas__npz_free(z);
-                return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
-            }
-            z->owned[z->n_owned++] = u;
-            if (inflate_raw(mem, csize, u, usize) != 0) {
-                nas__npz_free(z);
-                return nas_error_set(err, NAS_EFORMAT, "%s: member %s: bad deflate data", path,
-                                     name);
-            }
-            mem = u;
-        } else if (method != 0 || csize != usize) {
-            nas__npz_free(z);
-            return nas_error_set(err, NAS_EFORMAT, "%s: member %s: unsupported compression %u",
-                                 path, name, method);
-        }
-        uLong c = crc32(0L, Z_NULL, 0);
-        for (size_t off = 0; off < usize;) {
-            size_t chunk = usize - off > (1u << 30) ? (1u << 30) : usize - off;
-            c = crc32(c, mem + off, (uInt)chunk);
-            off += chunk;
-        }
-        if ((uint32_t)c != crc) {
-            nas__npz_free(z);
-            return nas_error_set(err, NAS_EFORMAT, "%s: member %s: CRC-32 mismatch (damaged file)",
-                                 path, name);
-        }
-        nas__npy *a = &z->a[z->n];
-        size_t ln = strlen(name);
-        if (ln < 4 || strcmp(name + ln - 4, ".npy") != 0 || ln - 4 >= sizeof a->name) {
-            nas__npz_free(z);
-            return nas_error_set(err, NAS_EFORMAT, "%s: member %s is not a .npy array", path, name);
-        }
-        memcpy(a->name, name, ln - 4);
-        a->name[ln - 4] = 0;
-        if (parse_npy(mem, usize, a) != 0) {
-            nas__npz_free(z);
-            return nas_error_set(err, NAS_EFORMAT,
-                                 "%s: member %s: not a little-endian C-order .npy array of a "
-                                 "supported dtype",
-                                 path, name);
-        }
-        z->n++;
+    int rc = NAS_OK;
+    for (zip_int64_t i = 0; i < n && !rc; i++)
+        rc = read_member(za, (zip_uint64_t)i, path, (uint64_t)sb.st_size, z, err);
+    zip_discard(za); /* opened read-only: nothing to write */
+    if (rc) {
+        nas__npz_free(z);
+        return rc;
     }
     *out = z;
     return NAS_OK;

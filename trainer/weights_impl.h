@@ -1,13 +1,17 @@
 /*
  * trainer/weights_impl.h - NumPy .npz archives (internal; trainer/weights.c).
  *
- * An .npz file is a ZIP archive (PKWARE APPNOTE.TXT 6.3) whose members are
+ * An .npz file is a ZIP archive (PKWARE APPNOTE.TXT) whose members are
  * .npy files (NumPy "NEP 1: A simple file format for NumPy arrays", format
- * version 1.0). We write members STORED (no compression) with their CRC-32
- * from zlib, so numpy.load reads our files without our code, and read back
- * STORED or DEFLATE members (zlib raw inflate), so files rewritten by
- * numpy.savez / savez_compressed load too. Only little-endian C-order
- * arrays of <f4, <f8, <i8, <u8 and |u1 are supported.
+ * version 1.0). The ZIP container is libzip's job (issue 13; the layout is
+ * the one nas wrote by hand before: members STORED, in the order added,
+ * named "<name>.npy", no extra fields), so numpy.load reads our files
+ * without our code; reading takes STORED or DEFLATE members (and any
+ * other method libzip decompresses), so files rewritten by numpy.savez /
+ * savez_compressed load too, and checks every member's CRC-32. Only
+ * little-endian C-order arrays of <f4, <f8, <i8, <u8 and |u1 are
+ * supported. tests/unit/test_npz.c holds the layout to files written
+ * before libzip (tests/data/npz/).
  */
 #ifndef NAS_TRAINER_WEIGHTS_IMPL_H
 #define NAS_TRAINER_WEIGHTS_IMPL_H
@@ -22,10 +26,12 @@
 typedef struct nas__npz_writer nas__npz_writer;
 
 /*
- * Start writing `path`. The archive is written to "PATH.tmp" and renamed
- * over `path` by nas__npz_close, so a reader never sees a half-written
- * file (checkpoints rely on this). Errors: NAS_EIO (cannot create: the
- * message names the path and strerror), NAS_ENOMEM.
+ * Start writing `path`. Members are kept in memory (a copy of each) until
+ * nas__npz_close writes the archive to "PATH.tmp" and renames it over
+ * `path`, so a reader never sees a half-written file (checkpoints rely on
+ * this). Errors: NAS_EIO (libzip refused: the message names the path and
+ * why; a missing or unwritable directory shows at nas__npz_close),
+ * NAS_ENOMEM.
  */
 int nas__npz_create(const char *path, nas__npz_writer **out, nas_error *err);
 
@@ -35,8 +41,8 @@ int nas__npz_create(const char *path, nas__npz_writer **out, nas_error *err);
 int nas__npz_add(nas__npz_writer *z, const char *name, const char *descr, int ndim,
                  const int64_t *shape, const void *data, size_t nbytes, nas_error *err);
 
-/* Write the central directory, close and rename into place; frees z.
- * Errors: NAS_EIO. */
+/* Write the archive (libzip zip_close), rename it into place; frees z.
+ * Errors: NAS_EIO (names the path and libzip's or the system's reason). */
 int nas__npz_close(nas__npz_writer *z, nas_error *err);
 
 /* Discard a partly written archive (removes PATH.tmp); frees z. NULL ok. */
@@ -55,8 +61,8 @@ typedef struct nas__npy {
 typedef struct nas__npz nas__npz; /* a whole archive read into memory */
 
 /* Read every member of `path`. Errors: NAS_EIO (cannot read), NAS_EFORMAT
- * (not a ZIP, a member that is not a supported .npy: message names it),
- * NAS_ENOMEM. */
+ * (not a ZIP, a truncated or damaged archive, a CRC-32 mismatch, a member
+ * that is not a supported .npy: message names it), NAS_ENOMEM. */
 int nas__npz_read(const char *path, nas__npz **out, nas_error *err);
 void nas__npz_free(nas__npz *z); /* NULL is a no-op */
 int nas__npz_count(const nas__npz *z);
