@@ -1015,6 +1015,27 @@ static int start_one(ctl *c, nas_error *err)
     return NAS_OK;
 }
 
+/* Record trial's saved weights file and (proxy.keep_weights not set, issue
+ * 22) keep only the best proxy.keep_top trials' files within
+ * proxy.weights_mb. Failures are warnings: the trial's result stands. */
+static void keep_weights(ctl *c, int64_t trial)
+{
+    char wp[NAS_PATH_MAX + 64];
+    snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)trial);
+    nas_error werr;
+    if (access(wp, R_OK) != 0)
+        return;
+    if (nas_store_trial_weights_put(c->st, trial, wp, &werr) != NAS_OK) {
+        say(c, "nas: warning: trial %lld: %s", (long long)trial, werr.msg);
+        return;
+    }
+    const nas_config *cfg = c->cfg;
+    if (cfg->proxy.keep_weights < 0 &&
+        nas_store_trial_weights_prune(c->st, c->exp, cfg->proxy.keep_top,
+                                      cfg->proxy.weights_mb * 1e6, NULL, &werr) != NAS_OK)
+        say(c, "nas: warning: proxy.keep_top: %s", werr.msg);
+}
+
 static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
 {
     int idx = -1;
@@ -1088,13 +1109,8 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
             f.k, c->budget, f.geno, ev->result.latency_ms, c->cfg->constraints.latency_ms);
         return NAS_OK;
     }
-    if (c->weights_dir[0] && ev->result.status == NAS_OK) { /* keep_weights: record the file */
-        char wp[NAS_PATH_MAX + 64];
-        snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)f.trial);
-        nas_error werr;
-        if (access(wp, R_OK) == 0 && nas_store_trial_weights_put(c->st, f.trial, wp, &werr))
-            say(c, "nas: warning: trial %lld: %s", (long long)f.trial, werr.msg);
-    }
+    if (c->weights_dir[0] && ev->result.status == NAS_OK) /* keep_weights: record the file */
+        keep_weights(c, f.trial);
     c->ran++;
     double dt = now_s() - f.t0;
     char el[32], eta[32], best[96];
@@ -1410,10 +1426,14 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     }
     if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK)
         goto out;
-    if (cfg->proxy.keep_weights && cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+    /* proxy.keep_weights: true keeps every trained trial's weights; not set
+     * (the default) the best proxy.keep_top (keep_weights() prunes) */
+    if ((cfg->proxy.keep_weights > 0 || (cfg->proxy.keep_weights < 0 && cfg->proxy.keep_top > 0)) &&
+        cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
         snprintf(c.weights_dir, sizeof c.weights_dir, "%s.weights", opts->db_path);
         if (mkdir(c.weights_dir, 0777) != 0 && errno != EEXIST) {
-            rc = nas_error_set(err, NAS_EIO, "proxy.keep_weights: cannot create %s: %s",
+            rc = nas_error_set(err, NAS_EIO, "%s: cannot create %s: %s",
+                               cfg->proxy.keep_weights > 0 ? "proxy.keep_weights" : "proxy.keep_top",
                                c.weights_dir, strerror(errno));
             goto out;
         }

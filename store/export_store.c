@@ -4,7 +4,8 @@
  *
  *   trial_weights(trial_id PRIMARY KEY -> trial(id), path, bytes, created_at)
  *     where a trial's trained proxy weights (.npz) were kept
- *     (proxy.keep_weights = true);
+ *     (by default those of the best proxy.keep_top trials, pruned by
+ *     nas_store_trial_weights_prune; proxy.keep_weights = true: all);
  *   final_training(id, experiment_id, trial_id, genotype, arch_json,
  *     epochs, recipe, augment, backend, train_images, test_accuracy,
  *     test_loss, train_loss, train_accuracy, train_seconds, params, macs,
@@ -21,8 +22,9 @@
 #include <limits.h>   /* PATH_MAX */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* realpath */
-#include <string.h>
+#include <string.h>   /* strdup */
 #include <sys/stat.h> /* stat: the weights file's size */
+#include <unistd.h>   /* unlink: pruned weights */
 #include <sqlite3.h>  /* the database engine */
 #include "nas/store.h"
 
@@ -162,10 +164,118 @@ int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, siz
     sqlite3_close(db);
     if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND,
-                             "trial %lld has no kept weights in %s (set proxy.keep_weights = true "
-                             "before the search, or export with --weights init)",
-                             (long long)trial_id, nas_store_path(st));
+                             "trial %lld has no kept weights in %s (a search keeps the weights "
+                             "of its best proxy.keep_top trials within proxy.weights_mb, all "
+                             "with proxy.keep_weights = true, none with false): export it with "
+                             "--weights init, or retrain it with `nas export --trial %lld "
+                             "--format json -o t.json` and `nas train t.json --proxy`",
+                             (long long)trial_id, nas_store_path(st), (long long)trial_id);
     return NAS_OK;
+}
+
+int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, double max_bytes,
+                                  int *n_deleted, nas_error *err)
+{
+    if (n_deleted)
+        *n_deleted = 0;
+    if (!st)
+        return nas_error_set(err, NAS_EINVAL, "nas_store_trial_weights_prune: NULL argument");
+    sqlite3 *db;
+    int rc = open_db(st, 0, &db, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return fail(db, s, st, "cannot prune kept weights", err);
+    /* best first as `nas export --best` ranks: the stored score (the primary
+     * objective, oriented; NULL for failed or infeasible trials), ties by id */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT w.trial_id, w.path, w.bytes, r.score FROM trial_weights w "
+                           "JOIN trial t ON t.id = w.trial_id LEFT JOIN result r ON "
+                           "r.trial_id = w.trial_id WHERE t.experiment_id = ?1 "
+                           "ORDER BY r.score IS NULL, r.score DESC, w.trial_id",
+                           -1, &s, NULL) != SQLITE_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return fail(db, s, st, "cannot prune kept weights", err);
+    }
+    sqlite3_bind_int64(s, 1, exp_id);
+    int cap = 0, n_drop = 0, kept = 0, step;
+    char **drop = NULL;
+    int64_t *drop_id = NULL;
+    double used = 0;
+    int oom = 0;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *path = (const char *)sqlite3_column_text(s, 1);
+        double bytes = sqlite3_column_type(s, 2) == SQLITE_NULL ? -1 : sqlite3_column_double(s, 2);
+        if (bytes < 0) {
+            struct stat sb;
+            bytes = path && stat(path, &sb) == 0 ? (double)sb.st_size : 0;
+        }
+        int feasible = sqlite3_column_type(s, 3) != SQLITE_NULL;
+        if (feasible && kept < keep_top && (max_bytes <= 0 || used + bytes <= max_bytes)) {
+            kept++;
+            used += bytes;
+            continue;
+        }
+        if (n_drop == cap) {
+            int nc = cap ? 2 * cap : 16;
+            char **nd = realloc(drop, (size_t)nc * sizeof *nd);
+            int64_t *ni = nd ? realloc(drop_id, (size_t)nc * sizeof *ni) : NULL;
+            if (nd)
+                drop = nd;
+            if (ni)
+                drop_id = ni;
+            if (!nd || !ni) {
+                oom = 1;
+                break;
+            }
+            cap = nc;
+        }
+        drop_id[n_drop] = sqlite3_column_int64(s, 0);
+        drop[n_drop] = strdup(path ? path : "");
+        if (!drop[n_drop]) {
+            oom = 1;
+            break;
+        }
+        n_drop++;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (!oom && step != SQLITE_DONE && step != SQLITE_ROW) {
+        rc = nas_error_set(err, NAS_EDB, "database %s: cannot prune kept weights: %s",
+                           nas_store_path(st), sqlite3_errmsg(db));
+    } else if (oom) {
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory pruning kept weights");
+    } else if (n_drop > 0) {
+        if (sqlite3_prepare_v2(db, "DELETE FROM trial_weights WHERE trial_id = ?1", -1, &s,
+                               NULL) != SQLITE_OK)
+            rc = NAS_EDB;
+        for (int i = 0; !rc && i < n_drop; i++) {
+            sqlite3_reset(s);
+            sqlite3_bind_int64(s, 1, drop_id[i]);
+            if (sqlite3_step(s) != SQLITE_DONE)
+                rc = NAS_EDB;
+        }
+        if (rc)
+            rc = nas_error_set(err, NAS_EDB, "database %s: cannot prune kept weights: %s",
+                               nas_store_path(st), sqlite3_errmsg(db));
+        sqlite3_finalize(s);
+    }
+    if (!rc && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = nas_error_set(err, NAS_EDB, "database %s: cannot prune kept weights: %s",
+                           nas_store_path(st), sqlite3_errmsg(db));
+    if (rc)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+    /* files only once their rows are gone: a crash leaves at worst a stray file */
+    for (int i = 0; i < n_drop; i++) {
+        if (!rc && drop[i][0] && unlink(drop[i]) == 0 && n_deleted)
+            ++*n_deleted;
+        free(drop[i]);
+    }
+    free(drop);
+    free(drop_id);
+    return rc;
 }
 
 static void bind_num(sqlite3_stmt *s, int i, double v)

@@ -289,6 +289,22 @@ int nas_store_trial_weights_put(nas_store *st, int64_t trial_id, const char *pat
 int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, size_t n,
                                 nas_error *err);
 
+/*
+ * Keep the weights of the best `keep_top` trials of experiment `exp_id`
+ * (issue 22; proxy.keep_top, proxy.weights_mb): rank its kept weights as
+ * `nas export --best` ranks trials (stored score, i.e. the primary
+ * objective oriented, best first; ties by lower id), keep the first
+ * keep_top whose files fit together in `max_bytes` (<= 0: no limit; a file
+ * that does not fit is skipped, later smaller ones may still fit), and
+ * delete the rest: their trial_weights rows in one transaction, then
+ * their files (unlink). Weights of trials with no score (failed or
+ * infeasible) are never kept. *n_deleted (may be NULL) gets the number of
+ * files removed. The store must be open read-write.
+ * Errors: NAS_EDB, NAS_ENOMEM (nothing is deleted then).
+ */
+int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, double max_bytes,
+                                  int *n_deleted, nas_error *err);
+
 /* One finished `nas train ARCH.json --db PATH`. Missing numbers: NaN, -1. */
 typedef struct nas_store_final_training {
     int64_t experiment_id, trial_id; /* from ARCH.json; -1 (or absent from the db): NULL */
