@@ -20,6 +20,7 @@
  * docs/export.md documents the columns.
  */
 #include <limits.h>   /* PATH_MAX */
+#include <math.h>     /* NAN */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* realpath */
 #include <string.h>   /* strdup */
@@ -342,4 +343,110 @@ int nas_store_final_training_put(nas_store *st, const nas_store_final_training *
     sqlite3_finalize(s);
     sqlite3_close(db);
     return NAS_OK;
+}
+
+static double col_num(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static int64_t col_id(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, i);
+}
+
+static void col_text(sqlite3_stmt *s, int i, char *buf, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    snprintf(buf, n, "%s", t ? (const char *)t : "");
+}
+
+int nas_store_final_training_list(nas_store *st, int64_t exp_id, int64_t trial_id,
+                                  nas_store_final_training **out, int *n, nas_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (n)
+        *n = 0;
+    if (!st || !out || !n)
+        return nas_error_set(err, NAS_EINVAL, "nas_store_final_training_list: NULL argument");
+    sqlite3 *db;
+    int rc = open_db(st, 1, &db, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
+                           "'final_training'",
+                           -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW)
+        return fail(db, s, st, "cannot look for the final_training table", err);
+    int have = sqlite3_column_int(s, 0) > 0;
+    sqlite3_finalize(s);
+    s = NULL;
+    if (!have) {
+        sqlite3_close(db);
+        return NAS_OK;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT experiment_id, trial_id, genotype, arch_json, epochs, recipe, "
+                           "augment, backend, train_images, test_accuracy, test_loss, "
+                           "train_loss, train_accuracy, train_seconds, params, macs, checkpoint, "
+                           "id, created_at FROM final_training WHERE (?1 < 0 OR experiment_id = "
+                           "?1) AND (?2 < 0 OR trial_id = ?2) ORDER BY id",
+                           -1, &s, NULL) != SQLITE_OK)
+        return fail(db, s, st, "cannot read final_training", err);
+    sqlite3_bind_int64(s, 1, exp_id);
+    sqlite3_bind_int64(s, 2, trial_id);
+    nas_store_final_training *v = NULL;
+    int cnt = 0, cap = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            int nc = cap ? 2 * cap : 8;
+            nas_store_final_training *nv = realloc(v, (size_t)nc * sizeof *nv);
+            if (!nv) {
+                free(v);
+                sqlite3_finalize(s);
+                sqlite3_close(db);
+                return nas_error_set(err, NAS_ENOMEM, "out of memory reading final_training");
+            }
+            v = nv;
+            cap = nc;
+        }
+        nas_store_final_training *f = &v[cnt++];
+        memset(f, 0, sizeof *f);
+        f->experiment_id = col_id(s, 0);
+        f->trial_id = col_id(s, 1);
+        col_text(s, 2, f->genotype, sizeof f->genotype);
+        col_text(s, 3, f->arch_json, sizeof f->arch_json);
+        f->epochs = sqlite3_column_int(s, 4);
+        col_text(s, 5, f->recipe, sizeof f->recipe);
+        col_text(s, 6, f->augment, sizeof f->augment);
+        col_text(s, 7, f->backend, sizeof f->backend);
+        f->train_images = sqlite3_column_int64(s, 8);
+        f->test_accuracy = col_num(s, 9);
+        f->test_loss = col_num(s, 10);
+        f->train_loss = col_num(s, 11);
+        f->train_accuracy = col_num(s, 12);
+        f->train_seconds = col_num(s, 13);
+        f->params = col_id(s, 14);
+        f->macs = col_id(s, 15);
+        col_text(s, 16, f->checkpoint, sizeof f->checkpoint);
+        f->id = sqlite3_column_int64(s, 17);
+        col_text(s, 18, f->created_at, sizeof f->created_at);
+    }
+    if (step != SQLITE_DONE) {
+        free(v);
+        return fail(db, s, st, "cannot read final_training", err);
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    *out = v;
+    *n = cnt;
+    return NAS_OK;
+}
+
+int nas_store_final_training_is_full(const nas_store_final_training *f)
+{
+    return f && strncmp(f->recipe, "mode=proxy", 10) != 0;
 }

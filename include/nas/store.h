@@ -318,12 +318,26 @@ typedef struct nas_store_final_training {
     double test_accuracy, test_loss, train_loss, train_accuracy, train_seconds;
     int64_t params, macs;
     char checkpoint[NAS_PATH_MAX];
+    int64_t id;                          /* row id (read back only) */
+    char created_at[NAS_STORE_TIME_MAX]; /* read back only */
 } nas_store_final_training;
 
 /* Insert `f` into final_training; *id (may be NULL) gets its row id.
  * Errors: NAS_EDB. */
 int nas_store_final_training_put(nas_store *st, const nas_store_final_training *f, int64_t *id,
                                  nas_error *err);
+
+/* The final trainings (issue 22) of experiment `exp_id` (-1: any) and of
+ * trial `trial_id` (-1: any) in row order: *out is a malloc'd array of *n
+ * rows (NULL when none; a database without the table has none); the
+ * caller frees it. A row's mode ("full" or "proxy") is the first word of
+ * its recipe. Works on a read-only store. Errors: NAS_EDB, NAS_ENOMEM. */
+int nas_store_final_training_list(nas_store *st, int64_t exp_id, int64_t trial_id,
+                                  nas_store_final_training **out, int *n, nas_error *err);
+
+/* 1 when final training `f` was a full training (recipe "mode=full ..."),
+ * 0 for a `nas train --proxy` rerun of the proxy. */
+int nas_store_final_training_is_full(const nas_store_final_training *f);
 
 #ifdef __cplusplus
 }

@@ -305,6 +305,9 @@ typedef struct nas_full_train_opts {
     nas_train_progress progress; /* per step; non-zero return stops (NAS_EINTR) */
     nas_train_epoch_cb on_epoch; /* per epoch; may be NULL */
     void *ctx;
+    /* issue 22: called once, before training goes on, when o->checkpoint
+     * was loaded: `epoch` epochs of rec->epochs are done; may be NULL */
+    void (*on_resume)(void *ctx, int epoch);
 } nas_full_train_opts;
 
 /*
