@@ -60,12 +60,50 @@ static const char EXPORT_TABLES[] =
     "  created_at TEXT NOT NULL\n"
     ");\n";
 
+/* A read-only open of a database in a directory nobody can write, with no
+ * -wal or -shm beside it (nobody is writing): SQLite cannot create the
+ * -shm file a WAL database needs, so read it as immutable ("file:PATH?
+ * immutable=1", PATH percent-encoded), as nas_store_open does. */
+static const char *ro_name(const char *path, char *uri, size_t n, int *flags)
+{
+    char dir[PATH_MAX], side[PATH_MAX + 8];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
+             slash ? path : ".");
+    if (access(dir, W_OK) == 0)
+        return path;
+    snprintf(side, sizeof side, "%s-wal", path);
+    if (access(side, F_OK) == 0)
+        return path;
+    snprintf(side, sizeof side, "%s-shm", path);
+    if (access(side, F_OK) == 0)
+        return path;
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = (size_t)snprintf(uri, n, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p && k + 4 < n; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("/-._~", *p)) {
+            uri[k++] = (char)*p;
+        } else {
+            uri[k++] = '%';
+            uri[k++] = hex[*p >> 4];
+            uri[k++] = hex[*p & 15];
+        }
+    }
+    uri[k] = '\0';
+    snprintf(uri + k, n - k, "?immutable=1");
+    *flags |= SQLITE_OPEN_URI;
+    return uri;
+}
+
 static int open_db(nas_store *st, int readonly, sqlite3 **db, nas_error *err)
 {
     const char *path = nas_store_path(st);
     *db = NULL;
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-    if (sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    char uri[3 * PATH_MAX + 32];
+    const char *name = readonly ? ro_name(path, uri, sizeof uri, &flags) : path;
+    if (sqlite3_open_v2(name, db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         int rc = nas_error_set(err, NAS_EDB, "database %s: cannot open: %s", path,
                                *db ? sqlite3_errmsg(*db) : "out of memory");
         sqlite3_close(*db);
