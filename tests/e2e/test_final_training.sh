@@ -14,6 +14,10 @@ note "before any final training: no column, an empty report section"
 run 0 "$NAS" query --db "$DB"
 grep -q final_test "$TMP/out" && fail "final_test column without final trainings"
 grep_in "test_acc" "$TMP/out"
+# issue 22: the last column (where the trial ran) has a header
+if [ -n "$(sql "$DB" "SELECT device_name FROM trial WHERE device_name != '' LIMIT 1")" ]; then
+    grep_in "genotype  *device$" "$TMP/out"
+fi
 run 0 "$NAS" report --db "$DB" -o r0.html
 grep_in 'id="no-final"' r0.html
 
