@@ -98,11 +98,12 @@ static int parse(int argc, char **argv, arch_opts *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char name[64];
         const char *eq = a[0] == '-' ? strchr(a, '=') : NULL;
-        if (eq && (size_t)(eq - a) < sizeof name) { /* --opt=value */
+        int inline_v = 0;
+        if (eq && (size_t)(eq - a) < sizeof name) { /* --opt=value (as --genotype=G took) */
             snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
             a = name;
             v = eq + 1;
-            i--; /* the value is not the next argument */
+            inline_v = 1;
         }
         if (a[0] != '-') {
             if (o->arch)
@@ -110,13 +111,14 @@ static int parse(int argc, char **argv, arch_opts *o)
             o->arch = a;
             continue;
         }
-        if (!strcmp(a, "--proxy")) {
+        if (!strcmp(a, "--proxy") && !inline_v) {
             o->proxy = 1;
             continue;
         }
         if (!v)
             return usage("%s needs a value", a);
-        i++;
+        if (!inline_v)
+            i++;
         if (!strcmp(a, "--genotype")) {
             o->genotype = v;
         } else if (!strcmp(a, "--channels")) {
