@@ -456,9 +456,22 @@ static int arch_from_store(const export_opts *o, nas_arch *a, nas_error *err)
         char real[PATH_MAX];
         snprintf(a->db_path, sizeof a->db_path, "%s", realpath(o->db, real) ? real : o->db);
         nas_error e2;
-        if (nas_store_trial_weights_get(st, t.id, a->weights, sizeof a->weights, &e2) != NAS_OK) {
+        /* JSON holds no weights: it only names them (source.weights) when
+         * kept, and needs them only for --logits */
+        int need = !strcmp(o->weights, "trained") && (strcmp(o->format, "json") || o->logits);
+        if (cfg.evaluator.kind == NAS_EVALUATOR_TABLE) {
+            a->weights[0] = 0; /* looked up in a table, never trained */
+            if (need)
+                rc = nas_error_set(err, NAS_ENOTFOUND,
+                                   "trial %" PRId64 " of '%s' was looked up in a table "
+                                   "(evaluator.kind = \"table\"), never trained: it has no "
+                                   "weights. Export it with --weights init (fresh weights), "
+                                   "or as --format json and train it with `nas train`",
+                                   t.id, t.experiment);
+        } else if (nas_store_trial_weights_get(st, t.id, a->weights, sizeof a->weights, &e2) !=
+                   NAS_OK) {
             a->weights[0] = 0;
-            if (!strcmp(o->weights, "trained"))
+            if (need || e2.code != NAS_ENOTFOUND)
                 rc = nas_error_set(err, e2.code == NAS_ENOTFOUND ? NAS_ENOTFOUND : e2.code, "%s",
                                    e2.msg);
         }
@@ -584,7 +597,8 @@ int nas_cmd_export(int argc, char **argv)
     if (!rc)
         rc = nas_net_create(be, &a.net, o.logits ? (int)o.logits_batch : 1, a.recipe.seed, &net,
                             &err);
-    int trained = !strcmp(o.weights, "trained");
+    /* trained weights are loaded when they are there (JSON: only named) */
+    int trained = !strcmp(o.weights, "trained") && a.weights[0];
     if (!rc && trained) {
         rc = nas_weights_load(net, a.weights, &err);
         if (rc)
@@ -598,7 +612,7 @@ int nas_cmd_export(int argc, char **argv)
     snprintf(doc, sizeof doc, "NAS-Bench-201 TinyNetwork %s (C=%d, N=%d); trial %" PRId64
              " of experiment '%s'; weights %s",
              a.genotype, a.net.channels, a.net.cells_per_stage, a.trial_id,
-             a.experiment[0] ? a.experiment : "-", o.weights);
+             a.experiment[0] ? a.experiment : "-", trained ? "trained" : "init");
     char npz[NAS_PATH_MAX + 8] = "";
     if (!rc) {
         if (!strcmp(o.format, "json"))
@@ -619,8 +633,15 @@ int nas_cmd_export(int argc, char **argv)
         printf("%s as %s to %s", a.trial_id >= 0 ? ")" : "", o.format, o.out);
         if (npz[0])
             printf(" + %s", npz);
-        printf("\nparameters: %" PRId64 "  weights: %s%s%s\n", nas_net_param_count(net), o.weights,
-               trained ? " from " : "", trained ? a.weights : "");
+        if (!strcmp(o.format, "json")) /* the JSON describes the architecture only */
+            printf("\nparameters: %" PRId64 "  weights: none in the JSON%s%s%s\n",
+                   nas_net_param_count(net), a.weights[0] ? " (source.weights names the kept "
+                                                            "proxy weights: " : "",
+                   a.weights, a.weights[0] ? ")" : "");
+        else
+            printf("\nparameters: %" PRId64 "  weights: %s%s%s\n", nas_net_param_count(net),
+                   trained ? "trained" : "init", trained ? " from " : "",
+                   trained ? a.weights : "");
         if (o.logits)
             printf("logits of %ld test images: %s\n", o.logits_batch, o.logits);
     }

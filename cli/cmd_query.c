@@ -33,7 +33,40 @@ typedef struct qctx {
     int rank;
     json_t *rows;
     int oom;
+    /* issue 22: the experiment's final trainings (`nas train ARCH.json --db`) */
+    const nas_store_final_training *ft;
+    int n_ft;
+    int geno_w;     /* table: width of the genotype column */
+    int any_device; /* table: some row has a device name (the last column) */
 } qctx;
+
+/* The test accuracy of trial t's latest full training (NaN: none) and
+ * the number of its final trainings (full or --proxy reruns). */
+static double final_test(const qctx *q, int64_t trial, int *runs)
+{
+    double v = NAN;
+    *runs = 0;
+    for (int i = 0; i < q->n_ft; i++) {
+        if (q->ft[i].trial_id != trial)
+            continue;
+        ++*runs;
+        if (nas_store_final_training_is_full(&q->ft[i]))
+            v = q->ft[i].test_accuracy; /* rows are in id order: the latest wins */
+    }
+    return v;
+}
+
+/* Table layout pass: column widths and whether the device column shows. */
+static int measure_row(void *vctx, const nas_store_trial *t)
+{
+    qctx *q = vctx;
+    int w = (int)strlen(t->genotype);
+    if (w > q->geno_w)
+        q->geno_w = w;
+    if (t->device_name[0])
+        q->any_device = 1;
+    return 0;
+}
 
 static void csv_field(FILE *f, const char *s)
 {
@@ -76,6 +109,9 @@ static int print_row(void *vctx, const nas_store_trial *t)
     q->rank++;
     const char *status = nas_trial_status_name(t->status);
     char val[32], test[32], loss[32], macs[32], params[32], lat[32], secs[32], ep[16];
+    char fin[32];
+    int runs = 0;
+    fmt_num(fin, sizeof fin, final_test(q, t->id, &runs), "%.4f");
     fmt_num(val, sizeof val, t->val_accuracy, "%.4f");
     fmt_num(test, sizeof test, t->test_accuracy, "%.4f");
     fmt_num(loss, sizeof loss, t->train_loss, "%.4f");
@@ -86,9 +122,12 @@ static int print_row(void *vctx, const nas_store_trial *t)
     fmt_int(ep, sizeof ep, t->epochs);
     switch (q->format) {
     case FMT_TABLE:
-        printf("%4d %6lld  %-11s %8s %11s %8s %10s %8s  %s", q->rank, (long long)t->id, status,
-               val[0] ? val : "-", macs[0] ? macs : "-", params[0] ? params : "-",
-               lat[0] ? lat : "-", secs[0] ? secs : "-", t->genotype);
+        printf("%4d %6lld  %-11s %8s %8s %11s %8s %10s %8s", q->rank, (long long)t->id, status,
+               val[0] ? val : "-", test[0] ? test : "-", macs[0] ? macs : "-",
+               params[0] ? params : "-", lat[0] ? lat : "-", secs[0] ? secs : "-");
+        if (q->n_ft > 0) /* issue 22: the latest full training's test accuracy */
+            printf(" %10s", fin[0] ? fin : "-");
+        printf("  %-*s", q->any_device ? q->geno_w : 0, t->genotype);
         if (t->device_name[0]) /* issue 7: where it ran */
             printf("  %s%s%s%s", t->device_name, t->device_cc[0] ? " (cc " : "", t->device_cc,
                    t->device_cc[0] ? ")" : "");
@@ -106,7 +145,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
         csv_field(stdout, t->device_name);
         putchar(',');
         csv_field(stdout, t->device_cc);
-        putchar('\n');
+        printf(",%s,%d\n", fin, runs);
         break;
     }
     case FMT_JSON: {
@@ -133,6 +172,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
         json_object_set_new(o, "attempt", json_integer(t->attempt));
         json_object_set_new(o, "error", jstr(t->error));
         json_object_set_new(o, "experiment", json_string(t->experiment));
+        json_object_set_new(o, "final_test_accuracy", jnum(final_test(q, t->id, &runs)));
+        json_object_set_new(o, "final_runs", json_integer(runs));
         if (json_array_append_new(q->rows, o) != 0) {
             q->oom = 1;
             return 1;
@@ -225,6 +266,23 @@ int nas_cmd_query(int argc, char **argv)
             return NAS_EXIT_FAIL;
         }
     }
+    nas_store_final_training *ft = NULL;
+    if (nas_store_final_training_list(st, e.id, -1, &ft, &q.n_ft, &err) != NAS_OK) {
+        fprintf(stderr, "nas query: %s\n", err.msg);
+        free(front);
+        nas_store_close(st);
+        return NAS_EXIT_FAIL;
+    }
+    q.ft = ft;
+    q.geno_w = (int)strlen("genotype");
+    if (q.format == FMT_TABLE) {
+        if (pareto)
+            for (int i = 0; i < n_front && (limit == 0 || i < limit); i++)
+                measure_row(&q, &front[i]);
+        else if (nas_store_trial_foreach(st, e.id, NAS_STORE_ORDER_RANK, (int)limit, measure_row,
+                                         &q, &err) != NAS_OK)
+            q.any_device = 0;
+    }
     if (q.format == FMT_TABLE) {
         int n_rej = 0;
         nas_error cerr;
@@ -249,11 +307,20 @@ int nas_cmd_query(int argc, char **argv)
                                ? "; feasible trials only"
                                : "");
         }
-        printf("%4s %6s  %-11s %8s %11s %8s %10s %8s  %s\n", "rank", "trial", "status",
-               "val_acc", "macs", "params", "latency_ms", "train_s", "genotype");
+        if (q.n_ft > 0)
+            printf("%d final training(s) recorded (`nas show TRIAL` lists them); final_test: "
+                   "test accuracy of the trial's latest full `nas train`\n",
+                   q.n_ft);
+        printf("%4s %6s  %-11s %8s %8s %11s %8s %10s %8s", "rank", "trial", "status", "val_acc",
+               "test_acc", "macs", "params", "latency_ms", "train_s");
+        if (q.n_ft > 0)
+            printf(" %10s", "final_test");
+        printf("  %-*s%s\n", q.any_device ? q.geno_w : 0, "genotype",
+               q.any_device ? "  device" : "");
     } else if (q.format == FMT_CSV) {
         printf("rank,trial,genotype,status,val_accuracy,test_accuracy,train_loss,macs,params,"
-               "latency_ms,train_seconds,epochs,device,attempt,error,device_name,device_cc\n");
+               "latency_ms,train_seconds,epochs,device,attempt,error,device_name,device_cc,"
+               "final_test_accuracy,final_runs\n");
     } else {
         q.rows = json_array();
         if (!q.rows) {
@@ -271,6 +338,7 @@ int nas_cmd_query(int argc, char **argv)
                                      &err);
     }
     nas_store_close(st);
+    free(ft);
     if (rc == NAS_OK && q.oom)
         rc = nas_error_set(&err, NAS_ENOMEM, "out of memory");
     if (rc != NAS_OK) {

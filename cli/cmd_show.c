@@ -1,7 +1,9 @@
 /*
  * cli/cmd_show.c - `nas show [--db PATH] TRIAL`: every stored field of one
  * trial (its row, its result and its experiment), one "name value" line
- * each; missing values print as "-". Read-only.
+ * each, then its kept weights file and its final trainings (`nas train
+ * ARCH.json --db`, one line each plus its recipe); missing values print
+ * as "-". Read-only.
  */
 #include <errno.h>
 #include <math.h>
@@ -79,6 +81,15 @@ int nas_cmd_show(int argc, char **argv)
                : nas_error_set(&err, NAS_ENOMEM, "out of memory");
     if (rc == NAS_OK)
         rc = nas_store_experiment_get(st, t->experiment_id, &e, &err);
+    /* issue 22: its kept weights and its final trainings (`nas train --db`) */
+    char weights[NAS_PATH_MAX] = "";
+    nas_store_final_training *ft = NULL;
+    int n_ft = 0;
+    nas_error werr;
+    if (rc == NAS_OK && nas_store_trial_weights_get(st, id, weights, sizeof weights, &werr))
+        weights[0] = '\0';
+    if (rc == NAS_OK)
+        rc = nas_store_final_training_list(st, -1, id, &ft, &n_ft, &err);
     nas_store_close(st);
     if (rc != NAS_OK) {
         fprintf(stderr, "nas show: %s\n", err.msg);
@@ -111,6 +122,24 @@ int nas_cmd_show(int argc, char **argv)
     line_num("train_seconds", t->train_seconds, "%.2f");
     line_int("epochs", t->epochs);
     line_num("score", t->score, "%.6g");
+    line_str("weights", weights);
+    /* final trainings of this trial, oldest first (docs/export.md) */
+    if (n_ft == 0)
+        line_str("final_training", "");
+    for (int i = 0; i < n_ft; i++) {
+        const nas_store_final_training *f = &ft[i];
+        char acc[32] = "-";
+        if (isfinite(f->test_accuracy))
+            snprintf(acc, sizeof acc, "%.4f", f->test_accuracy);
+        printf("%-14s %lld: test_accuracy %s (%s, %d epoch(s), %lld train images, augment %s, "
+               "%s backend, %.0f s) %s\n",
+               "final_training", (long long)f->id, acc,
+               nas_store_final_training_is_full(f) ? "full" : "proxy rerun", f->epochs,
+               (long long)f->train_images, f->augment, f->backend,
+               isfinite(f->train_seconds) ? f->train_seconds : 0.0, f->created_at);
+        printf("%-14s %s\n", "", f->recipe);
+    }
+    free(ft);
     free(t);
     return NAS_EXIT_OK;
 }

@@ -24,7 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>   /* strtol, realpath */
 #include <string.h>
-#include <unistd.h>   /* isatty */
+#include <time.h>     /* clock_gettime: progress ETA */
+#include <unistd.h>   /* isatty, sysconf */
 #include "cli/cli.h"
 #include "nas/evaluator.h"
 #include "nas/export.h"
@@ -32,11 +33,29 @@
 #include "nas/trainer.h"
 
 typedef struct arch_opts {
-    const char *arch, *db, *backend, *data, *checkpoint, *augment, *precision;
-    long epochs, threads, subset, test_subset, stop_after, batch;
+    const char *arch, *genotype, *db, *backend, *data, *checkpoint, *augment, *precision,
+        *schedule;
+    long epochs, threads, subset, test_subset, stop_after, batch, channels, cells;
+    double lr, momentum, weight_decay, progress_s;
     int proxy, have_seed;
     unsigned long long seed;
 } arch_opts;
+
+/*
+ * The full-training recipe (issue 22; docs/export.md "nas train"): what
+ * `nas train ARCH.json` and `nas train --genotype` use unless told
+ * otherwise. SGD with Nesterov momentum 0.9 and weight decay 5e-4, the
+ * learning rate from 0.1 down to 0 on a cosine per step (NAS-Bench-201's
+ * optimiser), batch 128, 20 epochs over the 60,000 training images,
+ * random crop (4 pixels) and horizontal flip, on every online core.
+ * `--proxy` uses the recipe in ARCH.json instead (the search's proxy).
+ */
+#define FULL_EPOCHS 20
+#define FULL_BATCH 128
+#define FULL_LR 0.1
+#define FULL_MOMENTUM 0.9
+#define FULL_WEIGHT_DECAY 5e-4
+#define FULL_AUGMENT "crop,flip"
 
 static volatile sig_atomic_t g_stop; /* set by SIGINT/SIGTERM (CLI process only) */
 
@@ -55,28 +74,78 @@ static int usage(const char *fmt, const char *a)
     return NAS_EXIT_USAGE;
 }
 
+/* A positive number (or >= 0 with zero_ok) in [.., max] into *out. */
+static int parse_num(const char *v, double max, int zero_ok, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || !(zero_ok ? d >= 0 : d > 0) || d > max)
+        return -1;
+    *out = d;
+    return 0;
+}
+
 static int parse(int argc, char **argv, arch_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->epochs = -1;
     o->threads = -1;
     o->batch = -1;
+    o->channels = -1;
+    o->cells = -1;
+    o->lr = o->momentum = o->weight_decay = o->progress_s = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[64];
+        const char *eq = a[0] == '-' ? strchr(a, '=') : NULL;
+        int inline_v = 0;
+        if (eq && (size_t)(eq - a) < sizeof name) { /* --opt=value (as --genotype=G took) */
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            a = name;
+            v = eq + 1;
+            inline_v = 1;
+        }
         if (a[0] != '-') {
             if (o->arch)
                 return usage("unexpected argument '%s' (one ARCH.json)", a);
             o->arch = a;
             continue;
         }
-        if (!strcmp(a, "--proxy")) {
+        if (!strcmp(a, "--proxy") && !inline_v) {
             o->proxy = 1;
             continue;
         }
         if (!v)
             return usage("%s needs a value", a);
-        i++;
-        if (!strcmp(a, "--epochs")) {
+        if (!inline_v)
+            i++;
+        if (!strcmp(a, "--genotype")) {
+            o->genotype = v;
+        } else if (!strcmp(a, "--channels")) {
+            if (nas_cli_parse_long(v, 1, 4096, &o->channels))
+                return usage("--channels needs 1..4096, not '%s'", v);
+        } else if (!strcmp(a, "--cells")) {
+            if (nas_cli_parse_long(v, 0, 64, &o->cells))
+                return usage("--cells needs 0..64 (cells per stage), not '%s'", v);
+        } else if (!strcmp(a, "--lr")) {
+            if (parse_num(v, 100, 0, &o->lr))
+                return usage("--lr needs a positive number up to 100, not '%s'", v);
+        } else if (!strcmp(a, "--momentum")) {
+            if (parse_num(v, 0.999, 1, &o->momentum))
+                return usage("--momentum needs 0..0.999, not '%s'", v);
+        } else if (!strcmp(a, "--weight-decay")) {
+            if (parse_num(v, 1, 1, &o->weight_decay))
+                return usage("--weight-decay needs 0..1, not '%s'", v);
+        } else if (!strcmp(a, "--schedule")) {
+            if (strcmp(v, "cosine") && strcmp(v, "constant"))
+                return usage("--schedule is cosine or constant, not '%s'", v);
+            o->schedule = v;
+        } else if (!strcmp(a, "--progress")) {
+            if (parse_num(v, 86400, 1, &o->progress_s))
+                return usage("--progress needs seconds between progress lines (0: every step), "
+                             "not '%s'", v);
+        } else if (!strcmp(a, "--epochs")) {
             if (nas_cli_parse_long(v, 1, 100000, &o->epochs))
                 return usage("--epochs needs 1..100000, not '%s'", v);
         } else if (!strcmp(a, "--db")) {
@@ -119,10 +188,14 @@ static int parse(int argc, char **argv, arch_opts *o)
             return usage("unknown option '%s'", a);
         }
     }
-    if (!o->arch)
-        return usage("%s", "missing ARCH.json (from nas export --format json)");
+    if (!o->arch == !o->genotype)
+        return usage("%s", o->arch ? "give ARCH.json or --genotype STRING, not both"
+                                   : "missing ARCH.json (from nas export --format json) or "
+                                     "--genotype STRING");
     if (o->proxy && (o->subset || o->augment))
         return usage("%s", "--proxy trains exactly as the search did: no --subset or --augment");
+    if (o->proxy && o->genotype)
+        return usage("%s", "--proxy redoes a search's trial: it needs ARCH.json, not --genotype");
     return -1;
 }
 
@@ -149,28 +222,112 @@ static int parse_augment(const char *s, nas_augment *a)
 typedef struct run_ctx {
     int tty;
     int checkpoints;
+    int epochs, per_epoch;  /* of the run */
+    double interval;        /* seconds between progress reports (0: every step) */
+    double t0, last;        /* monotonic time of the first step seen, last report */
+    int step0;              /* global step before the first one seen (resume) */
+    int drawn;              /* a redrawable line is on the terminal */
+    const char *ckpt;
 } run_ctx;
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void fmt_eta(double s, char *buf, size_t n)
+{
+    long t = isfinite(s) && s >= 0 ? (long)(s + 0.5) : -1;
+    if (t < 0)
+        snprintf(buf, n, "--");
+    else if (t >= 3600)
+        snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else
+        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+/* Progress within an epoch (issue 22): epoch, step, loss and the time left
+ * in the epoch and the run (from this process's step rate), at most once
+ * per c->interval seconds; redrawn in place on a terminal, one line each
+ * otherwise (stderr). */
 static int on_step(void *ctx, int step, int steps, float loss)
 {
     run_ctx *c = ctx;
-    if (c->tty && (step % 20 == 0 || step == steps)) {
-        fprintf(stderr, "\r  step %d/%d  loss %.4f ", step, steps, (double)loss);
-        fflush(stderr);
+    double now = mono_s();
+    if (c->t0 == 0) {
+        c->t0 = now;
+        c->step0 = step - 1;
+        c->last = now;
     }
-    return g_stop != 0;
+    if (g_stop)
+        return 1;
+    if (now - c->last < c->interval && step != steps)
+        return 0;
+    c->last = now;
+    int pe = c->per_epoch > 0 ? c->per_epoch : steps;
+    int ep = (step - 1) / pe + 1, s_in = step - (ep - 1) * pe;
+    double rate = now > c->t0 ? (step - c->step0) / (now - c->t0) : 0; /* steps per second */
+    char eta_ep[32], eta_all[32];
+    fmt_eta(rate > 0 ? (pe - s_in) / rate : NAN, eta_ep, sizeof eta_ep);
+    fmt_eta(rate > 0 ? (steps - step) / rate : NAN, eta_all, sizeof eta_all);
+    fprintf(stderr, "%s  epoch %d/%d  step %d/%d  loss %.4f  ETA epoch %s, run %s%s",
+            c->tty ? "\r\033[K" : "", ep, c->epochs, s_in, pe, (double)loss, eta_ep, eta_all,
+            c->tty ? "" : "\n");
+    fflush(stderr);
+    c->drawn = c->tty;
+    return 0;
+}
+
+static void on_resume(void *ctx, int epoch)
+{
+    run_ctx *c = ctx;
+    printf("resumed from %s after epoch %d of %d\n", c->ckpt, epoch, c->epochs);
+    fflush(stdout);
 }
 
 static int on_epoch(void *ctx, const nas_epoch_stats *e)
 {
     run_ctx *c = ctx;
-    if (c->tty)
-        fprintf(stderr, "\r%40s\r", "");
+    if (c->drawn) {
+        fprintf(stderr, "\r\033[K");
+        c->drawn = 0;
+    }
     printf("epoch %d/%d  loss %.4f  train acc %.4f  time %.1f s  %.0f img/s%s\n", e->epoch,
            e->epochs, e->loss, e->accuracy, e->seconds, e->images_per_s,
            c->checkpoints ? "  (checkpoint written)" : "");
     fflush(stdout);
     return 0;
+}
+
+/* `nas train --genotype G`: the architecture of any cell of the
+ * NAS-Bench-201 space, C = --channels (16), N = --cells (1), 3 stages, the
+ * data in --data (the Debian package's directory), seed --seed (0).
+ * Errors: NAS_EINVAL / NAS_EFORMAT (the genotype, with why). */
+static int arch_from_genotype(const arch_opts *o, nas_arch *a, nas_error *err)
+{
+    nas_arch_init(a);
+    snprintf(a->genotype, sizeof a->genotype, "%s", o->genotype);
+    snprintf(a->space_type, sizeof a->space_type, "cell");
+    a->op_mask = (1u << NAS_OP_COUNT) - 1;
+    a->net.channels = 16;
+    a->net.stages = 3;
+    a->net.cells_per_stage = 1;
+    a->recipe.seed = o->have_seed ? o->seed : 0;
+    snprintf(a->backend, sizeof a->backend, "cpu");
+    snprintf(a->data.dataset, sizeof a->data.dataset, "fashion-mnist");
+    snprintf(a->data.dir, sizeof a->data.dir, "%s", NAS_FMNIST_DIR);
+    nas_space_desc sd = {NAS_SPACE_CELL, a->op_mask, 16, 3, 1};
+    nas_space *sp = NULL;
+    int rc = nas_space_create(&sd, &sp, err);
+    if (!rc && (rc = nas_space_parse(sp, o->genotype, &a->net.genotype, err)) != NAS_OK)
+        nas_error_prefix(err, "bad genotype '%s'", o->genotype);
+    if (!rc && !nas_space_is_valid(sp, &a->net.genotype))
+        rc = nas_error_set(err, NAS_EINVAL, "genotype '%s' has no path from the cell input to "
+                           "its output", o->genotype);
+    nas_space_destroy(sp);
+    return rc;
 }
 
 int nas__cmd_train_arch(int argc, char **argv)
@@ -179,31 +336,68 @@ int nas__cmd_train_arch(int argc, char **argv)
     int prc = parse(argc, argv, &o);
     if (prc >= 0)
         return prc;
-    nas_augment aug;
-    if (parse_augment(o.augment, &aug))
-        return usage("--augment takes none, or crop, flip, crop,flip (crop pads 4 pixels; cropN "
-                     "pads N), not '%s'",
-                     o.augment);
+    if (o.augment) { /* a bad --augment is a usage error before any file is read */
+        nas_augment chk;
+        if (parse_augment(o.augment, &chk))
+            return usage("--augment takes none, or crop, flip, crop,flip (crop pads 4 pixels; "
+                         "cropN pads N), not '%s'",
+                         o.augment);
+    }
     nas_error err;
     nas_error_clear(&err);
     nas_arch a;
-    int rc = nas_arch_read_json(o.arch, &a, &err);
+    int rc = o.arch ? nas_arch_read_json(o.arch, &a, &err) : arch_from_genotype(&o, &a, &err);
     if (rc) {
         fprintf(stderr, "nas train: %s\n", err.msg);
-        return NAS_EXIT_FAIL;
+        return o.arch ? NAS_EXIT_FAIL : NAS_EXIT_USAGE;
     }
+    /* The network as exported, or wider/deeper (the genotype stays). */
+    if (o.channels > 0)
+        a.net.channels = (int)o.channels;
+    if (o.cells >= 0)
+        a.net.cells_per_stage = (int)o.cells;
+    /* --proxy: the search's proxy recipe from ARCH.json; else the full
+     * recipe (FULL_*) with the JSON's seed. Options override either. */
     nas_recipe rec = a.recipe;
+    if (!o.proxy) {
+        rec.epochs = FULL_EPOCHS;
+        rec.batch_size = FULL_BATCH;
+        rec.lr = FULL_LR;
+        rec.momentum = FULL_MOMENTUM;
+        rec.nesterov = 1;
+        rec.weight_decay = FULL_WEIGHT_DECAY;
+        rec.schedule = NAS_SCHEDULE_COSINE;
+        if (!o.augment)
+            o.augment = FULL_AUGMENT;
+    }
     if (o.epochs > 0)
         rec.epochs = (int)o.epochs;
     if (o.have_seed)
         rec.seed = o.seed;
     if (o.batch > 0)
         rec.batch_size = (int)o.batch;
+    if (o.lr >= 0)
+        rec.lr = o.lr;
+    if (o.momentum >= 0)
+        rec.momentum = o.momentum;
+    if (o.weight_decay >= 0)
+        rec.weight_decay = o.weight_decay;
+    if (o.schedule)
+        rec.schedule = !strcmp(o.schedule, "cosine") ? NAS_SCHEDULE_COSINE : NAS_SCHEDULE_CONSTANT;
+    nas_augment aug;
+    if (parse_augment(o.augment, &aug))
+        return usage("--augment takes none, or crop, flip, crop,flip (crop pads 4 pixels; cropN "
+                     "pads N), not '%s'",
+                     o.augment);
     if (rec.epochs <= 0)
         return usage("%s", "the recipe has 0 epochs: give --epochs N");
     const char *backend = o.backend ? o.backend
                                     : (!strcmp(a.backend, "ref") ? "ref" : "cpu");
-    int threads = o.threads >= 0 ? (int)o.threads : (a.threads > 0 ? a.threads : 2);
+    /* full training: every online core; --proxy: the trial's threads */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = o.threads >= 0 ? (int)o.threads
+                  : o.proxy      ? (a.threads > 0 ? a.threads : 2)
+                                 : (int)(ncpu > 0 ? ncpu : 1);
     const char *dir = o.data ? o.data : a.data.dir;
 
     /* Checkpoint: explicit, "none", or beside ARCH.json named by mode/epochs/seed/augment
@@ -213,7 +407,7 @@ int nas__cmd_train_arch(int argc, char **argv)
     int lowp = strcmp(precision, "fp32") != 0;
     char ckpt[NAS_PATH_MAX + 128] = "", augs[32];
     nas_augment_format(&aug, augs, sizeof augs);
-    if (!o.checkpoint) {
+    if (!o.checkpoint && o.arch) {
         size_t n = strlen(o.arch);
         int stem = (int)(n > 5 && !strcmp(o.arch + n - 5, ".json") ? n - 5 : n);
         snprintf(ckpt, sizeof ckpt, "%.*s.%s-e%d-s%llu%s%s%s%s.ckpt.npz", stem, o.arch,
@@ -223,7 +417,7 @@ int nas__cmd_train_arch(int argc, char **argv)
         for (char *p = ckpt + stem + 1; *p; p++)
             if (*p == ',')
                 *p = '+';
-    } else if (strcmp(o.checkpoint, "none") != 0) {
+    } else if (o.checkpoint && strcmp(o.checkpoint, "none") != 0) {
         snprintf(ckpt, sizeof ckpt, "%s", o.checkpoint);
     }
 
@@ -281,7 +475,10 @@ int nas__cmd_train_arch(int argc, char **argv)
         goto out;
     int64_t macs = -1, params = -1;
     nas_count_net(&a.net, &macs, &params, NULL, NULL);
-    printf("nas train %s: %s\n", o.arch, a.genotype);
+    if (o.arch)
+        printf("nas train %s: %s\n", o.arch, a.genotype);
+    else
+        printf("nas train: %s\n", a.genotype);
     printf("%s training, C=%d N=%d, %s backend, %s, %d threads, %d train images, batch %d, "
            "lr %g, %s schedule, %d epochs, seed %llu, augment %s\n",
            o.proxy ? "proxy" : "full", a.net.channels, a.net.cells_per_stage, backend, precision,
@@ -298,17 +495,26 @@ int nas__cmd_train_arch(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    run_ctx rc_ctx = {isatty(STDERR_FILENO), ckpt[0] != 0};
+    run_ctx rc_ctx;
+    memset(&rc_ctx, 0, sizeof rc_ctx);
+    rc_ctx.tty = isatty(STDERR_FILENO);
+    rc_ctx.checkpoints = ckpt[0] != 0;
+    rc_ctx.epochs = rec.epochs;
+    rc_ctx.per_epoch = (tr->n + rec.batch_size - 1) / rec.batch_size;
+    /* once a second on a terminal, every 10 s into a log (--progress S) */
+    rc_ctx.interval = o.progress_s >= 0 ? o.progress_s : rc_ctx.tty ? 1.0 : 10.0;
+    rc_ctx.ckpt = ckpt;
     nas_full_train_opts fo = {&rec, aug, ckpt[0] ? ckpt : NULL, (int)o.stop_after, on_step,
-                              on_epoch, &rc_ctx};
+                              on_epoch, &rc_ctx, on_resume};
     nas_train_stats ts;
     int resumed = 0;
     stage = "training";
     rc = nas_train_resumable(net, tr, &fo, &ts, &resumed, &err);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (resumed > 0)
-        printf("resumed from %s after epoch %d of %d\n", ckpt, resumed, rec.epochs);
+    if (rc_ctx.drawn)
+        fprintf(stderr, "\r\033[K");
+    (void)resumed; /* said when it happened (on_resume) */
     if (rc == NAS_EINTR && ckpt[0])
         nas_error_prefix(&err, "run the same command again to resume from %s", ckpt);
     if (rc)
@@ -337,15 +543,17 @@ int nas__cmd_train_arch(int argc, char **argv)
         f.trial_id = a.trial_id;
         snprintf(f.genotype, sizeof f.genotype, "%s", a.genotype);
         char real[PATH_MAX];
-        snprintf(f.arch_json, sizeof f.arch_json, "%s", realpath(o.arch, real) ? real : o.arch);
+        if (o.arch)
+            snprintf(f.arch_json, sizeof f.arch_json, "%s", realpath(o.arch, real) ? real : o.arch);
         f.epochs = rec.epochs;
         snprintf(f.recipe, sizeof f.recipe,
                  "mode=%s epochs=%d batch_size=%d lr=%g momentum=%g nesterov=%d weight_decay=%g "
-                 "schedule=%s seed=%llu%s%s",
+                 "schedule=%s seed=%llu channels=%d cells=%d%s%s",
                  o.proxy ? "proxy" : "full", rec.epochs, rec.batch_size, rec.lr, rec.momentum,
                  rec.nesterov, rec.weight_decay,
                  rec.schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant",
-                 (unsigned long long)rec.seed, lowp ? " precision=" : "", lowp ? precision : "");
+                 (unsigned long long)rec.seed, a.net.channels, a.net.cells_per_stage,
+                 lowp ? " precision=" : "", lowp ? precision : "");
         snprintf(f.augment, sizeof f.augment, "%s", augs);
         snprintf(f.backend, sizeof f.backend, "%s", backend);
         f.train_images = tr->n;

@@ -23,28 +23,30 @@ static const nas_cli_cmd commands[] = {
     {"show", nas_cmd_show, "nas show [--db PATH] TRIAL",
      "print one trial in full", "  --db PATH   results database (default: nas.db)\n"},
     {"train", nas_cmd_train,
-     "nas train --genotype STRING [--epochs N] [--seed S] [--batch-size B] [--lr LR] [--channels C] [--cells N] [--threads T] [--backend cpu|ref] [--precision fp32|bf16|fp16] [--data DIR]",
-     "train one architecture on Fashion-MNIST and report its test accuracy",
-     "  --genotype STRING   NAS-Bench-201 cell string, e.g. |nor_conv_3x3~0|+|...|\n"
-     "  --epochs N          epochs over the full training set (default 3)\n"
-     "  --seed S            weight init and batch order (default 0)\n"
-     "  --batch-size B      (default 128)   --lr LR (default 0.05, cosine schedule)\n"
-     "  --channels C        first-stage channels (default 16)  --cells N (default 1)\n"
-     "  --threads T         kernel threads (default 2)\n"
-     "  --backend NAME      cpu (default) or ref\n"
+     "nas train (ARCH.json | --genotype STRING) [--epochs N] [--lr LR] [--channels C] [--cells N] [--db PATH] [--proxy] [...]",
+     "train one architecture fully on Fashion-MNIST and report its test accuracy",
+     "  ARCH.json           an architecture from `nas export --format json`\n"
+     "  --genotype STRING   or any NAS-Bench-201 cell string, e.g. |nor_conv_3x3~0|+|...|\n"
+     "  The full-training recipe (docs/export.md): 20 epochs over the 60,000 training images,\n"
+     "  batch 128, SGD lr 0.1 (cosine to 0 per step), Nesterov momentum 0.9, weight decay\n"
+     "  5e-4, crop+flip augmentation, every core; the network as exported (--genotype: C 16,\n"
+     "  N 1), seed from ARCH.json (--genotype: 0). Options override it:\n"
+     "  --epochs N --batch-size B --lr LR --momentum M --weight-decay W --seed S\n"
+     "  --schedule cosine|constant   --augment none|crop|flip|crop,flip (crop pads 4 pixels)\n"
+     "  --channels C        first-stage channels    --cells N   cells per stage\n"
+     "  --proxy             ARCH.json only: redo the search's proxy training (its recipe,\n"
+     "                      split, threads and backend): reproduces the trial\n"
+     "  --subset N          train on N training images   --test-subset M   test on M images\n"
+     "  --db PATH           record the result in the search's database (table final_training)\n"
+     "  --checkpoint PATH   after every epoch; rerun the command to resume (default with\n"
+     "                      ARCH.json: ARCH.<mode>-e<N>-s<S>[-<augment>].ckpt.npz; none: off;\n"
+     "                      --genotype: off unless given)\n"
+     "  --progress S        seconds between progress lines within an epoch (default 1 on a\n"
+     "                      terminal, 10 otherwise; 0: every step)\n"
+     "  --threads T (default: every core; --proxy: the trial's)  --backend cpu|ref\n"
      "  --precision P       fp32 (default), bf16 (cpu: oneDNN bf16, fp32 master weights) or\n"
      "                      fp16 (cuda only, loss scaling); an error where the backend lacks it\n"
-     "  --data DIR          Fashion-MNIST idx files (default /usr/share/datasets/fashion-mnist)\n"
-     "\nnas train ARCH.json [--epochs N] [--db PATH] [--seed S] [--augment crop,flip] [--proxy]\n"
-     "  train an architecture from `nas export --format json` with its recipe; a checkpoint\n"
-     "  after every epoch (rerun the command to resume); test accuracy recorded with --db\n"
-     "  --epochs N --seed S --batch-size B   override the recipe's\n"
-     "  --augment A         none (default), crop (4-pixel pad), flip, or crop,flip\n"
-     "  --proxy             redo the search's proxy training (same split): reproduces the trial\n"
-     "  --subset N          train on N training images   --test-subset M   test on M images\n"
-     "  --checkpoint PATH   (default ARCH.<mode>-e<N>-s<S>.ckpt.npz beside ARCH.json; none: off)\n"
-     "  --backend NAME --threads T --data DIR   --stop-after N   stop after epoch N (tests)\n"
-     "  --precision P       fp32 (default; ARCH.json records none), bf16 or fp16, as above\n"},
+     "  --data DIR          Fashion-MNIST idx files   --stop-after N   stop after epoch N (tests)\n"},
     {"report", nas_cmd_report,
      "nas report [--db PATH] [--experiment NAME] [-o FILE] [--top-k K]",
      "write a self-contained HTML report of an experiment (plots, Pareto front, failures)",

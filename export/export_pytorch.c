@@ -133,6 +133,36 @@ static const char *const CLASSES_PY =
     "        return {k: torch.from_numpy(z[k]) for k in z.files if \"/\" not in k}\n"
     "\n"
     "\n"
+    "def preprocess(pixels):\n"
+    "    \"\"\"uint8 images [N,28,28] or [N,1,28,28] (0..255) -> float32 tensor\n"
+    "    [N,1,28,28] normalised exactly as nas trained: (pixel/255 - MEAN) / STD.\"\"\"\n"
+    "    x = np.asarray(pixels, dtype=np.uint8).astype(np.float32)\n"
+    "    one = np.float32(1.0)\n"
+    "    x = (x * (one / np.float32(255.0)) - np.float32(MEAN)) * (one / np.float32(STD))\n"
+    "    return torch.from_numpy(x.reshape(x.shape[0], IN_CHANNELS, x.shape[-2], x.shape[-1]))\n"
+    "\n"
+    "\n"
+    "def load_data(split=\"test\", data_dir=DATA_DIR, limit=None):\n"
+    "    \"\"\"(images, labels) of the Fashion-MNIST split \"train\" (60,000) or \"test\"\n"
+    "    (10,000), read from the idx files (name.gz or name) in data_dir: images\n"
+    "    float32 [N,1,28,28] through preprocess(), labels int64 [N]. limit: first N.\"\"\"\n"
+    "    import gzip\n"
+    "    import os\n"
+    "    prefix = \"t10k\" if split == \"test\" else \"train\"\n"
+    "\n"
+    "    def read(name, offset):\n"
+    "        path = os.path.join(data_dir, name)\n"
+    "        opener = gzip.open if os.path.exists(path + \".gz\") else open\n"
+    "        with opener(path + \".gz\" if opener is gzip.open else path, \"rb\") as f:\n"
+    "            return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)\n"
+    "\n"
+    "    pixels = read(prefix + \"-images-idx3-ubyte\", 16).reshape(-1, 28, 28)\n"
+    "    labels = read(prefix + \"-labels-idx1-ubyte\", 8).astype(np.int64)\n"
+    "    if limit is not None:\n"
+    "        pixels, labels = pixels[:limit], labels[:limit]\n"
+    "    return preprocess(pixels), torch.from_numpy(labels.copy())\n"
+    "\n"
+    "\n"
     "def count_parameters(model):\n"
     "    return sum(p.numel() for p in model.parameters())\n"
     "\n"
@@ -184,7 +214,9 @@ int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, cha
     if (a && isfinite(a->metrics.val_accuracy))
         fprintf(f, "Proxy validation accuracy %.4f after %d epoch(s).\n", a->metrics.val_accuracy,
                 a->metrics.epochs);
-    fprintf(f, "Input: images normalised as (pixel/255 - 0.2860) / 0.3530 (Fashion-MNIST).\n");
+    fprintf(f, "Input: images normalised as (pixel/255 - %.4f) / %.4f (Fashion-MNIST);\n"
+               "load_data() reads the data set and preprocess() normalises raw pixels so.\n",
+            NAS_FMNIST_MEAN, NAS_FMNIST_STD);
     fprintf(f, "Weights: %s (numpy .npz, one float32 array per state_dict key).\n\"\"\"\n",
             npz_base);
     fprintf(f, "import numpy as np\nimport torch\nfrom torch import nn\n\n");
@@ -200,8 +232,14 @@ int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, cha
     }
     fprintf(f, "]\n");
     fprintf(f, "CHANNELS = %d\nSTAGES = %d\nCELLS_PER_STAGE = %d\nIN_CHANNELS = %d\n"
-               "NUM_CLASSES = %d\n\n\n",
+               "NUM_CLASSES = %d\n",
             d->channels, d->stages, d->cells_per_stage, d->in_c, d->classes);
+    /* The data helper (preprocess, load_data): the normalisation nas trains
+     * with (trainer/data.c) and where the search read the data set. */
+    fprintf(f, "# Inputs are normalised as (pixel/255 - MEAN) / STD, as nas trained the network.\n"
+               "MEAN = %.4f\nSTD = %.4f\nDATA_DIR = \"%s\"\n\n\n",
+            NAS_FMNIST_MEAN, NAS_FMNIST_STD,
+            a && a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
     fputs(CLASSES_PY, f);
     int bad = ferror(f);
     int e = errno;

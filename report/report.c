@@ -660,6 +660,67 @@ static int front_table(rep *r, nas_store *st, int *n_front, nas_error *err)
     return NAS_OK;
 }
 
+/* issue 22: the experiment's final trainings (`nas train ARCH.json --db`),
+ * next to what the search measured for the same trial. */
+static int final_table(rep *r, nas_store *st, nas_error *err)
+{
+    FILE *f = r->f;
+    nas_store_final_training *ft = NULL;
+    int n = 0;
+    int rc = nas_store_final_training_list(st, r->exp.id, -1, &ft, &n, err);
+    if (rc != NAS_OK)
+        return rc;
+    fputs("<section id=\"final-training\"><h2>Final training</h2>\n", f);
+    if (n == 0) {
+        fputs("<p id=\"no-final\">No trial of this experiment was trained fully yet: "
+              "<code>nas export --best --format json -o best.json</code>, then <code>nas train "
+              "best.json --db DB</code> records one here.</p></section>\n",
+              f);
+        return NAS_OK;
+    }
+    fputs("<p>Runs of <code>nas train ARCH.json --db</code> (docs/export.md): test accuracy on "
+          "the Fashion-MNIST test images after the run, next to the trial's proxy validation "
+          "accuracy.</p>\n<table id=\"final\"><thead><tr><th>run</th><th>trial</th>"
+          "<th>genotype</th><th>proxy val_acc</th><th>test_acc</th><th>mode</th><th>epochs</th>"
+          "<th>train images</th><th>augment</th><th>seconds</th><th>recipe</th></tr></thead>"
+          "<tbody>\n",
+          f);
+    for (int i = 0; i < n; i++) {
+        const nas_store_final_training *x = &ft[i];
+        double val = NAN;
+        for (int k = 0; k < r->n; k++)
+            if (r->t[k].id == x->trial_id)
+                val = r->t[k].val_accuracy;
+        fprintf(f, "<tr><td>%lld</td><td>", (long long)x->id);
+        if (x->trial_id >= 0)
+            fprintf(f, "%lld", (long long)x->trial_id);
+        else
+            fputs("-", f);
+        fputs("</td><td><code>", f);
+        esc(f, x->genotype);
+        fputs("</code></td><td>", f);
+        if (isfinite(val))
+            fprintf(f, "%.4f", val);
+        else
+            fputs("-", f);
+        fputs("</td><td>", f);
+        if (isfinite(x->test_accuracy))
+            fprintf(f, "%.4f", x->test_accuracy);
+        else
+            fputs("-", f);
+        fprintf(f, "</td><td>%s</td><td>%d</td><td>%lld</td><td>",
+                nas_store_final_training_is_full(x) ? "full" : "proxy rerun", x->epochs,
+                (long long)x->train_images);
+        esc(f, x->augment);
+        fprintf(f, "</td><td>%.0f</td><td><code>", isfinite(x->train_seconds) ? x->train_seconds : 0.0);
+        esc(f, x->recipe);
+        fputs("</code></td></tr>\n", f);
+    }
+    fputs("</tbody></table></section>\n", f);
+    free(ft);
+    return NAS_OK;
+}
+
 static void failure_table(rep *r)
 {
     FILE *f = r->f;
@@ -902,6 +963,8 @@ int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int 
                "trials by validation accuracy; grey: among all feasible trials.</p></section>\n",
             k_used);
 
+    if ((rc = final_table(&r, st, err)) != NAS_OK)
+        goto done;
     failure_table(&r);
 
     fputs("<section id=\"config\"><h2>Configuration</h2>\n<p>The config file as written"

@@ -166,6 +166,8 @@ typedef struct ctl {
     pend *pq;
     int pq_head, pq_n, pq_cap;
     int exhausted; /* the strategy found nothing new: no more proposals */
+    long rounds_seen; /* model rounds of the strategy already reported (issue 22) */
+    int table;        /* evaluator.kind = table: trials are looked up, not trained */
 } ctl;
 
 static double now_s(void)
@@ -326,8 +328,8 @@ static void draw_status(ctl *c)
     if (isfinite(f->loss))
         snprintf(loss, sizeof loss, " loss %.3f", f->loss);
     char line[512];
-    snprintf(line, sizeof line, "  trial %d/%d training %3.0f%%%s%s | %s | elapsed %s, ETA %s",
-             f->k, c->budget, 100.0 * f->fraction, loss, c->nfl > 1 ? " (+more)" : "", best, el,
+    snprintf(line, sizeof line, "  trial %d/%d %s %3.0f%%%s%s | %s | elapsed %s, ETA %s",
+             f->k, c->budget, c->table ? "lookup" : "training", 100.0 * f->fraction, loss, c->nfl > 1 ? " (+more)" : "", best, el,
              eta);
     /* Never wrap: a wrapped line cannot be redrawn with \r. */
     struct winsize ws;
@@ -936,6 +938,31 @@ static int job_fn(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progr
     return rc;
 }
 
+/* One line per model round of the strategy (NAO) since the last call
+ * (issue 22); rounds made while replaying are not reported. */
+static void report_round(ctl *c)
+{
+    nas_strategy_round r;
+    long n = nas_strategy_last_round(c->strat, &r);
+    if (n <= c->rounds_seen)
+        return;
+    c->rounds_seen = n;
+    char tau[96];
+    if (isfinite(r.tau))
+        snprintf(tau, sizeof tau, "Kendall tau %.2f on %d held-back result(s)", r.tau,
+                 r.n_heldout);
+    else
+        snprintf(tau, sizeof tau, "Kendall tau -- (%d held-back result(s))", r.n_heldout);
+    char extra[96] = "";
+    if (r.n_neighbours > 0 || r.n_random > 0)
+        snprintf(extra, sizeof extra, " (%d single-token neighbour(s), %d uniform sample(s))",
+                 r.n_neighbours, r.n_random);
+    say(c, "[%s round %ld] model trained on %d results, loss %.4f | %s | %d candidate(s) "
+           "decoded, %d queued%s",
+        nas_strategy_name(c->strat), r.round, r.n_train, r.loss, tau, r.n_decoded,
+        r.n_queued + r.n_random, extra);
+}
+
 /* Start one trial: a re-queued one, or a new proposal. Returns NAS_OK,
  * NAS_EINFEASIBLE (nothing new to try) or a failure. */
 static int start_one(ctl *c, nas_error *err)
@@ -964,7 +991,8 @@ static int start_one(ctl *c, nas_error *err)
         if (rc != NAS_OK)
             return rc;
         nas_space_format(c->space, &f.g, f.geno, sizeof f.geno);
-        rc = nas_store_trial_insert(c->st, c->exp, f.geno, key, nas_strategy_name(c->strat),
+        report_round(c);
+        rc = nas_store_trial_insert(c->st, c->exp, f.geno, key, nas_strategy_origin(c->strat),
                                     &f.trial, err);
         if (rc == NAS_OK)
             rc = pend_push(c, f.trial, &f.g, NULL, err);
@@ -993,12 +1021,12 @@ static int start_one(ctl *c, nas_error *err)
     if (rerun && !retry && f.failures > 0)
         snprintf(used, sizeof used, " (%d of workers.max_retries = %d retries used before)",
                  f.failures, c->cfg->workers.max_retries);
+    const char *what = rerun ? "re-run" : c->table ? "lookup" : "train ";
     if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
-        say(c, "[trial %d/%d] %s %s (worker %d)%s", f.k, c->budget, rerun ? "re-run" : "train ",
-            f.geno, f.worker, used);
-    else
-        say(c, "[trial %d/%d] %s %s%s", f.k, c->budget, rerun ? "re-run" : "train ", f.geno,
+        say(c, "[trial %d/%d] %s %s (worker %d)%s", f.k, c->budget, what, f.geno, f.worker,
             used);
+    else
+        say(c, "[trial %d/%d] %s %s%s", f.k, c->budget, what, f.geno, used);
     draw_status(c);
     nas_pool_job job = {f.trial, f.g, 0};
     nas_store_trial stt; /* issue 4: the attempt number (the NAS_FAULT hook keys on it) */
@@ -1013,6 +1041,27 @@ static int start_one(ctl *c, nas_error *err)
         return rc;
     }
     return NAS_OK;
+}
+
+/* Record trial's saved weights file and (proxy.keep_weights not set, issue
+ * 22) keep only the best proxy.keep_top trials' files within
+ * proxy.weights_mb. Failures are warnings: the trial's result stands. */
+static void keep_weights(ctl *c, int64_t trial)
+{
+    char wp[NAS_PATH_MAX + 64];
+    snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)trial);
+    nas_error werr;
+    if (access(wp, R_OK) != 0)
+        return;
+    if (nas_store_trial_weights_put(c->st, trial, wp, &werr) != NAS_OK) {
+        say(c, "nas: warning: trial %lld: %s", (long long)trial, werr.msg);
+        return;
+    }
+    const nas_config *cfg = c->cfg;
+    if (cfg->proxy.keep_weights < 0 &&
+        nas_store_trial_weights_prune(c->st, c->exp, cfg->proxy.keep_top,
+                                      cfg->proxy.weights_mb * 1e6, NULL, &werr) != NAS_OK)
+        say(c, "nas: warning: proxy.keep_top: %s", werr.msg);
 }
 
 static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
@@ -1088,25 +1137,22 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
             f.k, c->budget, f.geno, ev->result.latency_ms, c->cfg->constraints.latency_ms);
         return NAS_OK;
     }
-    if (c->weights_dir[0] && ev->result.status == NAS_OK) { /* keep_weights: record the file */
-        char wp[NAS_PATH_MAX + 64];
-        snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)f.trial);
-        nas_error werr;
-        if (access(wp, R_OK) == 0 && nas_store_trial_weights_put(c->st, f.trial, wp, &werr))
-            say(c, "nas: warning: trial %lld: %s", (long long)f.trial, werr.msg);
-    }
+    if (c->weights_dir[0] && ev->result.status == NAS_OK) /* keep_weights: record the file */
+        keep_weights(c, f.trial);
     c->ran++;
     double dt = now_s() - f.t0;
     char el[32], eta[32], best[96];
     eta_text(c, el, sizeof el, eta, sizeof eta);
     best_text(c, best, sizeof best);
+    char lat[32] = ""; /* a table look-up measures no latency (issue 22) */
+    if (!c->table)
+        snprintf(lat, sizeof lat, ", %.3f ms", ev->result.latency_ms);
     if (ev->result.status == NAS_OK)
         say(c,
-            "[trial %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params, %.3f ms | %.1f s%s%s "
+            "[trial %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params%s | %.1f s%s%s "
             "| %s | elapsed %s, ETA %s",
             f.k, c->budget, ev->result.val_accuracy, ev->result.macs / 1e6,
-            ev->result.params / 1e3, ev->result.latency_ms, dt, note[0] ? " | " : "", note,
-            best, el, eta);
+            ev->result.params / 1e3, lat, dt, note[0] ? " | " : "", note, best, el, eta);
     else
         say(c, "[trial %d/%d] FAILED %s: %s | %s | elapsed %s, ETA %s", f.k, c->budget, f.geno,
             ev->result.error[0] ? ev->result.error : nas_strerror(ev->result.status), best, el,
@@ -1305,6 +1351,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     c.t_start = now_s();
     c.min_macs = c.min_params = -1;
     c.min_latency = NAN;
+    c.table = cfg->evaluator.kind == NAS_EVALUATOR_TABLE;
 
     int rc;
     char *canon = NULL, *text = NULL;
@@ -1354,6 +1401,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     if ((rc = replay(&c, &mismatch, err)) != NAS_OK || (rc = retries_load(&c, err)) != NAS_OK)
         goto out;
     summary->replay_mismatch = mismatch;
+    c.rounds_seen = nas_strategy_last_round(c.strat, NULL); /* replayed rounds stay silent */
     if ((rc = nas_store_experiment_set_status(c.st, c.exp, "running", err)) != NAS_OK)
         goto out;
     if (created)
@@ -1410,10 +1458,14 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     }
     if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK)
         goto out;
-    if (cfg->proxy.keep_weights && cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+    /* proxy.keep_weights: true keeps every trained trial's weights; not set
+     * (the default) the best proxy.keep_top (keep_weights() prunes) */
+    if ((cfg->proxy.keep_weights > 0 || (cfg->proxy.keep_weights < 0 && cfg->proxy.keep_top > 0)) &&
+        cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
         snprintf(c.weights_dir, sizeof c.weights_dir, "%s.weights", opts->db_path);
         if (mkdir(c.weights_dir, 0777) != 0 && errno != EEXIST) {
-            rc = nas_error_set(err, NAS_EIO, "proxy.keep_weights: cannot create %s: %s",
+            rc = nas_error_set(err, NAS_EIO, "%s: cannot create %s: %s",
+                               cfg->proxy.keep_weights > 0 ? "proxy.keep_weights" : "proxy.keep_top",
                                c.weights_dir, strerror(errno));
             goto out;
         }
@@ -1440,9 +1492,15 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     }
     if (rc != NAS_OK)
         goto out;
-    say(&c, "nas: %d %s, backend %s with %d thread(s) each%s", nas_pool_size(c.pool),
-        cfg->workers.count == 0 ? "in-process worker" : "worker process(es)", cfg->proxy.backend,
-        cfg->proxy.threads, c.tty ? "; Ctrl-C stops (resume by running the same command)" : "");
+    if (c.table) /* nothing is trained: no backend, no threads (issue 22) */
+        say(&c, "nas: %d %s, table look-ups%s", nas_pool_size(c.pool),
+            cfg->workers.count == 0 ? "in-process worker" : "worker process(es)",
+            c.tty ? "; Ctrl-C stops (resume by running the same command)" : "");
+    else
+        say(&c, "nas: %d %s, backend %s with %d thread(s) each%s", nas_pool_size(c.pool),
+            cfg->workers.count == 0 ? "in-process worker" : "worker process(es)",
+            cfg->proxy.backend, cfg->proxy.threads,
+            c.tty ? "; Ctrl-C stops (resume by running the same command)" : "");
 
     /* The ordered schedule (header comment): a worker is given a new
      * proposal only while fewer than c.width trials are unobserved; it

@@ -1,5 +1,6 @@
 /* search/strategy.c - strategy creation and dispatch (see nas/search.h). */
 #include <stdlib.h>
+#include <string.h> /* memset */
 #include <math.h>
 #include "strategy_impl.h"
 
@@ -57,4 +58,20 @@ void nas_strategy_observe_result(nas_strategy *s, const nas_genotype *g,
         s->ops->observe_result(s, g, res);
     else
         s->ops->observe(s, g, nas_search_score(s->cfg, res, NULL, 0));
+}
+
+const char *nas_strategy_origin(const nas_strategy *s)
+{
+    if (s->ops->origin)
+        return s->ops->origin(s);
+    return s->ops->name;
+}
+
+long nas_strategy_last_round(const nas_strategy *s, nas_strategy_round *out)
+{
+    nas_strategy_round tmp;
+    if (!out)
+        out = &tmp;
+    memset(out, 0, sizeof *out);
+    return s->ops->last_round ? s->ops->last_round(s, out) : 0;
 }

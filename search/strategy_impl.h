@@ -16,6 +16,10 @@ typedef struct nas__strategy_ops {
     /* Optional (NULL: observe(s, g, nas_search_score(s->cfg, res, NULL, 0))):
      * the full result, for strategies that use several objectives. */
     void (*observe_result)(nas_strategy *s, const nas_genotype *g, const nas_trial_result *res);
+    /* Optional (NULL: the name): origin of the last proposal (nas_strategy_origin). */
+    const char *(*origin)(const nas_strategy *s);
+    /* Optional (NULL: no model): the last model round (nas_strategy_last_round). */
+    long (*last_round)(const nas_strategy *s, nas_strategy_round *out);
 } nas__strategy_ops;
 
 struct nas_strategy {

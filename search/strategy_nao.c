@@ -24,6 +24,12 @@
  *      encoding and the best `batch_per_round` are queued (NAO's paper
  *      likewise keeps the best predicted of the new architectures); an
  *      empty pool is replaced by batch_per_round uniform samples.
+ * Before step 1 retrains the model, the previous round's model predicts
+ * the results that arrived since (held back from its training): their
+ * Kendall tau-b is reported with the round (nas_strategy_last_round).
+ * Proposals are labelled (nas_strategy_origin) "nao-seed" (the first
+ * seed_archs uniform samples), "nao" (model candidates) or "nao-random"
+ * (uniform samples for an empty pool).
  * With NAO_ENSEMBLE > 1 several models are trained per round; each moves
  * every top genotype and candidates are ranked by the mean prediction.
  * When no candidate decodes, the proposal is a uniform sample.
@@ -57,6 +63,7 @@
 #define NAO_EPOCH_CAP 96   /* samples visited per epoch at most: bounds a round's cost */
 #define NAO_RANDOM_TRIES 10000
 #define NAO_MAX_ENSEMBLE 8
+#define NAO_HELDOUT 32     /* held-back results the reported Kendall tau covers */
 #ifndef NAO_ENSEMBLE
 #define NAO_ENSEMBLE 1 /* models trained from fresh initialisations each round */
 #endif
@@ -154,9 +161,16 @@ typedef struct nao_state {
     size_t n_obs, cap_obs;
     key_set seen; /* keys observed or proposed */
     nas_genotype queue[256];
+    uint8_t queue_random[256]; /* 1: a uniform sample queued for an empty pool */
     int q_head, q_len;
     long n_proposed;
     long rounds;
+    const char *origin;     /* of the last proposal (nas_strategy_origin) */
+    size_t n_obs_trained;   /* observations the current model was trained on */
+    nas_strategy_round last; /* the last round, for the progress line */
+    /* the NAO_HELDOUT most recent held-back results and their predictions */
+    double hb_pred[NAO_HELDOUT], hb_score[NAO_HELDOUT];
+    int hb_n, hb_pos;
 } nao_state;
 
 typedef struct nao_cand {
@@ -217,6 +231,85 @@ static int pool_add(nas_strategy *s, const nas_genotype *g, nas_known_fn is_know
     return nc + 1;
 }
 
+/* Kendall's tau-b (Kendall 1945: ties in either ranking shrink the
+ * denominator) between x and y, n >= 2; NaN when either is constant. */
+static double kendall_tau_b(const double *x, const double *y, int n)
+{
+    double conc = 0, disc = 0, tx = 0, ty = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            double dx = x[i] - x[j], dy = y[i] - y[j];
+            if (dx == 0 && dy == 0)
+                continue;
+            if (dx == 0)
+                tx++;
+            else if (dy == 0)
+                ty++;
+            else if ((dx > 0) == (dy > 0))
+                conc++;
+            else
+                disc++;
+        }
+    double den = sqrt((conc + disc + tx) * (conc + disc + ty));
+    return den > 0 ? (conc - disc) / den : NAN;
+}
+
+/* How well the model ranks results it never saw: the current model
+ * (trained in the previous round) predicts the results observed since;
+ * those (prediction, score) pairs join the NAO_HELDOUT most recent ones,
+ * and the result is Kendall's tau-b over them (each predicted by the
+ * model of the round before it was observed). Reads the model only
+ * (encoder and predictor forward passes, no random numbers), so the
+ * search is unchanged. NaN with fewer than two pairs; *n gets their
+ * number. */
+static double heldout_tau(nao_state *st, int *n)
+{
+    *n = st->hb_n;
+    int m = 0;
+    const int L = st->L, H = st->H;
+    if (st->rounds > 0)
+        for (size_t i = st->n_obs_trained; i < st->n_obs; i++)
+            m += isfinite(st->obs[i].score) ? 1 : 0;
+    if (m == 0)
+        return st->hb_n >= 2 ? kendall_tau_b(st->hb_pred, st->hb_score, st->hb_n) : NAN;
+    uint8_t *seqs = malloc((size_t)m * L);
+    float *states = malloc((size_t)m * L * H * sizeof(float));
+    float *pred = malloc((size_t)m * sizeof(float));
+    double *p = calloc((size_t)m, sizeof(double));
+    double *y = malloc((size_t)m * sizeof(double));
+    double tau = NAN;
+    if (seqs && states && pred && p && y) {
+        int k = 0;
+        for (size_t i = st->n_obs_trained; i < st->n_obs; i++)
+            if (isfinite(st->obs[i].score)) {
+                memcpy(seqs + (size_t)k * L, st->obs[i].g.tok, (size_t)L);
+                y[k++] = st->obs[i].score;
+            }
+        int ok = 1;
+        for (int e = 0; e < st->ens && ok; e++) {
+            ok = nas__nao_encode(st->model[e], m, seqs, states, pred) == 0;
+            for (int i = 0; ok && i < m; i++)
+                p[i] += pred[i] / st->ens;
+        }
+        for (int i = 0; ok && i < m; i++) {
+            st->hb_pred[st->hb_pos] = p[i];
+            st->hb_score[st->hb_pos] = y[i];
+            st->hb_pos = (st->hb_pos + 1) % NAO_HELDOUT;
+            if (st->hb_n < NAO_HELDOUT)
+                st->hb_n++;
+        }
+    }
+    *n = st->hb_n;
+    if (st->hb_n >= 2)
+        tau = kendall_tau_b(st->hb_pred, st->hb_score, st->hb_n);
+    free(seqs);
+    free(states);
+    free(pred);
+    free(p);
+    free(y);
+    return tau;
+}
+
 /* One NAO round: train, move, decode, queue. NAS_OK (the queue may stay
  * empty when nothing new decodes) or NAS_ENOMEM. */
 static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, nas_error *err)
@@ -267,6 +360,10 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
         memcpy(seqs + i * L, ord[i]->g.tok, (size_t)L);
         y[i] = (float)(((double)less + 0.5 * (double)(eq - 1)) / (double)(n - 1));
     }
+    nas_strategy_round info;
+    memset(&info, 0, sizeof info);
+    info.tau = heldout_tau(st, &info.n_heldout);
+    float fit_loss = 0.0f;
     for (int e = 0; e < st->ens; e++) {
         if (st->restart) { /* a fresh initialisation: a new embedding geometry */
             nas__nao_model *fresh = nas__nao_model_create(nas__nao_model_dims(st->model[e]),
@@ -281,8 +378,13 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
                                 NAO_EPOCH_CAP, (float)st->lr, (float)st->tradeoff, &st->mrng);
         if (isnan(fl))
             goto done;
+        fit_loss += fl / (float)st->ens;
     }
     st->rounds++;
+    st->n_obs_trained = st->n_obs;
+    info.round = st->rounds;
+    info.n_train = (int)n;
+    info.loss = fit_loss;
 
     qsort(ord, n, sizeof *ord, cmp_obs_desc);
     const int radius = st->max_edit;
@@ -328,6 +430,7 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
             }
         }
     }
+    info.n_decoded = nc;
     /* nothing new decoded near the best cells: their single-token
      * neighbours, ranked by the predictor below like decoded candidates */
     if (nc == 0 && st->fill_neighbours) {
@@ -357,8 +460,12 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
     int cap = (int)(sizeof st->queue / sizeof st->queue[0]);
     int take = nc < st->batch_per_round ? nc : st->batch_per_round;
     take = take < cap ? take : cap;
-    for (int c = 0; c < take; c++)
+    info.n_neighbours = nc - info.n_decoded;
+    info.n_queued = take;
+    for (int c = 0; c < take; c++) {
         st->queue[c] = cand[c].g;
+        st->queue_random[c] = 0;
+    }
     /* An empty pool (the neighbourhoods of the best cells are used up) is
      * replaced by batch_per_round uniform samples, so a dry spell does not
      * retrain the model for every proposal. */
@@ -375,11 +482,15 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
             genotype_key(s, &st->queue[c], qk);
             dup = strcmp(key, qk) == 0;
         }
-        if (!dup)
+        if (!dup) {
+            st->queue_random[take] = 1;
             st->queue[take++] = g;
+            info.n_random++;
+        }
     }
     st->q_head = 0;
     st->q_len = take;
+    st->last = info;
     rc = NAS_OK;
 done:
     if (rc != NAS_OK)
@@ -422,6 +533,7 @@ static int nao_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx, 
                     return r;
             }
             while (st->q_len > 0 && rc != NAS_OK) {
+                st->origin = st->queue_random[st->q_head] ? "nao-random" : "nao";
                 *out = st->queue[st->q_head++];
                 st->q_len--;
                 if (is_new(s, out, is_known, known_ctx))
@@ -429,8 +541,10 @@ static int nao_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx, 
             }
         }
     }
-    if (rc != NAS_OK)
+    if (rc != NAS_OK) {
+        st->origin = st->n_proposed < st->seed_archs ? "nao-seed" : "nao-random";
         rc = nao_random(s, is_known, known_ctx, out);
+    }
     if (rc != NAS_OK) {
         memset(out, 0, sizeof *out);
         return nas_error_set(err, rc, "nao: no new architecture found after %d samples",
@@ -477,11 +591,27 @@ static void nao_destroy(nas_strategy *s)
     s->context = NULL;
 }
 
+static const char *nao_origin(const nas_strategy *s)
+{
+    const nao_state *st = s->context;
+    return st->origin;
+}
+
+static long nao_last_round(const nas_strategy *s, nas_strategy_round *out)
+{
+    const nao_state *st = s->context;
+    if (st->rounds > 0)
+        *out = st->last;
+    return st->rounds;
+}
+
 static const nas__strategy_ops nao_ops = {
     .name = "nao",
     .propose = nao_propose,
     .observe = nao_observe,
     .destroy = nao_destroy,
+    .origin = nao_origin,
+    .last_round = nao_last_round,
 };
 
 int nas__strategy_nao_init(nas_strategy *s, nas_error *err)
@@ -515,6 +645,7 @@ int nas__strategy_nao_init(nas_strategy *s, nas_error *err)
     st->ens = NAO_ENSEMBLE;
 #undef NAO_KNOB
     st->restart = 1;
+    st->origin = "nao";
     st->L = L;
     st->V = V;
     st->H = H;

@@ -57,6 +57,9 @@ typedef struct field {
     size_t size; /* bytes of a string field */
     double min, max;
     const char *const *words; /* NULL-terminated choices for F_WORD / F_ENUM */
+    int policy; /* 1: storage policy only (what is kept on disk, not what is
+                   searched): left out of the canonical text, the experiment's
+                   identity, so changing it resumes the same experiment */
 } field;
 
 static const char *const w_dataset[] = {"fashion-mnist", NULL};
@@ -71,19 +74,21 @@ static const char *const w_metric[] = {"val_accuracy", "latency_ms", "macs", "pa
 
 #define OFF(m) offsetof(nas_config, m)
 #define SZ(m) sizeof(((nas_config *)0)->m)
-#define I(g, k, m, lo, hi) {g, k, F_INT, OFF(m), 0, lo, hi, NULL}
-#define D(g, k, m, lo, hi) {g, k, F_FLOAT, OFF(m), 0, lo, hi, NULL}
-#define B(g, k, m) {g, k, F_BOOL, OFF(m), 0, 0, 1, NULL}
-#define S(g, k, m) {g, k, F_STR, OFF(m), SZ(m), 0, 0, NULL}
-#define W(g, k, m, w) {g, k, F_WORD, OFF(m), SZ(m), 0, 0, w}
-#define E(g, k, m, w) {g, k, F_ENUM, OFF(m), 0, 0, 0, w}
-#define P(g, k, m) {g, k, F_PATH, OFF(m), SZ(m), 0, 0, NULL}
-#define X(g, k, kind) {g, k, kind, 0, 0, 0, 0, NULL}
+#define I(g, k, m, lo, hi) {g, k, F_INT, OFF(m), 0, lo, hi, NULL, 0}
+#define D(g, k, m, lo, hi) {g, k, F_FLOAT, OFF(m), 0, lo, hi, NULL, 0}
+#define B(g, k, m) {g, k, F_BOOL, OFF(m), 0, 0, 1, NULL, 0}
+#define S(g, k, m) {g, k, F_STR, OFF(m), SZ(m), 0, 0, NULL, 0}
+#define W(g, k, m, w) {g, k, F_WORD, OFF(m), SZ(m), 0, 0, w, 0}
+#define E(g, k, m, w) {g, k, F_ENUM, OFF(m), 0, 0, 0, w, 0}
+#define P(g, k, m) {g, k, F_PATH, OFF(m), SZ(m), 0, 0, NULL, 0}
+#define X(g, k, kind) {g, k, kind, 0, 0, 0, 0, NULL, 0}
+#define IP(g, k, m, lo, hi) {g, k, F_INT, OFF(m), 0, lo, hi, NULL, 1}
+#define DP(g, k, m, lo, hi) {g, k, F_FLOAT, OFF(m), 0, lo, hi, NULL, 1}
 
 /* Order here is the order of the canonical text: never reorder, only add. */
 static const field fields[] = {
-    {"", "experiment", F_NAME, OFF(experiment), SZ(experiment), 0, 0, NULL},
-    {"", "seed", F_U64, OFF(seed), 0, 0, (double)INT64_MAX, NULL},
+    {"", "experiment", F_NAME, OFF(experiment), SZ(experiment), 0, 0, NULL, 0},
+    {"", "seed", F_U64, OFF(seed), 0, 0, (double)INT64_MAX, NULL, 0},
 
     W("data", "dataset", data.dataset, w_dataset),
     P("data", "dir", data.dir),
@@ -108,6 +113,8 @@ static const field fields[] = {
     W("proxy", "backend", proxy.backend, w_backend),
     W("proxy", "precision", proxy.precision, w_precision),
     B("proxy", "keep_weights", proxy.keep_weights),
+    IP("proxy", "keep_top", proxy.keep_top, 0, 1000000),
+    DP("proxy", "weights_mb", proxy.weights_mb, 0, 1e9),
 
     E("search", "strategy", search.strategy, w_strategy),
     I("search", "trials", search.trials, 1, 1000000),
@@ -148,7 +155,7 @@ static const field fields[] = {
     I("workers", "trial_timeout_s", workers.trial_timeout_s, 0, 7 * 24 * 3600),
     I("workers", "heartbeat_s", workers.heartbeat_s, 1, 3600),
     I("workers", "max_retries", workers.max_retries, 0, 100),
-    {"workers", "gpus", F_GPUS, 0, 0, 0, 255, NULL},
+    {"workers", "gpus", F_GPUS, 0, 0, 0, 255, NULL, 0},
     I("workers", "trials_per_gpu", workers.trials_per_gpu, 1, 64),
     B("workers", "ordered", workers.ordered),
 };
@@ -189,7 +196,9 @@ void nas_config_defaults(nas_config *cfg)
     cfg->proxy.threads = 2;
     snprintf(cfg->proxy.backend, sizeof cfg->proxy.backend, "cpu");
     snprintf(cfg->proxy.precision, sizeof cfg->proxy.precision, "fp32");
-    cfg->proxy.keep_weights = 0;
+    cfg->proxy.keep_weights = -1; /* not set: keep the best keep_top trials' weights */
+    cfg->proxy.keep_top = 5;
+    cfg->proxy.weights_mb = 100;
 
     cfg->search.strategy = NAS_STRATEGY_EVOLUTION;
     cfg->search.trials = 20;
@@ -998,6 +1007,8 @@ char *nas_config_canonical(const nas_config *cfg)
     char key[160], num[64];
     for (size_t i = 0; i < N_FIELDS; i++) {
         const field *f = &fields[i];
+        if (f->policy)
+            continue;
         full_key(f, key, sizeof key);
         sb_printf(&b, "%s = ", key);
         switch (f->kind) {
@@ -1007,7 +1018,9 @@ char *nas_config_canonical(const nas_config *cfg)
             fmt_double(*(const double *)field_cptr(cfg, f), num, sizeof num);
             sb_printf(&b, "%s", num);
             break;
-        case F_BOOL: sb_printf(&b, "%s", *(const int *)field_cptr(cfg, f) ? "true" : "false"); break;
+        /* proxy.keep_weights not set (-1) prints as false, its old default,
+         * so experiments started before proxy.keep_top keep their identity */
+        case F_BOOL: sb_printf(&b, "%s", *(const int *)field_cptr(cfg, f) > 0 ? "true" : "false"); break;
         case F_STR:
         case F_NAME:
         case F_PATH:

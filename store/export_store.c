@@ -4,7 +4,8 @@
  *
  *   trial_weights(trial_id PRIMARY KEY -> trial(id), path, bytes, created_at)
  *     where a trial's trained proxy weights (.npz) were kept
- *     (proxy.keep_weights = true);
+ *     (by default those of the best proxy.keep_top trials, pruned by
+ *     nas_store_trial_weights_prune; proxy.keep_weights = true: all);
  *   final_training(id, experiment_id, trial_id, genotype, arch_json,
  *     epochs, recipe, augment, backend, train_images, test_accuracy,
  *     test_loss, train_loss, train_accuracy, train_seconds, params, macs,
@@ -19,10 +20,12 @@
  * docs/export.md documents the columns.
  */
 #include <limits.h>   /* PATH_MAX */
+#include <math.h>     /* NAN */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* realpath */
-#include <string.h>
+#include <string.h>   /* strdup */
 #include <sys/stat.h> /* stat: the weights file's size */
+#include <unistd.h>   /* unlink: pruned weights */
 #include <sqlite3.h>  /* the database engine */
 #include "nas/store.h"
 
@@ -57,12 +60,50 @@ static const char EXPORT_TABLES[] =
     "  created_at TEXT NOT NULL\n"
     ");\n";
 
+/* A read-only open of a database in a directory nobody can write, with no
+ * -wal or -shm beside it (nobody is writing): SQLite cannot create the
+ * -shm file a WAL database needs, so read it as immutable ("file:PATH?
+ * immutable=1", PATH percent-encoded), as nas_store_open does. */
+static const char *ro_name(const char *path, char *uri, size_t n, int *flags)
+{
+    char dir[PATH_MAX], side[PATH_MAX + 8];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
+             slash ? path : ".");
+    if (access(dir, W_OK) == 0)
+        return path;
+    snprintf(side, sizeof side, "%s-wal", path);
+    if (access(side, F_OK) == 0)
+        return path;
+    snprintf(side, sizeof side, "%s-shm", path);
+    if (access(side, F_OK) == 0)
+        return path;
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = (size_t)snprintf(uri, n, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p && k + 4 < n; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("/-._~", *p)) {
+            uri[k++] = (char)*p;
+        } else {
+            uri[k++] = '%';
+            uri[k++] = hex[*p >> 4];
+            uri[k++] = hex[*p & 15];
+        }
+    }
+    uri[k] = '\0';
+    snprintf(uri + k, n - k, "?immutable=1");
+    *flags |= SQLITE_OPEN_URI;
+    return uri;
+}
+
 static int open_db(nas_store *st, int readonly, sqlite3 **db, nas_error *err)
 {
     const char *path = nas_store_path(st);
     *db = NULL;
     int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-    if (sqlite3_open_v2(path, db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    char uri[3 * PATH_MAX + 32];
+    const char *name = readonly ? ro_name(path, uri, sizeof uri, &flags) : path;
+    if (sqlite3_open_v2(name, db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         int rc = nas_error_set(err, NAS_EDB, "database %s: cannot open: %s", path,
                                *db ? sqlite3_errmsg(*db) : "out of memory");
         sqlite3_close(*db);
@@ -162,10 +203,118 @@ int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, siz
     sqlite3_close(db);
     if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND,
-                             "trial %lld has no kept weights in %s (set proxy.keep_weights = true "
-                             "before the search, or export with --weights init)",
-                             (long long)trial_id, nas_store_path(st));
+                             "trial %lld has no kept weights in %s (a search keeps the weights "
+                             "of its best proxy.keep_top trials within proxy.weights_mb, all "
+                             "with proxy.keep_weights = true, none with false): export it with "
+                             "--weights init, or retrain it with `nas export --trial %lld "
+                             "--format json -o t.json` and `nas train t.json --proxy`",
+                             (long long)trial_id, nas_store_path(st), (long long)trial_id);
     return NAS_OK;
+}
+
+int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, double max_bytes,
+                                  int *n_deleted, nas_error *err)
+{
+    if (n_deleted)
+        *n_deleted = 0;
+    if (!st)
+        return nas_error_set(err, NAS_EINVAL, "nas_store_trial_weights_prune: NULL argument");
+    sqlite3 *db;
+    int rc = open_db(st, 0, &db, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return fail(db, s, st, "cannot prune kept weights", err);
+    /* best first as `nas export --best` ranks: the stored score (the primary
+     * objective, oriented; NULL for failed or infeasible trials), ties by id */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT w.trial_id, w.path, w.bytes, r.score FROM trial_weights w "
+                           "JOIN trial t ON t.id = w.trial_id LEFT JOIN result r ON "
+                           "r.trial_id = w.trial_id WHERE t.experiment_id = ?1 "
+                           "ORDER BY r.score IS NULL, r.score DESC, w.trial_id",
+                           -1, &s, NULL) != SQLITE_OK) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return fail(db, s, st, "cannot prune kept weights", err);
+    }
+    sqlite3_bind_int64(s, 1, exp_id);
+    int cap = 0, n_drop = 0, kept = 0, step;
+    char **drop = NULL;
+    int64_t *drop_id = NULL;
+    double used = 0;
+    int oom = 0;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        const char *path = (const char *)sqlite3_column_text(s, 1);
+        double bytes = sqlite3_column_type(s, 2) == SQLITE_NULL ? -1 : sqlite3_column_double(s, 2);
+        if (bytes < 0) {
+            struct stat sb;
+            bytes = path && stat(path, &sb) == 0 ? (double)sb.st_size : 0;
+        }
+        int feasible = sqlite3_column_type(s, 3) != SQLITE_NULL;
+        if (feasible && kept < keep_top && (max_bytes <= 0 || used + bytes <= max_bytes)) {
+            kept++;
+            used += bytes;
+            continue;
+        }
+        if (n_drop == cap) {
+            int nc = cap ? 2 * cap : 16;
+            char **nd = realloc(drop, (size_t)nc * sizeof *nd);
+            int64_t *ni = nd ? realloc(drop_id, (size_t)nc * sizeof *ni) : NULL;
+            if (nd)
+                drop = nd;
+            if (ni)
+                drop_id = ni;
+            if (!nd || !ni) {
+                oom = 1;
+                break;
+            }
+            cap = nc;
+        }
+        drop_id[n_drop] = sqlite3_column_int64(s, 0);
+        drop[n_drop] = strdup(path ? path : "");
+        if (!drop[n_drop]) {
+            oom = 1;
+            break;
+        }
+        n_drop++;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (!oom && step != SQLITE_DONE && step != SQLITE_ROW) {
+        rc = nas_error_set(err, NAS_EDB, "database %s: cannot prune kept weights: %s",
+                           nas_store_path(st), sqlite3_errmsg(db));
+    } else if (oom) {
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory pruning kept weights");
+    } else if (n_drop > 0) {
+        if (sqlite3_prepare_v2(db, "DELETE FROM trial_weights WHERE trial_id = ?1", -1, &s,
+                               NULL) != SQLITE_OK)
+            rc = NAS_EDB;
+        for (int i = 0; !rc && i < n_drop; i++) {
+            sqlite3_reset(s);
+            sqlite3_bind_int64(s, 1, drop_id[i]);
+            if (sqlite3_step(s) != SQLITE_DONE)
+                rc = NAS_EDB;
+        }
+        if (rc)
+            rc = nas_error_set(err, NAS_EDB, "database %s: cannot prune kept weights: %s",
+                               nas_store_path(st), sqlite3_errmsg(db));
+        sqlite3_finalize(s);
+    }
+    if (!rc && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = nas_error_set(err, NAS_EDB, "database %s: cannot prune kept weights: %s",
+                           nas_store_path(st), sqlite3_errmsg(db));
+    if (rc)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+    /* files only once their rows are gone: a crash leaves at worst a stray file */
+    for (int i = 0; i < n_drop; i++) {
+        if (!rc && drop[i][0] && unlink(drop[i]) == 0 && n_deleted)
+            ++*n_deleted;
+        free(drop[i]);
+    }
+    free(drop);
+    free(drop_id);
+    return rc;
 }
 
 static void bind_num(sqlite3_stmt *s, int i, double v)
@@ -232,4 +381,110 @@ int nas_store_final_training_put(nas_store *st, const nas_store_final_training *
     sqlite3_finalize(s);
     sqlite3_close(db);
     return NAS_OK;
+}
+
+static double col_num(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+static int64_t col_id(sqlite3_stmt *s, int i)
+{
+    return sqlite3_column_type(s, i) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, i);
+}
+
+static void col_text(sqlite3_stmt *s, int i, char *buf, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(s, i);
+    snprintf(buf, n, "%s", t ? (const char *)t : "");
+}
+
+int nas_store_final_training_list(nas_store *st, int64_t exp_id, int64_t trial_id,
+                                  nas_store_final_training **out, int *n, nas_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (n)
+        *n = 0;
+    if (!st || !out || !n)
+        return nas_error_set(err, NAS_EINVAL, "nas_store_final_training_list: NULL argument");
+    sqlite3 *db;
+    int rc = open_db(st, 1, &db, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
+                           "'final_training'",
+                           -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_step(s) != SQLITE_ROW)
+        return fail(db, s, st, "cannot look for the final_training table", err);
+    int have = sqlite3_column_int(s, 0) > 0;
+    sqlite3_finalize(s);
+    s = NULL;
+    if (!have) {
+        sqlite3_close(db);
+        return NAS_OK;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT experiment_id, trial_id, genotype, arch_json, epochs, recipe, "
+                           "augment, backend, train_images, test_accuracy, test_loss, "
+                           "train_loss, train_accuracy, train_seconds, params, macs, checkpoint, "
+                           "id, created_at FROM final_training WHERE (?1 < 0 OR experiment_id = "
+                           "?1) AND (?2 < 0 OR trial_id = ?2) ORDER BY id",
+                           -1, &s, NULL) != SQLITE_OK)
+        return fail(db, s, st, "cannot read final_training", err);
+    sqlite3_bind_int64(s, 1, exp_id);
+    sqlite3_bind_int64(s, 2, trial_id);
+    nas_store_final_training *v = NULL;
+    int cnt = 0, cap = 0, step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            int nc = cap ? 2 * cap : 8;
+            nas_store_final_training *nv = realloc(v, (size_t)nc * sizeof *nv);
+            if (!nv) {
+                free(v);
+                sqlite3_finalize(s);
+                sqlite3_close(db);
+                return nas_error_set(err, NAS_ENOMEM, "out of memory reading final_training");
+            }
+            v = nv;
+            cap = nc;
+        }
+        nas_store_final_training *f = &v[cnt++];
+        memset(f, 0, sizeof *f);
+        f->experiment_id = col_id(s, 0);
+        f->trial_id = col_id(s, 1);
+        col_text(s, 2, f->genotype, sizeof f->genotype);
+        col_text(s, 3, f->arch_json, sizeof f->arch_json);
+        f->epochs = sqlite3_column_int(s, 4);
+        col_text(s, 5, f->recipe, sizeof f->recipe);
+        col_text(s, 6, f->augment, sizeof f->augment);
+        col_text(s, 7, f->backend, sizeof f->backend);
+        f->train_images = sqlite3_column_int64(s, 8);
+        f->test_accuracy = col_num(s, 9);
+        f->test_loss = col_num(s, 10);
+        f->train_loss = col_num(s, 11);
+        f->train_accuracy = col_num(s, 12);
+        f->train_seconds = col_num(s, 13);
+        f->params = col_id(s, 14);
+        f->macs = col_id(s, 15);
+        col_text(s, 16, f->checkpoint, sizeof f->checkpoint);
+        f->id = sqlite3_column_int64(s, 17);
+        col_text(s, 18, f->created_at, sizeof f->created_at);
+    }
+    if (step != SQLITE_DONE) {
+        free(v);
+        return fail(db, s, st, "cannot read final_training", err);
+    }
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    *out = v;
+    *n = cnt;
+    return NAS_OK;
+}
+
+int nas_store_final_training_is_full(const nas_store_final_training *f)
+{
+    return f && strncmp(f->recipe, "mode=proxy", 10) != 0;
 }

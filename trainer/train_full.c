@@ -257,6 +257,8 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
             return rc;
         if (resumed_from)
             *resumed_from = start;
+        if (o->on_resume)
+            o->on_resume(o->ctx, start);
     }
     int per_epoch = (data->n + rec->batch_size - 1) / rec->batch_size;
     int total = per_epoch * rec->epochs;

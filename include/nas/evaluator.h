@@ -95,10 +95,11 @@ int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progres
                       void *ctx, nas_trial_result *res);
 
 /*
- * Where the next trained trial's weights go (issue 5, export): when the
- * config has proxy.keep_weights = true, nas_evaluator_run saves the proxy-
+ * Where the next trained trial's weights go (issue 5, export): unless the
+ * config has proxy.keep_weights = false, nas_evaluator_run saves the proxy-
  * trained network to `path` with nas_weights_save (.npz) after measuring
- * it. NULL or "" stops saving. A failed save does not fail the trial (its
+ * it (the controller sets a path only when weights are kept, and prunes
+ * them to the best proxy.keep_top by default: issue 22). NULL or "" stops saving. A failed save does not fail the trial (its
  * measurements stand); the file is then simply absent. Table evaluators
  * train nothing and save nothing. Errors: NAS_EINVAL (path too long).
  */

@@ -68,6 +68,37 @@ void nas_strategy_observe(nas_strategy *s, const nas_genotype *g, double score);
 void nas_strategy_observe_result(nas_strategy *s, const nas_genotype *g,
                                  const nas_trial_result *res);
 
+/*
+ * Where the most recent proposal came from, for trial.proposed_by: the
+ * strategy's name ("random", "evolution", "nao"), except for NAO's
+ * uniform samples: "nao-seed" for the first search.nao.seed_archs
+ * proposals (before the model is used) and "nao-random" for a uniform
+ * sample drawn later because no model candidate was left (issue 22).
+ * Never NULL.
+ */
+const char *nas_strategy_origin(const nas_strategy *s);
+
+/* The last model round of a strategy that trains a model (NAO), for the
+ * one-line-per-round progress report (issue 22). */
+typedef struct nas_strategy_round {
+    long round;        /* rounds so far (1-based number of the last one) */
+    int n_train;       /* results the model was trained on */
+    double loss;       /* final epoch's mean joint loss (predictor + lambda-weighted
+                          reconstruction, search/nao_model.h) */
+    int n_heldout;     /* results observed since the previous round, predicted by the
+                          previous round's model before it ever saw them */
+    double tau;        /* Kendall's tau-b between those predictions and the results
+                          (NaN with fewer than 2 held-back results or no previous model) */
+    int n_decoded;     /* distinct new valid candidates decoded (trust region applied) */
+    int n_neighbours;  /* candidates from single-token neighbours (empty decode pool) */
+    int n_queued;      /* best predicted candidates queued as proposals */
+    int n_random;      /* uniform samples queued because the pool was empty */
+} nas_strategy_round;
+
+/* *out = the last round; returns its number (out->round), 0 when the
+ * strategy trains no model or has not had a round yet (out zeroed). */
+long nas_strategy_last_round(const nas_strategy *s, nas_strategy_round *out);
+
 /* ---- worker pool ------------------------------------------------------------ */
 
 /*

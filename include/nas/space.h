@@ -129,7 +129,7 @@ typedef struct nas_objective {
 } nas_objective;
 
 /* Everything `nas run` needs, parsed from space.conf. Units in the names.
- * Defaults and ranges are listed in README.md ("space.conf keys"). */
+ * Defaults and ranges are listed in docs/space-conf.md. */
 typedef struct nas_config {
     char path[NAS_PATH_MAX];       /* file the config came from */
     char experiment[NAS_NAME_MAX]; /* experiment = "..."; required */
@@ -155,7 +155,11 @@ typedef struct nas_config {
         int threads; /* threads per trial (kernel library) */
         char backend[NAS_NAME_MAX]; /* "cpu" (oneDNN+OpenBLAS) | "ref" | "cuda" | "auto" */
         char precision[16];  /* "fp32" (default) | "bf16" | "fp16" */
-        int keep_weights;    /* 1: keep each trial's trained proxy weights for export */
+        int keep_weights;    /* proxy weights kept for export: 1 every trained trial's,
+                                0 none, -1 (not set, the default) the best keep_top */
+        int keep_top;        /* keep_weights not set: weights of the best keep_top trials
+                                by the primary objective (0: none) */
+        double weights_mb;   /* ... within this many MB on disk (0: no limit) */
     } proxy;
 
     struct {

@@ -264,6 +264,22 @@ int nas_store_trial_weights_put(nas_store *st, int64_t trial_id, const char *pat
 int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, size_t n,
                                 nas_error *err);
 
+/*
+ * Keep the weights of the best `keep_top` trials of experiment `exp_id`
+ * (issue 22; proxy.keep_top, proxy.weights_mb): rank its kept weights as
+ * `nas export --best` ranks trials (stored score, i.e. the primary
+ * objective oriented, best first; ties by lower id), keep the first
+ * keep_top whose files fit together in `max_bytes` (<= 0: no limit; a file
+ * that does not fit is skipped, later smaller ones may still fit), and
+ * delete the rest: their trial_weights rows in one transaction, then
+ * their files (unlink). Weights of trials with no score (failed or
+ * infeasible) are never kept. *n_deleted (may be NULL) gets the number of
+ * files removed. The store must be open read-write.
+ * Errors: NAS_EDB, NAS_ENOMEM (nothing is deleted then).
+ */
+int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, double max_bytes,
+                                  int *n_deleted, nas_error *err);
+
 /* One finished `nas train ARCH.json --db PATH`. Missing numbers: NaN, -1. */
 typedef struct nas_store_final_training {
     int64_t experiment_id, trial_id; /* from ARCH.json; -1 (or absent from the db): NULL */
@@ -277,12 +293,26 @@ typedef struct nas_store_final_training {
     double test_accuracy, test_loss, train_loss, train_accuracy, train_seconds;
     int64_t params, macs;
     char checkpoint[NAS_PATH_MAX];
+    int64_t id;                          /* row id (read back only) */
+    char created_at[NAS_STORE_TIME_MAX]; /* read back only */
 } nas_store_final_training;
 
 /* Insert `f` into final_training; *id (may be NULL) gets its row id.
  * Errors: NAS_EDB. */
 int nas_store_final_training_put(nas_store *st, const nas_store_final_training *f, int64_t *id,
                                  nas_error *err);
+
+/* The final trainings (issue 22) of experiment `exp_id` (-1: any) and of
+ * trial `trial_id` (-1: any) in row order: *out is a malloc'd array of *n
+ * rows (NULL when none; a database without the table has none); the
+ * caller frees it. A row's mode ("full" or "proxy") is the first word of
+ * its recipe. Works on a read-only store. Errors: NAS_EDB, NAS_ENOMEM. */
+int nas_store_final_training_list(nas_store *st, int64_t exp_id, int64_t trial_id,
+                                  nas_store_final_training **out, int *n, nas_error *err);
+
+/* 1 when final training `f` was a full training (recipe "mode=full ..."),
+ * 0 for a `nas train --proxy` rerun of the proxy. */
+int nas_store_final_training_is_full(const nas_store_final_training *f);
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,12 @@ typedef struct nas_dataset {
  */
 int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_error *err);
 
+/* The normalisation nas_fmnist_load applies (written into exports so they
+ * can preprocess data the same way) and the Debian package's directory. */
+#define NAS_FMNIST_MEAN 0.2860
+#define NAS_FMNIST_STD 0.3530
+#define NAS_FMNIST_DIR "/usr/share/datasets/fashion-mnist"
+
 /*
  * Deterministic train/validation split: shuffle indices with PCG32(seed),
  * the first `n_valid` go to *valid, the next `n_train` (0 = all the rest)
@@ -218,6 +224,9 @@ typedef struct nas_full_train_opts {
     nas_train_progress progress; /* per step; non-zero return stops (NAS_EINTR) */
     nas_train_epoch_cb on_epoch; /* per epoch; may be NULL */
     void *ctx;
+    /* issue 22: called once, before training goes on, when o->checkpoint
+     * was loaded: `epoch` epochs of rec->epochs are done; may be NULL */
+    void (*on_resume)(void *ctx, int epoch);
 } nas_full_train_opts;
 
 /*

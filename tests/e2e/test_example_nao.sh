@@ -7,7 +7,9 @@
 # what is parsed. NAO's proposals must show NAO's signature: each one is a
 # single token from a cell observed before it was proposed (the trust
 # region, search.nao.max_edit = 1); uniform samples almost never are (about
-# 24 x 4 / 15625 per proposal here).
+# 24 x 4 / 15625 per proposal here). Issue 22: the seed cells are labelled
+# nao-seed, a line per model round is printed, and `nas export --best`
+# works out of the box (the best trials' weights are kept by default).
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 
@@ -25,11 +27,19 @@ for k in "train_subset = 512;" "valid = 256;" "trials = 8;" "seed_archs = 4;" \
 done
 
 DB=$TMP/nao.db
-run 0 "$NAS" run "$TMP/nao.conf" --db "$DB" --quiet
+run 0 "$NAS" run "$TMP/nao.conf" --db "$DB"
 grep_in "complete: 8 trials (8 done, 0 failed)" "$TMP/out"
 check_db_consistent "$DB"
 expect_eq "strategy" "$(sql "$DB" "SELECT strategy FROM experiment")" nao
-expect_eq "trials proposed by nao" "$(sql "$DB" "SELECT count(*) FROM trial WHERE proposed_by = 'nao'")" 8
+# issue 22: the 4 uniform seed cells are 'nao-seed', the model's proposals 'nao'
+expect_eq "seed cells" "$(sql "$DB" "SELECT count(*) FROM trial WHERE id <= 4 AND proposed_by = 'nao-seed'")" 4
+expect_eq "trials proposed by nao's model" "$(sql "$DB" "SELECT count(*) FROM trial WHERE proposed_by = 'nao'")" 4
+grep_in "^\[nao round 1\] model trained on [0-9]* results, loss [0-9.]* | Kendall tau" "$TMP/err"
+# the example's trained trials and, after search, `nas export --best` with
+# the kept weights (proxy.keep_weights not set: the best 5 are kept)
+expect_eq "kept weights" "$(sql "$DB" "SELECT count(*) FROM trial_weights")" 5
+run 0 "$NAS" export --db "$DB" --best --format pytorch -o "$TMP/best.py"
+grep_in "weights: trained from" "$TMP/out"
 expect_eq "trained trials with a finite accuracy" \
     "$(sql "$DB" "SELECT count(*) FROM result WHERE val_accuracy BETWEEN 0 AND 1")" 8
 

@@ -4,7 +4,8 @@
 # top) loads its .npz with load_state_dict(strict) using nothing but numpy
 # and torch, has the parameter count nas reports, and gives logits within
 # 1e-4 of nas's own forward pass; for genotypes covering every op (fresh
-# weights) and for a tiny search's trained weights (tests/e2e/check_pytorch.py).
+# weights) and for a tiny search's trained weights (tests/e2e/check_pytorch.py);
+# its data helper load_data() reads the test images exactly as nas does.
 . "$(dirname "$0")/export_lib.sh"
 need_fmnist
 need_py numpy torch
@@ -41,4 +42,30 @@ note "checking $((${#triples[@]} / 3)) modules with PyTorch"
 note "the module runs as a script and reports its parameter count"
 (cd "$TMP" && "$PY" best.py >"$TMP/py.out" 2>&1) || { cat "$TMP/py.out"; fail "python3 best.py failed"; }
 grep_in "parameters: $stored" "$TMP/py.out"
+
+note "the module's data helper reads Fashion-MNIST normalised as nas does (issue 22)"
+(cd "$TMP" && "$PY" - "$FMNIST" best.logits >"$TMP/data.out" 2>&1 <<'PYEOF') ||
+import sys, numpy as np, torch
+from best import TinyNetwork, load_weights, load_data, preprocess, MEAN, STD
+ref = np.load(sys.argv[2])
+n = ref["images"].shape[0]
+x, y = load_data("test", data_dir=sys.argv[1], limit=n)
+assert x.dtype == torch.float32 and tuple(x.shape) == ref["images"].shape, x.shape
+assert np.array_equal(y.numpy(), ref["labels"]), "labels differ from nas's"
+d = float(np.max(np.abs(x.numpy() - ref["images"])))
+assert d <= 1e-6, "images differ from nas's by %g" % d
+assert abs(MEAN - 0.2860) < 1e-9 and abs(STD - 0.3530) < 1e-9
+model = TinyNetwork()
+model.load_state_dict(load_weights("best.npz"))
+model.eval()
+with torch.no_grad():
+    diff = float(np.max(np.abs(model(x).numpy() - ref["logits"])))
+assert diff <= 1e-4, "logits on load_data() images differ by %g" % diff
+xt, _ = load_data("train", data_dir=sys.argv[1], limit=3)
+assert tuple(xt.shape) == (3, 1, 28, 28)
+assert preprocess(np.zeros((2, 28, 28), np.uint8)).shape == (2, 1, 28, 28)
+print("-- load_data: %d test images equal nas's (max |diff| %g), logits within %g" % (n, d, diff))
+PYEOF
+{ cat "$TMP/data.out"; fail "the export's load_data() does not reproduce nas's inputs"; }
+cat "$TMP/data.out"
 echo "PASS"

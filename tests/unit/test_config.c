@@ -428,6 +428,50 @@ static void test_docs_cover_every_key(void **state)
     free(canon);
 }
 
+/* issue 22: proxy.keep_weights is three-valued (not set = keep the best
+ * proxy.keep_top within proxy.weights_mb); keep_top and weights_mb are
+ * storage policy, left out of the canonical text, and an unset
+ * keep_weights prints as the old default (false): experiments started
+ * before these keys existed keep their identity. */
+static void test_weights_policy(void **state)
+{
+    (void)state;
+    nas_config c;
+    parse_ok("seed = 3;", &c);
+    assert_int_equal(c.proxy.keep_weights, -1);
+    assert_int_equal(c.proxy.keep_top, 5);
+    assert_true(c.proxy.weights_mb == 100.0);
+    parse_ok("proxy = { keep_weights = false; };", &c);
+    assert_int_equal(c.proxy.keep_weights, 0);
+    parse_ok("proxy = { keep_weights = true; keep_top = 0; weights_mb = 2.5; };", &c);
+    assert_int_equal(c.proxy.keep_weights, 1);
+    assert_int_equal(c.proxy.keep_top, 0);
+    assert_true(c.proxy.weights_mb == 2.5);
+    char *a = canon_of("seed = 3;");
+    char *b = canon_of("seed = 3; proxy = { keep_top = 9; weights_mb = 1; };");
+    char *old = canon_of("seed = 3; proxy = { keep_weights = false; };");
+    assert_string_equal(a, b);
+    assert_string_equal(a, old);
+    assert_non_null(strstr(a, "proxy.keep_weights = false;\n"));
+    assert_null(strstr(a, "keep_top"));
+    assert_null(strstr(a, "weights_mb"));
+    free(a);
+    free(b);
+    free(old);
+    nas_error err = {0};
+    assert_int_equal(nas_config_parse_string("proxy = { keep_top = -1; };", "t.conf", &c, &err),
+                     NAS_ECONFIG);
+    assert_non_null(strstr(err.msg, "t.conf:1: proxy.keep_top = -1 is out of range"));
+    FILE *f = fopen(NAS_SOURCE_DIR "/docs/space-conf.md", "r");
+    assert_non_null(f);
+    static char doc[1 << 17];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    doc[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(doc, "| `proxy.keep_top` | integer | 5 |"));
+    assert_non_null(strstr(doc, "| `proxy.weights_mb` | float | 100 |"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_accepts),
         cmocka_unit_test(test_canonical),
         cmocka_unit_test(test_docs_cover_every_key),
+        cmocka_unit_test(test_weights_policy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
