@@ -75,6 +75,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
     qctx *q = vctx;
     q->rank++;
     const char *status = nas_trial_status_name(t->status);
+    /* issue 22: a diverged trial is done, and shown as "diverged" */
+    const char *shown = t->flag[0] && t->status == NAS_TRIAL_DONE ? t->flag : status;
     char val[32], test[32], loss[32], macs[32], params[32], lat[32], secs[32], ep[16];
     fmt_num(val, sizeof val, t->val_accuracy, "%.4f");
     fmt_num(test, sizeof test, t->test_accuracy, "%.4f");
@@ -86,7 +88,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
     fmt_int(ep, sizeof ep, t->epochs);
     switch (q->format) {
     case FMT_TABLE:
-        printf("%4d %6lld  %-11s %8s %11s %8s %10s %8s  %s", q->rank, (long long)t->id, status,
+        printf("%4d %6lld  %-11s %8s %11s %8s %10s %8s  %s", q->rank, (long long)t->id, shown,
                val[0] ? val : "-", macs[0] ? macs : "-", params[0] ? params : "-",
                lat[0] ? lat : "-", secs[0] ? secs : "-", t->genotype);
         if (t->device_name[0]) /* issue 7: where it ran */
@@ -106,6 +108,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
         csv_field(stdout, t->device_name);
         putchar(',');
         csv_field(stdout, t->device_cc);
+        putchar(',');
+        csv_field(stdout, t->flag);
         putchar('\n');
         break;
     }
@@ -133,6 +137,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
         json_object_set_new(o, "attempt", json_integer(t->attempt));
         json_object_set_new(o, "error", jstr(t->error));
         json_object_set_new(o, "experiment", json_string(t->experiment));
+        json_object_set_new(o, "flag", jstr(t->flag));
         if (json_array_append_new(q->rows, o) != 0) {
             q->oom = 1;
             return 1;
@@ -238,6 +243,10 @@ int nas_cmd_query(int argc, char **argv)
                e.n_pending + e.n_running + e.n_interrupted);
         if (n_rej > 0)
             printf("; %d rejected by constraints.latency_ms before training", n_rej);
+        if (e.n_diverged > 0) /* issue 22 */
+            printf("; %d diverged (status 'diverged': done, but train_loss not finite or "
+                   "> 23.03, or val_accuracy at chance level)",
+                   e.n_diverged);
         putchar('\n');
         if (pareto) {
             printf("Pareto front: %d trial(s) under", n_front);
@@ -253,7 +262,7 @@ int nas_cmd_query(int argc, char **argv)
                "val_acc", "macs", "params", "latency_ms", "train_s", "genotype");
     } else if (q.format == FMT_CSV) {
         printf("rank,trial,genotype,status,val_accuracy,test_accuracy,train_loss,macs,params,"
-               "latency_ms,train_seconds,epochs,device,attempt,error,device_name,device_cc\n");
+               "latency_ms,train_seconds,epochs,device,attempt,error,device_name,device_cc,flag\n");
     } else {
         q.rows = json_array();
         if (!q.rows) {
