@@ -23,6 +23,7 @@ typedef struct nas_cli_cmd {
 
 int nas_cmd_run(int argc, char **argv);
 int nas_cmd_query(int argc, char **argv);
+int nas_cmd_experiments(int argc, char **argv); /* issue 22 */
 int nas_cmd_show(int argc, char **argv);
 int nas_cmd_train(int argc, char **argv);
 int nas_cmd_devices(int argc, char **argv);

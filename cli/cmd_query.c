@@ -108,6 +108,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
     qctx *q = vctx;
     q->rank++;
     const char *status = nas_trial_status_name(t->status);
+    /* issue 22: a diverged trial is done, and shown as "diverged" */
+    const char *shown = t->flag[0] && t->status == NAS_TRIAL_DONE ? t->flag : status;
     char val[32], test[32], loss[32], macs[32], params[32], lat[32], secs[32], ep[16];
     char fin[32];
     int runs = 0;
@@ -122,7 +124,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
     fmt_int(ep, sizeof ep, t->epochs);
     switch (q->format) {
     case FMT_TABLE:
-        printf("%4d %6lld  %-11s %8s %8s %11s %8s %10s %8s", q->rank, (long long)t->id, status,
+        printf("%4d %6lld  %-11s %8s %8s %11s %8s %10s %8s", q->rank, (long long)t->id, shown,
                val[0] ? val : "-", test[0] ? test : "-", macs[0] ? macs : "-",
                params[0] ? params : "-", lat[0] ? lat : "-", secs[0] ? secs : "-");
         if (q->n_ft > 0) /* issue 22: the latest full training's test accuracy */
@@ -145,6 +147,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
         csv_field(stdout, t->device_name);
         putchar(',');
         csv_field(stdout, t->device_cc);
+        putchar(',');
+        csv_field(stdout, t->flag);
         printf(",%s,%d\n", fin, runs);
         break;
     }
@@ -172,6 +176,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
         json_object_set_new(o, "attempt", json_integer(t->attempt));
         json_object_set_new(o, "error", jstr(t->error));
         json_object_set_new(o, "experiment", json_string(t->experiment));
+        json_object_set_new(o, "flag", jstr(t->flag));
         json_object_set_new(o, "final_test_accuracy", jnum(final_test(q, t->id, &runs)));
         json_object_set_new(o, "final_runs", json_integer(runs));
         if (json_array_append_new(q->rows, o) != 0) {
@@ -296,6 +301,10 @@ int nas_cmd_query(int argc, char **argv)
                e.n_pending + e.n_running + e.n_interrupted);
         if (n_rej > 0)
             printf("; %d rejected by constraints.latency_ms before training", n_rej);
+        if (e.n_diverged > 0) /* issue 22 */
+            printf("; %d diverged (status 'diverged': done, but train_loss not finite or "
+                   "> 23.03, or val_accuracy at chance level)",
+                   e.n_diverged);
         putchar('\n');
         if (pareto) {
             printf("Pareto front: %d trial(s) under", n_front);
@@ -319,7 +328,7 @@ int nas_cmd_query(int argc, char **argv)
                q.any_device ? "  device" : "");
     } else if (q.format == FMT_CSV) {
         printf("rank,trial,genotype,status,val_accuracy,test_accuracy,train_loss,macs,params,"
-               "latency_ms,train_seconds,epochs,device,attempt,error,device_name,device_cc,"
+               "latency_ms,train_seconds,epochs,device,attempt,error,device_name,device_cc,flag,"
                "final_test_accuracy,final_runs\n");
     } else {
         q.rows = json_array();

@@ -1,9 +1,13 @@
 /*
- * cli/cmd_run.c - `nas run CONF [--db PATH] [--quiet]`: run or resume the
- * search CONF describes (nas_search_run), with live progress on stderr and
- * a summary on stdout. Ctrl-C (SIGINT) or SIGTERM stops cleanly: finished
- * trials are kept, running ones are marked interrupted, exit code 130; a
- * second Ctrl-C aborts at once.
+ * cli/cmd_run.c - `nas run CONF [--db PATH] [--experiment NAME] [--new]
+ * [--quiet]`: run, resume or extend the search CONF describes
+ * (nas_search_run), with live progress on stderr and a summary on stdout.
+ * Ctrl-C (SIGINT) or SIGTERM stops cleanly: finished trials are kept,
+ * running ones are marked interrupted, exit code 130; a second Ctrl-C
+ * aborts at once. Exit codes (issue 22): 0 when the search ended with at
+ * least one done trial (failed ones are counted in a warning), 1 when
+ * every finished trial failed or a runtime error stopped it, 2 for a bad
+ * config or changed defining settings of an existing experiment.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -45,12 +49,30 @@ static void fmt_wall(double s, char *buf, size_t n)
         snprintf(buf, n, "%.1fs", s);
 }
 
-static int run_config(const char *conf, const char *db, int quiet, nas_config *cfgp);
+typedef struct run_args {
+    const char *conf, *db;
+    int quiet;
+    const char *experiment; /* --experiment NAME, or NULL */
+    int new_experiment;     /* --new */
+} run_args;
+
+static int run_config(const run_args *a, nas_config *cfgp);
+
+/* An experiment name as the config accepts it: non-empty, printable, fits. */
+static int name_ok(const char *s)
+{
+    if (!*s || strlen(s) >= NAS_NAME_MAX)
+        return 0;
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            return 0;
+    return 1;
+}
 
 int nas_cmd_run(int argc, char **argv)
 {
-    const char *conf = NULL, *db = "nas.db";
-    int quiet = 0;
+    const char *conf = NULL, *db = "nas.db", *experiment = NULL;
+    int quiet = 0, new_experiment = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0) {
             if (++i >= argc) {
@@ -61,6 +83,21 @@ int nas_cmd_run(int argc, char **argv)
             db = argv[i];
         } else if (strncmp(argv[i], "--db=", 5) == 0) {
             db = argv[i] + 5;
+        } else if (strcmp(argv[i], "--experiment") == 0 ||
+                   strncmp(argv[i], "--experiment=", 13) == 0) {
+            if (argv[i][12] == '=')
+                experiment = argv[i] + 13;
+            else if (++i < argc)
+                experiment = argv[i];
+            if (!experiment || !name_ok(experiment)) {
+                fprintf(stderr, "nas run: --experiment needs a name (printable, 1 to %d "
+                                "characters)\n",
+                        NAS_NAME_MAX - 1);
+                nas_cli_usage(stderr, "run");
+                return NAS_EXIT_USAGE;
+            }
+        } else if (strcmp(argv[i], "--new") == 0) {
+            new_experiment = 1;
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
             quiet = 1;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
@@ -90,13 +127,15 @@ int nas_cmd_run(int argc, char **argv)
         fprintf(stderr, "nas run: out of memory\n");
         return NAS_EXIT_FAIL;
     }
-    int code = run_config(conf, db, quiet, cfgp);
+    run_args a = {conf, db, quiet, experiment, new_experiment};
+    int code = run_config(&a, cfgp);
     free(cfgp);
     return code;
 }
 
-static int run_config(const char *conf, const char *db, int quiet, nas_config *cfgp)
+static int run_config(const run_args *a, nas_config *cfgp)
 {
+    const char *conf = a->conf, *db = a->db;
     nas_error err;
     nas_error_clear(&err);
     int rc = nas_config_load(conf, cfgp, &err);
@@ -113,7 +152,7 @@ static int run_config(const char *conf, const char *db, int quiet, nas_config *c
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    nas_run_opts opts = {db, quiet, &stop_flag, stderr};
+    nas_run_opts opts = {db, a->quiet, &stop_flag, stderr, a->experiment, a->new_experiment};
     nas_run_summary sum;
     rc = nas_search_run(cfgp, &opts, &sum, &err);
 
@@ -127,29 +166,36 @@ static int run_config(const char *conf, const char *db, int quiet, nas_config *c
 
     char wall[32];
     fmt_wall(sum.wall_s, wall, sizeof wall);
+    /* The command that resumes this experiment: --experiment when it is not
+     * the config's name (--new, --experiment). */
+    const char *ename = sum.experiment[0] ? sum.experiment : cfgp->experiment;
+    char resume[3 * NAS_PATH_MAX];
+    int renamed = strcmp(ename, cfgp->experiment) != 0;
+    snprintf(resume, sizeof resume, "nas run %s --db %s%s%s", conf, db,
+             renamed ? " --experiment " : "", renamed ? ename : "");
     if (rc != NAS_OK && rc != NAS_EINTR) {
         fprintf(stderr, "nas run: %s\n", err.msg);
         if (sum.experiment_id > 0 && sum.done + sum.failed > 0)
             fprintf(stderr,
-                    "nas run: finished trials are kept in %s (%d done, %d failed); run the same "
-                    "command again to resume\n",
-                    db, sum.done, sum.failed);
+                    "nas run: finished trials are kept in %s (%d done, %d failed); resume with "
+                    "`%s`\n",
+                    db, sum.done, sum.failed, resume);
         return nas_cli_exit_code(rc) == NAS_EXIT_USAGE ? NAS_EXIT_USAGE : NAS_EXIT_FAIL;
     }
 
     if (rc == NAS_EINTR)
         printf("nas: search '%s' stopped after %s: %d of %d trials finished (%d done, %d failed), "
                "%d interrupted\n",
-               cfgp->experiment, wall, sum.done + sum.failed, sum.budget, sum.done, sum.failed,
+               ename, wall, sum.done + sum.failed, sum.budget, sum.done, sum.failed,
                sum.interrupted);
     else if (sum.exhausted)
         printf("nas: search '%s' ended early: the strategy found no new architecture; %d trials "
                "(%d done, %d failed) in %s\n",
-               cfgp->experiment, sum.done + sum.failed, sum.done, sum.failed, wall);
+               ename, sum.done + sum.failed, sum.done, sum.failed, wall);
     else
         printf("nas: search '%s' complete: %d trials (%d done, %d failed); this run: %d trials "
                "in %s\n",
-               cfgp->experiment, sum.done + sum.failed, sum.done, sum.failed, sum.ran, wall);
+               ename, sum.done + sum.failed, sum.done, sum.failed, sum.ran, wall);
     if (sum.rejected > 0)
         printf("  rejected: %d architecture%s over constraints.latency_ms (measured, not trained; "
                "outside the budget)\n",
@@ -161,9 +207,29 @@ static int run_config(const char *conf, const char *db, int quiet, nas_config *c
         printf("  best:    none yet\n");
     printf("  results: %s   (nas query --db %s; nas show --db %s TRIAL)\n", db, db, db);
     if (rc == NAS_EINTR) {
-        printf("  resume:  nas run %s --db %s\n", conf, db);
+        printf("  resume:  %s\n", resume);
         fflush(stdout);
         return 130;
     }
+    /* Issue 22: the exit code tells whether the search produced anything.
+     * Every finished trial failed: 1. Some failed: 0 and a warning. */
+    fflush(stdout);
+    if (sum.failed > 0 && sum.done == 0) {
+        fprintf(stderr,
+                "nas run: every trial failed (%d of %d); `nas query --db %s --experiment %s` "
+                "lists the reasons\n",
+                sum.failed, sum.failed, db, ename);
+        return NAS_EXIT_FAIL;
+    }
+    if (sum.failed > 0)
+        fprintf(stderr,
+                "nas: warning: %d of %d trials failed; `nas query --db %s --experiment %s` lists "
+                "the reasons\n",
+                sum.failed, sum.done + sum.failed, db, ename);
+    if (sum.diverged > 0)
+        fprintf(stderr,
+                "nas: warning: %d done trial%s diverged (flag 'diverged': train_loss not finite "
+                "or > 23.03, or val_accuracy at chance level); `nas query` marks them\n",
+                sum.diverged, sum.diverged == 1 ? "" : "s");
     return NAS_EXIT_OK;
 }

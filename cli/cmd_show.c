@@ -103,6 +103,7 @@ int nas_cmd_show(int argc, char **argv)
     line_str("genotype", t->genotype);
     line_str("arch_key", t->arch_key);
     line_str("status", nas_trial_status_name(t->status));
+    line_str("flag", t->flag); /* issue 22: "diverged" (the reason is in error) */
     line_str("error", t->error);
     line_str("proposed_by", t->proposed_by);
     line_int("attempt", t->attempt);

@@ -7,14 +7,31 @@
 #include "cli/cli.h"
 
 static const nas_cli_cmd commands[] = {
-    {"run", nas_cmd_run, "nas run CONF [--db PATH] [--quiet]",
-     "run (or resume) the search described by CONF",
-     "  --db PATH   results database (default: nas.db in the current directory)\n"
-     "  --quiet     no live progress, only the final summary\n"},
+    {"run", nas_cmd_run, "nas run CONF [--db PATH] [--experiment NAME] [--new] [--quiet]",
+     "run, resume or extend the search described by CONF",
+     "  --db PATH           results database (default: nas.db in the current directory)\n"
+     "  --experiment NAME   run under NAME instead of CONF's `experiment` (resumes NAME\n"
+     "                      when it exists)\n"
+     "  --new               start a new experiment even if the name exists: NAME-2, NAME-3...\n"
+     "  --quiet             no live progress, only the final summary\n"
+     "An experiment is its name in the database plus its defining settings: the same\n"
+     "name resumes it, a larger search.trials extends it, other workers/threads/backend\n"
+     "are fine; a changed defining setting (seed, data, space, proxy recipe, strategy,\n"
+     "evaluator, objectives, constraints) is refused with the keys that differ.\n"
+     "Exit: 0 with at least one done trial (failures counted in a warning), 1 when every\n"
+     "trial failed or on a runtime error, 2 for a config error or a refused change, 130\n"
+     "after Ctrl-C.\n"},
+    {"experiments", nas_cmd_experiments, "nas experiments [--db PATH] [--format table|csv|json]",
+     "list the experiments of a database (id, name, status, trials, best, created)",
+     "  --db PATH    results database (default: nas.db)\n"
+     "  --format FMT table (default), csv or json\n"
+     "The default experiment of query, show, report and export (the most recent with a\n"
+     "done trial) is marked.\n"},
     {"query", nas_cmd_query, "nas query [--db PATH] [--experiment NAME] [--format table|csv|json] [--limit N] [--pareto]",
      "list trials ranked by validation accuracy, or the Pareto front",
      "  --db PATH           results database (default: nas.db)\n"
-     "  --experiment NAME   experiment to list (default: the most recent)\n"
+     "  --experiment NAME   experiment to list (default: the most recent\n"
+     "                      with a done trial; `nas experiments` lists them)\n"
      "  --format FMT        table (default), csv or json\n"
      "  --limit N           at most N rows\n"
      "  --pareto            only the Pareto front under the experiment's objectives\n"
@@ -51,14 +68,16 @@ static const nas_cli_cmd commands[] = {
      "nas report [--db PATH] [--experiment NAME] [-o FILE] [--top-k K]",
      "write a self-contained HTML report of an experiment (plots, Pareto front, failures)",
      "  --db PATH           results database (default: nas.db)\n"
-     "  --experiment NAME   experiment to report (default: the most recent)\n"
+     "  --experiment NAME   experiment to report (default: the most recent\n"
+     "                      with a done trial; `nas experiments` lists them)\n"
      "  -o, --output FILE   the HTML page to write (default: report.html)\n"
      "  --top-k K           best trials counted in the op-frequency chart (default 10)\n"},
     {"export", nas_cmd_export,
      "nas export [--db PATH] [--experiment NAME] (--best [--by COLUMN] | --trial ID | --genotype STRING) --format json|onnx|pytorch [--weights trained|init] -o FILE",
      "write an architecture as JSON (input of nas train), ONNX, or PyTorch code + .npz weights",
      "  --db PATH            results database (default: nas.db)\n"
-     "  --experiment NAME    with --best: the experiment (default: the most recent)\n"
+     "  --experiment NAME    with --best: the experiment (default: the most recent\n"
+     "                       with a done trial; `nas experiments` lists them)\n"
      "  --best               the best done trial by the experiment's first objective, among\n"
      "                       those meeting its constraints\n"
      "  --by COLUMN[:max|min] rank --best by val_accuracy, test_accuracy, score, train_loss,\n"

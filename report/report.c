@@ -724,20 +724,21 @@ static int final_table(rep *r, nas_store *st, nas_error *err)
 static void failure_table(rep *r)
 {
     FILE *f = r->f;
-    fputs("<section id=\"failures\"><h2>Failed and infeasible trials</h2>\n", f);
+    fputs("<section id=\"failures\"><h2>Failed, infeasible and diverged trials</h2>\n", f);
     int rows = 0;
     for (int i = 0; i < r->n; i++) {
         const nas_store_trial *t = &r->t[i];
         int failed = t->status == NAS_TRIAL_FAILED;
         int infeasible = is_done(t) && !nas_store_trial_feasible(t);
-        if (!failed && !infeasible)
+        int diverged = is_done(t) && strcmp(t->flag, "diverged") == 0; /* issue 22 */
+        if (!failed && !infeasible && !diverged)
             continue;
+        const char *what = failed ? "failed" : infeasible ? "infeasible" : "diverged";
         if (rows++ == 0)
             fputs("<table id=\"failed\"><thead><tr><th>trial</th><th>status</th><th>reason</th>"
                   "<th>attempts</th><th>finished</th><th>genotype</th></tr></thead><tbody>\n", f);
         fprintf(f, "<tr class=\"%s\" data-trial=\"%lld\"><td>%lld</td><td>%s</td><td class=\"reason\">",
-                failed ? "failed" : "infeasible", (long long)t->id, (long long)t->id,
-                failed ? "failed" : "infeasible");
+                what, (long long)t->id, (long long)t->id, what);
         esc(f, t->error[0] ? t->error : failed ? "(no reason recorded)" : "(score missing)");
         fprintf(f, "</td><td class=\"num\">%d</td><td>", t->attempt);
         esc(f, t->finished_at);
@@ -748,7 +749,8 @@ static void failure_table(rep *r)
     if (rows)
         fprintf(f, "</tbody></table>\n<p>%d trial%s.</p>\n", rows, rows == 1 ? "" : "s");
     else
-        fputs("<p id=\"no-failures\">No trial failed and none violated a constraint.</p>\n", f);
+        fputs("<p id=\"no-failures\">No trial failed, none violated a constraint and none "
+              "diverged.</p>\n", f);
     fputs("</section>\n", f);
 }
 
@@ -764,6 +766,7 @@ static const char CSS[] =
     "th{white-space:nowrap}td.reason{overflow-wrap:anywhere}"
     "th{background:#f4f6f8}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
     "tr.failed td.reason{color:#a11}tr.infeasible td.reason{color:#a60}"
+    "tr.diverged td.reason{color:#a60}"
     "tr.hl td{background:#fff3c4}"
     "code{font:12px ui-monospace,Menlo,Consolas,monospace}td code{word-break:break-all}"
     "pre{background:#f6f8fa;border:1px solid #e1e4e8;padding:10px;overflow:auto;font-size:12px}"
@@ -854,6 +857,8 @@ static void summary(rep *r, const char *db_path)
             e->n_failed, e->n_pending, e->n_running, e->n_interrupted);
     if (n_rejected)
         fprintf(f, "; %d rejected by constraints.latency_ms before training", n_rejected);
+    if (e->n_diverged) /* issue 22 */
+        fprintf(f, "; %d diverged (done, flagged: see below)", e->n_diverged);
     fputs("</dd>\n", f);
     const nas_config *c = &r->objcfg;
     fputs("<dt>objectives</dt><dd>", f);

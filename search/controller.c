@@ -1,7 +1,10 @@
 /*
  * search/controller.c - the search loop (see nas_search_run in nas/search.h).
  *
- *   store: find or create the experiment by its canonical config
+ *   store: find the experiment by name (issue 22), refuse a run whose
+ *          defining settings differ from it (nas_config_diff), check the
+ *          space, the placement and the data, then create it or record
+ *          this run's running settings (a larger budget extends it)
  *   replay: every trial in id order -> strategy propose (deduped against the
  *           trials before it), with the observations the schedule makes
  *           before it (below); finished trials wait for their turn to be
@@ -82,7 +85,7 @@
 
 typedef struct flight {
     int64_t trial;
-    int k;          /* ordinal in the budget, for "trial k/N" */
+    int k;          /* ordinal in the budget, for "[trial ID, k/N]" */
     int worker;
     nas_genotype g;
     char geno[NAS_GENOTYPE_STR_MAX];
@@ -99,6 +102,7 @@ typedef struct hist_entry {
     char geno[NAS_GENOTYPE_STR_MAX];
     double score;
     double val;
+    int diverged;         /* issue 22: trial.flag = 'diverged' */
     nas_trial_result res; /* the stored result (nas_store_trial_result), for replay */
 } hist_entry;
 
@@ -125,6 +129,7 @@ typedef struct ctl {
     int budget;
     int finished;          /* done + failed in the experiment */
     int n_done, n_failed;
+    int n_diverged;        /* issue 22: done trials flagged diverged */
     int ran;               /* finished in this run */
     double t_start;
     flight *fl;
@@ -168,6 +173,11 @@ typedef struct ctl {
     int exhausted; /* the strategy found nothing new: no more proposals */
     long rounds_seen; /* model rounds of the strategy already reported (issue 22) */
     int table;        /* evaluator.kind = table: trials are looked up, not trained */
+    /* issue 22: the schedule width each stored trial was proposed under
+     * (WIDTH_STATE): from trial ordinal w_from[i] on, width w_n[i] */
+    int w_from[64], w_n[64];
+    int n_w;
+    int n_hist; /* trials the experiment had when this run started */
 } ctl;
 
 static double now_s(void)
@@ -234,6 +244,38 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
     if (!isfinite(v))
         return NAN;
     return maximize ? v : -v;
+}
+
+/* Fashion-MNIST, the only data.dataset: its classes set the chance level. */
+#define DATA_CLASSES 10
+
+int nas_search_diverged(const nas_config *cfg, const nas_trial_result *res, char *why, size_t n)
+{
+    if (why && n)
+        why[0] = '\0';
+    if (res->status != NAS_OK || !isfinite(res->val_accuracy))
+        return 0; /* failed, or rejected before training */
+    const double loss_max = 10.0 * log((double)DATA_CLASSES);
+    int trained = cfg->evaluator.kind == NAS_EVALUATOR_TRAIN;
+    if ((trained || isfinite(res->train_loss)) && !(res->train_loss <= loss_max)) {
+        if (why && n)
+            snprintf(why, n, "diverged: train_loss %.4g is not finite or > %.2f (10 x ln %d)",
+                     res->train_loss, loss_max, DATA_CLASSES);
+        return 1;
+    }
+    if (trained && cfg->data.valid > 0) {
+        double p = 1.0 / DATA_CLASSES;
+        double chance = p + 3.0 * sqrt(p * (1.0 - p) / cfg->data.valid);
+        if (res->val_accuracy <= chance) {
+            if (why && n)
+                snprintf(why, n,
+                         "diverged: val_accuracy %.4f is chance level (<= %.4f: 1/%d + 3 "
+                         "standard errors over %d validation images)",
+                         res->val_accuracy, chance, DATA_CLASSES, cfg->data.valid);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* ---- progress ------------------------------------------------------------------ */
@@ -328,8 +370,8 @@ static void draw_status(ctl *c)
     if (isfinite(f->loss))
         snprintf(loss, sizeof loss, " loss %.3f", f->loss);
     char line[512];
-    snprintf(line, sizeof line, "  trial %d/%d %s %3.0f%%%s%s | %s | elapsed %s, ETA %s",
-             f->k, c->budget, c->table ? "lookup" : "training", 100.0 * f->fraction, loss, c->nfl > 1 ? " (+more)" : "", best, el,
+    snprintf(line, sizeof line, "  trial %lld, %d/%d: %s %3.0f%%%s%s | %s | elapsed %s, ETA %s",
+             (long long)f->trial, f->k, c->budget, c->table ? "lookup" : "training", 100.0 * f->fraction, loss, c->nfl > 1 ? " (+more)" : "", best, el,
              eta);
     /* Never wrap: a wrapped line cannot be redrawn with \r. */
     struct winsize ws;
@@ -534,6 +576,7 @@ static int collect_trial(void *ctx, const nas_store_trial *t)
     snprintf(e->geno, sizeof e->geno, "%s", t->genotype);
     e->score = t->score;
     e->val = t->val_accuracy;
+    e->diverged = strcmp(t->flag, "diverged") == 0;
     nas_store_trial_result(t, &e->res);
     return 0;
 }
@@ -604,7 +647,7 @@ static pend *pend_find(ctl *c, int64_t trial)
 /* The store-level counts of one finished trial (budget, best, rejects):
  * updated when its result is recorded, whatever the strategy has seen. */
 static void account(ctl *c, int64_t trial, const char *geno, const nas_trial_result *res,
-                    double score)
+                    double score, int diverged)
 {
     if (rejected_result(res)) {
         c->n_rejected++;
@@ -615,6 +658,7 @@ static void account(ctl *c, int64_t trial, const char *geno, const nas_trial_res
     c->finished++;
     if (res->status == NAS_OK) {
         c->n_done++;
+        c->n_diverged += diverged != 0;
         note_best(c, trial, geno, score, res->val_accuracy);
     } else {
         c->n_failed++;
@@ -681,6 +725,7 @@ static int observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int m
 /* Stored under strategy_state "controller.workers": the schedule width of
  * the last run, so a resume with another width says so. */
 #define WIDTH_STATE "controller.workers"
+static int width_at(const ctl *c, int k, int dflt);
 
 static int replay(ctl *c, int *mismatch, nas_error *err)
 {
@@ -710,7 +755,9 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
                                nas_store_path(c->st), (long long)e->id, e->geno, perr.msg);
             break;
         }
-        /* the observations the schedule makes before proposal i + 1 */
+        /* the observations the schedule makes before proposal i + 1, under
+         * the width it was made with (issue 22: workers.count may change) */
+        c->width = width_at(c, i + 1, c->width);
         drain(c, DRAIN_REPLAY, err);
         if (!exhausted) {
             c->hist = h.v;
@@ -732,7 +779,7 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
             (*mismatch)++;
         }
         if (e->status == NAS_TRIAL_DONE || e->status == NAS_TRIAL_FAILED) {
-            account(c, e->id, e->geno, &e->res, e->score);
+            account(c, e->id, e->geno, &e->res, e->score, e->diverged);
             if (c->cfg->workers.ordered)
                 rc = pend_push(c, e->id, &stored, &e->res, err);
             else /* observed at once, as it was then */
@@ -746,6 +793,7 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
     }
     c->hist = NULL;
     c->hist_n = 0;
+    c->n_hist = h.n;
     free(h.v);
     return rc;
 }
@@ -859,13 +907,20 @@ static int retries_set(ctl *c, int64_t trial, int n, nas_error *err)
     return rc;
 }
 
-/* The width the last run of the experiment stored (0: none stored). */
+/*
+ * The schedule widths of the experiment's earlier runs (issue 22), kept
+ * under strategy_state WIDTH_STATE as text: "FROM:N,FROM:N,..." - from
+ * trial ordinal FROM (1-based, trials in id order) on, trials were proposed
+ * with N workers; a plain "N" (nas before issue 22) is "1:N". *prev gets the
+ * last width (0: none stored); c->w_from/w_n the whole history.
+ */
 static int width_load(ctl *c, int *prev, nas_error *err)
 {
     void *blob = NULL;
     size_t size = 0;
     nas_error gerr;
     *prev = 0;
+    c->n_w = 0;
     int rc = nas_store_strategy_state_get(c->st, c->exp, WIDTH_STATE, &blob, &size, &gerr);
     if (rc == NAS_ENOTFOUND)
         return NAS_OK;
@@ -873,25 +928,60 @@ static int width_load(ctl *c, int *prev, nas_error *err)
         *err = gerr;
         return rc;
     }
-    char text[32];
+    char text[1024];
     snprintf(text, sizeof text, "%.*s", (int)(size < sizeof text ? size : sizeof text - 1),
              (const char *)blob);
     free(blob);
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (end == text || *end || v < 1 || v > 1000000)
-        return nas_error_set(err, NAS_EFORMAT,
-                             "database %s: strategy_state '%s' of experiment %lld is not a "
-                             "number of workers: '%s'",
-                             nas_store_path(c->st), WIDTH_STATE, (long long)c->exp, text);
-    *prev = (int)v;
+    for (char *p = text, *end; *p && c->n_w < (int)(sizeof c->w_n / sizeof c->w_n[0]);) {
+        long from = 1, v = strtol(p, &end, 10);
+        if (*end == ':') {
+            from = v;
+            v = strtol(end + 1, &end, 10);
+        }
+        if (end == p || (*end && *end != ',') || v < 1 || v > 1000000 || from < 1)
+            return nas_error_set(err, NAS_EFORMAT,
+                                 "database %s: strategy_state '%s' of experiment %lld is not a "
+                                 "list of worker counts: '%s'",
+                                 nas_store_path(c->st), WIDTH_STATE, (long long)c->exp, text);
+        c->w_from[c->n_w] = (int)from;
+        c->w_n[c->n_w++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    *prev = c->n_w > 0 ? c->w_n[c->n_w - 1] : 0;
     return NAS_OK;
 }
 
+/* The width trial ordinal k was proposed with (`dflt` when none stored). */
+static int width_at(const ctl *c, int k, int dflt)
+{
+    int w = dflt;
+    for (int i = 0; i < c->n_w; i++)
+        if (c->w_from[i] <= k)
+            w = c->w_n[i];
+    return w;
+}
+
+/* Add this run's width to the history when it differs from the last one:
+ * the proposals from trial ordinal n_hist + 1 on use it. */
 static int width_save(ctl *c, nas_error *err)
 {
-    char text[32];
-    snprintf(text, sizeof text, "%d", c->width);
+    if (c->n_w > 0 && c->w_n[c->n_w - 1] == c->width)
+        return NAS_OK;
+    int cap = (int)(sizeof c->w_n / sizeof c->w_n[0]);
+    if (c->n_w == cap) { /* keep the first entry, drop the oldest change */
+        memmove(&c->w_from[1], &c->w_from[2], (size_t)(cap - 2) * sizeof c->w_from[0]);
+        memmove(&c->w_n[1], &c->w_n[2], (size_t)(cap - 2) * sizeof c->w_n[0]);
+        c->n_w--;
+    }
+    c->w_from[c->n_w] = c->n_w == 0 ? 1 : c->n_hist + 1;
+    c->w_n[c->n_w++] = c->width;
+    char text[1024];
+    size_t len = 0;
+    for (int i = 0; i < c->n_w && len < sizeof text; i++) {
+        int w = snprintf(text + len, sizeof text - len, "%s%d:%d", i ? "," : "", c->w_from[i],
+                         c->w_n[i]);
+        len += w > 0 ? (size_t)w : 0;
+    }
     return nas_store_strategy_state_put(c->st, c->exp, WIDTH_STATE, text, strlen(text), err);
 }
 
@@ -1021,12 +1111,15 @@ static int start_one(ctl *c, nas_error *err)
     if (rerun && !retry && f.failures > 0)
         snprintf(used, sizeof used, " (%d of workers.max_retries = %d retries used before)",
                  f.failures, c->cfg->workers.max_retries);
-    const char *what = rerun ? "re-run" : c->table ? "lookup" : "train ";
+    /* issue 22: the label is the database trial id (what `nas show` and
+     * `nas export --trial` take), then the budget progress */
+    const char *verb = c->table ? "lookup" : "train ";
     if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
-        say(c, "[trial %d/%d] %s %s (worker %d)%s", f.k, c->budget, what, f.geno, f.worker,
-            used);
+        say(c, "[trial %lld, %d/%d] %s %s (worker %d)%s", (long long)f.trial, f.k, c->budget,
+            rerun ? "re-run" : verb, f.geno, f.worker, used);
     else
-        say(c, "[trial %d/%d] %s %s%s", f.k, c->budget, what, f.geno, used);
+        say(c, "[trial %lld, %d/%d] %s %s%s", (long long)f.trial, f.k, c->budget,
+            rerun ? "re-run" : verb, f.geno, used);
     draw_status(c);
     nas_pool_job job = {f.trial, f.g, 0};
     nas_store_trial stt; /* issue 4: the attempt number (the NAS_FAULT hook keys on it) */
@@ -1088,9 +1181,9 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
             return prc;
         if (c->stop && *c->stop) { /* the retry is spent: say so, run it on resume */
             say(c,
-                "[trial %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d; runs when "
-                "the search is resumed)",
-                f.k, c->budget, f.geno, ev->result.error, f.failures,
+                "[trial %lld, %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d; runs "
+                "when the search is resumed)",
+                (long long)f.trial, f.k, c->budget, f.geno, ev->result.error, f.failures,
                 c->cfg->workers.max_retries);
             return nas_store_trial_interrupt(c->st, f.trial, ev->result.error, err);
         }
@@ -1102,21 +1195,28 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
             c->retry = v;
             c->cap_retry = cap;
         }
-        say(c, "[trial %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d)", f.k,
-            c->budget, f.geno, ev->result.error, f.failures, c->cfg->workers.max_retries);
+        say(c, "[trial %lld, %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d)",
+            (long long)f.trial, f.k, c->budget, f.geno, ev->result.error, f.failures, c->cfg->workers.max_retries);
         c->retry[c->nretry++] = f;
         return NAS_OK;
     }
 
-    char note[256];
-    double score = nas_search_score(c->cfg, &ev->result, note, sizeof note);
+    char note[512], why[200];
+    double score = nas_search_score(c->cfg, &ev->result, note, 256);
     int rejected = rejected_result(&ev->result);
     if (rejected) {
         size_t len = strlen(note);
         snprintf(note + len, sizeof note - len, "%s(measured before training; not trained)",
                  len ? " " : "infeasible ");
     }
-    int rc = nas_store_trial_finish(c->st, f.trial, &ev->result, score, note, err);
+    /* issue 22: a done trial whose training diverged stays done, flagged */
+    int diverged = nas_search_diverged(c->cfg, &ev->result, why, sizeof why);
+    if (diverged) {
+        size_t len = strlen(note);
+        snprintf(note + len, sizeof note - len, "%s%s", len ? "; " : "", why);
+    }
+    int rc = nas_store_trial_finish_flagged(c->st, f.trial, &ev->result, score, note,
+                                            diverged ? "diverged" : NULL, err);
     if (rc != NAS_OK)
         return rc;
     /* Stored at once; the strategy observes it in trial order (drain). */
@@ -1124,7 +1224,7 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
     if (!p)
         return nas_error_set(err, NAS_EWORKER, "trial %lld finished but was never proposed",
                              (long long)f.trial);
-    account(c, f.trial, f.geno, &ev->result, score);
+    account(c, f.trial, f.geno, &ev->result, score, diverged);
     if (c->cfg->workers.ordered) {
         p->final = 1;
         p->res = ev->result;
@@ -1132,9 +1232,9 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
         return rc;
     }
     if (rejected) { /* issue 6: not in the budget; the strategy learns it is infeasible */
-        say(c, "[trial %d/%d] reject %s: %.3f ms > constraints.latency_ms = %g (not trained; "
-               "not counted)",
-            f.k, c->budget, f.geno, ev->result.latency_ms, c->cfg->constraints.latency_ms);
+        say(c, "[trial %lld, %d/%d] reject %s: %.3f ms > constraints.latency_ms = %g (not "
+               "trained; not counted)",
+            (long long)f.trial, f.k, c->budget, f.geno, ev->result.latency_ms, c->cfg->constraints.latency_ms);
         return NAS_OK;
     }
     if (c->weights_dir[0] && ev->result.status == NAS_OK) /* keep_weights: record the file */
@@ -1149,12 +1249,13 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
         snprintf(lat, sizeof lat, ", %.3f ms", ev->result.latency_ms);
     if (ev->result.status == NAS_OK)
         say(c,
-            "[trial %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params%s | %.1f s%s%s "
+            "[trial %lld, %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params%s | %.1f s%s%s "
             "| %s | elapsed %s, ETA %s",
-            f.k, c->budget, ev->result.val_accuracy, ev->result.macs / 1e6,
+            (long long)f.trial, f.k, c->budget, ev->result.val_accuracy, ev->result.macs / 1e6,
             ev->result.params / 1e3, lat, dt, note[0] ? " | " : "", note, best, el, eta);
     else
-        say(c, "[trial %d/%d] FAILED %s: %s | %s | elapsed %s, ETA %s", f.k, c->budget, f.geno,
+        say(c, "[trial %lld, %d/%d] FAILED %s: %s | %s | elapsed %s, ETA %s", (long long)f.trial,
+            f.k, c->budget, f.geno,
             ev->result.error[0] ? ev->result.error : nas_strerror(ev->result.status), best, el,
             eta);
     return NAS_OK;
@@ -1185,7 +1286,8 @@ static int interrupt_flights(ctl *c, const char *reason, nas_error *err)
             rc = irc;
             *err = ierr;
         }
-        say(c, "[trial %d/%d] interrupted %s", c->fl[i].k, c->budget, c->fl[i].geno);
+        say(c, "[trial %lld, %d/%d] interrupted %s", (long long)c->fl[i].trial, c->fl[i].k,
+            c->budget, c->fl[i].geno);
     }
     int n = c->nfl;
     c->nfl = 0;
@@ -1226,6 +1328,7 @@ static void fill_summary(ctl *c, nas_run_summary *s)
     s->budget = c->budget;
     s->done = c->n_done;
     s->failed = c->n_failed;
+    s->diverged = c->n_diverged;
     s->rejected = c->n_rejected;
     s->ran = c->ran;
     s->wall_s = now_s() - c->t_start;
@@ -1357,6 +1460,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     char *canon = NULL, *text = NULL;
     const char *final_status = "failed";
     int *slot_gpu = NULL, n_slots = 0, n_workers = 0;
+    nas_config *own_cfg = NULL; /* issue 22: cfg under another experiment name */
 
     /* The store's checks first (they name a missing or read-only
      * directory, a foreign file), then the single-writer lock beside it. */
@@ -1364,6 +1468,46 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         goto out;
     if ((rc = nas__run_lock(opts->db_path, &lock_fd, err)) != NAS_OK)
         goto out;
+
+    /* Issue 22: the experiment is its name in the database (the most recent
+     * row of it): cfg's, or opts->experiment; opts->new_experiment takes the
+     * first free NAME-2, NAME-3, ... when NAME exists. */
+    char name[NAS_NAME_MAX];
+    snprintf(name, sizeof name, "%s",
+             opts->experiment && *opts->experiment ? opts->experiment : cfg->experiment);
+    nas_store_experiment before;
+    nas_error ferr;
+    int found = nas_store_experiment_find(c.st, name, &before, &ferr);
+    if (found != NAS_OK && found != NAS_ENOTFOUND) {
+        rc = found;
+        *err = ferr;
+        goto out;
+    }
+    if (found == NAS_OK && opts->new_experiment) {
+        char base[NAS_NAME_MAX];
+        snprintf(base, sizeof base, "%s", name);
+        for (int k = 2; found == NAS_OK; k++) {
+            snprintf(name, sizeof name, "%.*s-%d", NAS_NAME_MAX - 12, base, k);
+            found = nas_store_experiment_find(c.st, name, &before, &ferr);
+            if (found != NAS_OK && found != NAS_ENOTFOUND) {
+                rc = found;
+                *err = ferr;
+                goto out;
+            }
+        }
+    }
+    if (strcmp(name, cfg->experiment) != 0) { /* this run's config carries the name */
+        own_cfg = malloc(sizeof *own_cfg);
+        if (!own_cfg) {
+            rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
+            goto out;
+        }
+        *own_cfg = *cfg;
+        snprintf(own_cfg->experiment, sizeof own_cfg->experiment, "%s", name);
+        cfg = own_cfg;
+        c.cfg = cfg;
+    }
+    snprintf(summary->experiment, sizeof summary->experiment, "%s", name);
     canon = nas_config_canonical(cfg);
     if (!canon) {
         rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
@@ -1373,20 +1517,42 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     static const char *const strategy_names[] = {"random", "evolution", "nao"};
     const char *sname = (unsigned)cfg->search.strategy < 3 ? strategy_names[cfg->search.strategy]
                                                           : "?";
-    int created = 0;
-    rc = nas_store_experiment_open(c.st, cfg->experiment, canon, text ? text : "", cfg->path,
-                                   cfg->seed, sname, cfg->search.trials, &c.exp, &created, err);
-    if (rc != NAS_OK)
-        goto out;
-    summary->experiment_id = c.exp;
-    summary->resumed = !created;
+    char running[2048] = "";
+    int n_running = 0;
+    if (found == NAS_OK) { /* the same defining settings, or a refusal */
+        char *stored = NULL;
+        if ((rc = nas_store_experiment_canonical(c.st, before.id, &stored, err)) != NAS_OK)
+            goto out;
+        char diff[4096];
+        int nd = nas_config_diff(stored, cfg, 1, diff, sizeof diff);
+        n_running = nas_config_diff(stored, cfg, 0, running, sizeof running);
+        free(stored);
+        if (nd < 0 || n_running < 0) {
+            rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
+            goto out;
+        }
+        if (nd > 0) {
+            /* shown even with --quiet: it is the reason of the refusal */
+            fprintf(c.log,
+                    "nas: %d defining setting(s) of %s differ from experiment '%s' (id %lld) "
+                    "in %s (stored -> now):\n%s",
+                    nd, cfg->path, name, (long long)before.id, opts->db_path, diff);
+            fflush(c.log);
+            rc = nas_error_set(err, NAS_ECONFIG,
+                               "%s changes defining settings of experiment '%s' (listed above), "
+                               "so it cannot continue it. To resume or extend '%s', keep them "
+                               "as stored; to start a new experiment, set another experiment "
+                               "name in %s, or run with --experiment NAME, or with --new (it "
+                               "creates '%s-2' or the next free number)",
+                               cfg->path, name, name, cfg->path, name);
+            goto out;
+        }
+    }
 
+    /* Checked before an experiment row is made (issue 22: a failed start
+     * leaves none): the space and the strategy, the placement, the data. */
     if ((rc = nas_space_create(&cfg->space, &c.space, err)) != NAS_OK ||
         (rc = nas_strategy_create(cfg, c.space, &c.strat, err)) != NAS_OK)
-        goto out;
-
-    nas_store_experiment before;
-    if ((rc = nas_store_experiment_get(c.st, c.exp, &before, err)) != NAS_OK)
         goto out;
     /* The pool's size is the schedule's width, needed by the replay. */
     nas_placement pl; /* issue 7: one worker per GPU slot (gpu_slots) */
@@ -1394,56 +1560,6 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         goto out;
     n_workers = n_slots > 0 && cfg->workers.count > 0 ? n_slots : cfg->workers.count;
     c.width = mpi_size > 1 ? mpi_size - 1 : n_workers > 0 ? n_workers : 1;
-    int prev_width = 0;
-    if ((rc = width_load(&c, &prev_width, err)) != NAS_OK)
-        goto out;
-    int mismatch = 0;
-    if ((rc = replay(&c, &mismatch, err)) != NAS_OK || (rc = retries_load(&c, err)) != NAS_OK)
-        goto out;
-    summary->replay_mismatch = mismatch;
-    c.rounds_seen = nas_strategy_last_round(c.strat, NULL); /* replayed rounds stay silent */
-    if ((rc = nas_store_experiment_set_status(c.st, c.exp, "running", err)) != NAS_OK)
-        goto out;
-    if (created)
-        say(&c, "nas: experiment '%s' (id %lld) in %s: %d trials, strategy %s, seed %llu",
-            cfg->experiment, (long long)c.exp, opts->db_path, c.budget, sname,
-            (unsigned long long)cfg->seed);
-    else {
-        say(&c,
-            "nas: resuming experiment '%s' (id %lld) in %s: %d done, %d failed of %d; %d "
-            "unfinished trial(s) to re-run",
-            cfg->experiment, (long long)c.exp, opts->db_path, c.n_done, c.n_failed, c.budget,
-            c.nrequeue);
-        if (strcmp(before.status, "running") == 0 && before.n_running > 0)
-            say(&c,
-                "nas: note: %d trial(s) were left 'running' (the last `nas run` ended without "
-                "cleaning up); they are re-run now. Do not run two `nas run` of one "
-                "experiment at once.",
-                before.n_running);
-        if (prev_width > 0 && prev_width != c.width)
-            say(&c,
-                "nas: note: this run has %d worker(s), the last one had %d: the schedule "
-                "(proposal k after the results of trials 1..k-workers) differs from theirs, so "
-                "this search is not the one an uninterrupted run would have made",
-                c.width, prev_width);
-        else if (prev_width == 0 && c.n_done + c.n_failed + c.nrequeue > 0 && c.width > 1)
-            say(&c, "nas: note: the earlier runs of this experiment did not record their "
-                    "number of workers (an older nas): their schedule may differ from this one");
-        if (mismatch)
-            say(&c,
-                "nas: note: %d of %d replayed proposals differed from the stored trials; the "
-                "stored results were observed",
-                mismatch, c.n_done + c.n_failed + c.n_rejected + c.nrequeue);
-    }
-    if ((rc = width_save(&c, err)) != NAS_OK)
-        goto out;
-    if (c.finished >= c.budget) {
-        say(&c, "nas: the experiment already has its %d trials; nothing to do", c.budget);
-        final_status = "done";
-        rc = NAS_OK;
-        goto out;
-    }
-
     if (cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
         char ntrain[32];
         if (cfg->data.train_subset > 0)
@@ -1458,6 +1574,94 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     }
     if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK)
         goto out;
+
+    int created = found != NAS_OK;
+    if (created)
+        rc = nas_store_experiment_create(c.st, name, canon, text ? text : "", cfg->path,
+                                         cfg->seed, sname, cfg->search.trials, &c.exp, err);
+    else {
+        c.exp = before.id;
+        rc = nas_store_experiment_update(c.st, c.exp, canon, text ? text : "", cfg->path,
+                                         cfg->search.trials, err);
+    }
+    if (rc != NAS_OK)
+        goto out;
+    summary->experiment_id = c.exp;
+    summary->resumed = !created;
+
+    int run_width = c.width, prev_width = 0;
+    if ((rc = width_load(&c, &prev_width, err)) != NAS_OK)
+        goto out;
+    int mismatch = 0;
+    rc = replay(&c, &mismatch, err); /* each trial under the width it was proposed with */
+    c.width = run_width;
+    if (rc != NAS_OK || (rc = retries_load(&c, err)) != NAS_OK)
+        goto out;
+    summary->replay_mismatch = mismatch;
+    c.rounds_seen = nas_strategy_last_round(c.strat, NULL); /* replayed rounds stay silent */
+    if ((rc = nas_store_experiment_set_status(c.st, c.exp, "running", err)) != NAS_OK)
+        goto out;
+    if (created) {
+        say(&c, "nas: experiment '%s' (id %lld) in %s: %d trials, strategy %s, seed %llu",
+            name, (long long)c.exp, opts->db_path, c.budget, sname,
+            (unsigned long long)cfg->seed);
+        if (strcmp(name, cfg->experiment) != 0 || opts->new_experiment ||
+            (opts->experiment && *opts->experiment))
+            say(&c, "nas: resume or extend it with --experiment %s", name);
+    } else {
+        if (n_running > 0)
+            say(&c, "nas: running settings changed since the last run (stored -> now):\n%.*s",
+                (int)(strlen(running) > 0 ? strlen(running) - 1 : 0), running);
+        if (c.budget > before.trials_budget)
+            say(&c,
+                "nas: extending experiment '%s' (id %lld) in %s from %d to %d trials: %d done, "
+                "%d failed; %d unfinished trial(s) to re-run",
+                name, (long long)c.exp, opts->db_path, before.trials_budget, c.budget, c.n_done,
+                c.n_failed, c.nrequeue);
+        else
+            say(&c,
+                "nas: resuming experiment '%s' (id %lld) in %s: %d done, %d failed of %d; %d "
+                "unfinished trial(s) to re-run",
+                name, (long long)c.exp, opts->db_path, c.n_done, c.n_failed, c.budget,
+                c.nrequeue);
+        if (strcmp(before.status, "running") == 0 && before.n_running > 0)
+            say(&c,
+                "nas: note: %d trial(s) were left 'running' (the last `nas run` ended without "
+                "cleaning up); they are re-run now. Do not run two `nas run` of one "
+                "experiment at once.",
+                before.n_running);
+        if (prev_width > 0 && prev_width != c.width && c.finished >= c.budget)
+            say(&c,
+                "nas: note: this run has %d worker(s), the last one had %d: the experiment "
+                "has its trials, so nothing changes (an extension would propose with %d "
+                "worker(s) from trial %d on)",
+                c.width, prev_width, c.width, c.n_hist + 1);
+        else if (prev_width > 0 && prev_width != c.width)
+            say(&c,
+                "nas: note: this run has %d worker(s), the last one had %d: the %d stored "
+                "trials keep the schedule they were proposed with (replayed so), the proposals "
+                "from here on follow the schedule of %d workers (proposal k after the results "
+                "of trials 1..k-%d), so they differ from a fresh run with %d workers "
+                "(docs/cluster.md)",
+                c.width, prev_width, c.n_hist, c.width, c.width, c.width);
+        else if (prev_width == 0 && c.n_done + c.n_failed + c.nrequeue > 0 && c.width > 1)
+            say(&c, "nas: note: the earlier runs of this experiment did not record their "
+                    "number of workers (an older nas): their schedule may differ from this one");
+        if (mismatch)
+            say(&c,
+                "nas: note: %d of %d replayed proposals differed from the stored trials; the "
+                "stored results were observed",
+                mismatch, c.n_done + c.n_failed + c.n_rejected + c.nrequeue);
+    }
+    if (c.finished >= c.budget) {
+        say(&c, "nas: the experiment already has its %d trials; nothing to do", c.budget);
+        final_status = "done";
+        rc = NAS_OK;
+        goto out;
+    }
+    if ((rc = width_save(&c, err)) != NAS_OK)
+        goto out;
+
     /* proxy.keep_weights: true keeps every trained trial's weights; not set
      * (the default) the best proxy.keep_top (keep_weights() prunes) */
     if ((cfg->proxy.keep_weights > 0 || (cfg->proxy.keep_weights < 0 && cfg->proxy.keep_top > 0)) &&
@@ -1600,5 +1804,6 @@ out:
     free(slot_gpu);
     free(canon);
     free(text);
+    free(own_cfg);
     return rc;
 }

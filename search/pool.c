@@ -521,6 +521,10 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
         snprintf(res.error, sizeof res.error,
                  "training diverged: the loss is NaN (injected by NAS_FAULT)");
     }
+    if (nas__fault_applies(fault, "diverge", job) && res.status == NAS_OK) {
+        res.train_loss = 1.1e10; /* issue 22: done, but diverged (nas_search_diverged) */
+        res.val_accuracy = 0.125;
+    }
     if (jp.failed)
         return -1;
     uint8_t buf[RBUF];

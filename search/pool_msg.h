@@ -84,7 +84,9 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * KIND: crash (SIGSEGV), abort (SIGABRT), kill (SIGKILL, as the OOM killer
  * does), hang (SIGSTOP: the whole worker freezes, heartbeats stop), spin
  * (the job never ends but heartbeats go on: trial_timeout_s catches it),
- * nan (the job "trains" to a NaN loss), garbage (the worker sends a
+ * nan (the job "trains" to a NaN loss), diverge (the job ends done with
+ * train_loss 1.1e10 and val_accuracy 0.125, a diverged trial: issue 22),
+ * garbage (the worker sends a
  * malformed message instead of its result), gpuenv (the job fails at once
  * with "CUDA_VISIBLE_DEVICES=<value the worker runs with>": issue 7's
  * per-slot GPU pinning, testable without a GPU).

@@ -1075,3 +1075,93 @@ char *nas_config_canonical(const nas_config *cfg)
     }
     return b.p;
 }
+
+/* ---- defining and running settings (issue 22) ------------------------------------ */
+
+/* The running settings (nas/space.h): how a search is run or extended,
+ * not which search it is. "workers." covers the whole group. */
+static const char *const running_keys[] = {
+    "experiment",     "search.trials",   "proxy.threads", "proxy.backend",
+    "proxy.keep_weights", "proxy.keep_top", "proxy.weights_mb", "data.dir",
+    "evaluator.table", "workers.",
+};
+
+int nas_config_key_defining(const char *key)
+{
+    int known = 0;
+    char k[160];
+    for (size_t i = 0; i < N_FIELDS && !known; i++) {
+        full_key(&fields[i], k, sizeof k);
+        known = strcmp(k, key) == 0;
+    }
+    if (!known)
+        return 0;
+    for (size_t i = 0; i < sizeof running_keys / sizeof running_keys[0]; i++) {
+        size_t n = strlen(running_keys[i]);
+        if (running_keys[i][n - 1] == '.' ? strncmp(key, running_keys[i], n) == 0
+                                          : strcmp(key, running_keys[i]) == 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The value of `key` in canonical text: the text between "KEY = " at the
+ * start of a line and the line's final ';' into val[n]. 0 when absent. */
+static int canon_value(const char *canon, const char *key, char *val, size_t n)
+{
+    size_t kl = strlen(key);
+    for (const char *p = canon; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > kl + 3 && strncmp(p, key, kl) == 0 && strncmp(p + kl, " = ", 3) == 0) {
+            const char *v = p + kl + 3;
+            size_t vl = len - kl - 3;
+            while (vl && (v[vl - 1] == ';' || v[vl - 1] == ' ' || v[vl - 1] == '\r'))
+                vl--;
+            snprintf(val, n, "%.*s", (int)vl, v);
+            return 1;
+        }
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+int nas_config_diff(const char *stored, const nas_config *cfg, int defining, char *out,
+                    size_t n)
+{
+    if (out && n)
+        out[0] = '\0';
+    nas_config *def = malloc(sizeof *def);
+    char *now = nas_config_canonical(cfg), *dflt = NULL;
+    if (def) {
+        nas_config_defaults(def);
+        dflt = nas_config_canonical(def);
+    }
+    free(def);
+    if (!now || !dflt) {
+        free(now);
+        free(dflt);
+        return -1;
+    }
+    int count = 0;
+    size_t used = 0;
+    char key[160], old[1024], cur[1024];
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        full_key(&fields[i], key, sizeof key);
+        if (nas_config_key_defining(key) != defining || !canon_value(now, key, cur, sizeof cur))
+            continue;
+        if (!canon_value(stored ? stored : "", key, old, sizeof old) &&
+            !canon_value(dflt, key, old, sizeof old))
+            continue;
+        if (strcmp(old, cur) == 0)
+            continue;
+        count++;
+        if (out && used < n) {
+            int w = snprintf(out + used, n - used, "  %s: %s -> %s\n", key, old, cur);
+            used = w < 0 ? n : used + (size_t)w;
+        }
+    }
+    free(now);
+    free(dflt);
+    return count;
+}

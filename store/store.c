@@ -80,13 +80,52 @@ static const char MIGRATE_V2[] =
  * read-only (not migrated) reads NULLs in their place (stmt_get). */
 #define V2_TRIAL_COLUMNS "t.device_name, t.device_cc"
 
+/* Version 3 (issue 22): an experiment is identified by its name (the most
+ * recent row of a name) and its defining settings, compared by
+ * nas_config_diff; conf_canonical holds the settings of the latest run and
+ * is no longer UNIQUE (two experiments may share it: `nas run --new`), which
+ * takes a rebuild of the experiment table (SQLite cannot drop a constraint;
+ * the rebuild runs with foreign keys off, before nas_store_open turns them
+ * on, and keeps every id). trial.flag marks a done trial whose training
+ * diverged ('diverged'; NULL otherwise). */
+static const char MIGRATE_V3[] =
+    "CREATE TABLE experiment_v3(\n"
+    "  id INTEGER PRIMARY KEY,\n"
+    "  name TEXT NOT NULL,\n"
+    "  conf_canonical TEXT NOT NULL,\n"
+    "  conf_text TEXT NOT NULL,\n"
+    "  conf_path TEXT NOT NULL,\n"
+    "  seed INTEGER NOT NULL,\n"
+    "  strategy TEXT NOT NULL,\n"
+    "  trials_budget INTEGER NOT NULL,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  updated_at TEXT NOT NULL,\n"
+    "  status TEXT NOT NULL CHECK(status IN ('running','done','interrupted','failed','exhausted'))\n"
+    ");\n"
+    "INSERT INTO experiment_v3 SELECT id, name, conf_canonical, conf_text, conf_path, seed, "
+    "strategy, trials_budget, created_at, updated_at, status FROM experiment;\n"
+    "DROP TABLE experiment;\n"
+    "ALTER TABLE experiment_v3 RENAME TO experiment;\n"
+    "CREATE INDEX experiment_by_name ON experiment(name, id);\n"
+    "ALTER TABLE trial ADD COLUMN flag TEXT;\n";
+
+/* The version-3 column; NULL when a version-1 or -2 file is read as it is. */
+#define V3_FLAG "t.flag"
+
 #define TRIAL_COLUMNS                                                                         \
     "SELECT t.id, t.experiment_id, e.name, t.genotype, t.arch_key, t.proposed_by, t.status, " \
     "t.worker, t.attempt, t.device, t.created_at, t.started_at, t.finished_at, t.error, "     \
     "r.trial_id IS NOT NULL, r.val_accuracy, r.test_accuracy, r.train_loss, r.macs, "         \
-    "r.params, r.latency_ms, r.train_seconds, r.epochs, r.score, " V2_TRIAL_COLUMNS " "      \
-    "FROM trial t JOIN experiment e ON e.id = t.experiment_id "                               \
+    "r.params, r.latency_ms, r.train_seconds, r.epochs, r.score, " V2_TRIAL_COLUMNS ", "     \
+    V3_FLAG " FROM trial t JOIN experiment e ON e.id = t.experiment_id "                      \
     "LEFT JOIN result r ON r.trial_id = t.id "
+
+/* The best done trial of experiment e: highest val_accuracy among the
+ * feasible ones (score stored), ties by id. */
+#define BEST_TRIAL                                                                           \
+    "trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = e.id AND "           \
+    "t.status = 'done' AND r.score IS NOT NULL AND r.val_accuracy IS NOT NULL "              \
+    "ORDER BY r.val_accuracy DESC, t.id LIMIT 1"
 
 #define EXPERIMENT_COLUMNS                                                                   \
     "SELECT e.id, e.name, e.strategy, e.conf_path, e.seed, e.trials_budget, e.status, "      \
@@ -96,12 +135,20 @@ static const char MIGRATE_V2[] =
     "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'running'), " \
     "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'done'), "    \
     "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'failed'), "  \
-    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'interrupted') " \
+    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND t.status = 'interrupted'), " \
+    "(SELECT count(*) FROM trial t WHERE t.experiment_id = e.id AND " V3_FLAG " = 'diverged'), " \
+    "(SELECT t.id FROM " BEST_TRIAL "), (SELECT r.val_accuracy FROM " BEST_TRIAL ") "      \
     "FROM experiment e "
 
+/* Issue 22: the default experiment of query, show, report and export: the
+ * most recent one with a trained (or looked-up) done trial. */
+#define HAS_RESULT                                                                           \
+    "EXISTS(SELECT 1 FROM trial t JOIN result r ON r.trial_id = t.id "                       \
+    "WHERE t.experiment_id = e.id AND t.status = 'done' AND r.val_accuracy IS NOT NULL)"
+
 enum {
-    Q_EXP_FIND_CANON,
     Q_EXP_INSERT,
+    Q_EXP_UPDATE,
     Q_EXP_GET,
     Q_EXP_FIND_NAME,
     Q_EXP_FIND_ANY,
@@ -123,13 +170,14 @@ enum {
 };
 
 static const char *const QUERIES[Q_COUNT] = {
-    [Q_EXP_FIND_CANON] = "SELECT id FROM experiment WHERE conf_canonical = ?1",
     [Q_EXP_INSERT] = "INSERT INTO experiment(name, conf_canonical, conf_text, conf_path, seed, "
                      "strategy, trials_budget, created_at, updated_at, status) "
                      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, " NOW_SQL ", " NOW_SQL ", 'running')",
+    [Q_EXP_UPDATE] = "UPDATE experiment SET conf_canonical = ?2, conf_text = ?3, conf_path = ?4, "
+                     "trials_budget = ?5, updated_at = " NOW_SQL " WHERE id = ?1",
     [Q_EXP_GET] = EXPERIMENT_COLUMNS "WHERE e.id = ?1",
     [Q_EXP_FIND_NAME] = EXPERIMENT_COLUMNS "WHERE e.name = ?1 ORDER BY e.id DESC LIMIT 1",
-    [Q_EXP_FIND_ANY] = EXPERIMENT_COLUMNS "ORDER BY e.id DESC LIMIT 1",
+    [Q_EXP_FIND_ANY] = EXPERIMENT_COLUMNS "ORDER BY " HAS_RESULT " DESC, e.id DESC LIMIT 1",
     [Q_EXP_NAMES] = "SELECT DISTINCT name FROM experiment ORDER BY name",
     [Q_EXP_CANON] = "SELECT conf_canonical FROM experiment WHERE id = ?1",
     [Q_EXP_STATUS] = "UPDATE experiment SET status = ?2, updated_at = " NOW_SQL " WHERE id = ?1",
@@ -138,11 +186,12 @@ static const char *const QUERIES[Q_COUNT] = {
     [Q_TRIAL_KNOWN] = "SELECT 1 FROM trial WHERE experiment_id = ?1 AND arch_key = ?2",
     [Q_TRIAL_START] = "UPDATE trial SET status = 'running', worker = ?2, device = ?3, "
                       "attempt = attempt + 1, started_at = " NOW_SQL ", finished_at = NULL, "
-                      "error = NULL, device_name = NULL, device_cc = NULL WHERE id = ?1",
+                      "error = NULL, device_name = NULL, device_cc = NULL, flag = NULL "
+                      "WHERE id = ?1",
     [Q_TRIAL_FINISH] = "UPDATE trial SET status = ?2, error = ?3, finished_at = " NOW_SQL
                        ", device_name = coalesce(?4, device_name), "
-                       "device_cc = CASE WHEN ?4 IS NULL THEN device_cc ELSE ?5 END "
-                       "WHERE id = ?1",
+                       "device_cc = CASE WHEN ?4 IS NULL THEN device_cc ELSE ?5 END, "
+                       "flag = ?6 WHERE id = ?1",
     [Q_RESULT_INSERT] = "INSERT OR REPLACE INTO result(trial_id, val_accuracy, test_accuracy, "
                         "train_loss, macs, params, latency_ms, train_seconds, epochs, score) "
                         "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -162,7 +211,7 @@ static const char *const QUERIES[Q_COUNT] = {
 struct nas_store {
     sqlite3 *db;
     int readonly;
-    int64_t schema; /* user_version of the file (1 only when opened read-only) */
+    int64_t schema; /* user_version of the file (< current only when opened read-only) */
     char path[NAS_PATH_MAX];
     sqlite3_stmt *stmt[Q_COUNT];
 };
@@ -173,18 +222,41 @@ static int db_fail(nas_store *st, nas_error *err, const char *what)
                          sqlite3_errmsg(st->db));
 }
 
+/* `sql` for the file's schema: a version-1 or -2 file opened read-only (not
+ * migrated) reads NULL for the columns later versions added. Returns sql
+ * itself, or the rewritten text in buf[n]. */
+static const char *old_schema_sql(const nas_store *st, const char *sql, char *buf, size_t n)
+{
+    static const struct {
+        int version;
+        const char *cols, *nulls;
+    } added[] = {{2, V2_TRIAL_COLUMNS, "NULL, NULL"}, {3, V3_FLAG, "NULL"}};
+    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
+        if (st->schema >= added[i].version || !strstr(sql, added[i].cols))
+            continue;
+        char tmp[4096];
+        size_t len = 0;
+        for (const char *p = sql, *at; len < sizeof tmp; p = at + strlen(added[i].cols)) {
+            at = strstr(p, added[i].cols);
+            int w = at ? snprintf(tmp + len, sizeof tmp - len, "%.*s%s", (int)(at - p), p,
+                                  added[i].nulls)
+                       : snprintf(tmp + len, sizeof tmp - len, "%s", p);
+            len += w > 0 ? (size_t)w : 0;
+            if (!at)
+                break;
+        }
+        snprintf(buf, n, "%s", tmp);
+        sql = buf;
+    }
+    return sql;
+}
+
 /* The cached statement `q`, reset and with its bindings cleared. */
 static sqlite3_stmt *stmt_get(nas_store *st, int q, nas_error *err)
 {
     if (!st->stmt[q]) {
-        const char *sql = QUERIES[q];
-        char v1[2048];
-        const char *at = st->schema < 2 ? strstr(sql, V2_TRIAL_COLUMNS) : NULL;
-        if (at) { /* version-1 file, read-only: NULL for the version-2 columns */
-            snprintf(v1, sizeof v1, "%.*sNULL, NULL%s", (int)(at - sql), sql,
-                     at + strlen(V2_TRIAL_COLUMNS));
-            sql = v1;
-        }
+        char old[4096];
+        const char *sql = old_schema_sql(st, QUERIES[q], old, sizeof old);
         if (sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st->stmt[q],
                                NULL) != SQLITE_OK) {
             db_fail(st, err, "cannot prepare a statement");
@@ -432,28 +504,34 @@ static void uri_of(const char *path, char *out, size_t n)
 
 static int create_schema(nas_store *st, nas_error *err)
 {
-    char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + 256];
-    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%sPRAGMA application_id = %d;\n"
+    char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + sizeof MIGRATE_V3 + 256];
+    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%sPRAGMA application_id = %d;\n"
              "PRAGMA user_version = %d;\nCOMMIT;",
-             SCHEMA_V1, MIGRATE_V2, NAS_STORE_APPLICATION_ID, NAS_STORE_SCHEMA_VERSION);
+             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, NAS_STORE_APPLICATION_ID,
+             NAS_STORE_SCHEMA_VERSION);
     int rc = exec_sql(st, sql, "cannot create the schema", err);
     if (rc != NAS_OK)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
 
-/* Version 1 -> 2 (MIGRATE_V2), in one IMMEDIATE transaction that
- * re-reads the version, so concurrent openers migrate once. */
-static int migrate_v2(nas_store *st, nas_error *err)
+/* One migration step, version `to` - 1 -> `to` (`sql`: MIGRATE_V2,
+ * MIGRATE_V3), in one IMMEDIATE transaction that re-reads the version, so
+ * concurrent openers migrate once. */
+static int migrate_step(nas_store *st, int to, const char *sql, nas_error *err)
 {
     int64_t ver = 0;
     if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin the schema migration", err) != NAS_OK)
         return NAS_EDB;
     int rc = query_int(st, "PRAGMA user_version", &ver, err);
-    if (rc == NAS_OK && ver < 2) {
-        char sql[sizeof MIGRATE_V2 + 64];
-        snprintf(sql, sizeof sql, "%sPRAGMA user_version = 2;", MIGRATE_V2);
-        rc = exec_sql(st, sql, "cannot migrate the schema from version 1 to 2", err);
+    if (rc == NAS_OK && ver == to - 1) {
+        char what[96], bump[64];
+        snprintf(what, sizeof what, "cannot migrate the schema from version %d to %d", to - 1,
+                 to);
+        snprintf(bump, sizeof bump, "PRAGMA user_version = %d;", to);
+        rc = exec_sql(st, sql, what, err);
+        if (rc == NAS_OK)
+            rc = exec_sql(st, bump, what, err);
     }
     if (rc == NAS_OK)
         rc = exec_sql(st, "COMMIT", "cannot commit the schema migration", err);
@@ -461,8 +539,21 @@ static int migrate_v2(nas_store *st, nas_error *err)
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
-    st->schema = 2;
+    st->schema = to;
     return NAS_OK;
+}
+
+/* Version 1 -> 2 (MIGRATE_V2). */
+static int migrate_v2(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 2, MIGRATE_V2, err);
+}
+
+/* Version 2 -> 3 (MIGRATE_V3, issue 22): experiment rebuilt without
+ * UNIQUE(conf_canonical), trial.flag added (NULL for the old trials). */
+static int migrate_v3(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 3, MIGRATE_V3, err);
 }
 
 /* Check that the file is a nas database of a version we know; create the
@@ -509,8 +600,12 @@ static int check_schema(nas_store *st, nas_error *err)
         return nas_error_set(err, NAS_EDB, "database %s: schema version %lld is not valid",
                              st->path, (long long)ver);
     st->schema = ver;
-    if (ver < 2 && !st->readonly)
-        return migrate_v2(st, err);
+    if (st->readonly)
+        return NAS_OK;
+    if (st->schema < 2 && (rc = migrate_v2(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 3 && (rc = migrate_v3(st, err)) != NAS_OK)
+        return rc;
     return NAS_OK;
 }
 
@@ -591,6 +686,45 @@ const char *nas_store_path(const nas_store *st) { return st->path; }
 
 /* ---- experiments ----------------------------------------------------------- */
 
+int nas_store_experiment_create(nas_store *st, const char *name, const char *canonical,
+                                const char *conf_text, const char *conf_path, uint64_t seed,
+                                const char *strategy, int trials_budget, int64_t *id,
+                                nas_error *err)
+{
+    *id = -1;
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    sqlite3_stmt *s = stmt_get(st, Q_EXP_INSERT, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, canonical, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, conf_text ? conf_text : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, conf_path ? conf_path : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s, 5, (sqlite3_int64)seed);
+    sqlite3_bind_text(s, 6, strategy, -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 7, trials_budget);
+    if ((rc = step_write(st, s, "cannot create the experiment", err)) != NAS_OK)
+        return rc;
+    *id = sqlite3_last_insert_rowid(st->db);
+    return NAS_OK;
+}
+
+int nas_store_experiment_update(nas_store *st, int64_t id, const char *canonical,
+                                const char *conf_text, const char *conf_path, int trials_budget,
+                                nas_error *err)
+{
+    sqlite3_stmt *s = stmt_id(st, Q_EXP_UPDATE, id, 1, err);
+    if (!s)
+        return NAS_EDB;
+    sqlite3_bind_text(s, 2, canonical, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 3, conf_text ? conf_text : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 4, conf_path ? conf_path : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int(s, 5, trials_budget);
+    return step_write(st, s, "cannot update the experiment", err);
+}
+
 int nas_store_experiment_open(nas_store *st, const char *name, const char *canonical,
                               const char *conf_text, const char *conf_path, uint64_t seed,
                               const char *strategy, int trials_budget, int64_t *id, int *created,
@@ -603,31 +737,22 @@ int nas_store_experiment_open(nas_store *st, const char *name, const char *canon
         return rc;
     if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin a transaction", err) != NAS_OK)
         return NAS_EDB;
-    sqlite3_stmt *s = stmt_get(st, Q_EXP_FIND_CANON, err);
-    if (!s)
-        goto fail;
-    sqlite3_bind_text(s, 1, canonical, -1, SQLITE_STATIC);
-    rc = query_row(st, s, row_int64, id, "cannot look up the experiment", err);
-    if (rc == NAS_OK)
+    nas_store_experiment e;
+    nas_error ferr;
+    rc = nas_store_experiment_find(st, name, &e, &ferr);
+    if (rc == NAS_OK) {
+        *id = e.id;
         return exec_sql(st, "COMMIT", "cannot commit", err);
-    if (rc != NAS_ENOTFOUND)
-        goto fail;
-    s = stmt_get(st, Q_EXP_INSERT, err);
-    if (!s)
-        goto fail;
-    sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, canonical, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 3, conf_text ? conf_text : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 4, conf_path ? conf_path : "", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(s, 5, (sqlite3_int64)seed);
-    sqlite3_bind_text(s, 6, strategy, -1, SQLITE_STATIC);
-    sqlite3_bind_int(s, 7, trials_budget);
-    if (step_write(st, s, "cannot create the experiment", err) != NAS_OK)
-        goto fail;
-    *id = sqlite3_last_insert_rowid(st->db);
-    *created = 1;
-    return exec_sql(st, "COMMIT", "cannot commit", err);
-fail:
+    }
+    if (rc == NAS_ENOTFOUND)
+        rc = nas_store_experiment_create(st, name, canonical, conf_text, conf_path, seed,
+                                         strategy, trials_budget, id, err);
+    else
+        *err = ferr;
+    if (rc == NAS_OK) {
+        *created = 1;
+        return exec_sql(st, "COMMIT", "cannot commit", err);
+    }
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     *id = -1;
     return NAS_EDB;
@@ -653,6 +778,9 @@ static int read_experiment(sqlite3_stmt *s, void *out)
     e->n_done = sqlite3_column_int(s, 12);
     e->n_failed = sqlite3_column_int(s, 13);
     e->n_interrupted = sqlite3_column_int(s, 14);
+    e->n_diverged = sqlite3_column_int(s, 15);
+    e->best_trial = col_int(s, 16);
+    e->best_val_accuracy = col_double(s, 17);
     return NAS_OK;
 }
 
@@ -699,6 +827,30 @@ int nas_store_experiment_find(nas_store *st, const char *name, nas_store_experim
     return nas_error_set(err, NAS_ENOTFOUND, "database %s: no experiment named '%s' (%s%s)",
                          st->path, name, len ? "there are: " : "there are none",
                          names);
+}
+
+int nas_store_experiment_foreach(nas_store *st, nas_store_experiment_fn fn, void *ctx,
+                                 nas_error *err)
+{
+    /* A private statement, so `fn` may call other store functions. */
+    char old[4096];
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, old_schema_sql(st, EXPERIMENT_COLUMNS "ORDER BY e.id", old,
+                                                  sizeof old),
+                           -1, &s, NULL) != SQLITE_OK)
+        return db_fail(st, err, "cannot prepare the experiment listing");
+    nas_store_experiment e;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        read_experiment(s, &e);
+        if (fn(ctx, &e) != 0) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    int status = rc == SQLITE_DONE ? NAS_OK : db_fail(st, err, "cannot list the experiments");
+    sqlite3_finalize(s);
+    return status;
 }
 
 int nas_store_experiment_canonical(nas_store *st, int64_t id, char **out, nas_error *err)
@@ -805,6 +957,13 @@ static void bind_real_or_null(sqlite3_stmt *s, int i, double v, int allow_negati
 int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_result *res,
                            double score, const char *note, nas_error *err)
 {
+    return nas_store_trial_finish_flagged(st, trial_id, res, score, note, NULL, err);
+}
+
+int nas_store_trial_finish_flagged(nas_store *st, int64_t trial_id, const nas_trial_result *res,
+                                   double score, const char *note, const char *flag,
+                                   nas_error *err)
+{
     int rc = require_rw(st, err);
     if (rc != NAS_OK)
         return rc;
@@ -825,6 +984,8 @@ int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_resu
         if (res->device_cc[0])
             sqlite3_bind_text(s, 5, res->device_cc, -1, SQLITE_TRANSIENT);
     }
+    if (ok && flag && *flag) /* issue 22: e.g. "diverged" */
+        sqlite3_bind_text(s, 6, flag, -1, SQLITE_TRANSIENT);
     if (step_write(st, s, "cannot record a trial", err) != NAS_OK)
         goto fail;
     s = stmt_id(st, Q_RESULT_INSERT, trial_id, 0, err);
@@ -896,6 +1057,7 @@ static int read_trial(sqlite3_stmt *s, void *out)
     t->score = col_double(s, 23);
     copy_text(t->device_name, sizeof t->device_name, s, 24);
     copy_text(t->device_cc, sizeof t->device_cc, s, 25);
+    copy_text(t->flag, sizeof t->flag, s, 26);
     return NAS_OK;
 }
 
@@ -917,7 +1079,9 @@ int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order
     /* A private statement, so `fn` may call other store functions. */
     int q = order == NAS_STORE_ORDER_RANK ? Q_TRIAL_BY_RANK : Q_TRIAL_BY_ID;
     sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(st->db, QUERIES[q], -1, &s, NULL) != SQLITE_OK)
+    char old[4096];
+    if (sqlite3_prepare_v2(st->db, old_schema_sql(st, QUERIES[q], old, sizeof old), -1, &s,
+                           NULL) != SQLITE_OK)
         return db_fail(st, err, "cannot prepare the trial listing");
     sqlite3_bind_int64(s, 1, exp_id);
     sqlite3_bind_int(s, 2, limit > 0 ? limit : -1);

@@ -206,14 +206,21 @@ typedef struct nas_run_opts {
     int quiet;                    /* 1: no live progress */
     volatile sig_atomic_t *stop;  /* set non-zero (by a signal handler) to stop; may be NULL */
     FILE *log;                    /* progress output; NULL = stderr */
+    /* issue 22: the experiment to run under another name than cfg's (NULL
+     * or "": cfg->experiment), and 1 to start a new experiment even when
+     * that name exists (it becomes NAME-2, or the next free number) */
+    const char *experiment;
+    int new_experiment;
 } nas_run_opts;
 
 typedef struct nas_run_summary {
     int64_t experiment_id;
+    char experiment[NAS_NAME_MAX]; /* its name (another than cfg's with --new or --experiment) */
     int resumed;          /* 1: the experiment existed; finished trials were replayed */
     int replay_mismatch;  /* replayed proposals that differed from the stored genotype */
     int budget;           /* search.trials */
     int done, failed;     /* finished trials of the experiment (all runs) */
+    int diverged;         /* done trials flagged diverged (nas_search_diverged; all runs) */
     int rejected;         /* trials over constraints.latency_ms: measured, not trained,
                              outside the budget (all runs) */
     int interrupted;      /* trials stopped by this run's Ctrl-C */
@@ -229,14 +236,22 @@ typedef struct nas_run_summary {
 } nas_run_summary;
 
 /*
- * Run (or resume) the search `cfg` describes, writing every trial to the
- * database: open the store, find or create the experiment by the canonical
- * config, replay finished trials through the strategy, re-queue unfinished
- * ones, then propose / dedupe by canonical key / evaluate on the pool /
- * record / observe until search.trials trials are done or failed.
+ * Run, resume or extend the search `cfg` describes, writing every trial to
+ * the database: open the store, find the experiment by its name (issue 22;
+ * opts->experiment, opts->new_experiment), refuse a run whose defining
+ * settings (nas_config_key_defining) differ from the stored ones (the keys
+ * are listed on opts->log, even when quiet), check the space, the placement
+ * and the data, then create the experiment or record this run's running
+ * settings (search.trials may grow: the experiment is extended), replay
+ * finished trials through the strategy (each under the number of workers it
+ * was proposed with), re-queue unfinished ones, then propose / dedupe by
+ * canonical key / evaluate on the pool / record / observe until
+ * search.trials trials are done or failed.
  * Progress goes to opts->log. *summary (may be NULL) is filled in every case.
- * Returns NAS_OK, NAS_EINTR (stopped: finished trials kept, running ones
- * marked interrupted), or the failure (NAS_EDB, NAS_EIO, ... with err).
+ * Returns NAS_OK (also when trials failed: summary->done and ->failed say
+ * how many), NAS_EINTR (stopped: finished trials kept, running ones marked
+ * interrupted), NAS_ECONFIG (changed defining settings: nothing written),
+ * or the failure (NAS_EDB, NAS_EIO, ... with err).
  */
 int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
                    nas_error *err);
@@ -246,6 +261,19 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
  * trials that violate a constraint (then `note`, if non-NULL and n > 0,
  * says which). */
 double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char *note, size_t n);
+
+/*
+ * Issue 22: 1 when a done trial's training diverged (it stays done, with
+ * trial.flag = 'diverged'; docs/schema.md): its train_loss is not finite or
+ * above 10 ln C nats (23.03 for Fashion-MNIST's C = 10 classes; a uniform
+ * guess scores ln C = 2.30) - for table look-ups only when a loss was
+ * recorded - or, for trained trials, its val_accuracy is at chance level:
+ * at most 1/C + 3 standard errors of a guess over data.valid images,
+ * 1/C + 3 sqrt((1/C)(1 - 1/C) / valid) (0.1127 for 5000 images). Failed
+ * and latency-rejected trials are never diverged. `why` (may be NULL) gets
+ * the reason ("diverged: train_loss ...").
+ */
+int nas_search_diverged(const nas_config *cfg, const nas_trial_result *res, char *why, size_t n);
 
 /* ---- devices and placement (search/placement.c) ---------------------------- */
 

@@ -239,10 +239,39 @@ int nas_config_parse_string(const char *text, const char *name, nas_config *cfg,
 /*
  * Canonical text of every effective setting (defaults included), one
  * "key = value;" per line in a fixed order. Two configs that mean the same
- * search give the same text: the store identifies experiments by it.
+ * search give the same text. The store keeps it with every experiment
+ * (experiment.conf_canonical); nas_config_diff compares against it.
  * Returns a malloc'd string the caller frees, or NULL on out of memory.
  */
 char *nas_config_canonical(const nas_config *cfg);
+
+/*
+ * Issue 22: an experiment is its name in a database plus its DEFINING
+ * settings - those that change which architectures are proposed or what
+ * is measured: seed, data (dataset, valid, train_subset), space, the proxy
+ * recipe, the strategy and its knobs, the evaluator (but not where the
+ * table lives), objectives, constraints. Every other key is a RUNNING
+ * setting (it runs or extends the search): experiment, search.trials,
+ * proxy.threads, proxy.backend, proxy.keep_weights, data.dir,
+ * evaluator.table and every workers.* key. docs/space-conf.md marks each
+ * key. 1 for a defining key (dotted, as in the canonical text: "seed",
+ * "search.nao.lr"), 0 for a running one or an unknown key.
+ */
+int nas_config_key_defining(const char *key);
+
+/*
+ * Compare `cfg` with the canonical text an experiment was stored with
+ * (`stored`, from nas_config_canonical of any nas version), key by key,
+ * by the canonical text of each effective value. A key `stored` lacks (a
+ * key added by a later nas) counts as its default, so a new key left at
+ * its default is no difference; a key `stored` has and this nas does not
+ * know is ignored. `defining` 1 compares the defining keys, 0 the running
+ * ones. Writes one "  KEY: OLD -> NEW\n" line per difference to out[n]
+ * (truncated to fit; may be NULL when n is 0) and returns how many keys
+ * differ, or -1 when out of memory.
+ */
+int nas_config_diff(const char *stored, const nas_config *cfg, int defining, char *out,
+                    size_t n);
 
 #ifdef __cplusplus
 }

@@ -7,11 +7,13 @@
  * marked with `PRAGMA application_id` (NAS_STORE_APPLICATION_ID), so a
  * SQLite file written by another program is refused instead of modified.
  *
- * An experiment is identified by the canonical text of its configuration
- * (nas_config_canonical): running the same space.conf again finds the same
- * experiment and resumes it. Within an experiment a trial is identified by
- * the canonical key of its architecture (nas_space_key): the same cell is
- * never trained twice.
+ * An experiment is identified by its name within the database (the most
+ * recent row of that name) and its defining settings (issue 22,
+ * nas_config_diff): the controller resumes or extends it when they match
+ * and refuses the run when they differ; the running settings (budget,
+ * workers, ...) may change from run to run. Within an experiment a trial is
+ * identified by the canonical key of its architecture (nas_space_key): the
+ * same cell is never trained twice.
  *
  * Only the controller writes (short transactions, prepared statements);
  * `nas query` and `nas show` open the file read-only and may run while a
@@ -32,7 +34,8 @@
 extern "C" {
 #endif
 
-#define NAS_STORE_SCHEMA_VERSION 2 /* 2: trial.device_name, trial.device_cc */
+#define NAS_STORE_SCHEMA_VERSION 3 /* 2: trial.device_name, trial.device_cc;
+                                      3: trial.flag, experiment.conf_canonical not UNIQUE */
 #define NAS_STORE_APPLICATION_ID 0x6E617331 /* "nas1" */
 #define NAS_STORE_TIME_MAX 32                /* "2024-01-31T12:34:56.789Z" */
 
@@ -63,13 +66,37 @@ typedef struct nas_store_experiment {
     char updated_at[NAS_STORE_TIME_MAX];
     /* trial counts by status */
     int n_trials, n_pending, n_running, n_done, n_failed, n_interrupted;
+    int n_diverged;           /* done trials flagged 'diverged' (schema 3) */
+    int64_t best_trial;       /* highest val_accuracy among done, feasible trials; -1 none */
+    double best_val_accuracy; /* its val_accuracy; NaN when none */
 } nas_store_experiment;
 
 /*
- * Find the experiment whose canonical config equals `canonical`, or create
- * it (status "running") with the other fields. *created is 1 for a new
- * experiment. `conf_text` is the file as written (for the record).
+ * Create an experiment (status "running"): `canonical` is the effective
+ * config (nas_config_canonical), `conf_text` the file as written (for the
+ * record). Names need not be unique (nas_store_experiment_find takes the
+ * most recent). Errors: NAS_EDB.
+ */
+int nas_store_experiment_create(nas_store *st, const char *name, const char *canonical,
+                                const char *conf_text, const char *conf_path, uint64_t seed,
+                                const char *strategy, int trials_budget, int64_t *id,
+                                nas_error *err);
+
+/*
+ * A new run of experiment `id` (issue 22): record the settings it runs
+ * with - the canonical config, the file and its path, the budget
+ * (search.trials; raising it extends the experiment). The caller checked
+ * that the defining settings are unchanged (nas_config_diff).
  * Errors: NAS_EDB.
+ */
+int nas_store_experiment_update(nas_store *st, int64_t id, const char *canonical,
+                                const char *conf_text, const char *conf_path, int trials_budget,
+                                nas_error *err);
+
+/*
+ * The most recent experiment named `name` (*created 0; nothing is compared
+ * or changed), or a new one (*created 1) made by
+ * nas_store_experiment_create. Errors: NAS_EDB.
  */
 int nas_store_experiment_open(nas_store *st, const char *name, const char *canonical,
                               const char *conf_text, const char *conf_path, uint64_t seed,
@@ -80,10 +107,20 @@ int nas_store_experiment_open(nas_store *st, const char *name, const char *canon
 int nas_store_experiment_get(nas_store *st, int64_t id, nas_store_experiment *out,
                              nas_error *err);
 
-/* The most recent experiment named `name` (any name when NULL).
- * Errors: NAS_ENOTFOUND (message lists the names present), NAS_EDB. */
+/* The most recent experiment named `name`; when `name` is NULL, the
+ * default experiment of query, show, report and export (issue 22): the
+ * most recent one with a done trial that has a val_accuracy, else the most
+ * recent one. Errors: NAS_ENOTFOUND (message lists the names present),
+ * NAS_EDB. */
 int nas_store_experiment_find(nas_store *st, const char *name, nas_store_experiment *out,
                               nas_error *err);
+
+/* Called once per experiment; return non-zero to stop early (not an error). */
+typedef int (*nas_store_experiment_fn)(void *ctx, const nas_store_experiment *e);
+
+/* Visit every experiment in id order. Works read-only. Errors: NAS_EDB. */
+int nas_store_experiment_foreach(nas_store *st, nas_store_experiment_fn fn, void *ctx,
+                                 nas_error *err);
 
 /* The canonical config text of experiment `id` (malloc'd; caller frees). */
 int nas_store_experiment_canonical(nas_store *st, int64_t id, char **out, nas_error *err);
@@ -135,6 +172,8 @@ typedef struct nas_store_trial {
     double score;         /* what the strategy observed (NaN: failed/infeasible) */
     char device_name[128]; /* device that ran it: GPU name or CPU model ("" unknown) */
     char device_cc[16];    /* GPU compute capability "8.0"; "" for the CPU */
+    char flag[16];         /* issue 22: "diverged" for a done trial whose training diverged
+                              (nas_search_diverged); "" otherwise (schema 3) */
 } nas_store_trial;
 
 /*
@@ -164,6 +203,12 @@ int nas_store_trial_start(nas_store *st, int64_t trial_id, int worker, const cha
  */
 int nas_store_trial_finish(nas_store *st, int64_t trial_id, const nas_trial_result *res,
                            double score, const char *note, nas_error *err);
+
+/* The same, and trial.flag = `flag` (issue 22: "diverged"; NULL or "": no
+ * flag) for a done trial, in the same transaction. */
+int nas_store_trial_finish_flagged(nas_store *st, int64_t trial_id, const nas_trial_result *res,
+                                   double score, const char *note, const char *flag,
+                                   nas_error *err);
 
 /* Mark a trial interrupted with `reason`. */
 int nas_store_trial_interrupt(nas_store *st, int64_t trial_id, const char *reason,

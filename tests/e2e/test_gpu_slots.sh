@@ -33,7 +33,8 @@ export CUDA_VISIBLE_DEVICES=7,9
 export NAS_TEST_CUDA_DEVICES=2
 export NAS_FAULT="crash@3/1,gpuenv@1,gpuenv@2,gpuenv@3,gpuenv@4,gpuenv@5,gpuenv@6,sleep_ms=300"
 note "nas run with NAS_TEST_CUDA_DEVICES=2, CUDA_VISIBLE_DEVICES=7,9, NAS_FAULT=$NAS_FAULT"
-run 0 "$NAS" run "$TMP/g.conf" --db "$TMP/g.db"
+# every trial fails by design: exit 1 (issue 22)
+run 1 "$NAS" run "$TMP/g.conf" --db "$TMP/g.db"
 grep_in "CUDA placement: 2 GPU(s) x 2 trial(s) per GPU; worker -> GPU: 1 0 1 0" "$TMP/err"
 grep_in "4 worker process(es)" "$TMP/err"
 expect_eq "trials" "$(sql "$TMP/g.db" "SELECT count(*) FROM trial WHERE status = 'failed'")" 6
@@ -49,7 +50,7 @@ while IFS='|' read -r id worker err; do
 done < <(sql "$TMP/g.db" "SELECT id, worker, error FROM trial ORDER BY id")
 # every job first sleeps 300 ms, so the first four trials run at once, one
 # on each of the four workers (the log names the worker of every start)
-used=$(sed -n 's/.*\[trial [0-9]*\/6\] train .* (worker \([0-9]*\)).*/\1/p' "$TMP/err" | sort -u | tr '\n' ' ')
+used=$(sed -n 's/.*\[trial [0-9]*, [0-9]*\/6\] train .* (worker \([0-9]*\)).*/\1/p' "$TMP/err" | sort -u | tr '\n' ' ')
 expect_eq "workers that started trials" "$used" "0 1 2 3 "
 unset NAS_FAULT
 
@@ -62,7 +63,7 @@ note "a CPU search: workers keep the owner's CUDA_VISIBLE_DEVICES"
 unset NAS_TEST_CUDA_DEVICES
 conf "$TMP/c.conf" cpu cpu
 NAS_FAULT="gpuenv@1,gpuenv@2,gpuenv@3,gpuenv@4,gpuenv@5,gpuenv@6" \
-    run 0 "$NAS" run "$TMP/c.conf" --db "$TMP/c.db"
+    run 1 "$NAS" run "$TMP/c.conf" --db "$TMP/c.db"
 expect_eq "cpu trials" "$(sql "$TMP/c.db" "SELECT group_concat(DISTINCT error) FROM trial")" \
     "CUDA_VISIBLE_DEVICES=7,9 (reported by NAS_FAULT gpuenv)"
 grep -q "CUDA placement" "$TMP/err" && fail "a CPU search printed a CUDA placement"

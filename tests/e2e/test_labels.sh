@@ -24,7 +24,7 @@ CONF
 
 note "a table search says lookup, shows no latency and no backend"
 run 0 "$NAS" run nao.conf --db "$TMP/a.db"
-grep_in "^\[trial 1/30\] lookup " "$TMP/err"
+grep_in "^\[trial 1, 1/30\] lookup " "$TMP/err"
 grep -q "\] train " "$TMP/err" && fail "a table search prints 'train'"
 grep -q " ms |" "$TMP/err" && fail "a table search prints a latency"
 grep -q "backend cpu with" "$TMP/err" && fail "a table search names a backend"

@@ -393,6 +393,47 @@ static void test_canonical(void **state)
 
 /* docs/space-conf.md has a table row for every key, holding its default as
  * the canonical text prints it. */
+/* Issue 22: defining and running settings, compared key by key against a
+ * stored canonical text. */
+static void test_defining_diff(void **state)
+{
+    (void)state;
+    assert_int_equal(nas_config_key_defining("seed"), 1);
+    assert_int_equal(nas_config_key_defining("search.nao.lr"), 1);
+    assert_int_equal(nas_config_key_defining("objectives"), 1);
+    assert_int_equal(nas_config_key_defining("constraints.latency_ms"), 1);
+    assert_int_equal(nas_config_key_defining("search.trials"), 0);
+    assert_int_equal(nas_config_key_defining("workers.count"), 0);
+    assert_int_equal(nas_config_key_defining("workers.ordered"), 0);
+    assert_int_equal(nas_config_key_defining("proxy.threads"), 0);
+    assert_int_equal(nas_config_key_defining("experiment"), 0);
+    assert_int_equal(nas_config_key_defining("no.such.key"), 0);
+    char *stored = canon_of("experiment = \"e\"; seed = 5; search = { trials = 20; };");
+    nas_config c;
+    char out[1024];
+    /* the budget and the workers are running settings */
+    parse_ok("experiment = \"e\"; seed = 5; search = { trials = 30; }; workers = { count = 2; };",
+             &c);
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 0);
+    assert_string_equal(out, "");
+    assert_int_equal(nas_config_diff(stored, &c, 0, out, sizeof out), 2);
+    assert_non_null(strstr(out, "  search.trials: 20 -> 30\n"));
+    assert_non_null(strstr(out, "  workers.count: 1 -> 2\n"));
+    /* defining ones are listed old -> new */
+    parse_ok("experiment = \"e\"; seed = 6; proxy = { lr = 0.1; }; search = { trials = 20; };", &c);
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 2);
+    assert_non_null(strstr(out, "  seed: 5 -> 6\n"));
+    assert_non_null(strstr(out, "  proxy.lr: 0.05 -> 0.1\n"));
+    /* a key the stored text lacks (added later) counts as its default; a key
+     * it has that this nas does not know is ignored */
+    parse_ok("experiment = \"e\"; seed = 5;", &c);
+    assert_int_equal(nas_config_diff("seed = 5;\nold.removed = 1;\n", &c, 1, out, sizeof out), 0);
+    parse_ok("experiment = \"e\"; seed = 5; search = { population = 12; };", &c);
+    assert_int_equal(nas_config_diff("seed = 5;\n", &c, 1, out, sizeof out), 1);
+    assert_string_equal(out, "  search.population: 10 -> 12\n");
+    free(stored);
+}
+
 static void test_docs_cover_every_key(void **state)
 {
     (void)state;
@@ -484,6 +525,7 @@ int main(void)
         cmocka_unit_test(test_string_errors),
         cmocka_unit_test(test_accepts),
         cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_defining_diff),
         cmocka_unit_test(test_docs_cover_every_key),
         cmocka_unit_test(test_weights_policy),
     };

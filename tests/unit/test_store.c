@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_store.c - the SQLite store: round trip of experiments,
- * trials and results; resume by canonical config; one trial per arch key;
+ * trials and results; experiments by name, the default experiment and the
+ * version 2 -> 3 migration (issue 22); one trial per arch key;
  * refusal of foreign files; read-only access.
  */
 #include <setjmp.h> /* cmocka needs these three first */
@@ -225,51 +226,153 @@ static void test_round_trip(void **state)
     sqlite3_close(db);
 }
 
-static void test_resume_by_canonical_config(void **state)
+/* Issue 22: an experiment is found by its name (the most recent row of
+ * it), whatever its canonical text; names and canonical texts may repeat;
+ * the default experiment is the most recent with a done trial. */
+static void test_experiment_by_name(void **state)
 {
     fixture *f = *state;
     nas_error err;
     nas_store *st = NULL;
-    int64_t a = -1, b = -1, a2 = -1, b2 = -1;
+    int64_t a = -1, a2 = -1, b = -1, c = -1;
     int created = -1;
     assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
     assert_int_equal(nas_store_experiment_open(st, "x", "seed = 1;\n", "", "x.conf", 1, "random",
                                                4, &a, &created, &err),
                      NAS_OK);
     assert_int_equal(created, 1);
-    /* Same name, different config: a different experiment. */
+    /* Same name, another config: the same experiment (the caller compares). */
     assert_int_equal(nas_store_experiment_open(st, "x", "seed = 2;\n", "", "x.conf", 2, "random",
-                                               4, &b, &created, &err),
-                     NAS_OK);
-    assert_int_equal(created, 1);
-    assert_true(a != b);
-    int64_t t;
-    assert_int_equal(nas_store_trial_insert(st, a, "|g|", "k", "random", &t, &err), NAS_OK);
-    nas_store_close(st);
-
-    /* Reopen: the same canonical text finds the same experiment and its trial. */
-    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
-    assert_int_equal(nas_store_experiment_open(st, "x", "seed = 1;\n", "", "x.conf", 1, "random",
                                                4, &a2, &created, &err),
                      NAS_OK);
     assert_int_equal(created, 0);
     assert_int_equal(a2, a);
-    assert_int_equal(nas_store_experiment_open(st, "x", "seed = 2;\n", "", "x.conf", 2, "random",
-                                               4, &b2, &created, &err),
+    /* A new run records its running settings: budget and canonical text. */
+    assert_int_equal(nas_store_experiment_update(st, a, "seed = 1;\ntrials = 9;\n", "t", "y.conf",
+                                                 9, &err),
                      NAS_OK);
-    assert_int_equal(created, 0);
-    assert_int_equal(b2, b);
     nas_store_experiment e;
-    assert_int_equal(nas_store_experiment_get(st, a2, &e, &err), NAS_OK);
-    assert_int_equal(e.n_trials, 1);
+    assert_int_equal(nas_store_experiment_get(st, a, &e, &err), NAS_OK);
+    assert_int_equal(e.trials_budget, 9);
+    assert_string_equal(e.conf_path, "y.conf");
     char *canon = NULL;
-    assert_int_equal(nas_store_experiment_canonical(st, b, &canon, &err), NAS_OK);
-    assert_string_equal(canon, "seed = 2;\n");
+    assert_int_equal(nas_store_experiment_canonical(st, a, &canon, &err), NAS_OK);
+    assert_string_equal(canon, "seed = 1;\ntrials = 9;\n");
     free(canon);
-    /* find without a name: the most recent */
-    assert_int_equal(nas_store_experiment_find(st, NULL, &e, &err), NAS_OK);
+    /* Another row of the same name and text (nas run --new, no UNIQUE):
+     * the name now finds it. */
+    assert_int_equal(nas_store_experiment_create(st, "x", "seed = 1;\ntrials = 9;\n", "", "", 1,
+                                                 "random", 9, &b, &err),
+                     NAS_OK);
+    assert_true(b > a);
+    assert_int_equal(nas_store_experiment_find(st, "x", &e, &err), NAS_OK);
     assert_int_equal(e.id, b);
+    assert_int_equal(nas_store_experiment_create(st, "y", "y", "", "", 1, "random", 2, &c, &err),
+                     NAS_OK);
+    /* The default: the most recent with a done trial (a), else the newest. */
+    assert_int_equal(nas_store_experiment_find(st, NULL, &e, &err), NAS_OK);
+    assert_int_equal(e.id, c);
+    int64_t t;
+    assert_int_equal(nas_store_trial_insert(st, a, "|g|", "k", "random", &t, &err), NAS_OK);
+    nas_trial_result r = make_result(0.75, 100, 10);
+    assert_int_equal(nas_store_trial_finish(st, t, &r, 0.75, NULL, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, c, "|g|", "k", "random", &t, &err), NAS_OK);
+    r.status = NAS_ENAN;
+    assert_int_equal(nas_store_trial_finish(st, t, &r, NAN, NULL, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_find(st, NULL, &e, &err), NAS_OK);
+    assert_int_equal(e.id, a);
+    assert_int_equal(e.best_trial, 1);
+    assert_true(fabs(e.best_val_accuracy - 0.75) < 1e-12);
     nas_store_close(st);
+}
+
+/* Issue 22: a version-2 file (as nas wrote it before: experiment with
+ * UNIQUE(conf_canonical), no trial.flag) reads as it is when opened
+ * read-only and is migrated to version 3 read-write: ids kept, two
+ * experiments may then share a canonical text, trial.flag recorded. */
+static const char V2_FILE[] =
+    "CREATE TABLE experiment(id INTEGER PRIMARY KEY, name TEXT NOT NULL, conf_canonical TEXT "
+    "NOT NULL UNIQUE, conf_text TEXT NOT NULL, conf_path TEXT NOT NULL, seed INTEGER NOT NULL, "
+    "strategy TEXT NOT NULL, trials_budget INTEGER NOT NULL, created_at TEXT NOT NULL, "
+    "updated_at TEXT NOT NULL, status TEXT NOT NULL CHECK(status IN "
+    "('running','done','interrupted','failed','exhausted')));"
+    "CREATE TABLE trial(id INTEGER PRIMARY KEY, experiment_id INTEGER NOT NULL REFERENCES "
+    "experiment(id), genotype TEXT NOT NULL, arch_key TEXT NOT NULL, proposed_by TEXT NOT NULL, "
+    "status TEXT NOT NULL CHECK(status IN ('pending','running','done','failed','interrupted')), "
+    "worker INTEGER, device TEXT, attempt INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, "
+    "started_at TEXT, finished_at TEXT, error TEXT, device_name TEXT, device_cc TEXT, "
+    "UNIQUE(experiment_id, arch_key));"
+    "CREATE INDEX trial_by_status ON trial(experiment_id, status);"
+    "CREATE TABLE result(trial_id INTEGER PRIMARY KEY REFERENCES trial(id), val_accuracy REAL, "
+    "test_accuracy REAL, train_loss REAL, macs INTEGER, params INTEGER, latency_ms REAL, "
+    "train_seconds REAL, epochs INTEGER, score REAL);"
+    "CREATE TABLE strategy_state(experiment_id INTEGER NOT NULL REFERENCES experiment(id), name "
+    "TEXT NOT NULL, blob BLOB, updated_at TEXT NOT NULL, PRIMARY KEY(experiment_id, name));"
+    "INSERT INTO experiment VALUES(3, 'old', 'seed = 1;', 'seed = 1;', 'o.conf', 1, 'random', 2, "
+    "'2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z', 'done');"
+    "INSERT INTO trial VALUES(7, 3, '|g|', 'k', 'random', 'done', 0, 'cpu', 1, "
+    "'2025-01-01T00:00:00.000Z', NULL, NULL, NULL, NULL, NULL);"
+    "INSERT INTO result VALUES(7, 0.5, NULL, 0.3, 10, 10, 1.0, 1.0, 1, 0.5);"
+    "PRAGMA application_id = 1851880241; PRAGMA user_version = 2;";
+
+static void test_migrate_v2_to_v3(void **state)
+{
+    fixture *f = *state;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, V2_FILE, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    nas_error err;
+    nas_store *st = NULL;
+    nas_store_experiment e;
+    nas_store_trial t;
+    /* read-only: as it is */
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_find(st, NULL, &e, &err), NAS_OK);
+    assert_int_equal(e.id, 3);
+    assert_int_equal(e.n_diverged, 0);
+    assert_int_equal(e.best_trial, 7);
+    assert_int_equal(nas_store_trial_get(st, 7, &t, &err), NAS_OK);
+    assert_string_equal(t.flag, "");
+    collected col = {0};
+    assert_int_equal(nas_store_trial_foreach(st, 3, NAS_STORE_ORDER_ID, 0, collect, &col, &err),
+                     NAS_OK);
+    assert_int_equal(col.n, 1);
+    nas_store_close(st);
+    /* read-write: migrated */
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    int64_t b, tid;
+    assert_int_equal(nas_store_experiment_create(st, "old", "seed = 1;", "", "", 1, "random", 4,
+                                                 &b, &err),
+                     NAS_OK);
+    assert_int_equal(b, 4);
+    assert_int_equal(nas_store_trial_insert(st, b, "|h|", "k2", "random", &tid, &err), NAS_OK);
+    nas_trial_result r = make_result(0.125, 10, 10);
+    r.train_loss = 1.1e10;
+    assert_int_equal(nas_store_trial_finish_flagged(st, tid, &r, 0.125, "diverged: x",
+                                                    "diverged", &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_get(st, tid, &t, &err), NAS_OK);
+    assert_string_equal(t.flag, "diverged");
+    assert_int_equal(nas_store_experiment_get(st, b, &e, &err), NAS_OK);
+    assert_int_equal(e.n_diverged, 1);
+    /* a re-run clears the flag */
+    assert_int_equal(nas_store_trial_start(st, tid, 0, "cpu", &err), NAS_OK);
+    assert_int_equal(nas_store_trial_get(st, tid, &t, &err), NAS_OK);
+    assert_string_equal(t.flag, "");
+    assert_int_equal(nas_store_trial_get(st, 7, &t, &err), NAS_OK);
+    assert_int_equal(t.experiment_id, 3);
+    nas_store_close(st);
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), 3);
+    sqlite3_finalize(s);
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
 }
 
 static void test_unique_arch_key(void **state)
@@ -446,7 +549,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_resume_by_canonical_config, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_experiment_by_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_sqlite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup, teardown),

@@ -215,7 +215,7 @@ static void test_store_device(void **state)
     int64_t t[3];
     fill(path, t);
     assert_int_equal((int)sql_int(path, "PRAGMA user_version"), NAS_STORE_SCHEMA_VERSION);
-    assert_int_equal(NAS_STORE_SCHEMA_VERSION, 2);
+    assert_int_equal(NAS_STORE_SCHEMA_VERSION, 3);
     check_trial(path, 0, t[0], "NVIDIA A100-SXM4-40GB", "8.0");
     check_trial(path, 1, t[1], "Test CPU @ 2.0GHz", "");
     check_trial(path, 1, t[2], "", "");
@@ -240,8 +240,9 @@ static void test_store_migration(void **state)
     db_path(path, sizeof path, "v1.db");
     int64_t t[3];
     fill(path, t);
-    /* make it a version-1 file: the trial table without the new columns */
-    sql_exec(path, "ALTER TABLE trial DROP COLUMN device_cc; "
+    /* make it a version-1 file: the trial table without the new columns
+     * (version 3's trial.flag too; its experiment table is a superset) */
+    sql_exec(path, "ALTER TABLE trial DROP COLUMN flag; ALTER TABLE trial DROP COLUMN device_cc; "
                    "ALTER TABLE trial DROP COLUMN device_name; PRAGMA user_version = 1;");
     assert_int_equal((int)sql_int(path, "SELECT count(*) FROM pragma_table_info('trial') "
                                         "WHERE name LIKE 'device_%'"),
@@ -258,7 +259,7 @@ static void test_store_migration(void **state)
     assert_int_equal((int)sql_int(path, "PRAGMA user_version"), 1);
     /* read-write: migrated once, data kept, new results recorded */
     assert_int_equal(nas_store_open(path, 0, &st, &err), NAS_OK);
-    assert_int_equal((int)sql_int(path, "PRAGMA user_version"), 2);
+    assert_int_equal((int)sql_int(path, "PRAGMA user_version"), 3);
     assert_int_equal(nas_store_trial_get(st, t[1], &tr, &err), NAS_OK);
     assert_true(tr.val_accuracy > 0.59 && tr.val_accuracy < 0.61);
     assert_string_equal(tr.device_name, "");
@@ -275,7 +276,7 @@ static void test_store_migration(void **state)
     /* opening again does not migrate twice */
     assert_int_equal(nas_store_open(path, 0, &st, &err), NAS_OK);
     nas_store_close(st);
-    assert_int_equal((int)sql_int(path, "PRAGMA user_version"), 2);
+    assert_int_equal((int)sql_int(path, "PRAGMA user_version"), 3);
 }
 
 /* ---- latency on a device timer ---------------------------------------------------- */
