@@ -33,7 +33,10 @@
  * consumer is a batch norm runs as one nas_conv2d_fwd_bias with the batch
  * norm folded into its weights and bias (computed on the host when the
  * parameters changed: `gen` counts training forwards, SGD steps and
- * nas_net_params calls), and the batch norm step is skipped. When that
+ * nas_net_params calls), and the batch norm step is skipped. Only the
+ * batch norm reading the convolution's own output folds: one reading a
+ * folded batch norm's output (the final BN when the cell's output node is
+ * one edge's BN output) runs as a plain step (issue 19). When that
  * batch norm's output is a node-sum input whose gradient is shared (see
  * above) and the node's buffer has already been written by the input
  * that shares it, the convolution adds straight into the node (oneDNN's
@@ -496,10 +499,16 @@ static void plan_folding(nas_net *n, const int *uses)
         prod[n->steps[si].y] = si;
     for (int si = 0; si < n->n_steps; si++) {
         step *b = &n->steps[si];
-        if (b->kind != S_BN || b->x == 0 || uses[b->x] != 1 || prod[b->x] < 0 ||
-            n->steps[prod[b->x]].kind != S_CONV)
+        if (b->kind != S_BN || b->x == 0 || uses[b->x] != 1 || prod[b->x] < 0)
             continue;
         step *c = &n->steps[prod[b->x]];
+        /* Only into a conv that itself writes the BN's input and has no BN
+         * folded yet: prod[] of a folded BN's output names its conv (below),
+         * and a BN reading that output (the cell's output node is one edge's
+         * BN output and `lastact` reads it) must not replace the edge's BN
+         * (issue 19: eval computed lastact(conv(x)) without the edge's BN). */
+        if (c->kind != S_CONV || c->y != b->x || c->fold >= 0)
+            continue;
         c->fold = si;
         b->fold = 1;
         prod[b->y] = prod[b->x]; /* in eval mode the conv writes the BN's output */

@@ -599,6 +599,76 @@ static void test_folded_eval(void **state)
     }
 }
 
+/* The eval forward's folding agrees with the plain conv -> BN steps for
+ * every one of the 15,625 cells (issue 19: when the cell's output node was
+ * one edge's BN output, the final `lastact` BN was folded into that edge's
+ * conv as well, overwriting its fold, and eval skipped the edge's BN; at
+ * initialisation a BN is an identity, so one SGD step must move gamma,
+ * beta and the running statistics first). One cell per stage, 2 images,
+ * 2 channels in the first stage (about 5 s). */
+static void test_folded_eval_all_cells(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    assert_non_null(be);
+    int zero[6] = {0};
+    nas_net_desc d = tiny_net_desc(zero, 1);
+    nas_tensor *x, *y;
+    random_batch(be, &d, 2, 3, &x, &y);
+    int bad = 0, first_bad = -1;
+    double worst = 0;
+    for (int g = 0; g < 15625; g++) {
+        int ops[6];
+        for (int e = 0, v = g; e < 6; e++, v /= NAS_OP_COUNT)
+            ops[e] = v % NAS_OP_COUNT;
+        d = tiny_net_desc(ops, 1);
+        d.channels = 2; /* 2, 4, 8 channels: the plan is the same, the arithmetic 4x less */
+        nas_net *net = NULL;
+        nas_error err = {0};
+        if (nas_net_create(be, &d, 2, 1, &net, &err) != NAS_OK)
+            fail_msg("cell %d: %s", g, err.msg);
+        const nas_tensor *lg;
+        float loss;
+        int c;
+        assert_int_equal(nas_net_forward(net, x, 1, &lg), NAS_OK);
+        assert_int_equal(nas_net_backward(net, y, &loss, &c), NAS_OK);
+        assert_int_equal(nas_net_sgd_step(net, 0.1f, 0.9f, 0, 0), NAS_OK);
+        assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_OK);
+        float folded[10], plain[10];
+        assert_true(lg->count <= 10);
+        assert_int_equal(nas_tensor_download(lg, folded, lg->count), NAS_OK);
+        nas__net_set_fold(net, 0);
+        assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_OK);
+        assert_int_equal(nas_tensor_download(lg, plain, lg->count), NAS_OK);
+        double diff = 0, mag = 0;
+        for (size_t i = 0; i < lg->count; i++) {
+            diff = fmax(diff, fabs((double)folded[i] - plain[i]));
+            mag = fmax(mag, fabs((double)plain[i]));
+        }
+        if (!(diff <= 1e-4 + 1e-4 * mag)) {
+            if (first_bad < 0)
+                first_bad = g;
+            bad++;
+        }
+        worst = fmax(worst, diff);
+        nas_net_destroy(net);
+    }
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    nas_backend_destroy(be);
+    printf("folded vs plain eval over 15625 cells: %d differ (max |diff| %g)\n", bad, worst);
+    if (bad) {
+        int ops[6];
+        for (int e = 0, v = first_bad; e < 6; e++, v /= NAS_OP_COUNT)
+            ops[e] = v % NAS_OP_COUNT;
+        char s[256];
+        snprintf(s, sizeof s, "|%s~0|+|%s~0|%s~1|+|%s~0|%s~1|%s~2|", nas_op_name(ops[0]),
+                 nas_op_name(ops[1]), nas_op_name(ops[2]), nas_op_name(ops[3]),
+                 nas_op_name(ops[4]), nas_op_name(ops[5]));
+        fail_msg("%d of 15625 cells: folded eval logits differ from conv+BN (first: %s)", bad, s);
+    }
+}
+
 static void test_bad_desc(void **state)
 {
     (void)state;
@@ -630,6 +700,7 @@ int main(void)
         cmocka_unit_test(test_nan_and_interrupt),
         cmocka_unit_test(test_cpu_matches_ref),
         cmocka_unit_test(test_folded_eval),
+        cmocka_unit_test(test_folded_eval_all_cells),
         cmocka_unit_test(test_bad_desc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
