@@ -172,6 +172,12 @@ static int on_epoch(void *ctx, const nas_epoch_stats *e)
     return 0;
 }
 
+static void on_note(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "nas train: warning: %s\n", msg);
+}
+
 int nas__cmd_train_arch(int argc, char **argv)
 {
     arch_opts o;
@@ -299,7 +305,7 @@ int nas__cmd_train_arch(int argc, char **argv)
     sigaction(SIGTERM, &sa, &old_term);
     run_ctx rc_ctx = {isatty(STDERR_FILENO), ckpt[0] != 0};
     nas_full_train_opts fo = {&rec, aug, ckpt[0] ? ckpt : NULL, (int)o.stop_after, on_step,
-                              on_epoch, &rc_ctx};
+                              on_epoch, &rc_ctx, on_note};
     nas_train_stats ts;
     int resumed = 0;
     stage = "training";

@@ -91,15 +91,26 @@ int nas_backend_set_precision(nas_backend *be, const char *precision)
 {
     if (!be || !precision)
         return NAS_EINVAL;
-    if (be->ext && be->ext->set_precision)
-        return be->ext->set_precision(be, precision);
-    if (strcmp(precision, "fp32") == 0)
+    if (be->ext && be->ext->set_precision) {
+        int rc = be->ext->set_precision(be, precision);
+        if (rc == NAS_OK)
+            snprintf(be->precision, sizeof be->precision, "%s", precision);
+        return rc;
+    }
+    if (strcmp(precision, "fp32") == 0) {
+        snprintf(be->precision, sizeof be->precision, "fp32");
         return NAS_OK;
+    }
     if (strcmp(precision, "bf16") != 0 && strcmp(precision, "fp16") != 0)
         return nas__backend_fail(be, NAS_EINVAL, "unknown precision '%s' (fp32, bf16, fp16)",
                                  precision);
     return nas__backend_fail(be, NAS_EUNSUPPORTED, "precision %s: not supported by the %s backend",
                              precision, be->ops->name);
+}
+
+const char *nas_backend_get_precision(const nas_backend *be)
+{
+    return be && be->precision[0] ? be->precision : "fp32";
 }
 
 int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)

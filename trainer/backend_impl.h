@@ -107,6 +107,7 @@ struct nas_backend {
     int threads;
     char last_error[512]; /* detail of the last failed op; "" when none */
     const nas__backend_ext *ext; /* optional extension slots; NULL = none */
+    char precision[8];           /* last precision set successfully; "" = fp32 */
 };
 
 /* Record a printf-style detail of a failed op in be->last_error and return
