@@ -50,6 +50,7 @@
 #include <stdlib.h> /* calloc, realloc, free */
 #include <string.h> /* memset */
 #include "nas/trainer.h"
+#include "trainer/backend_impl.h" /* nas__backend_fail: why a forward was refused */
 #include "trainer/net_impl.h"
 
 #define BN_MOMENTUM 0.1f
@@ -843,7 +844,11 @@ int nas_net_forward(nas_net *n, const nas_tensor *x, int train, const nas_tensor
         return NAS_EINVAL;
     if (x->n <= 0 || x->n > n->max_batch || x->c != n->desc.in_c || x->h != n->desc.in_h ||
         x->w != n->desc.in_w)
-        return NAS_EINVAL;
+        return nas__backend_fail(n->be, NAS_EINVAL,
+                                 "network input x[%d,%d,%d,%d] does not fit the network, built for "
+                                 "%dx%dx%d images in batches of 1..%d",
+                                 x->n, x->c, x->h, x->w, n->desc.in_c, n->desc.in_h, n->desc.in_w,
+                                 n->max_batch);
     view_set *v = get_views(n, x->n);
     if (!v)
         return NAS_ENOMEM;

@@ -286,8 +286,8 @@ int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, doub
         if (!rc)
             rc = nas_softmax_xent(be, logits, &yv, NULL, &l, &c);
         if (rc) {
-            nas_error_set(err, rc, "evaluating images %d..%d: %s", first, first + b - 1,
-                          nas_strerror(rc));
+            nas_error_set(err, rc, "evaluating images %d..%d: %s %s", first, first + b - 1,
+                          nas_strerror(rc), nas_backend_last_error(be));
             break;
         }
         loss_sum += (double)l * b;

@@ -42,7 +42,8 @@ typedef struct nas_dataset {
  * "test" reads t10k-*. Pixels are scaled to [0,1] then normalised with
  * (x - mean)/std (Fashion-MNIST: mean 0.2860, std 0.3530).
  * Errors: NAS_EIO (missing/unreadable file: message names it), NAS_EFORMAT
- * (bad magic, truncated file, image/label count mismatch), NAS_ENOMEM.
+ * (bad magic, truncated file, image/label count mismatch, images that are
+ * not 28x28: the size the networks are built for), NAS_ENOMEM.
  */
 int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_error *err);
 
@@ -81,7 +82,9 @@ void nas_net_destroy(nas_net *net); /* NULL is a no-op */
 
 /* Forward x[B,in_c,in_h,in_w] (B <= max_batch) in train (batch statistics)
  * or eval (running statistics) mode; *logits points to a [B,classes]
- * tensor owned by the net, valid until the next call. */
+ * tensor owned by the net, valid until the next call. Errors: NAS_EINVAL
+ * (NULL argument; or x's shape does not fit: nas_backend_last_error of the
+ * net's backend says how), backend errors. */
 int nas_net_forward(nas_net *net, const nas_tensor *x, int train, const nas_tensor **logits);
 
 /* After a train-mode forward: loss against labels[B] (floats), backward

@@ -669,6 +669,48 @@ static void test_folded_eval_all_cells(void **state)
     }
 }
 
+/* Issue 19: an input that does not fit the network is NAS_EINVAL with a
+ * message (the backend's last error, which nas_train appends), not a bare
+ * "invalid argument" at the first training step. */
+static void test_input_mismatch(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    nas_net_desc d = tiny_net_desc(GENOS[0], 1); /* 1x8x8 */
+    nas_net *net = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas_net_create(be, &d, 4, 1, &net, &err), NAS_OK);
+    nas_tensor *x = NULL;
+    const nas_tensor *lg;
+    assert_int_equal(nas_tensor_create(be, 2, 1, 9, 9, &x), NAS_OK);
+    assert_int_equal(nas_tensor_zero(x), NAS_OK);
+    assert_int_equal(nas_net_forward(net, x, 1, &lg), NAS_EINVAL);
+    const char *why = nas_backend_last_error(be);
+    if (!strstr(why, "[2,1,9,9]") || !strstr(why, "1x8x8"))
+        fail_msg("no useful message for a 9x9 input to an 8x8 net: '%s'", why);
+    nas_tensor_destroy(x);
+    assert_int_equal(nas_tensor_create(be, 5, 1, 8, 8, &x), NAS_OK); /* batch > max 4 */
+    assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_EINVAL);
+    assert_non_null(strstr(nas_backend_last_error(be), "batch"));
+    nas_tensor_destroy(x);
+
+    /* through nas_train: the step's error carries the reason */
+    float img[3 * 81] = {0};
+    uint8_t lab[3] = {0, 1, 2};
+    nas_dataset data = {3, 1, 9, 9, 5, img, lab, 0};
+    nas_recipe rec = {1, 4, 0.1, 0.9, 0, 0, NAS_SCHEDULE_CONSTANT, 1};
+    assert_int_equal(nas_train(net, &data, &rec, NULL, NULL, NULL, &err), NAS_EINVAL);
+    if (!strstr(err.msg, "1x8x8"))
+        fail_msg("nas_train's message does not say why: '%s'", err.msg);
+    printf("%s\n", err.msg);
+    double acc;
+    assert_int_equal(nas_net_evaluate(net, &data, 4, &acc, NULL, &err), NAS_EINVAL);
+    if (!strstr(err.msg, "1x8x8"))
+        fail_msg("nas_net_evaluate's message does not say why: '%s'", err.msg);
+    nas_net_destroy(net);
+    nas_backend_destroy(be);
+}
+
 static void test_bad_desc(void **state)
 {
     (void)state;
@@ -701,6 +743,7 @@ int main(void)
         cmocka_unit_test(test_cpu_matches_ref),
         cmocka_unit_test(test_folded_eval),
         cmocka_unit_test(test_folded_eval_all_cells),
+        cmocka_unit_test(test_input_mismatch),
         cmocka_unit_test(test_bad_desc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
