@@ -108,6 +108,37 @@ int nas_backend_set_precision(nas_backend *be, const char *precision)
                              precision, be->ops->name);
 }
 
+int nas__backend_step_begin(nas_backend *be)
+{
+    if (!be)
+        return NAS_EINVAL;
+    return be->ext && be->ext->step_begin ? be->ext->step_begin(be) : NAS_OK;
+}
+
+int nas__backend_step_end(nas_backend *be, int *skipped)
+{
+    *skipped = 0;
+    if (!be)
+        return NAS_EINVAL;
+    return be->ext && be->ext->step_end ? be->ext->step_end(be, skipped) : NAS_OK;
+}
+
+int nas__backend_loss_scale_get(nas_backend *be, double state[2])
+{
+    if (!be)
+        return NAS_EINVAL;
+    return be->ext && be->ext->loss_scale_get ? be->ext->loss_scale_get(be, state)
+                                              : NAS_EUNSUPPORTED;
+}
+
+int nas__backend_loss_scale_set(nas_backend *be, const double state[2])
+{
+    if (!be)
+        return NAS_EINVAL;
+    return be->ext && be->ext->loss_scale_set ? be->ext->loss_scale_set(be, state)
+                                              : NAS_EUNSUPPORTED;
+}
+
 const char *nas_backend_get_precision(const nas_backend *be)
 {
     return be && be->precision[0] ? be->precision : "fp32";

@@ -120,6 +120,8 @@ struct nas_net {
     int build_status;
     int fuse;                /* 1: eval forwards fold BN into convs; 0: the backend cannot */
     unsigned long gen;       /* parameter generation (see "Folded inference") */
+    nas_tensor **stats_copy; /* per parameter: copy of a buffer (BN running statistics)
+                                by nas__net_stats_save; NULL until first used */
     unsigned long fold_gen;  /* generation the folded weights were computed for; 0 = never */
 };
 
@@ -608,6 +610,10 @@ void nas_net_destroy(nas_net *n)
     nas_tensor_destroy(n->scratch);
     for (int i = 0; i < MAX_VIEW_SETS; i++)
         view_free(&n->views[i]);
+    if (n->stats_copy)
+        for (int i = 0; i < n->n_params; i++)
+            nas_tensor_destroy(n->stats_copy[i]);
+    free(n->stats_copy);
     free(n->act_buf);
     free(n->grad_buf);
     free(n->act_root);
@@ -1090,4 +1096,45 @@ nas_backend *nas__net_backend(const nas_net *n)
 nas_tensor *nas__net_param_momentum(nas_net *n, int i)
 {
     return n && i >= 0 && i < n->n_params ? n->params[i].mom : NULL;
+}
+
+/* Added for fp16 loss scaling (issue 19, trainer/train.c): a training
+ * forward updates the BN running statistics even when the loss scaler then
+ * skips the step, and an fp16 overflow leaves them infinite; the step
+ * saves them first and restores them when it is skipped. */
+int nas__net_stats_save(nas_net *n)
+{
+    if (!n)
+        return NAS_EINVAL;
+    if (!n->stats_copy && !(n->stats_copy = calloc((size_t)n->n_params, sizeof *n->stats_copy)))
+        return NAS_ENOMEM;
+    for (int i = 0; i < n->n_params; i++) {
+        param *p = &n->params[i];
+        if (p->grad)
+            continue;
+        int rc = NAS_OK;
+        if (!n->stats_copy[i])
+            rc = nas_tensor_create(n->be, p->value->n, p->value->c, p->value->h, p->value->w,
+                                   &n->stats_copy[i]);
+        if (!rc)
+            rc = nas_tensor_copy(n->stats_copy[i], p->value);
+        if (rc)
+            return rc;
+    }
+    return NAS_OK;
+}
+
+int nas__net_stats_restore(nas_net *n)
+{
+    if (!n || !n->stats_copy)
+        return NAS_EINVAL;
+    n->gen++; /* folded weights are stale */
+    for (int i = 0; i < n->n_params; i++) {
+        if (n->params[i].grad || !n->stats_copy[i])
+            continue;
+        int rc = nas_tensor_copy(n->params[i].value, n->stats_copy[i]);
+        if (rc)
+            return rc;
+    }
+    return NAS_OK;
 }

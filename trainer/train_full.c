@@ -32,6 +32,7 @@
 #include <unistd.h>   /* access */
 #include <zlib.h>     /* crc32: the training data's fingerprint */
 #include "nas/trainer.h"
+#include "trainer/backend_impl.h" /* nas__backend_loss_scale_get, _set */
 #include "trainer/net_impl.h"     /* nas__net_backend, nas__net_param_momentum */
 #include "trainer/weights_impl.h" /* the .npz checkpoint */
 
@@ -230,6 +231,9 @@ static int save_checkpoint(nas_net *net, const char *path, const char *fp, int e
         rc = nas__npz_add(z, "state/stats", "<f8", 1, &s3, stats, 3 * sizeof *stats, err);
     if (!rc)
         rc = nas__npz_add(z, "state/fingerprint", "|u1", 1, &sfp, fp, (size_t)sfp, err);
+    double ls[2];
+    if (!rc && nas__backend_loss_scale_get(nas__net_backend(net), ls) == NAS_OK)
+        rc = nas__npz_add(z, "state/loss_scale", "<f8", 1, &s2, ls, sizeof ls, err);
     free(h);
     free(p);
     if (rc) {
@@ -334,6 +338,31 @@ static int load_checkpoint(nas_net *net, const char *path, const char *fp, int e
             rc = nas_tensor_upload(m, a->data, a->count);
     }
     free(p);
+    /* the fp16 loss scaler's {S, good steps} (issue 19); a checkpoint
+     * written before it was kept restarts the scaler at S = 65536 */
+    double ls[2];
+    const nas__npy *lsm = nas__npz_find(z, "state/loss_scale");
+    nas_backend *be = nas__net_backend(net);
+    if (!rc && nas__backend_loss_scale_get(be, ls) == NAS_OK) {
+        if (lsm && !strcmp(lsm->descr, "<f8") && lsm->count == 2) {
+            memcpy(ls, lsm->data, sizeof ls);
+            if (nas__backend_loss_scale_set(be, ls) != NAS_OK)
+                rc = nas_error_set(err, NAS_EFORMAT,
+                                   "%s: state/loss_scale {%g, %g} is not a loss scaler state "
+                                   "(a power of two and a good-step count)",
+                                   path, ls[0], ls[1]);
+        } else if (lsm) {
+            rc = nas_error_set(err, NAS_EFORMAT, "%s: misshapen state/loss_scale", path);
+        } else if (note) {
+            char msg[1024];
+            snprintf(msg, sizeof msg,
+                     "checkpoint %s holds no loss scaler state (written by an older nas): the "
+                     "fp16 loss scale restarts at %g, so this run is not step-identical to an "
+                     "uninterrupted one",
+                     path, ls[0]);
+            note(ctx, msg);
+        }
+    }
     if (!rc) {
         uint64_t r[2];
         memcpy(r, rg->data, sizeof r);
@@ -435,15 +464,18 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
                               nas_strerror(rc), nas_backend_last_error(be));
                 break;
             }
+            int skipped = 0;
             rc = nas__train_step(net, &xv, &yv, rec, t, total, ep, s, per_epoch, &loss, &correct,
-                                 err);
+                                 &skipped, err);
             if (rc)
                 break;
             seconds += now_s() - t0;
             images += b;
-            loss_sum += (double)loss * b;
-            correct_sum += correct;
-            seen += b;
+            if (!(skipped && !isfinite(loss))) { /* an overflowed fp16 step has no loss */
+                loss_sum += (double)loss * b;
+                correct_sum += correct;
+                seen += b;
+            }
             if (o->progress && o->progress(o->ctx, t + 1, total, loss)) {
                 rc = nas_error_set(err, NAS_EINTR,
                                    "interrupted in epoch %d; the checkpoint holds epoch %d", ep + 1,
