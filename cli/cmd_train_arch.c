@@ -330,6 +330,12 @@ static int arch_from_genotype(const arch_opts *o, nas_arch *a, nas_error *err)
     return rc;
 }
 
+static void on_note(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "nas train: warning: %s\n", msg);
+}
+
 int nas__cmd_train_arch(int argc, char **argv)
 {
     arch_opts o;
@@ -505,7 +511,7 @@ int nas__cmd_train_arch(int argc, char **argv)
     rc_ctx.interval = o.progress_s >= 0 ? o.progress_s : rc_ctx.tty ? 1.0 : 10.0;
     rc_ctx.ckpt = ckpt;
     nas_full_train_opts fo = {&rec, aug, ckpt[0] ? ckpt : NULL, (int)o.stop_after, on_step,
-                              on_epoch, &rc_ctx, on_resume};
+                              on_epoch, &rc_ctx, on_resume, on_note};
     nas_train_stats ts;
     int resumed = 0;
     stage = "training";

@@ -91,15 +91,57 @@ int nas_backend_set_precision(nas_backend *be, const char *precision)
 {
     if (!be || !precision)
         return NAS_EINVAL;
-    if (be->ext && be->ext->set_precision)
-        return be->ext->set_precision(be, precision);
-    if (strcmp(precision, "fp32") == 0)
+    if (be->ext && be->ext->set_precision) {
+        int rc = be->ext->set_precision(be, precision);
+        if (rc == NAS_OK)
+            snprintf(be->precision, sizeof be->precision, "%s", precision);
+        return rc;
+    }
+    if (strcmp(precision, "fp32") == 0) {
+        snprintf(be->precision, sizeof be->precision, "fp32");
         return NAS_OK;
+    }
     if (strcmp(precision, "bf16") != 0 && strcmp(precision, "fp16") != 0)
         return nas__backend_fail(be, NAS_EINVAL, "unknown precision '%s' (fp32, bf16, fp16)",
                                  precision);
     return nas__backend_fail(be, NAS_EUNSUPPORTED, "precision %s: not supported by the %s backend",
                              precision, be->ops->name);
+}
+
+int nas__backend_step_begin(nas_backend *be)
+{
+    if (!be)
+        return NAS_EINVAL;
+    return be->ext && be->ext->step_begin ? be->ext->step_begin(be) : NAS_OK;
+}
+
+int nas__backend_step_end(nas_backend *be, int *skipped)
+{
+    *skipped = 0;
+    if (!be)
+        return NAS_EINVAL;
+    return be->ext && be->ext->step_end ? be->ext->step_end(be, skipped) : NAS_OK;
+}
+
+int nas__backend_loss_scale_get(nas_backend *be, double state[2])
+{
+    if (!be)
+        return NAS_EINVAL;
+    return be->ext && be->ext->loss_scale_get ? be->ext->loss_scale_get(be, state)
+                                              : NAS_EUNSUPPORTED;
+}
+
+int nas__backend_loss_scale_set(nas_backend *be, const double state[2])
+{
+    if (!be)
+        return NAS_EINVAL;
+    return be->ext && be->ext->loss_scale_set ? be->ext->loss_scale_set(be, state)
+                                              : NAS_EUNSUPPORTED;
+}
+
+const char *nas_backend_get_precision(const nas_backend *be)
+{
+    return be && be->precision[0] ? be->precision : "fp32";
 }
 
 int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)

@@ -98,6 +98,20 @@ typedef struct nas__backend_ext {
     int (*conv2d_fwd_bias)(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                            const nas_tensor *b, nas_tensor *y, int stride, int pad,
                            int accumulate);
+    /* Training-step bracket for loss-scaled precisions (cuda fp16; issue
+     * 19). step_begin runs before a training step's forward: it clears the
+     * fp16 overflow flag, and the casts of that step's forward and backward
+     * then set it. step_end runs after the step's SGD: *skipped = 1 when the
+     * step overflowed (its SGD skipped itself and S halved), else 0; the
+     * loss scaler accounts for the step. NULL: no loss scaling. */
+    int (*step_begin)(nas_backend *be);
+    int (*step_end)(nas_backend *be, int *skipped);
+    /* The loss scaler's state {S, consecutive good steps} for checkpoints
+     * (nas__loss_scaler_save / _restore, trainer/cuda/loss_scale.h).
+     * NAS_EUNSUPPORTED when the current precision scales no loss; set:
+     * NAS_EINVAL for a state the scaler cannot hold. NULL: none. */
+    int (*loss_scale_get)(nas_backend *be, double state[2]);
+    int (*loss_scale_set)(nas_backend *be, const double state[2]);
 } nas__backend_ext;
 
 /* Every backend struct starts with this header. */
@@ -107,6 +121,7 @@ struct nas_backend {
     int threads;
     char last_error[512]; /* detail of the last failed op; "" when none */
     const nas__backend_ext *ext; /* optional extension slots; NULL = none */
+    char precision[8];           /* last precision set successfully; "" = fp32 */
 };
 
 /* Record a printf-style detail of a failed op in be->last_error and return
@@ -116,6 +131,14 @@ int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* Dispatch to the ext slots above (trainer/backend.c). step_begin /
+ * step_end: NAS_OK and *skipped = 0 without loss scaling; loss_scale_get /
+ * _set: NAS_EUNSUPPORTED without it. Used by the training loops. */
+int nas__backend_step_begin(nas_backend *be);
+int nas__backend_step_end(nas_backend *be, int *skipped);
+int nas__backend_loss_scale_get(nas_backend *be, double state[2]);
+int nas__backend_loss_scale_set(nas_backend *be, const double state[2]);
 
 /* Constructors, one per device; compiled in only when available. */
 int nas__backend_ref_create(int threads, int device, nas_backend **out, nas_error *err);

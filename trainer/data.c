@@ -18,6 +18,8 @@
 #define FMNIST_MEAN 0.2860f
 #define FMNIST_STD 0.3530f
 #define FMNIST_CLASSES 10
+/* Image side the networks are built for (nas_net_desc in_h, in_w). */
+#define FMNIST_SIDE 28
 #define IDX_MAGIC_IMAGES 0x00000803u
 #define IDX_MAGIC_LABELS 0x00000801u
 /* Stream of PCG32 used by nas_dataset_split ("split" in ASCII). */
@@ -165,6 +167,15 @@ int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_e
     if (ldim[0] != idim[0]) {
         rc = nas_error_set(err, NAS_EFORMAT, "%s has %u labels but %s has %u images", fl.path,
                            (unsigned)ldim[0], fi.path, (unsigned)idim[0]);
+        goto done;
+    }
+    if (idim[1] != FMNIST_SIDE || idim[2] != FMNIST_SIDE) {
+        /* the networks nas builds take 28x28 inputs: refuse now rather than
+         * fail at the first training step (issue 19) */
+        rc = nas_error_set(err, NAS_EFORMAT,
+                           "%s: images are %ux%u pixels, but Fashion-MNIST and the networks nas "
+                           "builds are %dx%d (other sizes are not supported yet)",
+                           fi.path, (unsigned)idim[1], (unsigned)idim[2], FMNIST_SIDE, FMNIST_SIDE);
         goto done;
     }
     int n = (int)idim[0], h = (int)idim[1], w = (int)idim[2];

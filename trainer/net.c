@@ -33,7 +33,10 @@
  * consumer is a batch norm runs as one nas_conv2d_fwd_bias with the batch
  * norm folded into its weights and bias (computed on the host when the
  * parameters changed: `gen` counts training forwards, SGD steps and
- * nas_net_params calls), and the batch norm step is skipped. When that
+ * nas_net_params calls), and the batch norm step is skipped. Only the
+ * batch norm reading the convolution's own output folds: one reading a
+ * folded batch norm's output (the final BN when the cell's output node is
+ * one edge's BN output) runs as a plain step (issue 19). When that
  * batch norm's output is a node-sum input whose gradient is shared (see
  * above) and the node's buffer has already been written by the input
  * that shares it, the convolution adds straight into the node (oneDNN's
@@ -47,6 +50,7 @@
 #include <stdlib.h> /* calloc, realloc, free */
 #include <string.h> /* memset */
 #include "nas/trainer.h"
+#include "trainer/backend_impl.h" /* nas__backend_fail: why a forward was refused */
 #include "trainer/net_impl.h"
 
 #define BN_MOMENTUM 0.1f
@@ -116,6 +120,8 @@ struct nas_net {
     int build_status;
     int fuse;                /* 1: eval forwards fold BN into convs; 0: the backend cannot */
     unsigned long gen;       /* parameter generation (see "Folded inference") */
+    nas_tensor **stats_copy; /* per parameter: copy of a buffer (BN running statistics)
+                                by nas__net_stats_save; NULL until first used */
     unsigned long fold_gen;  /* generation the folded weights were computed for; 0 = never */
 };
 
@@ -496,10 +502,16 @@ static void plan_folding(nas_net *n, const int *uses)
         prod[n->steps[si].y] = si;
     for (int si = 0; si < n->n_steps; si++) {
         step *b = &n->steps[si];
-        if (b->kind != S_BN || b->x == 0 || uses[b->x] != 1 || prod[b->x] < 0 ||
-            n->steps[prod[b->x]].kind != S_CONV)
+        if (b->kind != S_BN || b->x == 0 || uses[b->x] != 1 || prod[b->x] < 0)
             continue;
         step *c = &n->steps[prod[b->x]];
+        /* Only into a conv that itself writes the BN's input and has no BN
+         * folded yet: prod[] of a folded BN's output names its conv (below),
+         * and a BN reading that output (the cell's output node is one edge's
+         * BN output and `lastact` reads it) must not replace the edge's BN
+         * (issue 19: eval computed lastact(conv(x)) without the edge's BN). */
+        if (c->kind != S_CONV || c->y != b->x || c->fold >= 0)
+            continue;
         c->fold = si;
         b->fold = 1;
         prod[b->y] = prod[b->x]; /* in eval mode the conv writes the BN's output */
@@ -598,6 +610,10 @@ void nas_net_destroy(nas_net *n)
     nas_tensor_destroy(n->scratch);
     for (int i = 0; i < MAX_VIEW_SETS; i++)
         view_free(&n->views[i]);
+    if (n->stats_copy)
+        for (int i = 0; i < n->n_params; i++)
+            nas_tensor_destroy(n->stats_copy[i]);
+    free(n->stats_copy);
     free(n->act_buf);
     free(n->grad_buf);
     free(n->act_root);
@@ -834,7 +850,11 @@ int nas_net_forward(nas_net *n, const nas_tensor *x, int train, const nas_tensor
         return NAS_EINVAL;
     if (x->n <= 0 || x->n > n->max_batch || x->c != n->desc.in_c || x->h != n->desc.in_h ||
         x->w != n->desc.in_w)
-        return NAS_EINVAL;
+        return nas__backend_fail(n->be, NAS_EINVAL,
+                                 "network input x[%d,%d,%d,%d] does not fit the network, built for "
+                                 "%dx%dx%d images in batches of 1..%d",
+                                 x->n, x->c, x->h, x->w, n->desc.in_c, n->desc.in_h, n->desc.in_w,
+                                 n->max_batch);
     view_set *v = get_views(n, x->n);
     if (!v)
         return NAS_ENOMEM;
@@ -1076,4 +1096,45 @@ nas_backend *nas__net_backend(const nas_net *n)
 nas_tensor *nas__net_param_momentum(nas_net *n, int i)
 {
     return n && i >= 0 && i < n->n_params ? n->params[i].mom : NULL;
+}
+
+/* Added for fp16 loss scaling (issue 19, trainer/train.c): a training
+ * forward updates the BN running statistics even when the loss scaler then
+ * skips the step, and an fp16 overflow leaves them infinite; the step
+ * saves them first and restores them when it is skipped. */
+int nas__net_stats_save(nas_net *n)
+{
+    if (!n)
+        return NAS_EINVAL;
+    if (!n->stats_copy && !(n->stats_copy = calloc((size_t)n->n_params, sizeof *n->stats_copy)))
+        return NAS_ENOMEM;
+    for (int i = 0; i < n->n_params; i++) {
+        param *p = &n->params[i];
+        if (p->grad)
+            continue;
+        int rc = NAS_OK;
+        if (!n->stats_copy[i])
+            rc = nas_tensor_create(n->be, p->value->n, p->value->c, p->value->h, p->value->w,
+                                   &n->stats_copy[i]);
+        if (!rc)
+            rc = nas_tensor_copy(n->stats_copy[i], p->value);
+        if (rc)
+            return rc;
+    }
+    return NAS_OK;
+}
+
+int nas__net_stats_restore(nas_net *n)
+{
+    if (!n || !n->stats_copy)
+        return NAS_EINVAL;
+    n->gen++; /* folded weights are stale */
+    for (int i = 0; i < n->n_params; i++) {
+        if (n->params[i].grad || !n->stats_copy[i])
+            continue;
+        int rc = nas_tensor_copy(n->params[i].value, n->stats_copy[i]);
+        if (rc)
+            return rc;
+    }
+    return NAS_OK;
 }

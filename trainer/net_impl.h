@@ -18,15 +18,26 @@ nas_backend *nas__net_backend(const nas_net *net);
 double nas__train_lr(const nas_recipe *recipe, int t, int total);
 /* One training step shared by nas_train and the full-training loop: cosine
  * (or constant) learning rate for global step t of total, forward and
- * backward on x[B,C,H,W] / labels y[B], NaN check, SGD, sync.
- * Errors: NAS_ENAN (message gives epoch, step and lr), backend errors. */
+ * backward on x[B,C,H,W] / labels y[B], NaN check, SGD, sync; bracketed by
+ * nas__backend_step_begin / _step_end for loss-scaled precisions. *skipped
+ * (may be NULL) = 1 when the loss scaler skipped the step because it
+ * overflowed fp16 (weights untouched; *loss may then be inf or NaN).
+ * Errors: NAS_ENAN (a non-finite loss no loss scaler accounts for; message
+ * gives epoch, step and lr), backend errors. */
 int nas__train_step(nas_net *net, const nas_tensor *x, const nas_tensor *y,
                     const nas_recipe *recipe, int t, int total, int ep, int s, int per_epoch,
-                    float *loss, int *correct, nas_error *err);
+                    float *loss, int *correct, int *skipped, nas_error *err);
 
 /* SGD momentum buffer of parameter i (nas_net_params order); NULL for
  * buffers (BN running statistics) and out-of-range i. For checkpoints. */
 nas_tensor *nas__net_param_momentum(nas_net *net, int i);
+
+/* Copy every buffer (BN running mean and variance) aside / back (fp16
+ * loss scaling: a skipped step must not keep the statistics its forward
+ * moved; issue 19). restore without a save: NAS_EINVAL. Errors: NAS_ENOMEM,
+ * backend errors. */
+int nas__net_stats_save(nas_net *net);
+int nas__net_stats_restore(nas_net *net);
 
 /* Folded inference (trainer/net.c, "Folded inference"): `on` 0 makes eval
  * forwards run conv and batch norm as separate steps, 1 folds them again

@@ -14,7 +14,8 @@
 #include <string.h> /* memcpy */
 #include <time.h>   /* clock_gettime */
 #include "nas/trainer.h"
-#include "trainer/net_impl.h" /* nas__net_backend */
+#include "trainer/backend_impl.h" /* nas__backend_step_begin, _step_end */
+#include "trainer/net_impl.h"     /* nas__net_backend */
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -116,20 +117,50 @@ double nas__train_lr(const nas_recipe *recipe, int t, int total)
 
 int nas__train_step(nas_net *net, const nas_tensor *x, const nas_tensor *y,
                     const nas_recipe *recipe, int t, int total, int ep, int s, int per_epoch,
-                    float *loss, int *correct, nas_error *err)
+                    float *loss, int *correct, int *skipped, nas_error *err)
 {
     nas_backend *be = nas__net_backend(net);
     const nas_tensor *logits;
     double lr = nas__train_lr(recipe, t, total);
-    int rc = nas_net_forward(net, x, 1, &logits);
+    int sk = 0;
+    if (skipped)
+        *skipped = 0;
+    /* loss-scaled precisions (cuda fp16) bracket the step: the overflow
+     * flag is cleared here and set by the step's fp16 casts, forward
+     * (issue 19) and backward */
+    double ls[2];
+    int scaling = nas__backend_loss_scale_get(be, ls) == NAS_OK;
+    int rc = nas__backend_step_begin(be);
+    if (!rc && scaling) /* a skipped step must not keep what its forward did to them */
+        rc = nas__net_stats_save(net);
+    if (!rc)
+        rc = nas_net_forward(net, x, 1, &logits);
     if (!rc)
         rc = nas_net_backward(net, y, loss, correct);
-    if (!rc && !isfinite(*loss))
+    if (!rc && !isfinite(*loss)) {
+        /* an fp16 overflow the loss scaler saw: skip the step (S halves,
+         * weights untouched), as Micikevicius et al. 2018, 3.2 */
+        if (scaling && nas__backend_step_end(be, &sk) == NAS_OK && sk) {
+            if (skipped)
+                *skipped = 1;
+            rc = nas__net_stats_restore(net);
+            if (rc)
+                return nas_error_set(err, rc, "restoring the BN statistics of skipped step %d of "
+                                     "epoch %d: %s", s + 1, ep + 1, nas_strerror(rc));
+            return NAS_OK;
+        }
         return nas_error_set(err, NAS_ENAN, "loss is %g at epoch %d, step %d of %d (lr %g)",
                              (double)*loss, ep + 1, s + 1, per_epoch, lr);
+    }
     if (!rc)
         rc = nas_net_sgd_step(net, (float)lr, (float)recipe->momentum,
                               (float)recipe->weight_decay, recipe->nesterov);
+    if (!rc)
+        rc = nas__backend_step_end(be, &sk);
+    if (!rc && sk) /* gradients overflowed: SGD skipped itself */
+        rc = nas__net_stats_restore(net);
+    if (!rc && skipped)
+        *skipped = sk;
     if (!rc)
         rc = nas_backend_sync(be);
     if (rc)
@@ -196,16 +227,19 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
                               nas_strerror(rc));
                 break;
             }
+            int skipped = 0;
             rc = nas__train_step(net, &xv, &yv, recipe, t, total, ep, s, per_epoch, &loss,
-                                 &correct, err);
+                                 &correct, &skipped, err);
             if (rc)
                 break;
             seconds += now_s() - t0;
             done = t + 1;
             images += b;
-            loss_sum += (double)loss * b;
-            correct_sum += correct;
-            seen += b;
+            if (!(skipped && !isfinite(loss))) { /* an overflowed fp16 step has no loss */
+                loss_sum += (double)loss * b;
+                correct_sum += correct;
+                seen += b;
+            }
             if ((t + 1) % WEIGHT_CHECK_STEPS == 0 || s + 1 == per_epoch) {
                 int finite = 1;
                 rc = weights_finite(net, be, &finite);
@@ -286,8 +320,8 @@ int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, doub
         if (!rc)
             rc = nas_softmax_xent(be, logits, &yv, NULL, &l, &c);
         if (rc) {
-            nas_error_set(err, rc, "evaluating images %d..%d: %s", first, first + b - 1,
-                          nas_strerror(rc));
+            nas_error_set(err, rc, "evaluating images %d..%d: %s %s", first, first + b - 1,
+                          nas_strerror(rc), nas_backend_last_error(be));
             break;
         }
         loss_sum += (double)l * b;

@@ -16,19 +16,23 @@
  *    one PCG32 stream drives it and its state goes into checkpoints;
  *  - a checkpoint after every epoch (trainer/weights.c's .npz: weights,
  *    BN statistics, SGD momentum, epoch and step counters, the
- *    augmentation generator, a fingerprint of the run), written to
+ *    augmentation generator, a fingerprint of the run: architecture,
+ *    recipe, augmentation, backend, precision and a CRC-32 of the
+ *    training images), written to
  *    PATH.tmp and renamed, so an interruption at any moment leaves the
  *    previous checkpoint intact; a rerun resumes after the last finished
  *    epoch and ends with the same weights as an uninterrupted run.
  */
-#include <inttypes.h> /* PRIu64 */
+#include <inttypes.h> /* PRIu64, PRId64 */
 #include <math.h>     /* cos, isfinite */
 #include <stdio.h>    /* snprintf */
 #include <stdlib.h>   /* malloc, free */
 #include <string.h>   /* memcpy */
 #include <time.h>     /* clock_gettime */
 #include <unistd.h>   /* access */
+#include <zlib.h>     /* crc32: the training data's fingerprint */
 #include "nas/trainer.h"
+#include "trainer/backend_impl.h" /* nas__backend_loss_scale_get, _set */
 #include "trainer/net_impl.h"     /* nas__net_backend, nas__net_param_momentum */
 #include "trainer/weights_impl.h" /* the .npz checkpoint */
 
@@ -87,10 +91,30 @@ static void augment_image(float *img, float *tmp, int c, int h, int w, const nas
 
 /* ---- checkpoints ------------------------------------------------------------------ */
 
+/* CRC-32 (zlib) of the training images and labels: identifies the data
+ * whatever directory or subset option it came from. */
+static unsigned long data_crc(const nas_dataset *data)
+{
+    uLong c = crc32(0L, Z_NULL, 0);
+    const unsigned char *img = (const unsigned char *)data->images;
+    size_t bytes = (size_t)data->n * data->c * data->h * data->w * sizeof *data->images;
+    for (size_t off = 0; off < bytes;) {
+        size_t chunk = bytes - off > (1u << 30) ? (1u << 30) : bytes - off;
+        c = crc32(c, img + off, (uInt)chunk);
+        off += chunk;
+    }
+    return crc32(c, data->labels, (uInt)data->n);
+}
+
+/* The run's fingerprint: genotype, widths, recipe, augmentation, image
+ * count, then (issue 19) " | backend=NAME precision=P data=crc32:X".
+ * Checkpoints of nas before issue 19 end before " | backend=" (RUN_PART). */
+#define RUN_PART " | backend="
 static void fingerprint(const nas_net *net, const nas_dataset *data, const nas_recipe *r,
                         const nas_augment *a, char *buf, size_t n)
 {
     const nas_net_desc *d = nas__net_desc(net);
+    const nas_backend *be = nas__net_backend(net);
     char aug[32];
     nas_augment_format(a, aug, sizeof aug);
     int k = snprintf(buf, n, "v%d ops", CKPT_VERSION);
@@ -100,10 +124,62 @@ static void fingerprint(const nas_net *net, const nas_dataset *data, const nas_r
         snprintf(buf + k, n - (size_t)k,
                  " C=%d stages=%d N=%d in=%dx%dx%d classes=%d | epochs=%d batch=%d lr=%.17g "
                  "momentum=%.17g nesterov=%d wd=%.17g schedule=%d seed=%" PRIu64
-                 " | augment=%s | images=%d",
+                 " | augment=%s | images=%d" RUN_PART "%s precision=%s data=crc32:%08lx",
                  d->channels, d->stages, d->cells_per_stage, d->in_c, d->in_h, d->in_w, d->classes,
                  r->epochs, r->batch_size, r->lr, r->momentum, r->nesterov, r->weight_decay,
-                 (int)r->schedule, r->seed, aug, data->n);
+                 (int)r->schedule, r->seed, aug, data->n, nas_backend_name(be),
+                 nas_backend_get_precision(be), data_crc(data));
+}
+
+/* Value of `key` in fingerprint fp into val[n] ("ops": the six op ids,
+ * "version": "v1"); 0 when absent. */
+static int fp_value(const char *fp, const char *key, char *val, size_t n)
+{
+    size_t kl = strlen(key);
+    if (!strcmp(key, "version") || !strcmp(key, "ops")) {
+        const char *ops = strstr(fp, " ops");
+        const char *end = strstr(fp, " C=");
+        if (!ops || !end || end < ops)
+            return 0;
+        if (!strcmp(key, "version"))
+            snprintf(val, n, "%.*s", (int)(ops - fp), fp);
+        else
+            snprintf(val, n, "%.*s", (int)(end - ops - 5), ops + 5);
+        return 1;
+    }
+    for (const char *p = fp; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p == fp || p[-1] == ' ') && p[kl] == '=') {
+            const char *v = p + kl + 1;
+            snprintf(val, n, "%.*s", (int)strcspn(v, " "), v);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* "precision: bf16 in the checkpoint, fp32 here; ..." for every field of
+ * the fingerprints `old` (checkpoint) and `cur` (this run) that differs. */
+static void fp_diff(const char *old, const char *cur, char *buf, size_t n)
+{
+    static const char *const keys[] = {
+        "version", "ops", "C", "stages", "N", "in", "classes", "epochs", "batch", "lr",
+        "momentum", "nesterov", "wd", "schedule", "seed", "augment", "images", "backend",
+        "precision", "data"};
+    size_t k = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0] && k < n; i++) {
+        char a[256], b[256];
+        int ha = fp_value(old, keys[i], a, sizeof a), hb = fp_value(cur, keys[i], b, sizeof b);
+        if (ha == hb && (!ha || !strcmp(a, b)))
+            continue;
+        const char *label = strcmp(keys[i], "data") ? keys[i]
+                                                     : "training data (CRC-32 of images, labels)";
+        int w = snprintf(buf + k, n - k, "%s%s: %s in the checkpoint, %s here", k ? "; " : "",
+                         label, ha ? a : "(none)", hb ? b : "(none)");
+        k += w > 0 ? (size_t)w : 0;
+    }
+    if (!buf[0])
+        snprintf(buf, n, "fingerprint '%s' in the checkpoint, '%s' here", old, cur);
 }
 
 static int save_checkpoint(nas_net *net, const char *path, const char *fp, int epoch, int epochs,
@@ -155,6 +231,9 @@ static int save_checkpoint(nas_net *net, const char *path, const char *fp, int e
         rc = nas__npz_add(z, "state/stats", "<f8", 1, &s3, stats, 3 * sizeof *stats, err);
     if (!rc)
         rc = nas__npz_add(z, "state/fingerprint", "|u1", 1, &sfp, fp, (size_t)sfp, err);
+    double ls[2];
+    if (!rc && nas__backend_loss_scale_get(nas__net_backend(net), ls) == NAS_OK)
+        rc = nas__npz_add(z, "state/loss_scale", "<f8", 1, &s2, ls, sizeof ls, err);
     free(h);
     free(p);
     if (rc) {
@@ -164,9 +243,29 @@ static int save_checkpoint(nas_net *net, const char *path, const char *fp, int e
     return nas__npz_close(z, err);
 }
 
+/* The checkpoint's progress {version, epochs done, epochs, steps done}
+ * against this run: a checkpoint is written only after a whole epoch, so
+ * 0 <= done <= epochs, epochs equal to the recipe's and steps = done x
+ * steps per epoch (which also keeps them within int). Errors: NAS_EFORMAT
+ * naming the file and the values. */
+static int check_progress(const char *path, const int64_t prog[4], int epochs, int per_epoch,
+                          nas_error *err)
+{
+    if (prog[2] == epochs && prog[1] >= 0 && prog[1] <= epochs &&
+        prog[3] == prog[1] * (int64_t)per_epoch)
+        return NAS_OK;
+    return nas_error_set(err, NAS_EFORMAT,
+                         "checkpoint %s: its progress counters are impossible for this run "
+                         "(epoch %" PRId64 " of %" PRId64 ", %" PRId64 " steps; expected 0..%d of "
+                         "%d epochs, %d steps each): the file is damaged or was edited; delete "
+                         "it to start over",
+                         path, prog[1], prog[2], prog[3], epochs, epochs, per_epoch);
+}
+
 /* Restore a checkpoint; *epoch gets the epochs it has finished. */
-static int load_checkpoint(nas_net *net, const char *path, const char *fp, int *epoch,
-                           int64_t *steps, nas_rng *aug, double stats[3], nas_error *err)
+static int load_checkpoint(nas_net *net, const char *path, const char *fp, int epochs,
+                           int per_epoch, int *epoch, int64_t *steps, nas_rng *aug,
+                           double stats[3], nas_train_note note, void *ctx, nas_error *err)
 {
     nas__npz *z;
     int rc = nas__npz_read(path, &z, err);
@@ -184,16 +283,40 @@ static int load_checkpoint(nas_net *net, const char *path, const char *fp, int *
     }
     int64_t prog[4];
     memcpy(prog, pr->data, sizeof prog);
-    if (prog[0] != CKPT_VERSION || f->count != strlen(fp) || memcmp(f->data, fp, f->count) != 0) {
-        char old[1024];
-        size_t n = f->count < sizeof old - 1 ? f->count : sizeof old - 1;
-        memcpy(old, f->data, n);
-        old[n] = 0;
+    char old[1024];
+    size_t n = f->count < sizeof old - 1 ? f->count : sizeof old - 1;
+    memcpy(old, f->data, n);
+    old[n] = 0;
+    /* Before issue 19 the fingerprint ended before backend, precision and
+     * data: such a checkpoint resumes when the rest matches, with a note. */
+    const char *run = strstr(fp, RUN_PART);
+    int legacy = run && !strstr(old, RUN_PART) && strlen(old) == (size_t)(run - fp) &&
+                 !strncmp(old, fp, (size_t)(run - fp));
+    if (prog[0] != CKPT_VERSION || (!legacy && strcmp(old, fp) != 0)) {
+        char why[1024];
+        if (prog[0] != CKPT_VERSION)
+            snprintf(why, sizeof why, "format version %" PRId64 ", this nas writes %d", prog[0],
+                     CKPT_VERSION);
+        else
+            fp_diff(old, fp, why, sizeof why);
         nas__npz_free(z);
         return nas_error_set(err, NAS_EEXIST,
-                             "checkpoint %s belongs to another run (%s; this run: %s): delete it "
-                             "or choose another with --checkpoint",
-                             path, old, fp);
+                             "checkpoint %s belongs to another run (%s): delete it or choose "
+                             "another with --checkpoint",
+                             path, why);
+    }
+    if (legacy && note) {
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "checkpoint %s was written by an older nas that did not record the backend, "
+                 "precision and training data; resuming it as if they were this run's (%s)",
+                 path, run + 3);
+        note(ctx, msg);
+    }
+    rc = check_progress(path, prog, epochs, per_epoch, err);
+    if (rc) {
+        nas__npz_free(z);
+        return rc;
     }
     rc = nas__weights_load_from(net, z, path, "", err);
     int np = nas_net_params(net, NULL, 0);
@@ -215,6 +338,31 @@ static int load_checkpoint(nas_net *net, const char *path, const char *fp, int *
             rc = nas_tensor_upload(m, a->data, a->count);
     }
     free(p);
+    /* the fp16 loss scaler's {S, good steps} (issue 19); a checkpoint
+     * written before it was kept restarts the scaler at S = 65536 */
+    double ls[2];
+    const nas__npy *lsm = nas__npz_find(z, "state/loss_scale");
+    nas_backend *be = nas__net_backend(net);
+    if (!rc && nas__backend_loss_scale_get(be, ls) == NAS_OK) {
+        if (lsm && !strcmp(lsm->descr, "<f8") && lsm->count == 2) {
+            memcpy(ls, lsm->data, sizeof ls);
+            if (nas__backend_loss_scale_set(be, ls) != NAS_OK)
+                rc = nas_error_set(err, NAS_EFORMAT,
+                                   "%s: state/loss_scale {%g, %g} is not a loss scaler state "
+                                   "(a power of two and a good-step count)",
+                                   path, ls[0], ls[1]);
+        } else if (lsm) {
+            rc = nas_error_set(err, NAS_EFORMAT, "%s: misshapen state/loss_scale", path);
+        } else if (note) {
+            char msg[1024];
+            snprintf(msg, sizeof msg,
+                     "checkpoint %s holds no loss scaler state (written by an older nas): the "
+                     "fp16 loss scale restarts at %g, so this run is not step-identical to an "
+                     "uninterrupted one",
+                     path, ls[0]);
+            note(ctx, msg);
+        }
+    }
     if (!rc) {
         uint64_t r[2];
         memcpy(r, rg->data, sizeof r);
@@ -251,8 +399,10 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     int start = 0;
     int64_t t64 = 0;
     double saved[3] = {0, 0, 0}; /* loss, accuracy, seconds */
+    int per_epoch = (data->n + rec->batch_size - 1) / rec->batch_size;
     if (o->checkpoint && access(o->checkpoint, F_OK) == 0) {
-        int rc = load_checkpoint(net, o->checkpoint, fp, &start, &t64, &aug, saved, err);
+        int rc = load_checkpoint(net, o->checkpoint, fp, rec->epochs, per_epoch, &start, &t64,
+                                 &aug, saved, o->note, o->ctx, err);
         if (rc)
             return rc;
         if (resumed_from)
@@ -260,7 +410,6 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
         if (o->on_resume)
             o->on_resume(o->ctx, start);
     }
-    int per_epoch = (data->n + rec->batch_size - 1) / rec->batch_size;
     int total = per_epoch * rec->epochs;
     int t = (int)t64;
     size_t per = (size_t)data->c * data->h * data->w;
@@ -317,15 +466,18 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
                               nas_strerror(rc), nas_backend_last_error(be));
                 break;
             }
+            int skipped = 0;
             rc = nas__train_step(net, &xv, &yv, rec, t, total, ep, s, per_epoch, &loss, &correct,
-                                 err);
+                                 &skipped, err);
             if (rc)
                 break;
             seconds += now_s() - t0;
             images += b;
-            loss_sum += (double)loss * b;
-            correct_sum += correct;
-            seen += b;
+            if (!(skipped && !isfinite(loss))) { /* an overflowed fp16 step has no loss */
+                loss_sum += (double)loss * b;
+                correct_sum += correct;
+                seen += b;
+            }
             if (o->progress && o->progress(o->ctx, t + 1, total, loss)) {
                 rc = nas_error_set(err, NAS_EINTR,
                                    "interrupted in epoch %d; the checkpoint holds epoch %d", ep + 1,

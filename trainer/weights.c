@@ -141,14 +141,37 @@ static size_t npy_header(char *buf, size_t cap, const char *descr, int ndim, con
     return total;
 }
 
+/* Elements and bytes of an .npy array with `ndim` dims `shape` of
+ * `itemsize`-byte items (NEP 1). Returns 0, or -1 when a dimension is
+ * negative or the element count or byte count overflows size_t (a header
+ * can claim (4611686018427387905,) '<f4': 2^64 + 4 bytes, which wraps to 4).
+ * Kept apart from the ZIP container code: the reader and writer both use it. */
+static int npy_size(int ndim, const int64_t *shape, size_t itemsize, size_t *count,
+                    size_t *nbytes)
+{
+    size_t c = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0 || (uint64_t)shape[i] > SIZE_MAX)
+            return -1;
+        size_t d = (size_t)shape[i];
+        if (d && c > SIZE_MAX / d)
+            return -1;
+        c *= d;
+    }
+    if (itemsize && c > SIZE_MAX / itemsize)
+        return -1;
+    *count = c;
+    *nbytes = c * itemsize;
+    return 0;
+}
+
 int nas__npz_add(nas__npz_writer *z, const char *name, const char *descr, int ndim,
                  const int64_t *shape, const void *data, size_t nbytes, nas_error *err)
 {
     size_t item = descr_itemsize(descr);
-    size_t count = 1;
-    for (int i = 0; i < ndim; i++)
-        count *= (size_t)shape[i];
-    if (!item || ndim < 0 || ndim > NAS__NPY_MAX_DIMS || count * item != nbytes)
+    size_t count, need;
+    if (!item || ndim < 0 || ndim > NAS__NPY_MAX_DIMS ||
+        npy_size(ndim, shape, item, &count, &need) != 0 || need != nbytes)
         return nas_error_set(err, NAS_EINVAL, "%s: member %s: bad dtype or shape", z->path, name);
     char hdr[1024];
     size_t hl = npy_header(hdr, sizeof hdr, descr, ndim, shape);
@@ -241,8 +264,10 @@ const nas__npy *nas__npz_find(const nas__npz *z, const char *name)
     return NULL;
 }
 
-/* Parse the .npy bytes p[0..len) into a. */
-static int parse_npy(const unsigned char *p, size_t len, nas__npy *a)
+/* Parse the .npy bytes p[0..len) into a: 0, -1 (not a supported .npy
+ * header), -2 (a negative dimension, or the shape's element or byte count
+ * overflows), -3 (the shape calls for *need data bytes, *have are there). */
+static int parse_npy(const unsigned char *p, size_t len, nas__npy *a, size_t *need, size_t *have)
 {
     if (len < 10 || memcmp(p, "\x93NUMPY", 6) != 0)
         return -1;
@@ -300,16 +325,21 @@ static int parse_npy(const unsigned char *p, size_t len, nas__npy *a)
         if (*q == ')')
             break;
         char *end;
+        errno = 0;
         long long v = strtoll(q, &end, 10);
-        if (end == q || v < 0 || a->ndim >= NAS__NPY_MAX_DIMS)
+        if (end == q || a->ndim >= NAS__NPY_MAX_DIMS)
             return -1;
+        if (v < 0 || errno == ERANGE)
+            return -2;
         a->shape[a->ndim++] = v;
-        a->count *= (size_t)v;
         q = end;
     }
     size_t data_off = off + hlen;
-    if (len - data_off != a->count * a->itemsize)
-        return -1;
+    if (npy_size(a->ndim, a->shape, a->itemsize, &a->count, need) != 0)
+        return -2;
+    *have = len - data_off;
+    if (*have != *need)
+        return -3;
     a->data = p + data_off;
     return 0;
 }
@@ -376,7 +406,19 @@ static int read_member(zip_t *za, zip_uint64_t i, const char *path, uint64_t fsi
         return nas_error_set(err, NAS_EFORMAT, "%s: member %s is not a .npy array", path, name);
     memcpy(a->name, name, ln - 4);
     a->name[ln - 4] = 0;
-    if (parse_npy(u, usize, a) != 0)
+    size_t need = 0, have = 0;
+    int bad = parse_npy(u, usize, a, &need, &have);
+    if (bad == -2)
+        return nas_error_set(err, NAS_EFORMAT,
+                             "%s: member %s: its .npy shape is negative or has more "
+                             "elements than memory can address",
+                             path, name);
+    if (bad == -3)
+        return nas_error_set(err, NAS_EFORMAT,
+                             "%s: member %s: its .npy shape and dtype %s call for %zu "
+                             "data bytes, it holds %zu",
+                             path, name, a->descr, need, have);
+    if (bad)
         return nas_error_set(err, NAS_EFORMAT,
                              "%s: member %s: not a little-endian C-order .npy array of a "
                              "supported dtype",

@@ -37,7 +37,8 @@ int nas__npz_create(const char *path, nas__npz_writer **out, nas_error *err);
 
 /* Add member `name` (".npy" is appended) holding an array of dtype `descr`
  * ("<f4", "<f8", "<i8", "<u8", "|u1"), `ndim` dims `shape` (ndim 0: a
- * scalar), data `nbytes` long. Errors: NAS_EINVAL, NAS_EIO, NAS_ENOMEM. */
+ * scalar), data `nbytes` long. Errors: NAS_EINVAL (also when the shape's
+ * byte count overflows or differs from nbytes), NAS_EIO, NAS_ENOMEM. */
 int nas__npz_add(nas__npz_writer *z, const char *name, const char *descr, int ndim,
                  const int64_t *shape, const void *data, size_t nbytes, nas_error *err);
 
@@ -62,7 +63,9 @@ typedef struct nas__npz nas__npz; /* a whole archive read into memory */
 
 /* Read every member of `path`. Errors: NAS_EIO (cannot read), NAS_EFORMAT
  * (not a ZIP, a truncated or damaged archive, a CRC-32 mismatch, a member
- * that is not a supported .npy: message names it), NAS_ENOMEM. */
+ * that is not a supported .npy, or whose shape has a negative dimension,
+ * overflows size_t in elements or bytes, or calls for another number of
+ * bytes than the member holds: message names it), NAS_ENOMEM. */
 int nas__npz_read(const char *path, nas__npz **out, nas_error *err);
 void nas__npz_free(nas__npz *z); /* NULL is a no-op */
 int nas__npz_count(const nas__npz *z);

@@ -71,6 +71,10 @@ int nas_backend_sync(nas_backend *be);
  * or CPU cannot do it; "fp32" is always accepted).
  */
 int nas_backend_set_precision(nas_backend *be, const char *precision);
+/* The precision last set with nas_backend_set_precision ("fp32" when none
+ * was set or be is NULL); the string is owned by the backend. Added for
+ * checkpoint fingerprints (issue 19). */
+const char *nas_backend_get_precision(const nas_backend *be);
 /* Names of the backends compiled in, NULL-terminated. */
 const char *const *nas_backend_compiled(void);
 /*

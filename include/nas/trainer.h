@@ -42,7 +42,8 @@ typedef struct nas_dataset {
  * "test" reads t10k-*. Pixels are scaled to [0,1] then normalised with
  * (x - mean)/std (Fashion-MNIST: mean 0.2860, std 0.3530).
  * Errors: NAS_EIO (missing/unreadable file: message names it), NAS_EFORMAT
- * (bad magic, truncated file, image/label count mismatch), NAS_ENOMEM.
+ * (bad magic, truncated file, image/label count mismatch, images that are
+ * not 28x28: the size the networks are built for), NAS_ENOMEM.
  */
 int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_error *err);
 
@@ -87,7 +88,9 @@ void nas_net_destroy(nas_net *net); /* NULL is a no-op */
 
 /* Forward x[B,in_c,in_h,in_w] (B <= max_batch) in train (batch statistics)
  * or eval (running statistics) mode; *logits points to a [B,classes]
- * tensor owned by the net, valid until the next call. */
+ * tensor owned by the net, valid until the next call. Errors: NAS_EINVAL
+ * (NULL argument; or x's shape does not fit: nas_backend_last_error of the
+ * net's backend says how), backend errors. */
 int nas_net_forward(nas_net *net, const nas_tensor *x, int train, const nas_tensor **logits);
 
 /* After a train-mode forward: loss against labels[B] (floats), backward
@@ -216,6 +219,9 @@ typedef struct nas_augment {
 /* "none", "crop4", "flip" or "crop4,flip" into buf[n]. */
 void nas_augment_format(const nas_augment *a, char *buf, size_t n);
 
+/* A one-line note for the user (a warning that does not stop the run). */
+typedef void (*nas_train_note)(void *ctx, const char *msg);
+
 typedef struct nas_full_train_opts {
     const nas_recipe *recipe;
     nas_augment augment;
@@ -227,6 +233,7 @@ typedef struct nas_full_train_opts {
     /* issue 22: called once, before training goes on, when o->checkpoint
      * was loaded: `epoch` epochs of rec->epochs are done; may be NULL */
     void (*on_resume)(void *ctx, int epoch);
+    nas_train_note note;         /* warnings (an old checkpoint resumed); may be NULL */
 } nas_full_train_opts;
 
 /*
@@ -234,14 +241,21 @@ typedef struct nas_full_train_opts {
  * shuffle, schedule and step sequence: identical results with augmentation
  * off), augmenting each host batch when asked, and write o->checkpoint
  * (weights, BN statistics, SGD momentum, epoch, step, augmentation RNG,
- * and a fingerprint of network, recipe, augmentation and data size) after
- * every epoch. When o->checkpoint exists it is loaded first and training
- * continues after its last epoch (*resumed_from, may be NULL, gets that
- * epoch; 0 for a fresh start): the result equals an uninterrupted run's.
+ * and a fingerprint of network, recipe, augmentation, data size, the
+ * net's backend and precision (nas_backend_get_precision) and a CRC-32 of
+ * the training images and labels) after every epoch. When o->checkpoint
+ * exists it is loaded first and training continues after its last epoch
+ * (*resumed_from, may be NULL, gets that epoch; 0 for a fresh start): the
+ * result equals an uninterrupted run's. A checkpoint written before
+ * backend, precision and data were fingerprinted (issue 19) resumes when
+ * the rest matches, with a warning through o->note.
  * stats->epochs counts every finished epoch (resumed ones included).
- * Errors: NAS_EEXIST (the checkpoint belongs to another run), NAS_EFORMAT
- * (damaged checkpoint), NAS_ENAN, NAS_EINTR (stopped; the checkpoint holds
- * the last finished epoch), NAS_EIO, backend errors.
+ * Errors: NAS_EEXIST (the checkpoint belongs to another run: the message
+ * lists each differing field, e.g. "precision: bf16 in the checkpoint,
+ * fp32 here"), NAS_EFORMAT (damaged checkpoint, or progress counters
+ * impossible for this recipe and data: negative, beyond the epochs, steps
+ * not epochs x steps per epoch), NAS_ENAN, NAS_EINTR (stopped; the
+ * checkpoint holds the last finished epoch), NAS_EIO, backend errors.
  */
 int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_train_opts *o,
                         nas_train_stats *stats, int *resumed_from, nas_error *err);

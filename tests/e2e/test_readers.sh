@@ -15,10 +15,11 @@ write_conf "$TMP/r.conf" "$TMP/t.csv" 120 2 ""
 DB=$TMP/r.db
 NAS_FAULT="sleep_ms=100" "$NAS" run "$TMP/r.conf" --db "$DB" --quiet >"$TMP/run.out" 2>"$TMP/run.err" &
 RUN_PID=$!
-# wait for the schema: a reader racing the creation of the file is not
-# what this test is about
+# wait for the experiment row: a reader racing the creation of the file,
+# or the checks that come before the row (nas query then says "has no
+# experiments yet"), is not what this test is about
 for _ in $(seq 200); do
-    sqlite3 "$DB" 'select count(*) from trial' >/dev/null 2>&1 && break
+    [ "$(sqlite3 "$DB" 'select count(*) from experiment' 2>/dev/null)" = 1 ] && break
     sleep 0.05
 done
 reads=0 errors=0 counts=""

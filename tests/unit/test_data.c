@@ -171,14 +171,14 @@ static void test_plain_and_gzip(void **state)
     (void)state;
     nas_dataset *d = NULL;
     nas_error err = {0};
-    write_split("t10k", 13, 5, 4, 0x803, 0x801, 13, 0, 0);
+    write_split("t10k", 13, 28, 28, 0x803, 0x801, 13, 0, 0);
     assert_int_equal(nas_fmnist_load(tmpdir, "test", &d, &err), NAS_OK);
-    check_fixture(d, 13, 5, 4);
+    check_fixture(d, 13, 28, 28);
     nas_dataset_destroy(d);
     rm_all();
-    write_split("train", 21, 3, 6, 0x803, 0x801, 21, 0, 1);
+    write_split("train", 21, 28, 28, 0x803, 0x801, 21, 0, 1);
     assert_int_equal(nas_fmnist_load(tmpdir, "train", &d, &err), NAS_OK);
-    check_fixture(d, 21, 3, 6);
+    check_fixture(d, 21, 28, 28);
     nas_dataset_destroy(d);
     rm_all();
 }
@@ -188,7 +188,7 @@ static void test_truncated(void **state)
     (void)state;
     nas_dataset *d = (nas_dataset *)&d;
     nas_error err = {0};
-    write_split("train", 10, 4, 4, 0x803, 0x801, 10, 5, 1);
+    write_split("train", 10, 28, 28, 0x803, 0x801, 10, 5, 1);
     assert_int_equal(nas_fmnist_load(tmpdir, "train", &d, &err), NAS_EFORMAT);
     assert_null(d);
     assert_non_null(strstr(err.msg, "train-images-idx3-ubyte"));
@@ -226,6 +226,28 @@ static void test_bad_magic_and_mismatch(void **state)
     rm_all();
 }
 
+/* Issue 19: the network is built for 28x28 images; a file of another size
+ * is refused at load time naming the file, not by a bare "invalid
+ * argument" at the first training step. */
+static void test_wrong_size(void **state)
+{
+    (void)state;
+    static const int sizes[][2] = {{32, 32}, {28, 27}, {5, 4}, {4096, 1}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        nas_dataset *d = (nas_dataset *)&d;
+        nas_error err = {0};
+        write_split("train", 3, sizes[i][0], sizes[i][1], 0x803, 0x801, 3, 0, 1);
+        int rc = nas_fmnist_load(tmpdir, "train", &d, &err);
+        if (rc != NAS_EFORMAT || d)
+            fail_msg("%dx%d images: status %d, expected NAS_EFORMAT", sizes[i][0], sizes[i][1],
+                     rc);
+        assert_non_null(strstr(err.msg, "train-images-idx3-ubyte"));
+        assert_non_null(strstr(err.msg, "28x28"));
+        printf("%s\n", err.msg);
+        rm_all();
+    }
+}
+
 static void test_missing(void **state)
 {
     (void)state;
@@ -240,9 +262,10 @@ static void test_missing(void **state)
 static void test_split(void **state)
 {
     (void)state;
+    enum { PX = 28 * 28 };
     nas_dataset *d = NULL, *tr = NULL, *va = NULL, *tr2 = NULL, *va2 = NULL;
     nas_error err = {0};
-    write_split("train", 50, 2, 2, 0x803, 0x801, 50, 0, 0);
+    write_split("train", 50, 28, 28, 0x803, 0x801, 50, 0, 0);
     assert_int_equal(nas_fmnist_load(tmpdir, "train", &d, &err), NAS_OK);
     rm_all();
     assert_int_equal(nas_dataset_split(d, 10, 25, 42, &tr, &va, &err), NAS_OK);
@@ -256,23 +279,23 @@ static void test_split(void **state)
         for (int i = 0; i < parts[p]->n; i++) {
             int k = -1;
             for (int j = 0; j < 50; j++)
-                if (d->images[j * 4] == parts[p]->images[i * 4])
+                if (d->images[j * PX] == parts[p]->images[i * PX])
                     k = j;
             assert_true(k >= 0);
             assert_int_equal(seen[k], 0);
             seen[k] = 1;
             assert_int_equal(parts[p]->labels[i], d->labels[k]);
-            assert_memory_equal(parts[p]->images + i * 4, d->images + k * 4, 4 * sizeof(float));
+            assert_memory_equal(parts[p]->images + i * PX, d->images + k * PX, PX * sizeof(float));
         }
     /* Same seed, same split; another seed, another. */
     assert_int_equal(nas_dataset_split(d, 10, 25, 42, &tr2, &va2, &err), NAS_OK);
-    assert_memory_equal(va->images, va2->images, 10 * 4 * sizeof(float));
+    assert_memory_equal(va->images, va2->images, 10 * PX * sizeof(float));
     assert_memory_equal(tr->labels, tr2->labels, 25);
     nas_dataset_destroy(tr2);
     nas_dataset_destroy(va2);
     assert_int_equal(nas_dataset_split(d, 10, 0, 43, &tr2, &va2, &err), NAS_OK);
     assert_int_equal(tr2->n, 40);
-    assert_true(memcmp(va->images, va2->images, 10 * 4 * sizeof(float)) != 0);
+    assert_true(memcmp(va->images, va2->images, 10 * PX * sizeof(float)) != 0);
     nas_dataset_destroy(tr2);
     nas_dataset_destroy(va2);
     assert_int_equal(nas_dataset_split(d, 30, 25, 1, &tr2, &va2, &err), NAS_EINVAL);
@@ -291,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_plain_and_gzip),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_bad_magic_and_mismatch),
+        cmocka_unit_test(test_wrong_size),
         cmocka_unit_test(test_missing),
         cmocka_unit_test(test_split),
     };

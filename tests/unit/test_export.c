@@ -10,7 +10,11 @@
  *    bit; stopped after epoch 1 and resumed from its checkpoint, it ends
  *    with the same weights as an uninterrupted run; a checkpoint of
  *    another run is refused; augmentation is deterministic and changes
- *    the result.
+ *    the result;
+ *  - (issue 19) a checkpoint with impossible progress counters is refused
+ *    as damaged; one of another backend, precision or training data is
+ *    refused naming the difference; one written before backend, precision
+ *    and data were fingerprinted resumes with a warning.
  * Runs on the ref backend with small synthetic images (8x8).
  */
 #include <setjmp.h> /* cmocka needs these three */
@@ -25,6 +29,7 @@
 #include "nas/export.h"
 #include "nas/trainer.h"
 #include "tests/unit/tiny_net.h"
+#include "trainer/weights_impl.h" /* nas__npz_*: rewriting checkpoints */
 
 enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
        C3 = NAS_OP_NOR_CONV_3X3, POOL = NAS_OP_AVG_POOL_3X3 };
@@ -380,12 +385,181 @@ static void test_resumable_training(void **state)
     nas_backend_destroy(be);
 }
 
+/* Copy the .npz `src` to `dst` with member `name` replaced by the given
+ * array (the way a damaged or edited checkpoint would look). */
+static void rewrite_member(const char *src, const char *dst, const char *name, const char *descr,
+                           int64_t len, const void *data, size_t nbytes)
+{
+    nas__npz *z = NULL;
+    nas__npz_writer *w = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas__npz_read(src, &z, &err), NAS_OK);
+    assert_int_equal(nas__npz_create(dst, &w, &err), NAS_OK);
+    for (int i = 0; i < nas__npz_count(z); i++) {
+        const nas__npy *a = nas__npz_at(z, i);
+        if (strcmp(a->name, name) == 0)
+            assert_int_equal(nas__npz_add(w, name, descr, 1, &len, data, nbytes, &err), NAS_OK);
+        else
+            assert_int_equal(nas__npz_add(w, a->name, a->descr, a->ndim, a->shape, a->data,
+                                          a->count * a->itemsize, &err),
+                             NAS_OK);
+    }
+    assert_int_equal(nas__npz_close(w, &err), NAS_OK);
+    nas__npz_free(z);
+}
+
+static void note_into(void *ctx, const char *msg)
+{
+    snprintf(ctx, 1024, "%s", msg);
+}
+
+/* nas_train_resumable of a fresh tiny net (seed 5) with opts o on be. */
+static int resume_on(nas_backend *be, const nas_dataset *data, const nas_full_train_opts *o,
+                     int *resumed, nas_error *err)
+{
+    static const int ops[6] = {C3, C1, POOL, SKIP, NONE, C3};
+    nas_net_desc d = tiny_net_desc(ops, 1);
+    nas_net *net = NULL;
+    assert_int_equal(nas_net_create(be, &d, o->recipe->batch_size, 5, &net, err), NAS_OK);
+    nas_train_stats st;
+    int rc = nas_train_resumable(net, data, o, &st, resumed, err);
+    nas_net_destroy(net);
+    return rc;
+}
+
+static void expect_refused(nas_backend *be, const nas_dataset *data, const nas_full_train_opts *o,
+                           int code, const char *what, const char *why)
+{
+    nas_error err = {0};
+    int resumed = -1;
+    int rc = resume_on(be, data, o, &resumed, &err);
+    if (rc != code || !strstr(err.msg, what))
+        fail_msg("%s: expected status %d and '%s' in the message, got %d: %s", why, code, what,
+                 rc, err.msg);
+    printf("refused (%s): %s\n", why, err.msg);
+}
+
+/* Issue 19: a checkpoint whose CRC and fingerprint pass but whose
+ * progress counters are out of range is refused; the fingerprint covers
+ * backend, precision and data, and a mismatch says what differs. */
+static void test_checkpoint_checks(void **state)
+{
+    (void)state;
+    nas_backend *be = ref_backend();
+    nas_dataset *data = synth(80, 9);
+    nas_recipe rec = {2, 16, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 21}; /* 5 steps/epoch */
+    nas_full_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.recipe = &rec;
+    char ck[300], bad[300];
+    path_in(ck, sizeof ck, "checks.ckpt.npz");
+    path_in(bad, sizeof bad, "bad.ckpt.npz");
+    o.checkpoint = ck;
+    o.stop_after = 1;
+    nas_error err = {0};
+    int resumed = 0;
+    assert_int_equal(resume_on(be, data, &o, &resumed, &err), NAS_EINTR);
+    o.stop_after = 0;
+
+    /* progress = {version, epochs done, epochs, steps done} */
+    static const int64_t bad_prog[][4] = {
+        {1, -3, 2, 5},             /* negative epoch: trained 5 epochs, "epoch -2/2" */
+        {1, 3, 2, 15},             /* beyond the recipe's epochs */
+        {1, 1, 2, 1LL << 40},      /* steps truncated to int */
+        {1, 1, 2, 3},              /* steps do not match the epochs done */
+        {1, 1, 7, 5},              /* another epoch count */
+        {1, 1, 2, -5},
+    };
+    o.checkpoint = bad;
+    for (size_t i = 0; i < sizeof bad_prog / sizeof bad_prog[0]; i++) {
+        rewrite_member(ck, bad, "state/progress", "<i8", 4, bad_prog[i], sizeof bad_prog[i]);
+        expect_refused(be, data, &o, NAS_EFORMAT, "progress", "bad progress counters");
+    }
+    static const int64_t good_prog[4] = {1, 1, 2, 5};
+    rewrite_member(ck, bad, "state/progress", "<i8", 4, good_prog, sizeof good_prog);
+    assert_int_equal(resume_on(be, data, &o, &resumed, &err), NAS_OK);
+    assert_int_equal(resumed, 1);
+
+    /* another backend */
+    o.checkpoint = ck;
+    nas_backend *cpu = NULL;
+    if (nas_backend_create("cpu", 1, 0, &cpu, &err) == NAS_OK) {
+        expect_refused(cpu, data, &o, NAS_EEXIST, "backend", "ref checkpoint, cpu run");
+        /* another precision: a bf16 checkpoint resumed in fp32 and back */
+        if (nas_backend_set_precision(cpu, "bf16") == NAS_OK) {
+            char ck16[300];
+            path_in(ck16, sizeof ck16, "bf16.ckpt.npz");
+            o.checkpoint = ck16;
+            o.stop_after = 1;
+            assert_int_equal(resume_on(cpu, data, &o, &resumed, &err), NAS_EINTR);
+            o.stop_after = 0;
+            assert_int_equal(nas_backend_set_precision(cpu, "fp32"), NAS_OK);
+            expect_refused(cpu, data, &o, NAS_EEXIST, "precision", "bf16 checkpoint, fp32 run");
+            o.checkpoint = ck;
+        } else {
+            printf("SKIPPED the precision check: the cpu backend has no bf16 here\n");
+        }
+        nas_backend_destroy(cpu);
+    } else {
+        printf("SKIPPED the backend and precision checks: no cpu backend\n");
+    }
+
+    /* other images, same count */
+    nas_dataset *other = synth(80, 10);
+    expect_refused(be, other, &o, NAS_EEXIST, "data", "other training images");
+    nas_dataset_destroy(other);
+
+    /* another seed: the message names it */
+    nas_recipe seed22 = rec;
+    seed22.seed = 22;
+    o.recipe = &seed22;
+    expect_refused(be, data, &o, NAS_EEXIST, "seed: 21 in the checkpoint, 22 here", "seed");
+    o.recipe = &rec;
+
+    /* A checkpoint of nas before issue 19 (fingerprint without backend,
+     * precision and data) resumes, with a warning. */
+    nas__npz *z = NULL;
+    assert_int_equal(nas__npz_read(ck, &z, &err), NAS_OK);
+    const nas__npy *f = nas__npz_find(z, "state/fingerprint");
+    assert_non_null(f);
+    char fp[1024];
+    snprintf(fp, sizeof fp, "%.*s", (int)f->count, (const char *)f->data);
+    nas__npz_free(z);
+    char *cut = strstr(fp, " | backend=");
+    assert_non_null(cut);
+    *cut = 0;
+    rewrite_member(ck, bad, "state/fingerprint", "|u1", (int64_t)strlen(fp), fp, strlen(fp));
+    o.checkpoint = bad;
+    char note[1024] = "";
+    o.note = note_into;
+    o.ctx = note;
+    assert_int_equal(resume_on(be, data, &o, &resumed, &err), NAS_OK);
+    assert_int_equal(resumed, 1);
+    if (!strstr(note, "older nas") || !strstr(note, "backend=ref"))
+        fail_msg("no warning for an old checkpoint: '%s'", note);
+    printf("old checkpoint: %s\n", note);
+    /* ... but not when the rest differs */
+    o.note = NULL;
+    rewrite_member(ck, bad, "state/fingerprint", "|u1", (int64_t)strlen(fp), fp, strlen(fp));
+    o.recipe = &seed22;
+    expect_refused(be, data, &o, NAS_EEXIST, "seed", "old checkpoint, other seed");
+    o.recipe = &rec;
+
+    /* the right run still resumes */
+    o.checkpoint = ck;
+    assert_int_equal(resume_on(be, data, &o, &resumed, &err), NAS_OK);
+    assert_int_equal(resumed, 1);
+    nas_dataset_destroy(data);
+    nas_backend_destroy(be);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weights_round_trip),
         cmocka_unit_test(test_arch_json),
         cmocka_unit_test(test_resumable_training),
+        cmocka_unit_test(test_checkpoint_checks),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

@@ -236,6 +236,48 @@ static void test_simulated_training(void **state)
 #endif
 }
 
+/* Issue 19: the scaler's state survives a checkpoint: a run saved after
+ * k steps and restored into a fresh scaler continues exactly as the
+ * uninterrupted one; a damaged state is refused. */
+static void test_save_restore(void **state)
+{
+    (void)state;
+    static const int pattern[] = {0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+    const int n = (int)(sizeof pattern / sizeof pattern[0]);
+    for (int cut = 0; cut <= n; cut++) {
+        nas__loss_scaler a, b;
+        nas__loss_scaler_init(&a, 4096.0f, 4);
+        for (int i = 0; i < cut; i++)
+            nas__loss_scaler_update(&a, pattern[i]);
+        double saved[2];
+        nas__loss_scaler_save(&a, saved);
+        nas__loss_scaler_init(&b, 0.0f, 4); /* a fresh run: S = 65536 */
+        assert_int_equal(nas__loss_scaler_restore(&b, saved), 0);
+        for (int i = cut; i < n; i++) {
+            int ra = nas__loss_scaler_update(&a, pattern[i]);
+            int rb = nas__loss_scaler_update(&b, pattern[i]);
+            assert_int_equal(ra, rb);
+            assert_true(a.scale == b.scale);
+            assert_int_equal(a.good, b.good);
+        }
+    }
+    nas__loss_scaler s;
+    nas__loss_scaler_init(&s, 1024.0f, 4);
+    static const double bad[][2] = {
+        {1000.0, 0}, {0.5, 0}, {NAS__LS_MAX * 2.0, 0}, {1024.0, 4}, {1024.0, -1},
+        {1024.0, 1.5}, {NAN, 0}, {1024.0, NAN}, {INFINITY, 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(nas__loss_scaler_restore(&s, bad[i]), -1);
+        assert_true(s.scale == 1024.0f);
+        assert_int_equal(s.good, 0);
+    }
+    static const double ok[2] = {2.0, 3};
+    assert_int_equal(nas__loss_scaler_restore(&s, ok), 0);
+    assert_true(s.scale == 2.0f);
+    assert_int_equal(s.good, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_fp16_overflow),
         cmocka_unit_test(test_sgd_scaled),
         cmocka_unit_test(test_simulated_training),
+        cmocka_unit_test(test_save_restore),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -599,6 +599,118 @@ static void test_folded_eval(void **state)
     }
 }
 
+/* The eval forward's folding agrees with the plain conv -> BN steps for
+ * every one of the 15,625 cells (issue 19: when the cell's output node was
+ * one edge's BN output, the final `lastact` BN was folded into that edge's
+ * conv as well, overwriting its fold, and eval skipped the edge's BN; at
+ * initialisation a BN is an identity, so one SGD step must move gamma,
+ * beta and the running statistics first). One cell per stage, 2 images,
+ * 2 channels in the first stage (about 5 s). */
+static void test_folded_eval_all_cells(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    assert_non_null(be);
+    int zero[6] = {0};
+    nas_net_desc d = tiny_net_desc(zero, 1);
+    nas_tensor *x, *y;
+    random_batch(be, &d, 2, 3, &x, &y);
+    int bad = 0, first_bad = -1;
+    double worst = 0;
+    for (int g = 0; g < 15625; g++) {
+        int ops[6];
+        for (int e = 0, v = g; e < 6; e++, v /= NAS_OP_COUNT)
+            ops[e] = v % NAS_OP_COUNT;
+        d = tiny_net_desc(ops, 1);
+        d.channels = 2; /* 2, 4, 8 channels: the plan is the same, the arithmetic 4x less */
+        nas_net *net = NULL;
+        nas_error err = {0};
+        if (nas_net_create(be, &d, 2, 1, &net, &err) != NAS_OK)
+            fail_msg("cell %d: %s", g, err.msg);
+        const nas_tensor *lg;
+        float loss;
+        int c;
+        assert_int_equal(nas_net_forward(net, x, 1, &lg), NAS_OK);
+        assert_int_equal(nas_net_backward(net, y, &loss, &c), NAS_OK);
+        assert_int_equal(nas_net_sgd_step(net, 0.1f, 0.9f, 0, 0), NAS_OK);
+        assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_OK);
+        float folded[10], plain[10];
+        assert_true(lg->count <= 10);
+        assert_int_equal(nas_tensor_download(lg, folded, lg->count), NAS_OK);
+        nas__net_set_fold(net, 0);
+        assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_OK);
+        assert_int_equal(nas_tensor_download(lg, plain, lg->count), NAS_OK);
+        double diff = 0, mag = 0;
+        for (size_t i = 0; i < lg->count; i++) {
+            diff = fmax(diff, fabs((double)folded[i] - plain[i]));
+            mag = fmax(mag, fabs((double)plain[i]));
+        }
+        if (!(diff <= 1e-4 + 1e-4 * mag)) {
+            if (first_bad < 0)
+                first_bad = g;
+            bad++;
+        }
+        worst = fmax(worst, diff);
+        nas_net_destroy(net);
+    }
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    nas_backend_destroy(be);
+    printf("folded vs plain eval over 15625 cells: %d differ (max |diff| %g)\n", bad, worst);
+    if (bad) {
+        int ops[6];
+        for (int e = 0, v = first_bad; e < 6; e++, v /= NAS_OP_COUNT)
+            ops[e] = v % NAS_OP_COUNT;
+        char s[256];
+        snprintf(s, sizeof s, "|%s~0|+|%s~0|%s~1|+|%s~0|%s~1|%s~2|", nas_op_name(ops[0]),
+                 nas_op_name(ops[1]), nas_op_name(ops[2]), nas_op_name(ops[3]),
+                 nas_op_name(ops[4]), nas_op_name(ops[5]));
+        fail_msg("%d of 15625 cells: folded eval logits differ from conv+BN (first: %s)", bad, s);
+    }
+}
+
+/* Issue 19: an input that does not fit the network is NAS_EINVAL with a
+ * message (the backend's last error, which nas_train appends), not a bare
+ * "invalid argument" at the first training step. */
+static void test_input_mismatch(void **state)
+{
+    (void)state;
+    nas_backend *be = make_backend("ref");
+    nas_net_desc d = tiny_net_desc(GENOS[0], 1); /* 1x8x8 */
+    nas_net *net = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas_net_create(be, &d, 4, 1, &net, &err), NAS_OK);
+    nas_tensor *x = NULL;
+    const nas_tensor *lg;
+    assert_int_equal(nas_tensor_create(be, 2, 1, 9, 9, &x), NAS_OK);
+    assert_int_equal(nas_tensor_zero(x), NAS_OK);
+    assert_int_equal(nas_net_forward(net, x, 1, &lg), NAS_EINVAL);
+    const char *why = nas_backend_last_error(be);
+    if (!strstr(why, "[2,1,9,9]") || !strstr(why, "1x8x8"))
+        fail_msg("no useful message for a 9x9 input to an 8x8 net: '%s'", why);
+    nas_tensor_destroy(x);
+    assert_int_equal(nas_tensor_create(be, 5, 1, 8, 8, &x), NAS_OK); /* batch > max 4 */
+    assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_EINVAL);
+    assert_non_null(strstr(nas_backend_last_error(be), "batch"));
+    nas_tensor_destroy(x);
+
+    /* through nas_train: the step's error carries the reason */
+    float img[3 * 81] = {0};
+    uint8_t lab[3] = {0, 1, 2};
+    nas_dataset data = {3, 1, 9, 9, 5, img, lab, 0};
+    nas_recipe rec = {1, 4, 0.1, 0.9, 0, 0, NAS_SCHEDULE_CONSTANT, 1};
+    assert_int_equal(nas_train(net, &data, &rec, NULL, NULL, NULL, &err), NAS_EINVAL);
+    if (!strstr(err.msg, "1x8x8"))
+        fail_msg("nas_train's message does not say why: '%s'", err.msg);
+    printf("%s\n", err.msg);
+    double acc;
+    assert_int_equal(nas_net_evaluate(net, &data, 4, &acc, NULL, &err), NAS_EINVAL);
+    if (!strstr(err.msg, "1x8x8"))
+        fail_msg("nas_net_evaluate's message does not say why: '%s'", err.msg);
+    nas_net_destroy(net);
+    nas_backend_destroy(be);
+}
+
 static void test_bad_desc(void **state)
 {
     (void)state;
@@ -630,6 +742,8 @@ int main(void)
         cmocka_unit_test(test_nan_and_interrupt),
         cmocka_unit_test(test_cpu_matches_ref),
         cmocka_unit_test(test_folded_eval),
+        cmocka_unit_test(test_folded_eval_all_cells),
+        cmocka_unit_test(test_input_mismatch),
         cmocka_unit_test(test_bad_desc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -195,6 +195,9 @@ typedef struct cuda_ctx {
     int *d_overflow;
     nas__loss_scaler ls;
     int step_open;     /* a backward pass with loss scaling has started */
+    int in_step;       /* between step_begin and step_end (issue 19): forward casts flag too */
+    int bracketed;     /* the training loop brackets its steps (step_begin / step_end);
+                          0: softmax_xent starts each step, as before */
     /* latency timing (CUDA events on the stream) */
     cudaEvent_t ev_start, ev_stop;
 } cuda_ctx;
@@ -798,6 +801,15 @@ static cudaDataType_t blas_type(int prec)
 /* The overflow flag for casts of loss-scaled gradients (fp16 only). */
 static int *grad_flag(const cuda_ctx *c) { return c->prec == PREC_FP16 ? c->d_overflow : NULL; }
 
+/* The overflow flag for the casts of a training step's forward (fp16,
+ * between step_begin and step_end): an activation or weight beyond fp16's
+ * range then makes the loss scaler skip the step instead of ending the
+ * training with a NaN loss (issue 19). Eval forwards are not flagged. */
+static int *fwd_flag(const cuda_ctx *c)
+{
+    return c->prec == PREC_FP16 && c->in_step ? c->d_overflow : NULL;
+}
+
 /* Device scratch slot `slot` holding at least `count` 16-bit elements;
  * grown (after the stream drains) when too small, kept for later ops. */
 static int lp_buf(nas_backend *be, int slot, size_t count, void **p)
@@ -1050,14 +1062,14 @@ static int cu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor 
     conv_choice *q;
     conv_bufs b; /* in0 = x, in1 = w, out = y */
     ENTER(be);
-    TRY(conv_start(be, x, NULL, w, NULL, y, &b));
+    TRY(conv_start(be, x, fwd_flag(c), w, fwd_flag(c), y, &b));
     TRY(conv_descs(be, x, w, y, stride, pad));
     TRY(conv_algo(be, CONV_FWD, x, w, b.in0, b.in1, b.out, stride, pad, &q));
     CU(be, cudnnSetConvolutionMathType(c->cd, q->math));
     CU(be, cudnnConvolutionForward(c->dnn, &ONE, c->xd, b.in0, c->wd, b.in1, c->cd,
                                    (cudnnConvolutionFwdAlgo_t)q->algo, c->ws, q->ws, &ZERO,
                                    c->yd, b.out));
-    return conv_finish(be, &b, y, NULL);
+    return conv_finish(be, &b, y, fwd_flag(c));
 }
 
 static int cu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
@@ -1258,8 +1270,8 @@ static int cu_linear_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor 
     const void *xb = x->buf, *wb = w->buf;
     if (c->prec != PREC_FP32) {
         void *p, *q;
-        TRY(to_lp(be, x, 0, NULL, &p));
-        TRY(to_lp(be, w, 1, NULL, &q));
+        TRY(to_lp(be, x, 0, fwd_flag(c), &p));
+        TRY(to_lp(be, w, 1, fwd_flag(c), &q));
         xb = p;
         wb = q;
     }
@@ -1335,7 +1347,11 @@ static int cu_softmax_xent(nas_backend *be, const nas_tensor *logits, const nas_
     CU(be, cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, c->stream));
     int overflowed = 0; /* fp16: did the previous step's gradients overflow? */
     int scaling = dlogits && c->prec == PREC_FP16;
-    if (scaling)
+    /* without step_begin / step_end (callers of the ops alone) the step
+     * starts here; bracketed steps are accounted by cu_step_end and their
+     * flag already holds this step's forward overflows */
+    int legacy = scaling && !c->bracketed;
+    if (legacy)
         CU(be, cudaMemcpyAsync(&overflowed, c->d_overflow, sizeof overflowed,
                                cudaMemcpyDeviceToHost, c->stream));
     CU(be, cudaStreamSynchronize(c->stream));
@@ -1354,14 +1370,16 @@ static int cu_softmax_xent(nas_backend *be, const nas_tensor *logits, const nas_
     *loss = (float)(sum / rows);
     *correct = ok;
     if (scaling) {
-        /* A backward pass starts here. The previous step is complete on
-         * the device (its SGD kernels skipped themselves if it overflowed):
-         * account for it, clear the flag, and scale this step's loss
-         * gradient by S (Micikevicius et al. 2018, 3.2). */
-        if (c->step_open)
-            (void)nas__loss_scaler_update(&c->ls, overflowed);
-        c->step_open = 1;
-        CU(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
+        /* A backward pass starts here. Unbracketed: the previous step is
+         * complete on the device (its SGD kernels skipped themselves if it
+         * overflowed): account for it and clear the flag. Then scale this
+         * step's loss gradient by S (Micikevicius et al. 2018, 3.2). */
+        if (legacy) {
+            if (c->step_open)
+                (void)nas__loss_scaler_update(&c->ls, overflowed);
+            c->step_open = 1;
+            CU(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
+        }
         k_scale<<<grid_for(dlogits->count), BLOCK, 0, c->stream>>>(
                 c->ls.scale, (const float *)dlogits->buf, (float *)dlogits->buf, dlogits->count);
         LAUNCHED(be, "k_scale(loss scale)");
@@ -1462,7 +1480,69 @@ static int cu_set_precision(nas_backend *be, const char *precision)
     }
     c->prec = prec;
     c->step_open = 0;
+    c->in_step = 0;
+    c->bracketed = 0;
     nas__loss_scaler_init(&c->ls, NAS__LS_INIT, NAS__LS_INTERVAL);
+    return NAS_OK;
+}
+
+/* Training-step bracket (nas__backend_ext.step_begin / step_end; issue
+ * 19). fp16: step_begin clears the overflow flag, so that it collects the
+ * step's forward casts (fwd_flag) and its gradient casts (grad_flag);
+ * step_end reads it after the step's SGD kernels (which skipped themselves
+ * if it was set), accounts for the step in the loss scaler and reports it.
+ * Other precisions: nothing to do. */
+static int cu_step_begin(nas_backend *be)
+{
+    cuda_ctx *c = CTX(be);
+    if (c->prec != PREC_FP16)
+        return NAS_OK;
+    ENTER(be);
+    CU(be, cudaMemsetAsync(c->d_overflow, 0, sizeof(int), c->stream));
+    c->bracketed = 1;
+    c->in_step = 1;
+    c->step_open = 1;
+    return NAS_OK;
+}
+
+static int cu_step_end(nas_backend *be, int *skipped)
+{
+    cuda_ctx *c = CTX(be);
+    *skipped = 0;
+    if (c->prec != PREC_FP16 || !c->in_step)
+        return NAS_OK;
+    ENTER(be);
+    int overflowed = 0;
+    CU(be, cudaMemcpyAsync(&overflowed, c->d_overflow, sizeof overflowed, cudaMemcpyDeviceToHost,
+                           c->stream));
+    CU(be, cudaStreamSynchronize(c->stream));
+    *skipped = nas__loss_scaler_update(&c->ls, overflowed) == 0;
+    c->in_step = 0;
+    c->step_open = 0;
+    return NAS_OK;
+}
+
+/* The fp16 loss scaler's {S, good steps} for checkpoints
+ * (nas__loss_scaler_save / _restore); NAS_EUNSUPPORTED in fp32 and bf16. */
+static int cu_loss_scale_get(nas_backend *be, double state[2])
+{
+    cuda_ctx *c = CTX(be);
+    if (c->prec != PREC_FP16)
+        return NAS_EUNSUPPORTED;
+    nas__loss_scaler_save(&c->ls, state);
+    return NAS_OK;
+}
+
+static int cu_loss_scale_set(nas_backend *be, const double state[2])
+{
+    cuda_ctx *c = CTX(be);
+    if (c->prec != PREC_FP16)
+        return NAS_EUNSUPPORTED;
+    if (nas__loss_scaler_restore(&c->ls, state) != 0)
+        return nas__backend_fail(be, NAS_EINVAL, "loss scaler state {%g, %g}: S must be a power "
+                                 "of two in [%g, %g], good steps in [0, %d)",
+                                 state[0], state[1], (double)NAS__LS_MIN, (double)NAS__LS_MAX,
+                                 c->ls.interval);
     return NAS_OK;
 }
 
@@ -1516,6 +1596,10 @@ static const nas__backend_ext cuda_ext = {
     /* .timer_stop = */ cu_timer_stop,
     /* .device_info = */ cu_device_info,
     /* .conv2d_fwd_bias = */ NULL, /* eval uses conv + batch norm (no folding yet) */
+    /* .step_begin = */ cu_step_begin,
+    /* .step_end = */ cu_step_end,
+    /* .loss_scale_get = */ cu_loss_scale_get,
+    /* .loss_scale_set = */ cu_loss_scale_set,
 };
 
 /* ---- lifetime --------------------------------------------------------------------- */

@@ -84,6 +84,34 @@ static inline int nas__loss_scaler_update(nas__loss_scaler *s, int overflowed)
     return 1;
 }
 
+/* Checkpoint form of the scaler's state (issue 19: a resumed fp16 run
+ * continues with the same S and good-step count, so it is step-identical
+ * to an uninterrupted one): out = {S, good}. */
+static inline void nas__loss_scaler_save(const nas__loss_scaler *s, double out[2])
+{
+    out[0] = (double)s->scale;
+    out[1] = (double)s->good;
+}
+
+/* Restore {S, good} from nas__loss_scaler_save into s (its interval kept).
+ * Returns 0, or -1 (s unchanged) unless S is a power of two in
+ * [NAS__LS_MIN, NAS__LS_MAX] and good an integer in [0, interval). */
+static inline int nas__loss_scaler_restore(nas__loss_scaler *s, const double in[2])
+{
+    double v = in[0], g = in[1];
+    if (!(v >= (double)NAS__LS_MIN && v <= (double)NAS__LS_MAX) || !(g >= 0.0) ||
+        g >= (double)s->interval || g != (double)(int)g)
+        return -1;
+    double p = NAS__LS_MIN;
+    while (p < v)
+        p *= 2.0;
+    if (p != v)
+        return -1;
+    s->scale = (float)v;
+    s->good = (int)g;
+    return 0;
+}
+
 /* 1 when float v does not fit fp16: |v| rounds to infinity, or v is NaN
  * or infinite. */
 NAS_HD int nas__fp16_overflows(float v) { return !(fabsf(v) < NAS__FP16_OVERFLOW); }
