@@ -1,6 +1,6 @@
 /*
  * cli/cmd_space.c - `nas space CONF [--genotype G] [--samples N] [--seed S]
- * [--enumerate N] [--format text|json]`: inspect a search space without
+ * [--enumerate N] [--format text|json] [--list]`: inspect a search space without
  * running a search. The work is nas_space_report (evaluator/inspect.c).
  */
 #include <stdio.h>
@@ -24,7 +24,9 @@ int nas_cmd_space(int argc, char **argv)
             nas_cli_usage(stderr, "space");
             return NAS_EXIT_USAGE;
         }
-        if (strcmp(a, "--genotype") == 0) {
+        if (strcmp(a, "--list") == 0) {
+            o.list = 1;
+        } else if (strcmp(a, "--genotype") == 0) {
             o.genotype = argv[++i];
         } else if (strcmp(a, "--samples") == 0) {
             if (nas_cli_parse_long(argv[++i], 0, 100000, &v)) {
@@ -84,7 +86,7 @@ int nas_cmd_space(int argc, char **argv)
     free(cfg);
     if (rc != NAS_OK) {
         fprintf(stderr, "nas space: %s\n", err.msg);
-        return rc == NAS_EFORMAT ? NAS_EXIT_USAGE : nas_cli_exit_code(rc);
+        return rc == NAS_EFORMAT || rc == NAS_EUNSUPPORTED ? NAS_EXIT_USAGE : nas_cli_exit_code(rc);
     }
     return NAS_EXIT_OK;
 }

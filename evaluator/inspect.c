@@ -245,6 +245,32 @@ int nas_space_report(FILE *out, const nas_config *cfg, const nas_space_report_op
     }
     nas_space_counts cnt;
     nas_space_counts_get(sp, &cnt);
+    if (o->list) {
+        char size_s[96];
+        fmt_count(cnt.size, cnt.size_exact, cnt.log10_size, size_s, sizeof size_s);
+        if (!cnt.size_exact || cnt.size > o->enumerate_max) {
+            nas_space_destroy(sp);
+            return nas_error_set(err, NAS_EUNSUPPORTED,
+                                 "the space has %s genotypes, more than the %" PRIu64
+                                 " listed at most (--enumerate N)",
+                                 size_s, o->enumerate_max);
+        }
+        fprintf(out, "genotype,key,macs,params\n");
+        for (uint64_t i = 0; i < cnt.size; i++) {
+            nas_genotype g;
+            nas_space_genotype_at(sp, i, &g);
+            if (!nas_space_is_valid(sp, &g))
+                continue;
+            char gs[NAS_GENOTYPE_STR_MAX], key[NAS_GENOTYPE_STR_MAX];
+            nas_space_format(sp, &g, gs, sizeof gs);
+            nas_space_key(sp, &g, key, sizeof key);
+            int64_t macs = -1, params = -1;
+            nas_count_genotype(NULL, sp, &g, &macs, &params);
+            fprintf(out, "\"%s\",\"%s\",%" PRId64 ",%" PRId64 "\n", gs, key, macs, params);
+        }
+        nas_space_destroy(sp);
+        return ferror(out) ? nas_error_set(err, NAS_EIO, "write error") : NAS_OK;
+    }
     uint64_t enum_keys = 0;
     int enumerated = 0;
     if (o->enumerate_max > 0 && cnt.size_exact && cnt.size <= o->enumerate_max) {

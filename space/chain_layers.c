@@ -146,7 +146,7 @@ int nas_space_layers(const nas_space *s, const nas_genotype *g, nas_layers *out,
                 if (p.se[si]) {
                     nas_layer *l = push(&b, NAS_LAYER_SE, NAME("se"));
                     if (l) {
-                        l->mid = make_divisible8(b.c / 4.0);
+                        l->mid = make_divisible8((double)(b.c / 4)); /* C // 4, as MobileNetV3 and OFA */
                         l->gate_sigmoid = d->se_gate_sigmoid;
                     }
                 }

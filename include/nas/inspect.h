@@ -50,6 +50,8 @@ typedef struct nas_space_report_opts {
     uint64_t enumerate_max; /* also count keys by enumeration up to this many genotypes
                                (0: never) */
     int json;             /* 1: one JSON document instead of text */
+    int list;             /* 1: every genotype instead, as CSV "genotype,key,macs,params"
+                             (spaces of at most enumerate_max genotypes; for making tables) */
 } nas_space_report_opts;
 
 /*
@@ -60,7 +62,10 @@ typedef struct nas_space_report_opts {
  * that genotype's layer table (chain) or layer list (cell), MACs and
  * params. Counts past 2^63 are printed as "more than 2^63 (about 10^x)",
  * never overflowed. JSON (o->json) also carries the parsed space
- * description, for tools that rebuild the networks (tests/e2e).
+ * description, for tools that rebuild the networks (tests/e2e). With
+ * o->list, every genotype in enumeration order (nas_space_genotype_at) as
+ * CSV with a header row; NAS_EUNSUPPORTED when the space has more than
+ * o->enumerate_max genotypes.
  * Errors: NAS_EINVAL / NAS_EFORMAT (bad genotype, message in err),
  * NAS_ENOMEM, NAS_EIO (write error).
  */
