@@ -70,4 +70,18 @@ CONF
     best=$(sql "$DB" "SELECT max(acc + 0) FROM tab JOIN trial t ON t.genotype = tab.genotype")
     note "$strategy: $done_at_kill done at the kill; best of 40: $best"
 done
+note "constraint pre-check on MACs (the counter, no trial over the bound)"
+unset NAS_FAULT
+bound=$(tail -n +2 "$TMP/list.csv" | cut -d, -f3 | sort -n | awk '{ v[NR] = $1 } END { print v[int(NR / 2)] }')
+sed 's/^experiment = .*/experiment = "chain-mmacs";/' "$SPACE" >"$TMP/c.conf"
+cat >>"$TMP/c.conf" <<CONF
+evaluator = { kind = "table"; table = "$TMP/by_genotype.csv"; column = "acc"; table_scale = 0.01; };
+search = { strategy = "evolution"; trials = 30; population = 8; sample_size = 3; };
+constraints = { mmacs = $(awk -v b="$bound" 'BEGIN { printf "%.6f", b / 1e6 }'); };
+workers = { count = 0; };
+CONF
+run 0 "$NAS" run "$TMP/c.conf" --db "$TMP/c.db" --quiet
+expect_eq "constrained trials" "$(sql "$TMP/c.db" "SELECT count(*) FROM trial WHERE status = 'done'")" 30
+expect_eq "trials over the MAC bound" \
+    "$(sql "$TMP/c.db" "SELECT count(*) FROM result WHERE macs > $bound")" 0
 echo "PASS"
