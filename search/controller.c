@@ -397,7 +397,7 @@ static int known_in_store(void *ctx, const nas_genotype *g)
 
 /* ---- constraints checked before training (issue 6) ---------------------------- */
 
-/* 1 when g's analytic MACs or params (nas_count_net on the net the
+/* 1 when g's analytic MACs or params (nas_count_genotype: the net the
  * evaluator would build) exceed cfg->constraints: such a genotype is never
  * trained nor stored. A deterministic function of g, so the replay makes
  * the same decisions. */
