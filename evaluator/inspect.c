@@ -325,12 +325,13 @@ int nas_space_report(FILE *out, const nas_config *cfg, const nas_space_report_op
         }
         fprintf(out, "genotypes  %s\n", size_s);
         if (cnt.keys_counted)
-            fprintf(out, "keys       %s distinct (by formula)", keys_s);
+            fprintf(out, "keys       %s distinct (%s)", keys_s,
+                    chain ? "by formula" : "of valid cells, by enumeration");
         else
             fprintf(out, "keys       not counted");
-        if (enumerated)
+        if (enumerated && chain)
             fprintf(out, "; %" PRIu64 " by enumerating every genotype", enum_keys);
-        else if (o->enumerate_max > 0)
+        else if (o->enumerate_max > 0 && chain)
             fprintf(out, "; too many genotypes to enumerate (more than %" PRIu64 ")", o->enumerate_max);
         fputc('\n', out);
         if (o->samples > 0)

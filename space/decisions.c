@@ -96,10 +96,14 @@ int nas_space_enumerate_keys(const nas_space *s, uint64_t limit, uint64_t *disti
         *valid = 0;
     if (!s)
         return NAS_EINVAL;
-    nas_space_counts cnt;
-    nas_space_counts_get(s, &cnt);
-    if (!cnt.size_exact || cnt.size > limit)
-        return NAS_EUNSUPPORTED;
+    uint64_t size = 1; /* product of the choice counts, stopped past the limit */
+    for (int i = 0; i < nas_space_seq_len(s); i++) {
+        uint64_t c = (uint64_t)nas_space_decision_choices(s, i);
+        if (c == 0 || size > limit / c)
+            return NAS_EUNSUPPORTED;
+        size *= c;
+    }
+    struct { uint64_t size; } cnt = {size};
     size_t n = (size_t)cnt.size;
     char **keys = malloc((n ? n : 1) * sizeof *keys);
     if (!keys)

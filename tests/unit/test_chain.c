@@ -291,6 +291,72 @@ static void test_report_without_cli(void **st)
     free(cfg);
 }
 
+/* The canonical text of a chain space reads back to the same space (the
+ * store keeps it; nas export re-parses it), and names no cell key. */
+static void test_canonical(void **st)
+{
+    (void)st;
+    nas_config *cfg = malloc(sizeof *cfg), *back = malloc(sizeof *back);
+    nas_space_destroy(load("tests/data/conf/chain_mixed.conf", cfg));
+    char *text = nas_config_canonical(cfg);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\nspace.type = \"chain\";\nspace.input = [3, 20, 20];\nspace.classes = 7;\n"));
+    assert_non_null(strstr(text, "first_ops = [\"mb3_k5\", \"skip\"]; se = \"choice\";"));
+    assert_null(strstr(text, "space.ops"));
+    assert_null(strstr(text, "space.cells_per_stage"));
+    /* the space lines as a space group */
+    size_t cap = strlen(text) + 64, len = 0;
+    char *conf = malloc(cap);
+    len += (size_t)snprintf(conf, cap, "space: {\n");
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        if (strncmp(line, "space.", 6) == 0)
+            len += (size_t)snprintf(conf + len, cap - len, "%s\n", line + 6);
+    snprintf(conf + len, cap - len, "};\n");
+    free(text);
+    nas_error err;
+    if (nas_config_parse_string(conf, "canonical", back, &err) != NAS_OK)
+        fail_msg("%s\n%s", err.msg, conf);
+    char *t1 = nas_config_canonical(cfg), *t2 = nas_config_canonical(back);
+    char *s1 = strstr(t1, "space.type"), *s2 = strstr(t2, "space.type");
+    *strstr(s1, "proxy.") = '\0';
+    *strstr(s2, "proxy.") = '\0';
+    assert_string_equal(s1, s2);
+    free(t1);
+    free(t2);
+    free(conf);
+    free(cfg);
+    free(back);
+}
+
+/* Cell spaces answer the same questions (keys by enumeration). */
+static void test_cell_space_counts(void **st)
+{
+    (void)st;
+    nas_config *cfg = malloc(sizeof *cfg);
+    nas_space *s = load("examples/nb201-table.conf", cfg);
+    nas_space_counts c;
+    assert_int_equal(nas_space_counts_get(s, &c), NAS_OK);
+    assert_true(c.size_exact && c.size == 15625 && c.keys_counted && c.keys_exact);
+    uint64_t d = 0, valid = 0;
+    assert_int_equal(nas_space_enumerate_keys(s, 15625, &d, &valid), NAS_OK);
+    assert_int_equal(valid, 15284); /* test_space.c: valid cells */
+    assert_true(d == c.keys && d > 0 && d < 6466);
+    char name[32];
+    assert_string_equal(nas_space_decision_name(s, 2, name, sizeof name), "edge 2<-1");
+    assert_int_equal(nas_space_decision_choices(s, 0), 5);
+    nas_space_destroy(s);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    nas_space_report_opts o = {.samples = 2, .seed = 1, .enumerate_max = 100000};
+    nas_error err;
+    assert_int_equal(nas_space_report(f, cfg, &o, &err), NAS_OK);
+    fclose(f);
+    assert_non_null(strstr(text, "genotypes  15625\n"));
+    free(text);
+    free(cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +366,8 @@ int main(void)
         cmocka_unit_test(test_strings_and_tokens),
         cmocka_unit_test(test_counts_past_2_63),
         cmocka_unit_test(test_report_without_cli),
+        cmocka_unit_test(test_canonical),
+        cmocka_unit_test(test_cell_space_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
