@@ -29,6 +29,7 @@ int nas_cmd_train(int argc, char **argv);
 int nas_cmd_devices(int argc, char **argv);
 int nas_cmd_report(int argc, char **argv);
 int nas_cmd_export(int argc, char **argv);
+int nas_cmd_space(int argc, char **argv);
 /* `nas train ARCH.json ...` (cli/cmd_train_arch.c); nas_cmd_train hands over. */
 int nas__cmd_train_arch(int argc, char **argv);
 /* `nas train --precision P` (cli/cmd_train.c; both forms of nas train):

@@ -485,8 +485,8 @@ static int arch_from_store(const export_opts *o, nas_arch *a, nas_error *err)
  * its output (NAS_EINVAL otherwise). */
 static int arch_tokens(nas_arch *a, int check, nas_error *err)
 {
-    nas_space_desc sd = {NAS_SPACE_CELL, a->op_mask, a->net.channels, a->net.stages,
-                         a->net.cells_per_stage};
+    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = a->net.channels,
+                         .stages = a->net.stages, .cells_per_stage = a->net.cells_per_stage};
     nas_space *sp = NULL;
     int rc = nas_space_create(&sd, &sp, err);
     if (!rc)

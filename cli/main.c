@@ -90,6 +90,17 @@ static const nas_cli_cmd commands[] = {
      "  --logits FILE        also write nas's logits on the first Fashion-MNIST test images (.npz)\n"
      "  --logits-batch N     images for --logits (default 16)   --data DIR   --backend ref|cpu\n"
      "  docs/export.md describes every format.\n"},
+    {"space", nas_cmd_space,
+     "nas space CONF [--genotype G] [--samples N] [--seed S] [--enumerate N] [--format text|json] [--list]",
+     "describe a search space: decisions, size, distinct keys, samples with MACs and params",
+     "  --genotype G    one genotype instead: its layer table (chain), MACs and params\n"
+     "  --samples N     random genotypes listed (default 5)   --seed S (default 42)\n"
+     "  --enumerate N   also count distinct keys by enumerating spaces of at most N\n"
+     "                  genotypes (default 1048576; 0: never)\n"
+     "  --format FMT    text (default) or json\n"
+     "  --list          every genotype as CSV: genotype,key,macs,params (to make a table;\n"
+     "                  spaces of at most --enumerate genotypes)\n"
+     "  docs/spaces.md describes the chain space language and the counts.\n"},
     {"devices", nas_cmd_devices, "nas devices", "list compiled-in backends and devices found", ""},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

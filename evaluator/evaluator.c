@@ -17,6 +17,7 @@
 #include <string.h>
 #include "evaluator/evaluator_impl.h"
 #include "nas/evaluator.h"
+#include "nas/inspect.h"
 
 struct nas_evaluator {
     nas_config cfg;
@@ -51,6 +52,13 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
     ev->cfg = *cfg;
     ev->space = space;
     int rc;
+    if (cfg->space.type == NAS_SPACE_CHAIN && cfg->evaluator.kind != NAS_EVALUATOR_TABLE) {
+        free(ev);
+        return nas_error_set(err, NAS_ECONFIG,
+                             "%s: space.type = \"chain\" can be searched with evaluator.kind = "
+                             "\"table\" only, for now (training chain networks is not built yet)",
+                             cfg->path);
+    }
     if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE) {
         rc = nas__table_load(cfg->evaluator.table, cfg->evaluator.column,
                              cfg->evaluator.test_column, &ev->table, err);
@@ -92,11 +100,9 @@ int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
         d.in_h = ev->train->h;
         d.in_w = ev->train->w;
         d.classes = ev->train->classes;
-    } else { /* table (or no evaluator): the network as it would run on Fashion-MNIST */
-        d.in_c = 1;
-        d.in_h = 28;
-        d.in_w = 28;
-        d.classes = 10;
+    } else { /* table (or no evaluator): space.input / space.classes, else as it would run
+                on Fashion-MNIST (1 x 28 x 28, 10 classes) */
+        nas_space_input(ev ? ev->space : space, &d.in_c, &d.in_h, &d.in_w, &d.classes);
     }
     *out = d;
     return NAS_OK;
@@ -229,15 +235,17 @@ int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progres
     char gs[NAS_GENOTYPE_STR_MAX];
     if (nas_space_format(ev->space, g, gs, sizeof gs) != NAS_OK)
         return fail(res, NAS_EINVAL, "genotype cannot be formatted");
-    nas_net_desc d = net_desc(ev, g);
-    if (nas_count_net(&d, &res->macs, &res->params, NULL, NULL) != NAS_OK) {
+    if (nas_count_genotype(ev, ev->space, g, &res->macs, &res->params) != NAS_OK) {
         char m[NAS_GENOTYPE_STR_MAX + 64];
         snprintf(m, sizeof m, "cannot build a network for %s", gs);
         return fail(res, NAS_EINVAL, m);
     }
     if (ev->table) {
         double v, t;
-        if (nas__table_lookup(ev->table, gs, &v, &t) != NAS_OK) {
+        char key[NAS_GENOTYPE_STR_MAX];
+        if (nas__table_by_key(ev->table)) /* a table keyed by canonical key (column "key") */
+            nas_space_key(ev->space, g, key, sizeof key);
+        if (nas__table_lookup(ev->table, nas__table_by_key(ev->table) ? key : gs, &v, &t) != NAS_OK) {
             char m[NAS_GENOTYPE_STR_MAX + NAS_PATH_MAX + 32];
             snprintf(m, sizeof m, "%s is not in table %s", gs, ev->cfg.evaluator.table);
             return fail(res, NAS_ENOTFOUND, m);
@@ -250,6 +258,7 @@ int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progres
             progress(ctx, 1.0, 0.0);
         return NAS_OK;
     }
+    nas_net_desc d = net_desc(ev, g);
     return run_train(ev, &d, progress, ctx, res);
 }
 

@@ -11,13 +11,17 @@ typedef struct nas__table nas__table;
 
 /*
  * Load a CSV with a header row; the key column is `cellstr` (or, failing
- * that, `genotype`); `column` is required, `test_column` optional (NULL or
+ * that, `genotype`: the genotype string; failing both, `key`: the
+ * canonical key, see nas__table_by_key); `column` is required, `test_column` optional (NULL or
  * "" = none). Errors: NAS_EIO (cannot read), NAS_EFORMAT ("FILE:LINE: ..."),
  * NAS_ENOMEM.
  */
 int nas__table_load(const char *path, const char *column, const char *test_column,
                     nas__table **out, nas_error *err);
 void nas__table_destroy(nas__table *t); /* NULL is a no-op */
+/* 1 when the table is keyed by canonical key (column `key`, no `cellstr`
+ * or `genotype` column): look genotypes up by nas_space_key. */
+int nas__table_by_key(const nas__table *t);
 /* Number of rows. */
 int nas__table_rows(const nas__table *t);
 /* Values of row `key`; *test gets -1 when there is no test column.

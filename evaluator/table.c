@@ -23,6 +23,7 @@ struct nas__table {
     size_t cap; /* power of two */
     int rows;
     int has_test;
+    int by_key; /* keyed by canonical key (column "key") */
 };
 
 static uint64_t fnv1a(const char *s)
@@ -43,6 +44,11 @@ void nas__table_destroy(nas__table *t)
         free(t->slots[i].key);
     free(t->slots);
     free(t);
+}
+
+int nas__table_by_key(const nas__table *t)
+{
+    return t ? t->by_key : 0;
 }
 
 int nas__table_rows(const nas__table *t)
@@ -186,12 +192,14 @@ int nas__table_load(const char *path, const char *column, const char *test_colum
             goto done;
         }
         if (kcol < 0) { /* header */
-            int gcol = -1;
+            int gcol = -1, keycol = -1;
             for (int i = 0; i < nf && i < MAX_FIELDS; i++) {
                 if (strcmp(fields[i], "cellstr") == 0)
                     kcol = i;
                 else if (strcmp(fields[i], "genotype") == 0)
                     gcol = i;
+                else if (strcmp(fields[i], "key") == 0)
+                    keycol = i;
                 if (strcmp(fields[i], column) == 0)
                     vcol = i;
                 if (want_test && strcmp(fields[i], test_column) == 0)
@@ -199,9 +207,13 @@ int nas__table_load(const char *path, const char *column, const char *test_colum
             }
             if (kcol < 0)
                 kcol = gcol;
+            if (kcol < 0 && keycol >= 0) {
+                kcol = keycol;
+                t->by_key = 1;
+            }
             if (kcol < 0) {
                 rc = nas_error_set(err, NAS_EFORMAT,
-                                   "%s:%d: no key column 'cellstr' or 'genotype' in the header",
+                                   "%s:%d: no key column 'cellstr', 'genotype' or 'key' in the header",
                                    path, lineno);
                 goto done;
             }

@@ -385,8 +385,8 @@ int nas_arch_read_json(const char *path, nas_arch *out, nas_error *err)
     get_str(&r, "source.weights", 0, a->weights, sizeof a->weights);
     if (!r.rc) {
         /* The genotype through the space's own parser. */
-        nas_space_desc sd = {NAS_SPACE_CELL, a->op_mask, a->net.channels, a->net.stages,
-                             a->net.cells_per_stage};
+        nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = a->net.channels,
+                             .stages = a->net.stages, .cells_per_stage = a->net.cells_per_stage};
         nas_space *sp = NULL;
         nas_error e2;
         int rc = nas_space_create(&sd, &sp, &e2);

@@ -70,6 +70,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <jansson.h> /* issue 4: the persisted retry counts */
+#include "nas/inspect.h" /* issue 14: counts of any space */
 #include "nas/search.h"
 #include "nas/store.h"
 #include "search/pool_msg.h" /* issue 4: the Open MPI transport */
@@ -440,7 +441,7 @@ static int known_in_store(void *ctx, const nas_genotype *g)
 
 /* ---- constraints checked before training (issue 6) ---------------------------- */
 
-/* 1 when g's analytic MACs or params (nas_count_net on the net the
+/* 1 when g's analytic MACs or params (nas_count_genotype: the net the
  * evaluator would build) exceed cfg->constraints: such a genotype is never
  * trained nor stored. A deterministic function of g, so the replay makes
  * the same decisions. */
@@ -449,10 +450,8 @@ static int over_static_constraints(ctl *c, const nas_genotype *g)
     const nas_config *cfg = c->cfg;
     if (!(cfg->constraints.mmacs > 0) && !(cfg->constraints.params > 0))
         return 0;
-    nas_net_desc d;
     int64_t macs = 0, params = 0;
-    if (nas_evaluator_net_desc(NULL, c->space, g, &d) != NAS_OK ||
-        nas_count_net(&d, &macs, &params, NULL, NULL) != NAS_OK)
+    if (nas_count_genotype(NULL, c->space, g, &macs, &params) != NAS_OK) /* cell or chain */
         return 0; /* the evaluator fails it with the reason */
     int over = (cfg->constraints.mmacs > 0 && (double)macs / 1e6 > cfg->constraints.mmacs) ||
                (cfg->constraints.params > 0 && (double)params > cfg->constraints.params);

@@ -29,6 +29,7 @@
 
 struct nas_space {
     nas_space_desc desc;
+    nas__chain *chain;         /* type "chain": space/chain.c; NULL for a cell space */
     int n_ops;                 /* allowed ops */
     int ops[NAS_OP_COUNT];     /* their token ids, ascending */
 };
@@ -39,8 +40,23 @@ int nas_space_create(const nas_space_desc *desc, nas_space **out, nas_error *err
         *out = NULL;
     if (!desc || !out)
         return nas_error_set(err, NAS_EINVAL, "space: NULL argument");
+    if (desc->type == NAS_SPACE_CHAIN) {
+        nas__chain *ch = NULL;
+        int rc = nas__chain_create(desc, &ch, err);
+        if (rc != NAS_OK)
+            return rc;
+        nas_space *s = calloc(1, sizeof *s);
+        if (!s) {
+            nas__chain_destroy(ch);
+            return nas_error_set(err, NAS_ENOMEM, "space: out of memory");
+        }
+        s->desc = *desc;
+        s->chain = ch;
+        *out = s;
+        return NAS_OK;
+    }
     if (desc->type != NAS_SPACE_CELL)
-        return nas_error_set(err, NAS_EINVAL, "space: unknown type %d (only \"cell\" exists)",
+        return nas_error_set(err, NAS_EINVAL, "space: unknown type %d (\"cell\" or \"chain\")",
                              (int)desc->type);
     if (desc->op_mask == 0 || (desc->op_mask & ~NAS__ALL_OPS_MASK))
         return nas_error_set(err, NAS_EINVAL, "space: op mask 0x%x is empty or names unknown ops",
@@ -64,24 +80,35 @@ int nas_space_create(const nas_space_desc *desc, nas_space **out, nas_error *err
     return NAS_OK;
 }
 
-void nas_space_destroy(nas_space *s) { free(s); }
+void nas_space_destroy(nas_space *s)
+{
+    if (s)
+        nas__chain_destroy(s->chain);
+    free(s);
+}
+
+nas__chain *nas__space_chain(const nas_space *s) { return s ? s->chain : NULL; }
 
 const nas_space_desc *nas_space_get_desc(const nas_space *s) { return &s->desc; }
 
 int nas_space_seq_len(const nas_space *s)
 {
-    (void)s;
+    if (s->chain)
+        return nas__chain_seq_len(s->chain);
     return NAS_CELL_EDGES;
 }
 
 int nas_space_vocab_size(const nas_space *s)
 {
-    (void)s;
+    if (s->chain)
+        return nas__chain_vocab_size(s->chain);
     return NAS_OP_COUNT;
 }
 
 int nas_space_token_allowed(const nas_space *s, int pos, int tok)
 {
+    if (s->chain)
+        return nas__chain_token_allowed(s->chain, pos, tok);
     if (pos < 0 || pos >= NAS_CELL_EDGES || tok < 0 || tok >= NAS_OP_COUNT)
         return 0;
     return (s->desc.op_mask >> tok) & 1u;
@@ -89,6 +116,8 @@ int nas_space_token_allowed(const nas_space *s, int pos, int tok)
 
 uint64_t nas_space_size(const nas_space *s)
 {
+    if (s->chain)
+        return nas__chain_size(s->chain); /* saturates at 2^63 (NAS_SPACE_COUNT_CAP) */
     uint64_t n = 1;
     for (int i = 0; i < NAS_CELL_EDGES; i++)
         n *= (uint64_t)s->n_ops;
@@ -108,6 +137,8 @@ static int cell_connected(const nas_genotype *g)
 
 int nas_space_is_valid(const nas_space *s, const nas_genotype *g)
 {
+    if (s && s->chain)
+        return nas__chain_is_valid(s->chain, g);
     if (!s || !g || g->len != NAS_CELL_EDGES)
         return 0;
     for (int i = 0; i < NAS_CELL_EDGES; i++)
@@ -118,6 +149,10 @@ int nas_space_is_valid(const nas_space *s, const nas_genotype *g)
 
 void nas_space_sample(const nas_space *s, nas_rng *r, nas_genotype *out)
 {
+    if (s->chain) {
+        nas__chain_sample(s->chain, r, out);
+        return;
+    }
     /* Terminates: nas_space_create guarantees a non-`none` op, so the
      * genotype with that op on every edge is valid. */
     memset(out, 0, sizeof *out);
@@ -131,6 +166,10 @@ void nas_space_sample(const nas_space *s, nas_rng *r, nas_genotype *out)
 void nas_space_mutate(const nas_space *s, nas_rng *r, const nas_genotype *parent,
                       nas_genotype *child)
 {
+    if (s->chain) {
+        nas__chain_mutate(s->chain, r, parent, child);
+        return;
+    }
     /* Drawing (edge, new op) uniformly and retrying until the child is
      * valid is the same distribution as drawing uniformly from the list of
      * valid one-edge children; the list makes the cost bounded. */
@@ -162,7 +201,8 @@ void nas_space_mutate(const nas_space *s, nas_rng *r, const nas_genotype *parent
 
 int nas_space_format(const nas_space *s, const nas_genotype *g, char *buf, size_t n)
 {
-    (void)s;
+    if (s && s->chain)
+        return nas__chain_format(s->chain, g, buf, n);
     if (!buf || n == 0)
         return NAS_EINVAL;
     buf[0] = '\0';
@@ -201,6 +241,8 @@ int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_
         memset(out, 0, sizeof *out);
     if (!str || !out)
         return nas_error_set(err, NAS_EINVAL, "genotype: NULL argument");
+    if (s && s->chain)
+        return nas__chain_parse(s->chain, str, out, err);
     while (isspace((unsigned char)*str))
         str++;
     size_t len = strlen(str);

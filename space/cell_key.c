@@ -56,7 +56,10 @@ static int cmp_terms(const void *a, const void *b)
  * always enough: the longest key has about 130 characters). */
 void nas_space_key(const nas_space *s, const nas_genotype *g, char *buf, size_t n)
 {
-    (void)s;
+    if (nas__space_chain(s)) { /* chain spaces: space/chain.c */
+        nas__chain_key(nas__space_chain(s), g, buf, n);
+        return;
+    }
     static const char zero[] = "#";
     char node[NAS_CELL_NODES][KEY_NODE_MAX];
     char term[NAS_CELL_NODES - 1][KEY_NODE_MAX];

@@ -27,6 +27,7 @@
 #include <libconfig.h> /* config_t, config_read_file, config_setting_* */
 #include "nas/space.h"
 #include "space_impl.h"
+#include "chain_config.h"
 
 /* Fashion-MNIST has 60,000 training images; valid and train_subset split them. */
 #define NAS__FMNIST_TRAIN 60000
@@ -63,7 +64,7 @@ typedef struct field {
 } field;
 
 static const char *const w_dataset[] = {"fashion-mnist", NULL};
-static const char *const w_space_type[] = {"cell", NULL};
+static const char *const w_space_type[] = {"cell", "chain", NULL};
 static const char *const w_schedule[] = {"cosine", "constant", NULL};
 static const char *const w_backend[] = {"cpu", "ref", "cuda", "auto", NULL};
 static const char *const w_precision[] = {"fp32", "bf16", "fp16", NULL};
@@ -677,6 +678,13 @@ static int read_group(ctx *c, const config_setting_t *grp, const char *gname)
     for (int i = 0; i < n; i++) {
         const config_setting_t *s = config_setting_get_elem(grp, (unsigned)i);
         const char *name = config_setting_name(s);
+        if (strcmp(gname, "space") == 0 && nas__chain_claims(name, s)) { /* space/chain_config.c */
+            const config_setting_t *bad = s;
+            char msg[900];
+            if (nas__chain_read(s, &c->cfg->space, &bad, msg, sizeof msg) != NAS_OK)
+                return FAIL_S(c, bad, "%s", msg);
+            continue;
+        }
         size_t idx;
         for (idx = 0; idx < N_FIELDS; idx++)
             if (strcmp(fields[idx].group, gname) == 0 && strcmp(fields[idx].key, name) == 0)
@@ -764,6 +772,24 @@ static int validate(ctx *c)
                     return FAIL_F(c, i, "experiment name contains a control character, expected "
                                         "printable text");
         }
+    }
+    if (cfg->space.type == NAS_SPACE_CHAIN) { /* keys of the cell space only */
+        static const char *const cell_keys[] = {"nodes", "ops", "channels", "stages", "cells_per_stage"};
+        for (size_t k = 0; k < sizeof cell_keys / sizeof cell_keys[0]; k++) {
+            size_t i = field_index("space", cell_keys[k]);
+            if (c->line[i])
+                return FAIL_F(c, i, "space.%s belongs to the cell space, expected it only with "
+                                    "space.type = \"cell\" (a chain space has stem, stages = ( ... ), "
+                                    "head)", cell_keys[k]);
+        }
+    }
+    {
+        int gl = c->group_line[group_index("space")], line = 0;
+        char msg[900];
+        if (nas__chain_validate(&cfg->space, gl ? gl : 1, &line, msg, sizeof msg) != NAS_OK)
+            return fail_at(c, c->file[field_index("space", "type")] ? c->file[field_index("space", "type")]
+                                                                     : c->name,
+                           line, "%s", msg);
     }
     size_t i_nodes = field_index("space", "nodes");
     if (c->nodes != 4)
@@ -1010,6 +1036,18 @@ char *nas_config_canonical(const nas_config *cfg)
         if (f->policy)
             continue;
         full_key(f, key, sizeof key);
+        if (strcmp(f->group, "space") == 0) { /* chain keys, input, classes: space/chain_config.c */
+            int replace = 0;
+            char *text = nas__space_canonical_field(&cfg->space, f->key, &replace);
+            if (replace) {
+                if (!text)
+                    b.oom = 1;
+                else if (text[0])
+                    sb_printf(&b, "%s\n", text);
+                free(text);
+                continue;
+            }
+        }
         sb_printf(&b, "%s = ", key);
         switch (f->kind) {
         case F_INT: sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f)); break;

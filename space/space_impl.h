@@ -18,4 +18,48 @@ const char *nas__op_list(unsigned mask, char *buf, size_t n);
 /* All-ops mask of the registry. */
 #define NAS__ALL_OPS_MASK ((1u << NAS_OP_COUNT) - 1u)
 
+/* ---- chain spaces (space/chain.c, space/chain_layers.c) ----------------------
+ * The cell functions of space/cell.c and space/cell_key.c hand a chain
+ * space over to these (one `if` per public function). */
+typedef struct nas__chain nas__chain;
+
+/* The chain part of a space, or NULL for a cell space. */
+nas__chain *nas__space_chain(const nas_space *s);
+
+/* Compile desc->chain into decisions and a vocabulary. Errors: NAS_EINVAL
+ * with a message (too many decisions, vocabulary over 255 words, genotype
+ * strings over NAS_GENOTYPE_STR_MAX - 1), NAS_ENOMEM. */
+int nas__chain_create(const nas_space_desc *desc, nas__chain **out, nas_error *err);
+void nas__chain_destroy(nas__chain *c);
+int nas__chain_seq_len(const nas__chain *c);
+int nas__chain_vocab_size(const nas__chain *c);
+int nas__chain_token_allowed(const nas__chain *c, int pos, int tok);
+uint64_t nas__chain_size(const nas__chain *c);
+int nas__chain_is_valid(const nas__chain *c, const nas_genotype *g);
+void nas__chain_sample(const nas__chain *c, nas_rng *r, nas_genotype *out);
+void nas__chain_mutate(const nas__chain *c, nas_rng *r, const nas_genotype *parent,
+                       nas_genotype *child);
+int nas__chain_format(const nas__chain *c, const nas_genotype *g, char *buf, size_t n);
+int nas__chain_parse(const nas__chain *c, const char *str, nas_genotype *out, nas_error *err);
+void nas__chain_key(const nas__chain *c, const nas_genotype *g, char *buf, size_t n);
+
+/* One genotype's choices, decoded (width, depth, se and op of every stage). */
+typedef struct nas__chain_pick {
+    int width[NAS_CHAIN_MAX_STAGES];
+    int depth[NAS_CHAIN_MAX_STAGES];
+    int se[NAS_CHAIN_MAX_STAGES];
+    uint16_t op[NAS_CHAIN_MAX_STAGES][NAS_CHAIN_MAX_LAYERS];
+} nas__chain_pick;
+
+/* Decode g (must be valid). Returns 0, or -1 for a genotype of another space. */
+int nas__chain_pick_of(const nas__chain *c, const nas_genotype *g, nas__chain_pick *p);
+const nas_chain_desc *nas__chain_desc(const nas__chain *c);
+struct nas_space_counts;
+int nas__chain_counts(const nas__chain *c, struct nas_space_counts *out);
+const char *nas__chain_decision_name(const nas__chain *c, int i, char *buf, size_t n);
+const char *nas__chain_token_name(const nas__chain *c, int tok);
+int nas__chain_decision_choices(const nas__chain *c, int i);
+uint8_t nas__chain_decision_token(const nas__chain *c, int i, int j);
+void nas__chain_input(const nas__chain *c, int *ch, int *h, int *w, int *classes);
+
 #endif

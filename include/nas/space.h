@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include "nas/status.h"
 #include "nas/rng.h"
+#include "nas/chain.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,7 +55,9 @@ typedef struct nas_genotype {
 
 /* ---- the search space ---------------------------------------------------- */
 
-typedef enum nas_space_type { NAS_SPACE_CELL = 0 } nas_space_type;
+/* Space types: "cell" (above) and "chain" (nas/chain.h; decisions, layers
+ * and counts in nas/layers.h). Every function below works for both. */
+typedef enum nas_space_type { NAS_SPACE_CELL = 0, NAS_SPACE_CHAIN = 1 } nas_space_type;
 
 /* Plain description of a space, as parsed from the `space` group. */
 typedef struct nas_space_desc {
@@ -63,6 +66,10 @@ typedef struct nas_space_desc {
     int channels;         /* C of the first stage; stage s has C * 2^s */
     int stages;           /* number of stages (NAS-Bench-201: 3) */
     int cells_per_stage;  /* N (NAS-Bench-201 default 5; proxy often 1) */
+    /* space.input = [C, H, W]; space.classes: 0 = from the data set
+     * (fashion-mnist: 1 x 28 x 28, 10 classes) */
+    int in_c, in_h, in_w, classes;
+    nas_chain_desc chain; /* type "chain" (nas/chain.h, docs/spaces.md) */
 } nas_space_desc;
 
 typedef struct nas_space nas_space; /* opaque */

@@ -18,7 +18,7 @@
 
 static nas_space *make_space(unsigned mask)
 {
-    nas_space_desc d = {NAS_SPACE_CELL, mask, 16, 3, 1};
+    nas_space_desc d = {.type = NAS_SPACE_CELL, .op_mask = mask, .channels = 16, .stages = 3, .cells_per_stage = 1};
     nas_space *s = NULL;
     nas_error err;
     assert_int_equal(nas_space_create(&d, &s, &err), NAS_OK);
@@ -77,7 +77,7 @@ static void test_create_errors(void **state)
     (void)state;
     nas_error err = {0};
     nas_space *s = (nas_space *)&err; /* must be reset to NULL on failure */
-    nas_space_desc d = {NAS_SPACE_CELL, 0, 16, 3, 1};
+    nas_space_desc d = {.type = NAS_SPACE_CELL, .op_mask = 0, .channels = 16, .stages = 3, .cells_per_stage = 1};
     assert_int_equal(nas_space_create(&d, &s, &err), NAS_EINVAL);
     assert_null(s);
     d.op_mask = 1u << NAS_OP_NONE;
