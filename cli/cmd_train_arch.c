@@ -318,7 +318,7 @@ static int arch_from_genotype(const arch_opts *o, nas_arch *a, nas_error *err)
     snprintf(a->backend, sizeof a->backend, "cpu");
     snprintf(a->data.dataset, sizeof a->data.dataset, "fashion-mnist");
     snprintf(a->data.dir, sizeof a->data.dir, "%s", NAS_FMNIST_DIR);
-    nas_space_desc sd = {NAS_SPACE_CELL, a->op_mask, 16, 3, 1};
+    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = 16, .stages = 3, .cells_per_stage = 1};
     nas_space *sp = NULL;
     int rc = nas_space_create(&sd, &sp, err);
     if (!rc && (rc = nas_space_parse(sp, o->genotype, &a->net.genotype, err)) != NAS_OK)

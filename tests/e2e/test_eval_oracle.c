@@ -120,7 +120,7 @@ static void one_case(const fixture *f, nas_backend *be, const char *genotype, co
 {
     nas_space *space = NULL;
     nas_error err = {0};
-    nas_space_desc sd = {NAS_SPACE_CELL, (1u << NAS_OP_COUNT) - 1, 4, 3, 1};
+    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = (1u << NAS_OP_COUNT) - 1, .channels = 4, .stages = 3, .cells_per_stage = 1};
     assert_int_equal(nas_space_create(&sd, &space, &err), NAS_OK);
     nas_net_desc d;
     memset(&d, 0, sizeof d);
