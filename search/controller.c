@@ -166,6 +166,7 @@ typedef struct ctl {
     pend *pq;
     int pq_head, pq_n, pq_cap;
     int exhausted; /* the strategy found nothing new: no more proposals */
+    int n_interrupted; /* trials this run marked interrupted (the summary's count) */
 } ctl;
 
 static double now_s(void)
@@ -1027,24 +1028,31 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
     flight f = c->fl[idx];
     memmove(&c->fl[idx], &c->fl[idx + 1], (size_t)(c->nfl - idx - 1) * sizeof *c->fl);
     c->nfl--;
+    /* issue 20: a worker that died while a stop is under way (a signal to
+     * the whole process group reaches the workers too; a worker killed
+     * while the controller was stopped) cost its trial nothing: the trial
+     * is interrupted, its retry count unchanged, and it runs on resume. */
+    if (ev->result.status == NAS_EWORKER && c->stop && *c->stop) {
+        char reason[sizeof ev->result.error + 64];
+        snprintf(reason, sizeof reason, "interrupted: the search was stopped (%s)",
+                 ev->result.error);
+        int irc = nas_store_trial_interrupt(c->st, f.trial, reason, err);
+        if (irc == NAS_OK)
+            c->n_interrupted++;
+        say(c, "[trial %d/%d] interrupted %s (%s; no retry spent)", f.k, c->budget, f.geno,
+            ev->result.error);
+        return irc;
+    }
     /* issue 4: a transient failure (the worker process failed: crashed,
      * killed, frozen, broke the protocol: NAS_EWORKER) is run again, up to
      * workers.max_retries times; NaN, timeouts and evaluator errors are not. */
     if (ev->result.status == NAS_EWORKER && f.failures < c->cfg->workers.max_retries) {
         /* counted (and stored) first, so the retry it costs is not given
-         * again after a stop or a restart */
+         * again after a restart */
         f.failures++;
         int prc = retries_set(c, f.trial, f.failures, err);
         if (prc != NAS_OK)
             return prc;
-        if (c->stop && *c->stop) { /* the retry is spent: say so, run it on resume */
-            say(c,
-                "[trial %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d; runs when "
-                "the search is resumed)",
-                f.k, c->budget, f.geno, ev->result.error, f.failures,
-                c->cfg->workers.max_retries);
-            return nas_store_trial_interrupt(c->st, f.trial, ev->result.error, err);
-        }
         if (c->nretry == c->cap_retry) {
             int cap = c->cap_retry ? 2 * c->cap_retry : 4;
             flight *v = realloc(c->retry, (size_t)cap * sizeof *v);
@@ -1114,7 +1122,9 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
     return NAS_OK;
 }
 
-/* Stop: keep results already back, kill the rest and mark them interrupted. */
+/* Stop: keep results already back, kill the rest and mark them interrupted
+ * (with the waiting retries). Returns how many trials this run has marked
+ * interrupted in all (c->n_interrupted), or a store error. */
 static int interrupt_flights(ctl *c, const char *reason, nas_error *err)
 {
     nas_pool_event ev;
@@ -1129,21 +1139,27 @@ static int interrupt_flights(ctl *c, const char *reason, nas_error *err)
     }
     for (int i = 0; i < c->nretry; i++) { /* issue 4: retries not yet restarted */
         nas_error ierr;
-        nas_store_trial_interrupt(c->st, c->retry[i].trial, reason, &ierr);
+        if (nas_store_trial_interrupt(c->st, c->retry[i].trial, reason, &ierr) == NAS_OK)
+            c->n_interrupted++;
+        say(c, "[trial %d/%d] interrupted %s (its retry runs on resume)", c->retry[i].k,
+            c->budget, c->retry[i].geno);
     }
     c->nretry = 0;
     for (int i = 0; i < c->nfl; i++) {
         nas_error ierr;
         int irc = nas_store_trial_interrupt(c->st, c->fl[i].trial, reason, &ierr);
-        if (irc != NAS_OK && rc == NAS_OK) {
+        if (irc == NAS_OK)
+            c->n_interrupted++;
+        else if (rc == NAS_OK) {
             rc = irc;
             *err = ierr;
         }
         say(c, "[trial %d/%d] interrupted %s", c->fl[i].k, c->budget, c->fl[i].geno);
     }
-    int n = c->nfl;
     c->nfl = 0;
-    return rc == NAS_OK ? n : rc;
+    /* issue 20: every trial this run interrupted, also those record()
+     * interrupted above and the waiting retries, as the database counts */
+    return rc == NAS_OK ? c->n_interrupted : rc;
 }
 
 static char *read_file(const char *path)

@@ -634,8 +634,14 @@ static int spawn(nas_pool *p, int i, nas_error *err)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != owner)
             _exit(5);
-        signal(SIGINT, SIG_IGN); /* Ctrl-C is the owner's to handle */
-        signal(SIGTERM, SIG_DFL);
+        /* Ctrl-C and SIGTERM are the owner's to handle: a signal to the
+         * whole process group (the terminal, `timeout`, `kill -- -PGID`,
+         * Slurm, systemd) must not kill the workers under their trials
+         * before the owner has noted the stop; the owner then cancels
+         * (SIGKILL) what still runs, and PR_SET_PDEATHSIG ends a worker
+         * whose owner died. */
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
         signal(SIGPIPE, SIG_IGN);
         /* A crash kills the worker, not some inherited handler. */
         signal(SIGSEGV, SIG_DFL);
