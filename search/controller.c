@@ -1307,7 +1307,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         return mrc;
     if (mpi_size > 1 && mpi_rank > 0)
         return mpi_worker_rank(cfg, mpi_rank, mpi_local, summary, err);
-    int lock_fd = -1; /* issue 4: one `nas run` per database (search/run_lock.h) */
+    nas_run_lock lock = {-1, -1}; /* issue 4: one `nas run` per database (search/run_lock.h) */
 
     ctl c;
     memset(&c, 0, sizeof c);
@@ -1331,7 +1331,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
      * directory, a foreign file), then the single-writer lock beside it. */
     if ((rc = nas_store_open(opts->db_path, 0, &c.st, err)) != NAS_OK)
         goto out;
-    if ((rc = nas__run_lock(opts->db_path, &lock_fd, err)) != NAS_OK)
+    if ((rc = nas__run_lock(opts->db_path, &lock, err)) != NAS_OK)
         goto out;
     canon = nas_config_canonical(cfg);
     if (!canon) {
@@ -1551,7 +1551,7 @@ out:
     free(c.retry);
     free(c.rt_id);
     free(c.rt_n);
-    nas__run_unlock(lock_fd);
+    nas__run_unlock(&lock);
     nas__mpi_stop(mpi_lost); /* tells worker ranks to stop; MPI_Abort if one was lost */
     free(c.front);
     free(c.pq);
