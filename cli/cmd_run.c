@@ -45,7 +45,8 @@ static void fmt_wall(double s, char *buf, size_t n)
         snprintf(buf, n, "%.1fs", s);
 }
 
-static int run_config(const char *conf, const char *db, int quiet, nas_config *cfgp);
+static int run_config(const char *conf, const char *db, int quiet, nas_config *cfgp,
+                      nas_run_summary *sum_out);
 
 int nas_cmd_run(int argc, char **argv)
 {
@@ -90,12 +91,19 @@ int nas_cmd_run(int argc, char **argv)
         fprintf(stderr, "nas run: out of memory\n");
         return NAS_EXIT_FAIL;
     }
-    int code = run_config(conf, db, quiet, cfgp);
+    nas_run_summary sum;
+    memset(&sum, 0, sizeof sum);
+    int code = run_config(conf, db, quiet, cfgp, &sum);
     free(cfgp);
+    /* issue 20: under mpirun, rank 0 ends MPI only now that the summary is
+     * printed, with this exit code (MPI_Abort when a rank was lost) */
+    fflush(NULL);
+    nas_search_mpi_finish(&sum, code);
     return code;
 }
 
-static int run_config(const char *conf, const char *db, int quiet, nas_config *cfgp)
+static int run_config(const char *conf, const char *db, int quiet, nas_config *cfgp,
+                      nas_run_summary *sum_out)
 {
     nas_error err;
     nas_error_clear(&err);
@@ -116,6 +124,7 @@ static int run_config(const char *conf, const char *db, int quiet, nas_config *c
     nas_run_opts opts = {db, quiet, &stop_flag, stderr};
     nas_run_summary sum;
     rc = nas_search_run(cfgp, &opts, &sum, &err);
+    *sum_out = sum;
 
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);

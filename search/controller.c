@@ -1207,7 +1207,7 @@ static void fill_summary(ctl *c, nas_run_summary *s)
 /* issue 4: an MPI worker rank (`mpirun -n K nas run`, rank > 0): build the
  * evaluator, serve rank 0's jobs until it says stop; never opens the
  * database (rank 0 is its only writer). */
-static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank,
+static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank, int threads,
                            nas_run_summary *summary, nas_error *err)
 {
     ctl c;
@@ -1226,10 +1226,10 @@ static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank,
     if (rc == NAS_OK)
         rc = nas_evaluator_create(cfg, c.space, &c.ev, err);
     if (rc == NAS_OK)
-        rc = nas__mpi_serve(job_fn, &c, 0.5, cfg->workers.heartbeat_s, err);
+        rc = nas__mpi_serve(job_fn, &c, 0.5, threads ? cfg->workers.heartbeat_s : 0, err);
     nas_evaluator_destroy(c.ev);
     nas_space_destroy(c.space);
-    nas__mpi_stop(0);
+    nas__mpi_stop(0, rc == NAS_OK ? 0 : 1);
     return rc;
 }
 
@@ -1287,6 +1287,12 @@ static int gpu_slots(const nas_config *cfg, int mpi_size, nas_placement *pl, int
     return NAS_OK;
 }
 
+void nas_search_mpi_finish(const nas_run_summary *summary, int exit_code)
+{
+    if (summary && !summary->mpi_worker && summary->mpi_ranks > 0)
+        nas__mpi_stop(summary->mpi_lost, exit_code);
+}
+
 int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
                    nas_error *err)
 {
@@ -1302,11 +1308,14 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     snprintf(summary->db_path, sizeof summary->db_path, "%s", opts->db_path);
     int mpi_rank = 0, mpi_size = 0, mpi_local = 0; /* issue 4: under mpirun, rank 0 is the
                                                       controller */
-    int mrc = nas__mpi_start(&mpi_rank, &mpi_size, &mpi_local, err);
+    int mpi_threads = 1;
+    int mrc = nas__mpi_start(&mpi_rank, &mpi_size, &mpi_local, &mpi_threads, err);
     if (mrc != NAS_OK)
         return mrc;
     if (mpi_size > 1 && mpi_rank > 0)
-        return mpi_worker_rank(cfg, mpi_rank, mpi_local, summary, err);
+        return mpi_worker_rank(cfg, mpi_rank, mpi_local, mpi_threads, summary, err);
+    if (mpi_size > 1) /* rank 0: nas_search_mpi_finish ends MPI after the report */
+        summary->mpi_ranks = mpi_size - 1;
     nas_run_lock lock = {-1, -1}; /* issue 4: one `nas run` per database (search/run_lock.h) */
 
     ctl c;
@@ -1439,8 +1448,15 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         rc = nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
         goto out;
     }
-    nas_pool_opts po = {cfg->workers.trial_timeout_s, 0.5, on_progress, &c,
-                        cfg->workers.heartbeat_s, slot_gpu};
+    /* issue 20: without MPI_THREAD_SERIALIZED the worker ranks send no
+     * heartbeats (their heartbeat thread would call MPI), so none are
+     * expected; trial_timeout_s still catches a stuck rank */
+    int heartbeat_s = mpi_size > 1 && !mpi_threads ? 0 : cfg->workers.heartbeat_s;
+    if (heartbeat_s != cfg->workers.heartbeat_s)
+        say(&c, "nas: warning: this MPI library does not provide MPI_THREAD_SERIALIZED: the "
+                "worker ranks send no heartbeats, and only trial_timeout_s catches a frozen one");
+    nas_pool_opts po = {cfg->workers.trial_timeout_s, 0.5, on_progress, &c, heartbeat_s,
+                        slot_gpu, c.stop};
     /* CUDA: workers.gpus x trials_per_gpu workers (workers.count 0 stays
      * in-process, on the first GPU listed) */
     rc = nas_pool_create(n_workers, job_fn, &c, &po, &c.pool, err);
@@ -1522,6 +1538,27 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         rc = nas_error_set(err, NAS_EINTR, "search stopped: %d trial(s) interrupted", n);
         goto out;
     }
+    if (!c.exhausted && c.finished < c.budget) {
+        /* issue 20: the loop ended with trials left, so no worker can take
+         * one: under MPI every worker rank was given up on (a rank cannot
+         * be restarted). Not done: its unfinished trials are interrupted
+         * (out:) and a new run resumes. */
+        rc = nas_error_set(err, NAS_EWORKER,
+                           "no workers remain: all %d MPI worker rank(s) were given up on (see "
+                           "the trials' errors) with %d of %d trials finished; run the same "
+                           "command again to resume",
+                           nas_pool_size(c.pool), c.finished, c.budget);
+        for (int i = c.requeue_pos; i < c.nrequeue; i++) { /* left by an earlier run */
+            nas_error ierr;
+            if ((c.requeue[i].status == NAS_TRIAL_RUNNING ||
+                 c.requeue[i].status == NAS_TRIAL_PENDING) &&
+                nas_store_trial_interrupt(c.st, c.requeue[i].id, err->msg, &ierr) == NAS_OK)
+                c.n_interrupted++;
+        }
+        summary->interrupted = c.n_interrupted;
+        final_status = "interrupted";
+        goto out;
+    }
     if ((rc = drain(&c, DRAIN_ALL, err)) != NAS_OK) /* the strategy sees every result */
         goto out;
     summary->exhausted = c.exhausted && c.finished < c.budget;
@@ -1530,17 +1567,18 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
 
 out:
     clear_status(&c);
-    if (rc != NAS_OK && rc != NAS_EINTR && c.nfl > 0) {
-        nas_error ierr;
-        int n = interrupt_flights(&c, "interrupted: the controller failed", &ierr);
-        (void)n;
+    if (rc != NAS_OK && rc != NAS_EINTR && (c.nfl > 0 || c.nretry > 0)) {
+        nas_error ierr; /* issue 20: waiting retries too, never left 'running' */
+        int n = interrupt_flights(&c, "interrupted: the search ended early", &ierr);
+        if (n > 0)
+            summary->interrupted = n;
     }
     if (c.st && c.exp > 0) {
         nas_error serr;
         nas_store_experiment_set_status(c.st, c.exp, final_status, &serr);
     }
     fill_summary(&c, summary);
-    int mpi_lost = nas__pool_lost(c.pool);
+    summary->mpi_lost = nas__pool_lost(c.pool); /* nas_search_mpi_finish ends MPI */
     nas_pool_destroy(c.pool);
     nas_evaluator_destroy(c.ev);
     nas_strategy_destroy(c.strat);
@@ -1552,7 +1590,6 @@ out:
     free(c.rt_id);
     free(c.rt_n);
     nas__run_unlock(&lock);
-    nas__mpi_stop(mpi_lost); /* tells worker ranks to stop; MPI_Abort if one was lost */
     free(c.front);
     free(c.pq);
     free(slot_gpu);

@@ -34,6 +34,7 @@
  * backend can initialise CUDA. A replacement of a crashed worker goes
  * through spawn() with the same index, so it gets the same device.
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -1153,19 +1154,24 @@ static int read_all(nas_pool *p, nas_error *err)
     return NAS_OK;
 }
 
-/* Sleep at most ms milliseconds (-1: no limit) or until a worker's socket
- * is readable. NAS_OK, NAS_EINTR (a signal arrived), NAS_EWORKER. */
+/* Sleep at most ms milliseconds (-1: no limit; MPI: 2 ms naps) or until a
+ * worker's socket is readable. Issue 20: the owner's stop flag is checked
+ * with every signal blocked, and ppoll() unblocks them only while it
+ * sleeps, so a stop signal that arrives after the owner's last check ends
+ * the sleep at once instead of after the timeout. NAS_OK, NAS_EINTR (a
+ * signal arrived, or the stop flag is set), NAS_EWORKER. */
 static int sleep_until_message(nas_pool *p, int ms, nas_error *err)
 {
-    if (p->mpi) { /* MPI: nothing to block on; nap 2 ms */
-        struct timespec ts = {0, 2 * 1000 * 1000};
-        if (ms != 0 && nanosleep(&ts, NULL) != 0 && errno == EINTR)
-            return nas_error_set(err, NAS_EINTR, "pool: interrupted by a signal");
-        return NAS_OK;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    if (p->opts.stop && *p->opts.stop) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return nas_error_set(err, NAS_EINTR, "pool: the owner is stopping");
     }
     struct pollfd fds[1024];
     int nf = 0;
-    for (int i = 0; i < p->count; i++) {
+    for (int i = 0; i < p->count && !p->mpi; i++) {
         if (p->w[i].fd >= 0 && p->w[i].state != W_DEAD) {
             fds[nf].fd = p->w[i].fd;
             fds[nf].events = POLLIN;
@@ -1173,10 +1179,16 @@ static int sleep_until_message(nas_pool *p, int ms, nas_error *err)
             nf++;
         }
     }
-    if (poll(fds, (nfds_t)nf, ms) < 0) {
-        if (errno == EINTR)
+    if (p->mpi && ms != 0) /* MPI: nothing to block on; nap 2 ms */
+        ms = 2;
+    struct timespec ts = {ms > 0 ? ms / 1000 : 0, ms > 0 ? (ms % 1000) * 1000000L : 0};
+    int r = ppoll(nf > 0 ? fds : NULL, (nfds_t)nf, ms < 0 ? NULL : &ts, &old);
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r < 0) {
+        if (e == EINTR)
             return nas_error_set(err, NAS_EINTR, "pool: interrupted by a signal");
-        return nas_error_set(err, NAS_EWORKER, "pool: poll failed: %s", strerror(errno));
+        return nas_error_set(err, NAS_EWORKER, "pool: poll failed: %s", strerror(e));
     }
     return NAS_OK;
 }

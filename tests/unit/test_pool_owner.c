@@ -7,7 +7,9 @@
  *    owner was away does not count);
  *  - a worker that died after sending its result (kill -9 while idle) is
  *    replaced by the next submit, which succeeds (EPIPE is not an error
- *    of the search).
+ *    of the search);
+ *  - a stop flag set just before nas_pool_wait (the signal arrived between
+ *    the owner's check and its sleep) ends the wait at once.
  */
 #include <setjmp.h> /* cmocka needs these three first */
 #include <stdarg.h>
@@ -112,11 +114,38 @@ static void test_worker_dead_after_result_is_replaced(void **state)
     nas_pool_destroy(p);
 }
 
+static volatile sig_atomic_t stop_flag;
+
+static void test_stop_set_before_wait_is_noticed_at_once(void **state)
+{
+    (void)state;
+    stop_flag = 0;
+    nas_pool_opts opts = {.heartbeat_s = 1, .stop = &stop_flag};
+    nas_pool *p = NULL;
+    nas_error err;
+    assert_int_equal(nas_pool_create(1, job_fn, NULL, &opts, &p, &err), NAS_OK);
+    nas_pool_job j = make_job(1, 30); /* 3 s */
+    assert_int_equal(nas_pool_submit(p, &j, NULL, &err), NAS_OK);
+    /* the signal handler ran after the owner's last look at the flag and
+     * before it went to sleep in nas_pool_wait */
+    stop_flag = SIGINT;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    nas_pool_event ev;
+    int rc = nas_pool_wait(p, 5000, &ev, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double dt = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (rc != NAS_EINTR || dt > 0.5)
+        fail_msg("nas_pool_wait returned %d after %.2f s; expected NAS_EINTR at once", rc, dt);
+    nas_pool_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_result_survives_owner_stall),
         cmocka_unit_test(test_worker_dead_after_result_is_replaced),
+        cmocka_unit_test(test_stop_set_before_wait_is_noticed_at_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
