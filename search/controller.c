@@ -1569,7 +1569,9 @@ out:
     clear_status(&c);
     if (rc != NAS_OK && rc != NAS_EINTR && (c.nfl > 0 || c.nretry > 0)) {
         nas_error ierr; /* issue 20: waiting retries too, never left 'running' */
-        int n = interrupt_flights(&c, "interrupted: the search ended early", &ierr);
+        char why[sizeof err->msg + 32];
+        snprintf(why, sizeof why, "interrupted: %s", err->msg);
+        int n = interrupt_flights(&c, why, &ierr);
         if (n > 0)
             summary->interrupted = n;
     }
