@@ -56,7 +56,7 @@ typedef struct run_args {
     int new_experiment;     /* --new */
 } run_args;
 
-static int run_config(const run_args *a, nas_config *cfgp);
+static int run_config(const run_args *a, nas_config *cfgp, nas_run_summary *sum_out);
 
 /* An experiment name as the config accepts it: non-empty, printable, fits. */
 static int name_ok(const char *s)
@@ -128,12 +128,18 @@ int nas_cmd_run(int argc, char **argv)
         return NAS_EXIT_FAIL;
     }
     run_args a = {conf, db, quiet, experiment, new_experiment};
-    int code = run_config(&a, cfgp);
+    nas_run_summary sum;
+    memset(&sum, 0, sizeof sum);
+    int code = run_config(&a, cfgp, &sum);
     free(cfgp);
+    /* issue 20: under mpirun, rank 0 ends MPI only now that the summary is
+     * printed, with this exit code (MPI_Abort when a rank was lost) */
+    fflush(NULL);
+    nas_search_mpi_finish(&sum, code);
     return code;
 }
 
-static int run_config(const run_args *a, nas_config *cfgp)
+static int run_config(const run_args *a, nas_config *cfgp, nas_run_summary *sum_out)
 {
     const char *conf = a->conf, *db = a->db;
     nas_error err;
@@ -155,6 +161,7 @@ static int run_config(const run_args *a, nas_config *cfgp)
     nas_run_opts opts = {db, a->quiet, &stop_flag, stderr, a->experiment, a->new_experiment};
     nas_run_summary sum;
     rc = nas_search_run(cfgp, &opts, &sum, &err);
+    *sum_out = sum;
 
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);

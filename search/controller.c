@@ -179,6 +179,7 @@ typedef struct ctl {
     int w_from[64], w_n[64];
     int n_w;
     int n_hist; /* trials the experiment had when this run started */
+    int n_interrupted; /* trials this run marked interrupted (the summary's count) */
 } ctl;
 
 static double now_s(void)
@@ -1168,24 +1169,31 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
     flight f = c->fl[idx];
     memmove(&c->fl[idx], &c->fl[idx + 1], (size_t)(c->nfl - idx - 1) * sizeof *c->fl);
     c->nfl--;
+    /* issue 20: a worker that died while a stop is under way (a signal to
+     * the whole process group reaches the workers too; a worker killed
+     * while the controller was stopped) cost its trial nothing: the trial
+     * is interrupted, its retry count unchanged, and it runs on resume. */
+    if (ev->result.status == NAS_EWORKER && c->stop && *c->stop) {
+        char reason[sizeof ev->result.error + 64];
+        snprintf(reason, sizeof reason, "interrupted: the search was stopped (%s)",
+                 ev->result.error);
+        int irc = nas_store_trial_interrupt(c->st, f.trial, reason, err);
+        if (irc == NAS_OK)
+            c->n_interrupted++;
+        say(c, "[trial %lld, %d/%d] interrupted %s (%s; no retry spent)", (long long)f.trial,
+            f.k, c->budget, f.geno, ev->result.error);
+        return irc;
+    }
     /* issue 4: a transient failure (the worker process failed: crashed,
      * killed, frozen, broke the protocol: NAS_EWORKER) is run again, up to
      * workers.max_retries times; NaN, timeouts and evaluator errors are not. */
     if (ev->result.status == NAS_EWORKER && f.failures < c->cfg->workers.max_retries) {
         /* counted (and stored) first, so the retry it costs is not given
-         * again after a stop or a restart */
+         * again after a restart */
         f.failures++;
         int prc = retries_set(c, f.trial, f.failures, err);
         if (prc != NAS_OK)
             return prc;
-        if (c->stop && *c->stop) { /* the retry is spent: say so, run it on resume */
-            say(c,
-                "[trial %lld, %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d; runs "
-                "when the search is resumed)",
-                (long long)f.trial, f.k, c->budget, f.geno, ev->result.error, f.failures,
-                c->cfg->workers.max_retries);
-            return nas_store_trial_interrupt(c->st, f.trial, ev->result.error, err);
-        }
         if (c->nretry == c->cap_retry) {
             int cap = c->cap_retry ? 2 * c->cap_retry : 4;
             flight *v = realloc(c->retry, (size_t)cap * sizeof *v);
@@ -1260,7 +1268,9 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
     return NAS_OK;
 }
 
-/* Stop: keep results already back, kill the rest and mark them interrupted. */
+/* Stop: keep results already back, kill the rest and mark them interrupted
+ * (with the waiting retries). Returns how many trials this run has marked
+ * interrupted in all (c->n_interrupted), or a store error. */
 static int interrupt_flights(ctl *c, const char *reason, nas_error *err)
 {
     nas_pool_event ev;
@@ -1275,22 +1285,28 @@ static int interrupt_flights(ctl *c, const char *reason, nas_error *err)
     }
     for (int i = 0; i < c->nretry; i++) { /* issue 4: retries not yet restarted */
         nas_error ierr;
-        nas_store_trial_interrupt(c->st, c->retry[i].trial, reason, &ierr);
+        if (nas_store_trial_interrupt(c->st, c->retry[i].trial, reason, &ierr) == NAS_OK)
+            c->n_interrupted++;
+        say(c, "[trial %lld, %d/%d] interrupted %s (its retry runs on resume)",
+            (long long)c->retry[i].trial, c->retry[i].k, c->budget, c->retry[i].geno);
     }
     c->nretry = 0;
     for (int i = 0; i < c->nfl; i++) {
         nas_error ierr;
         int irc = nas_store_trial_interrupt(c->st, c->fl[i].trial, reason, &ierr);
-        if (irc != NAS_OK && rc == NAS_OK) {
+        if (irc == NAS_OK)
+            c->n_interrupted++;
+        else if (rc == NAS_OK) {
             rc = irc;
             *err = ierr;
         }
         say(c, "[trial %lld, %d/%d] interrupted %s", (long long)c->fl[i].trial, c->fl[i].k,
             c->budget, c->fl[i].geno);
     }
-    int n = c->nfl;
     c->nfl = 0;
-    return rc == NAS_OK ? n : rc;
+    /* issue 20: every trial this run interrupted, also those record()
+     * interrupted above and the waiting retries, as the database counts */
+    return rc == NAS_OK ? c->n_interrupted : rc;
 }
 
 static char *read_file(const char *path)
@@ -1339,7 +1355,7 @@ static void fill_summary(ctl *c, nas_run_summary *s)
 /* issue 4: an MPI worker rank (`mpirun -n K nas run`, rank > 0): build the
  * evaluator, serve rank 0's jobs until it says stop; never opens the
  * database (rank 0 is its only writer). */
-static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank,
+static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank, int threads,
                            nas_run_summary *summary, nas_error *err)
 {
     ctl c;
@@ -1358,10 +1374,10 @@ static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank,
     if (rc == NAS_OK)
         rc = nas_evaluator_create(cfg, c.space, &c.ev, err);
     if (rc == NAS_OK)
-        rc = nas__mpi_serve(job_fn, &c, 0.5, cfg->workers.heartbeat_s, err);
+        rc = nas__mpi_serve(job_fn, &c, 0.5, threads ? cfg->workers.heartbeat_s : 0, err);
     nas_evaluator_destroy(c.ev);
     nas_space_destroy(c.space);
-    nas__mpi_stop(0);
+    nas__mpi_stop(0, rc == NAS_OK ? 0 : 1);
     return rc;
 }
 
@@ -1419,6 +1435,12 @@ static int gpu_slots(const nas_config *cfg, int mpi_size, nas_placement *pl, int
     return NAS_OK;
 }
 
+void nas_search_mpi_finish(const nas_run_summary *summary, int exit_code)
+{
+    if (summary && !summary->mpi_worker && summary->mpi_ranks > 0)
+        nas__mpi_stop(summary->mpi_lost, exit_code);
+}
+
 int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
                    nas_error *err)
 {
@@ -1434,12 +1456,15 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     snprintf(summary->db_path, sizeof summary->db_path, "%s", opts->db_path);
     int mpi_rank = 0, mpi_size = 0, mpi_local = 0; /* issue 4: under mpirun, rank 0 is the
                                                       controller */
-    int mrc = nas__mpi_start(&mpi_rank, &mpi_size, &mpi_local, err);
+    int mpi_threads = 1;
+    int mrc = nas__mpi_start(&mpi_rank, &mpi_size, &mpi_local, &mpi_threads, err);
     if (mrc != NAS_OK)
         return mrc;
     if (mpi_size > 1 && mpi_rank > 0)
-        return mpi_worker_rank(cfg, mpi_rank, mpi_local, summary, err);
-    int lock_fd = -1; /* issue 4: one `nas run` per database (search/run_lock.h) */
+        return mpi_worker_rank(cfg, mpi_rank, mpi_local, mpi_threads, summary, err);
+    if (mpi_size > 1) /* rank 0: nas_search_mpi_finish ends MPI after the report */
+        summary->mpi_ranks = mpi_size - 1;
+    nas_run_lock lock = {-1, -1}; /* issue 4: one `nas run` per database (search/run_lock.h) */
 
     ctl c;
     memset(&c, 0, sizeof c);
@@ -1465,7 +1490,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
      * directory, a foreign file), then the single-writer lock beside it. */
     if ((rc = nas_store_open(opts->db_path, 0, &c.st, err)) != NAS_OK)
         goto out;
-    if ((rc = nas__run_lock(opts->db_path, &lock_fd, err)) != NAS_OK)
+    if ((rc = nas__run_lock(opts->db_path, &lock, err)) != NAS_OK)
         goto out;
 
     /* Issue 22: the experiment is its name in the database (the most recent
@@ -1678,8 +1703,15 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         rc = nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
         goto out;
     }
-    nas_pool_opts po = {cfg->workers.trial_timeout_s, 0.5, on_progress, &c,
-                        cfg->workers.heartbeat_s, slot_gpu};
+    /* issue 20: without MPI_THREAD_SERIALIZED the worker ranks send no
+     * heartbeats (their heartbeat thread would call MPI), so none are
+     * expected; trial_timeout_s still catches a stuck rank */
+    int heartbeat_s = mpi_size > 1 && !mpi_threads ? 0 : cfg->workers.heartbeat_s;
+    if (heartbeat_s != cfg->workers.heartbeat_s)
+        say(&c, "nas: warning: this MPI library does not provide MPI_THREAD_SERIALIZED: the "
+                "worker ranks send no heartbeats, and only trial_timeout_s catches a frozen one");
+    nas_pool_opts po = {cfg->workers.trial_timeout_s, 0.5, on_progress, &c, heartbeat_s,
+                        slot_gpu, c.stop};
     /* CUDA: workers.gpus x trials_per_gpu workers (workers.count 0 stays
      * in-process, on the first GPU listed) */
     rc = nas_pool_create(n_workers, job_fn, &c, &po, &c.pool, err);
@@ -1767,6 +1799,27 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         rc = nas_error_set(err, NAS_EINTR, "search stopped: %d trial(s) interrupted", n);
         goto out;
     }
+    if (!c.exhausted && c.finished < c.budget) {
+        /* issue 20: the loop ended with trials left, so no worker can take
+         * one: under MPI every worker rank was given up on (a rank cannot
+         * be restarted). Not done: its unfinished trials are interrupted
+         * (out:) and a new run resumes. */
+        rc = nas_error_set(err, NAS_EWORKER,
+                           "no workers remain: all %d MPI worker rank(s) were given up on (see "
+                           "the trials' errors) with %d of %d trials finished; run the same "
+                           "command again to resume",
+                           nas_pool_size(c.pool), c.finished, c.budget);
+        for (int i = c.requeue_pos; i < c.nrequeue; i++) { /* left by an earlier run */
+            nas_error ierr;
+            if ((c.requeue[i].status == NAS_TRIAL_RUNNING ||
+                 c.requeue[i].status == NAS_TRIAL_PENDING) &&
+                nas_store_trial_interrupt(c.st, c.requeue[i].id, err->msg, &ierr) == NAS_OK)
+                c.n_interrupted++;
+        }
+        summary->interrupted = c.n_interrupted;
+        final_status = "interrupted";
+        goto out;
+    }
     if ((rc = drain(&c, DRAIN_ALL, err)) != NAS_OK) /* the strategy sees every result */
         goto out;
     summary->exhausted = c.exhausted && c.finished < c.budget;
@@ -1775,17 +1828,20 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
 
 out:
     clear_status(&c);
-    if (rc != NAS_OK && rc != NAS_EINTR && c.nfl > 0) {
-        nas_error ierr;
-        int n = interrupt_flights(&c, "interrupted: the controller failed", &ierr);
-        (void)n;
+    if (rc != NAS_OK && rc != NAS_EINTR && (c.nfl > 0 || c.nretry > 0)) {
+        nas_error ierr; /* issue 20: waiting retries too, never left 'running' */
+        char why[sizeof err->msg + 32];
+        snprintf(why, sizeof why, "interrupted: %s", err->msg);
+        int n = interrupt_flights(&c, why, &ierr);
+        if (n > 0)
+            summary->interrupted = n;
     }
     if (c.st && c.exp > 0) {
         nas_error serr;
         nas_store_experiment_set_status(c.st, c.exp, final_status, &serr);
     }
     fill_summary(&c, summary);
-    int mpi_lost = nas__pool_lost(c.pool);
+    summary->mpi_lost = nas__pool_lost(c.pool); /* nas_search_mpi_finish ends MPI */
     nas_pool_destroy(c.pool);
     nas_evaluator_destroy(c.ev);
     nas_strategy_destroy(c.strat);
@@ -1796,8 +1852,7 @@ out:
     free(c.retry);
     free(c.rt_id);
     free(c.rt_n);
-    nas__run_unlock(lock_fd);
-    nas__mpi_stop(mpi_lost); /* tells worker ranks to stop; MPI_Abort if one was lost */
+    nas__run_unlock(&lock);
     free(c.front);
     free(c.pq);
     free(slot_gpu);

@@ -18,6 +18,12 @@
  * job and is killed too. The first fails the job with NAS_EWORKER (the
  * worker process failed: a retry may succeed), the second with
  * NAS_ETIMEOUT (the job itself is too slow: a retry would be too).
+ * nas_pool_wait reads every waiting message before it judges either, and
+ * both run on the pool's clock, which leaves out the owner's stalls
+ * (attend(): stopped with its process group, blocked on a database lock),
+ * so a stall never turns a healthy worker or a result already sent into a
+ * failure (issue 20). A worker that died between jobs is replaced by the
+ * next submit, which sends the job to the replacement.
  *
  * GPU slots (issue 7): with opts.worker_gpu, worker i is pinned to its
  * slot's CUDA device. The owner translates the device into a
@@ -28,6 +34,7 @@
  * backend can initialise CUDA. A replacement of a crashed worker goes
  * through spawn() with the same index, so it gets the same device.
  */
+#define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -295,6 +302,11 @@ struct nas_pool {
      * CUDA_VISIBLE_DEVICES value that pins it; NULL without GPU slots */
     int *gpu;
     char (*gpu_env)[256];
+    /* issue 20: the pool's clock (pool_clock) for heartbeats and
+     * timeouts is the monotonic clock minus `skipped`, the time the owner
+     * was away for longer than expected: `seen` is the last look at the
+     * clock, `allow` how long the owner could be away after it */
+    double seen, allow, skipped;
 };
 
 int nas__pool_lost(const nas_pool *p) { return p ? p->lost : 0; }
@@ -304,6 +316,35 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* issue 20: how long the owner may be away between two calls into the
+ * pool (recording a result, proposing) before the rest counts as a stall,
+ * and the longest nap inside nas_pool_wait (plus a scheduling slack). */
+#define STALL_GRACE_S 1.0
+#define SLICE_MS 250
+#define SLICE_SLACK_S 0.05
+
+/* Seconds on the pool's clock: monotonic time minus the owner's stalls. */
+static double pool_clock(const nas_pool *p) { return now_s() - p->skipped; }
+
+/*
+ * The owner looks at the pool: time since the last look beyond what was
+ * expected (p->allow) was a stall of the owner - the process was stopped
+ * (Ctrl-Z, SIGSTOP of its group), blocked on a database lock or a slow
+ * disk - during which it could not read the workers' messages (and, in a
+ * stopped process group, the workers could not send them). It is left out
+ * of the pool's clock, so a stall never makes a healthy worker look hung
+ * or its job timed out; a worker that was really frozen is still caught,
+ * that much later.
+ */
+static void attend(nas_pool *p)
+{
+    double t = now_s();
+    if (p->seen > 0 && t - p->seen > p->allow)
+        p->skipped += t - p->seen - p->allow;
+    p->seen = t;
+    p->allow = STALL_GRACE_S;
 }
 
 static int queue_push(nas_pool *p, const nas_pool_event *ev)
@@ -638,8 +679,14 @@ static int spawn(nas_pool *p, int i, nas_error *err)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != owner)
             _exit(5);
-        signal(SIGINT, SIG_IGN); /* Ctrl-C is the owner's to handle */
-        signal(SIGTERM, SIG_DFL);
+        /* Ctrl-C and SIGTERM are the owner's to handle: a signal to the
+         * whole process group (the terminal, `timeout`, `kill -- -PGID`,
+         * Slurm, systemd) must not kill the workers under their trials
+         * before the owner has noted the stop; the owner then cancels
+         * (SIGKILL) what still runs, and PR_SET_PDEATHSIG ends a worker
+         * whose owner died. */
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
         signal(SIGPIPE, SIG_IGN);
         /* A crash kills the worker, not some inherited handler. */
         signal(SIGSEGV, SIG_DFL);
@@ -963,37 +1010,47 @@ int nas_pool_submit(nas_pool *p, const nas_pool_job *job, int *worker_out, nas_e
             return nas_error_set(err, NAS_ENOMEM, "pool: out of memory");
         return NAS_OK;
     }
-    int pick = nas_pool_next_worker(p);
-    if (pick < 0)
-        return nas_error_set(err, NAS_EBUSY, "pool: every worker is busy");
-    worker *w = &p->w[pick];
-    if (w->state == W_DEAD) {
-        int rc = spawn(p, pick, err);
-        if (rc != NAS_OK)
-            return rc;
-    }
+    attend(p);
     uint8_t buf[NAS__MSG_HEADER + 16 + NAS_GENOTYPE_MAX_LEN];
     size_t n = nas__msg_encode_job(buf, job);
-    if (p->mpi ? nas__mpi_send(pick + 1, buf, n) != 0 : send_all(w->fd, buf, n) != 0) {
-        int e = errno;
-        w->state = W_IDLE;
-        worker_lost(p, pick, 1, NAS_EWORKER, NULL);
-        return nas_error_set(err, NAS_EWORKER, "pool: cannot send a job to worker %d: %s", pick,
-                             strerror(e));
+    char last[160] = "";
+    /* issue 20: a worker can die between jobs (right after its result,
+     * before its EOF was read): the send then fails (EPIPE). That worker
+     * is replaced and the job goes to the replacement (or, under MPI, to
+     * another rank); the job never ran, so nothing is failed or retried. */
+    for (int tries = 0; tries <= p->count; tries++) {
+        int pick = nas_pool_next_worker(p);
+        if (pick < 0)
+            break;
+        worker *w = &p->w[pick];
+        if (w->state == W_DEAD) {
+            int rc = spawn(p, pick, err);
+            if (rc != NAS_OK)
+                return rc;
+        }
+        if (p->mpi ? nas__mpi_send(pick + 1, buf, n) == 0 : send_all(w->fd, buf, n) == 0) {
+            w->state = W_BUSY;
+            w->job_id = job->id;
+            w->started = pool_clock(p);
+            w->last_heard = w->started;
+            if (worker_out)
+                *worker_out = pick;
+            return NAS_OK;
+        }
+        snprintf(last, sizeof last, "cannot send a job to worker %d: %s", pick,
+                 p->mpi ? "MPI_Send failed" : strerror(errno));
+        worker_lost(p, pick, 1, NAS_EWORKER, NULL); /* idle: no job of its own to fail */
     }
-    w->state = W_BUSY;
-    w->job_id = job->id;
-    w->started = now_s();
-    w->last_heard = w->started;
-    if (worker_out)
-        *worker_out = pick;
-    return NAS_OK;
+    if (last[0])
+        return nas_error_set(err, NAS_EWORKER, "pool: %s", last);
+    return nas_error_set(err, NAS_EBUSY, "pool: every worker is busy");
 }
 
-/* Kill busy workers that missed 3 heartbeats or ran past the timeout. */
+/* Kill busy workers that missed 3 heartbeats or ran past the timeout
+ * (on the pool's clock: time the owner was away does not count). */
 static void check_timeouts(nas_pool *p)
 {
-    double t = now_s();
+    double t = pool_clock(p);
     if (p->opts.heartbeat_s > 0) {
         for (int i = 0; i < p->count; i++) {
             worker *w = &p->w[i];
@@ -1019,104 +1076,176 @@ static void check_timeouts(nas_pool *p)
     }
 }
 
-int nas_pool_wait(nas_pool *p, int timeout_ms, nas_pool_event *ev, nas_error *err)
+/* Read everything forked worker i has sent, without blocking, and parse
+ * it. EOF or a socket error: the worker is gone (a busy one fails its
+ * job; one that sent its RESULT first is idle and is just replaced). */
+static void read_worker(nas_pool *p, int i)
 {
-    double deadline = timeout_ms < 0 ? INFINITY : now_s() + timeout_ms / 1000.0;
-    for (;;) {
-        if (p->count > 0)
-            check_timeouts(p);
-        if (p->qlen > 0) {
-            *ev = p->queue[p->qhead];
-            p->qhead = (p->qhead + 1) % p->qcap;
-            p->qlen--;
-            return NAS_OK;
+    worker *w = &p->w[i];
+    while (w->fd >= 0 && w->state != W_DEAD) {
+        if (w->rlen >= RBUF) { /* cannot happen: drain_messages takes whole messages */
+            worker_lost(p, i, 1, NAS_EWORKER, "protocol error from the worker: overlong message");
+            return;
         }
-        if (nas_pool_busy(p) == 0)
-            return nas_error_set(err, NAS_ENOTFOUND, "pool: no job in flight");
-        /* Sleep until a message, the caller's deadline or a job's deadline. */
-        double t = now_s();
-        double until = deadline;
-        if (p->opts.job_timeout_s > 0)
-            for (int i = 0; i < p->count; i++)
-                if (p->w[i].state == W_BUSY && p->w[i].started + p->opts.job_timeout_s < until)
-                    until = p->w[i].started + p->opts.job_timeout_s;
-        if (p->opts.heartbeat_s > 0)
-            for (int i = 0; i < p->count; i++)
-                if (p->w[i].state == W_BUSY &&
-                    p->w[i].last_heard + 3.0 * p->opts.heartbeat_s < until)
-                    until = p->w[i].last_heard + 3.0 * p->opts.heartbeat_s;
-        int ms = -1;
-        if (isfinite(until)) {
-            double d = (until - t) * 1000.0;
-            ms = d <= 0 ? 0 : (int)ceil(d);
+        ssize_t got = recv(w->fd, w->rbuf + w->rlen, RBUF - w->rlen, MSG_DONTWAIT);
+        if (got > 0) {
+            w->last_heard = pool_clock(p);
+            w->rlen += (size_t)got;
+            drain_messages(p, i);
+        } else if (got < 0 && errno == EINTR) {
+            continue;
+        } else if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            return;
+        } else {
+            worker_lost(p, i, 0, NAS_EWORKER, NULL);
+            return;
         }
-        if (p->mpi) { /* MPI: probe, and nap 2 ms when nothing waits */
+    }
+}
+
+/* Read every message that is waiting, from every worker, without
+ * blocking (issue 20: before any timeout or heartbeat is judged, so a
+ * result or heartbeat sent while the owner was busy elsewhere counts).
+ * NAS_OK, or NAS_EWORKER when poll/MPI failed. */
+static int read_all(nas_pool *p, nas_error *err)
+{
+    if (p->mpi) {
+        for (int k = 0; k < 100000; k++) { /* bounded: a flood cannot starve the owner */
             int src;
             size_t got = 0;
             uint8_t mbuf[RBUF];
             int r = nas__mpi_poll(&src, mbuf, sizeof mbuf, &got);
             if (r < 0)
                 return nas_error_set(err, NAS_EWORKER, "pool: MPI receive failed");
-            if (r == 1 && src >= 1 && src <= p->count && p->w[src - 1].state != W_DEAD) {
-                worker *w = &p->w[src - 1];
-                w->last_heard = now_s();
-                if (got > RBUF - w->rlen)
-                    worker_lost(p, src - 1, 1, NAS_EWORKER, "protocol error: oversized message");
-                else {
-                    memcpy(w->rbuf + w->rlen, mbuf, got);
-                    w->rlen += got;
-                    drain_messages(p, src - 1);
-                }
-            } else if (r == 0) {
-                struct timespec ts = {0, 2 * 1000 * 1000};
-                if (ms != 0 && nanosleep(&ts, NULL) != 0 && errno == EINTR)
-                    return nas_error_set(err, NAS_EINTR, "pool: interrupted by a signal");
-            }
-            if (p->qlen == 0 && now_s() >= deadline) {
-                check_timeouts(p);
-                if (p->qlen == 0)
-                    return nas_error_set(err, NAS_ETIMEOUT, "pool: no result within %d ms",
-                                         timeout_ms);
-            }
-            continue;
-        }
-        struct pollfd fds[1024];
-        int map[1024];
-        int nf = 0;
-        for (int i = 0; i < p->count; i++) {
-            if (p->w[i].fd >= 0 && p->w[i].state != W_DEAD) {
-                fds[nf].fd = p->w[i].fd;
-                fds[nf].events = POLLIN;
-                fds[nf].revents = 0;
-                map[nf++] = i;
+            if (r == 0)
+                break;
+            if (src < 1 || src > p->count || p->w[src - 1].state == W_DEAD)
+                continue; /* a rank given up on: ignored */
+            worker *w = &p->w[src - 1];
+            w->last_heard = pool_clock(p);
+            if (got > RBUF - w->rlen) {
+                worker_lost(p, src - 1, 1, NAS_EWORKER, "protocol error: oversized message");
+            } else {
+                memcpy(w->rbuf + w->rlen, mbuf, got);
+                w->rlen += got;
+                drain_messages(p, src - 1);
             }
         }
-        int r = poll(fds, (nfds_t)nf, ms);
-        if (r < 0) {
-            if (errno == EINTR)
-                return nas_error_set(err, NAS_EINTR, "pool: interrupted by a signal");
-            return nas_error_set(err, NAS_EWORKER, "pool: poll failed: %s", strerror(errno));
+        return NAS_OK;
+    }
+    struct pollfd fds[1024];
+    int map[1024];
+    int nf = 0;
+    for (int i = 0; i < p->count; i++) {
+        if (p->w[i].fd >= 0 && p->w[i].state != W_DEAD) {
+            fds[nf].fd = p->w[i].fd;
+            fds[nf].events = POLLIN;
+            fds[nf].revents = 0;
+            map[nf++] = i;
         }
-        for (int k = 0; k < nf; k++) {
-            if (!fds[k].revents)
-                continue;
-            int i = map[k];
-            worker *w = &p->w[i];
-            ssize_t got = recv(w->fd, w->rbuf + w->rlen, RBUF - w->rlen, MSG_DONTWAIT);
-            if (got > 0) {
-                w->last_heard = now_s();
-                w->rlen += (size_t)got;
-                drain_messages(p, i);
-            } else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-                worker_lost(p, i, 0, NAS_EWORKER, NULL);
-            }
+    }
+    if (nf == 0)
+        return NAS_OK;
+    int r;
+    do
+        r = poll(fds, (nfds_t)nf, 0);
+    while (r < 0 && errno == EINTR);
+    if (r < 0)
+        return nas_error_set(err, NAS_EWORKER, "pool: poll failed: %s", strerror(errno));
+    for (int k = 0; k < nf && r > 0; k++)
+        if (fds[k].revents)
+            read_worker(p, map[k]);
+    return NAS_OK;
+}
+
+/* Sleep at most ms milliseconds (-1: no limit; MPI: 2 ms naps) or until a
+ * worker's socket is readable. Issue 20: the owner's stop flag is checked
+ * with every signal blocked, and ppoll() unblocks them only while it
+ * sleeps, so a stop signal that arrives after the owner's last check ends
+ * the sleep at once instead of after the timeout. NAS_OK, NAS_EINTR (a
+ * signal arrived, or the stop flag is set), NAS_EWORKER. */
+static int sleep_until_message(nas_pool *p, int ms, nas_error *err)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    if (p->opts.stop && *p->opts.stop) {
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return nas_error_set(err, NAS_EINTR, "pool: the owner is stopping");
+    }
+    struct pollfd fds[1024];
+    int nf = 0;
+    for (int i = 0; i < p->count && !p->mpi; i++) {
+        if (p->w[i].fd >= 0 && p->w[i].state != W_DEAD) {
+            fds[nf].fd = p->w[i].fd;
+            fds[nf].events = POLLIN;
+            fds[nf].revents = 0;
+            nf++;
         }
-        if (p->qlen == 0 && now_s() >= deadline) {
+    }
+    if (p->mpi && ms != 0) /* MPI: nothing to block on; nap 2 ms */
+        ms = 2;
+    struct timespec ts = {ms > 0 ? ms / 1000 : 0, ms > 0 ? (ms % 1000) * 1000000L : 0};
+    int r = ppoll(nf > 0 ? fds : NULL, (nfds_t)nf, ms < 0 ? NULL : &ts, &old);
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r < 0) {
+        if (e == EINTR)
+            return nas_error_set(err, NAS_EINTR, "pool: interrupted by a signal");
+        return nas_error_set(err, NAS_EWORKER, "pool: poll failed: %s", strerror(e));
+    }
+    return NAS_OK;
+}
+
+int nas_pool_wait(nas_pool *p, int timeout_ms, nas_pool_event *ev, nas_error *err)
+{
+    double deadline = timeout_ms < 0 ? INFINITY : now_s() + timeout_ms / 1000.0;
+    for (;;) {
+        if (p->count > 0) {
+            attend(p);
+            int rc = read_all(p, err); /* first: what is in the sockets counts */
+            if (rc != NAS_OK)
+                return rc;
+            check_timeouts(p);
+        }
+        if (p->qlen > 0) {
+            *ev = p->queue[p->qhead];
+            p->qhead = (p->qhead + 1) % p->qcap;
+            p->qlen--;
             if (p->count > 0)
-                check_timeouts(p);
-            if (p->qlen == 0)
-                return nas_error_set(err, NAS_ETIMEOUT, "pool: no result within %d ms",
-                                     timeout_ms);
+                attend(p);
+            return NAS_OK;
+        }
+        if (nas_pool_busy(p) == 0)
+            return nas_error_set(err, NAS_ENOTFOUND, "pool: no job in flight");
+        double t = now_s();
+        if (t >= deadline)
+            return nas_error_set(err, NAS_ETIMEOUT, "pool: no result within %d ms", timeout_ms);
+        /* Sleep until a message, the caller's deadline or a job's deadline
+         * (pool clock), and never more than SLICE_MS at a time: a longer
+         * gap between two looks at the clock is a stall of the owner
+         * (stopped, waiting for a lock), which attend() leaves out. */
+        double until = deadline - t;
+        double pc = pool_clock(p);
+        for (int i = 0; i < p->count; i++) {
+            const worker *w = &p->w[i];
+            if (w->state != W_BUSY)
+                continue;
+            if (p->opts.job_timeout_s > 0 && w->started + p->opts.job_timeout_s - pc < until)
+                until = w->started + p->opts.job_timeout_s - pc;
+            if (p->opts.heartbeat_s > 0 && w->last_heard + 3.0 * p->opts.heartbeat_s - pc < until)
+                until = w->last_heard + 3.0 * p->opts.heartbeat_s - pc;
+        }
+        int ms = -1;
+        if (isfinite(until))
+            ms = until <= 0 ? 0 : (int)ceil(until * 1000.0);
+        if (ms < 0 || ms > SLICE_MS)
+            ms = SLICE_MS;
+        p->allow = ms / 1000.0 + SLICE_SLACK_S;
+        int rc = sleep_until_message(p, ms, err);
+        if (rc != NAS_OK) {
+            attend(p);
+            return rc;
         }
     }
 }

@@ -19,7 +19,10 @@
  * consistent and `nas run` resumes (trials left running are re-run). A
  * frozen or unreachable rank does not abort the job: rank 0 fails its
  * trial and goes on; since such a rank can never reach MPI_Finalize, rank
- * 0 ends the job with MPI_Abort once the database is closed. Surviving a
+ * 0 ends the job with MPI_Abort once the database is closed and the
+ * summary printed (nas_search_mpi_finish), with the run's exit code (issue
+ * 20). When every worker rank is lost the search ends with "no workers
+ * remain" (its unfinished trials interrupted; a new mpirun resumes). Surviving a
  * dead rank needs ULFM (Open MPI 5 built --with-ft=ulfm, run with
  * --with-ft ulfm / --enable-recovery), which this transport does not use.
  *
@@ -93,11 +96,12 @@ int nas__mpi_pick_gpu(const nas_config *cfg, int local_rank, char *note, size_t 
 
 #define TAG 7
 
-int nas__mpi_start(int *rank, int *size, int *local_rank, nas_error *err)
+int nas__mpi_start(int *rank, int *size, int *local_rank, int *threads, nas_error *err)
 {
     *rank = 0;
     *size = 0;
     *local_rank = 0;
+    *threads = 1;
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
@@ -109,6 +113,13 @@ int nas__mpi_start(int *rank, int *size, int *local_rank, nas_error *err)
         int provided = 0;
         if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
             return nas_error_set(err, NAS_EWORKER, "MPI_Init_thread failed");
+        /* issue 20: a library without thread support may provide less;
+         * then a second thread must not call MPI (no heartbeats) */
+        *threads = provided >= MPI_THREAD_SERIALIZED;
+    } else {
+        int provided = 0;
+        MPI_Query_thread(&provided);
+        *threads = provided >= MPI_THREAD_SERIALIZED;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, size);
@@ -141,15 +152,17 @@ int nas__mpi_size(void)
     return size > 1 ? size : 0;
 }
 
-void nas__mpi_stop(int lost_ranks)
+void nas__mpi_stop(int lost_ranks, int exit_code)
 {
     int init = 0, fin = 0;
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
     if (!init || fin)
         return;
-    if (lost_ranks > 0)
-        MPI_Abort(MPI_COMM_WORLD, 0); /* a lost rank never reaches MPI_Finalize */
+    if (lost_ranks > 0) { /* a lost rank never reaches MPI_Finalize */
+        fflush(NULL);
+        MPI_Abort(MPI_COMM_WORLD, exit_code);
+    }
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -304,17 +317,22 @@ int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, in
 
 #else /* !NAS_HAVE_MPI */
 
-int nas__mpi_start(int *rank, int *size, int *local_rank, nas_error *err)
+int nas__mpi_start(int *rank, int *size, int *local_rank, int *threads, nas_error *err)
 {
     (void)err;
     *rank = 0;
     *size = 0;
     *local_rank = 0;
+    *threads = 1;
     (void)launched_by_mpi;
     return NAS_OK;
 }
 int nas__mpi_size(void) { return 0; }
-void nas__mpi_stop(int lost_ranks) { (void)lost_ranks; }
+void nas__mpi_stop(int lost_ranks, int exit_code)
+{
+    (void)lost_ranks;
+    (void)exit_code;
+}
 int nas__mpi_send(int rank, const uint8_t *buf, size_t n)
 {
     (void)rank;

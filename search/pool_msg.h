@@ -100,12 +100,17 @@ int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *j
  * an MPI run, or a single rank) and *local_rank (nas_mpi_local_rank over
  * OMPI_COMM_WORLD_LOCAL_RANK and the MPI_COMM_TYPE_SHARED split rank,
  * which every rank computes here since the split is collective; 0 without
- * MPI). Errors: NAS_EWORKER. */
-int nas__mpi_start(int *rank, int *size, int *local_rank, nas_error *err);
+ * MPI). *threads (issue 20): 1 when MPI_Init_thread provided
+ * MPI_THREAD_SERIALIZED or more, which the worker ranks' heartbeat thread
+ * needs (it calls MPI beside the main thread); 0 otherwise: then no rank
+ * may use heartbeats. Errors: NAS_EWORKER. */
+int nas__mpi_start(int *rank, int *size, int *local_rank, int *threads, nas_error *err);
 /* World size of an MPI run (0: none). */
 int nas__mpi_size(void);
-/* End MPI (MPI_Abort when lost_ranks > 0: they never reach MPI_Finalize). */
-void nas__mpi_stop(int lost_ranks);
+/* End MPI: with lost_ranks == 0, rank 0 sends every worker rank STOP,
+ * then MPI_Finalize; otherwise MPI_Abort(MPI_COMM_WORLD, exit_code) (a
+ * lost rank never reaches MPI_Finalize), which does not return. */
+void nas__mpi_stop(int lost_ranks, int exit_code);
 /* Send one message to `rank`: 0 or -1. */
 int nas__mpi_send(int rank, const uint8_t *buf, size_t n);
 /* Receive one waiting message if any: 1 (message from *src, *n bytes), 0

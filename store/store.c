@@ -389,6 +389,19 @@ static int exec_sql(nas_store *st, const char *sql, const char *what, nas_error 
     return NAS_OK;
 }
 
+/* COMMIT the open transaction; if that fails (a deferred constraint, a
+ * disk error), ROLLBACK, so the connection is never left inside a
+ * transaction that later writes would join and nothing would commit
+ * (issue 20). NAS_OK or NAS_EDB with `what` and SQLite's reason. */
+static int commit(nas_store *st, const char *what, nas_error *err)
+{
+    if (exec_sql(st, "COMMIT", what, err) == NAS_OK)
+        return NAS_OK;
+    if (!sqlite3_get_autocommit(st->db))
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return NAS_EDB;
+}
+
 /* Read one integer from a PRAGMA or query. */
 static int query_int(nas_store *st, const char *sql, int64_t *out, nas_error *err)
 {
@@ -742,7 +755,7 @@ int nas_store_experiment_open(nas_store *st, const char *name, const char *canon
     rc = nas_store_experiment_find(st, name, &e, &ferr);
     if (rc == NAS_OK) {
         *id = e.id;
-        return exec_sql(st, "COMMIT", "cannot commit", err);
+        return commit(st, "cannot commit", err);
     }
     if (rc == NAS_ENOTFOUND)
         rc = nas_store_experiment_create(st, name, canonical, conf_text, conf_path, seed,
@@ -751,7 +764,7 @@ int nas_store_experiment_open(nas_store *st, const char *name, const char *canon
         *err = ferr;
     if (rc == NAS_OK) {
         *created = 1;
-        return exec_sql(st, "COMMIT", "cannot commit", err);
+        return commit(st, "cannot commit", err);
     }
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     *id = -1;
@@ -1006,7 +1019,7 @@ int nas_store_trial_finish_flagged(nas_store *st, int64_t trial_id, const nas_tr
     bind_real_or_null(s, 10, score, 1);
     if (step_write(st, s, "cannot record a result", err) != NAS_OK)
         goto fail;
-    return exec_sql(st, "COMMIT", "cannot commit a result", err);
+    return commit(st, "cannot commit a result", err);
 fail:
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return NAS_EDB;

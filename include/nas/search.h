@@ -158,6 +158,12 @@ typedef struct nas_pool_opts {
      * GPU). nas_pool_create fails with NAS_ECONFIG when a device is not in
      * the owner's CUDA_VISIBLE_DEVICES list. */
     const int *worker_gpu;
+    /* issue 20: the owner's stop flag (set by its signal handler), or
+     * NULL. nas_pool_wait returns NAS_EINTR as soon as it is set, also
+     * when the signal arrived just before the wait began or went to
+     * another thread: it checks the flag with signals blocked and sleeps
+     * in ppoll(), which unblocks them atomically. */
+    volatile sig_atomic_t *stop;
 } nas_pool_opts;
 
 typedef struct nas_pool_event {
@@ -233,6 +239,8 @@ typedef struct nas_run_summary {
     double best_val_accuracy;
     char db_path[NAS_PATH_MAX];
     int mpi_worker;       /* 1: this process was an MPI worker rank (nothing to report) */
+    int mpi_ranks;        /* issue 20: worker ranks of an MPI run, as rank 0 (0: no MPI) */
+    int mpi_lost;         /* issue 20: of them, ranks given up on or still in a job */
 } nas_run_summary;
 
 /*
@@ -255,6 +263,20 @@ typedef struct nas_run_summary {
  */
 int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
                    nas_error *err);
+
+/*
+ * Under mpirun, rank 0 ends the MPI job: call it after nas_search_run once
+ * the summary is reported, with the process's exit code (issue 20: so the
+ * summary and the resume hint are printed, and mpirun exits with that
+ * code: 0, 130 after a stop, 1 after a failure). With every worker rank
+ * idle it sends them STOP and calls MPI_Finalize (the caller then returns
+ * exit_code); when a rank was given up on (frozen: it can never reach
+ * MPI_Finalize) or is still in a job cut short by a stop, it calls
+ * MPI_Abort(MPI_COMM_WORLD, exit_code) and does not return. No-op without
+ * MPI (summary->mpi_ranks == 0) and for worker ranks (nas_search_run ends
+ * MPI on them itself).
+ */
+void nas_search_mpi_finish(const nas_run_summary *summary, int exit_code);
 
 /* The score a strategy observes for a result under cfg's first objective
  * (val_accuracy when none): larger is better; NaN for failed trials and

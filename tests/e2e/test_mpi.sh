@@ -7,7 +7,8 @@
 # the local 2-worker pool with the same seed; both workers must have run
 # trials. Then a rank stuck in its job (NAS_FAULT=spin@3, passed with
 # mpirun -x) is given up on after trial_timeout_s: trial 3 fails, every
-# other trial is done on the surviving rank, and the job ends. And an
+# other trial is done on the surviving rank, and the job ends with the
+# summary printed (issue 20: before MPI_Abort) and exit code 0. And an
 # evolution search with random per-job delays (NAS_FAULT jitter_ms) stores
 # the same sequence of genotypes under MPI as on the local 2-worker pool
 # (the ordered schedule: search/controller.c).
@@ -62,6 +63,10 @@ NAS_FAULT="spin@3" timeout 60 $MPIRUN -x NAS_FAULT -n 3 "$NAS" run "$TMP/m.conf"
 code=$?
 [ "$code" = 124 ] && fail "mpirun hung"
 note "mpirun exited $code after $(( $(date +%s) - t0 )) s"
+# issue 20: rank 0 prints its summary before it ends the job with
+# MPI_Abort, and the job exits as a local run with that outcome would (0)
+grep -q "complete: 12 trials (11 done, 1 failed)" "$TMP/out" || { cat "$TMP/out" "$TMP/err"; fail "no summary after a lost rank"; }
+expect_eq "mpirun exit code after a lost rank" "$code" 0
 expect_eq "trial 3" "$(sql "$TMP/lost.db" "SELECT status FROM trial WHERE id = 3")" failed
 sql "$TMP/lost.db" "SELECT error FROM trial WHERE id = 3" | grep -q "MPI rank" || fail "trial 3: $(sql "$TMP/lost.db" "SELECT error FROM trial WHERE id = 3")"
 expect_eq "other trials done" "$(sql "$TMP/lost.db" "SELECT count(*) FROM trial WHERE id <> 3 AND status = 'done'")" 11

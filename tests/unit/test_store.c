@@ -403,6 +403,53 @@ static void test_unique_arch_key(void **state)
     nas_store_close(st);
 }
 
+/* Issue 20: a COMMIT that fails (here: a deferred foreign key that a
+ * trigger of another program breaks) is rolled back, so the store's next
+ * write starts a fresh transaction instead of failing with "cannot start a
+ * transaction within a transaction", and nothing of the failed one is
+ * committed later. */
+static void test_failed_commit_is_rolled_back(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    int64_t e, t1, t2;
+    int created;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_open(st, "a", "A", "", "", 0, "random", 5, &e, &created,
+                                               &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, e, "|g1|", "k1", "random", &t1, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, e, "|g2|", "k2", "random", &t2, &err), NAS_OK);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE trap(t INTEGER REFERENCES trial(id) DEFERRABLE INITIALLY DEFERRED);"
+             "CREATE TRIGGER trap_t AFTER INSERT ON result WHEN NEW.trial_id = %lld "
+             "BEGIN INSERT INTO trap VALUES(-1); END;",
+             (long long)t1);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    nas_trial_result r = make_result(0.5, 1000, 100);
+    assert_int_equal(nas_store_trial_finish(st, t1, &r, 0.5, NULL, &err), NAS_EDB);
+    assert_non_null(strstr(err.msg, "commit"));
+    int rc = nas_store_trial_finish(st, t2, &r, 0.5, NULL, &err);
+    if (rc != NAS_OK)
+        fail_msg("the write after a failed COMMIT: %s", err.msg);
+    nas_store_close(st); /* a transaction left open would be lost here */
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT group_concat(id || ':' || status, ' ') FROM "
+                                        "(SELECT id, status FROM trial ORDER BY id)",
+                                        -1, &s, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    snprintf(sql, sizeof sql, "%lld:pending %lld:done", (long long)t1, (long long)t2);
+    assert_string_equal((const char *)sqlite3_column_text(s, 0), sql);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+}
+
 static void test_refuses_foreign_sqlite(void **state)
 {
     fixture *f = *state;
@@ -557,6 +604,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refuses_non_sqlite_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_commit_is_rolled_back, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
