@@ -465,6 +465,137 @@ static int migrate_v2(nas_store *st, nas_error *err)
     return NAS_OK;
 }
 
+/* Version 2 -> 3 (issue 21): trial.arch_key becomes the functional key
+ * (nas_space_key) instead of NAS-Bench-201's string (nas_space_nb201_str),
+ * recomputed from each trial's genotype. No column changes. The two keys
+ * partition the cells differently, so two trials of one experiment may now
+ * share a key (their cells compute one function): the later one keeps its
+ * row and result, with arch_key "KEY (same function as trial N)", so
+ * UNIQUE(experiment_id, arch_key) holds and nothing is lost. Each
+ * experiment with trials gets the strategy_state row
+ * NAS_STORE_NB201_KEYS_STATE = "<largest trial id>": the trials up to it were proposed
+ * under the old key, and the controller's replay dedupes them with it, so a
+ * resumed search makes the same proposals as before (search/controller.c).
+ * A genotype that does not parse keeps its key. One IMMEDIATE transaction
+ * that re-reads the version, so concurrent openers migrate once. */
+
+
+typedef struct key_row {
+    int64_t id, exp;
+    char *geno;
+} key_row;
+
+static int migrate_v3_keys(nas_store *st, nas_error *err)
+{
+    sqlite3_stmt *sel = NULL, *upd = NULL, *taken = NULL, *mark = NULL;
+    key_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    int rc = NAS_OK;
+    if (sqlite3_prepare_v2(st->db, "SELECT id, experiment_id, genotype FROM trial ORDER BY id", -1,
+                           &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db, "UPDATE trial SET arch_key = ?2 WHERE id = ?1", -1, &upd,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "SELECT id FROM trial WHERE experiment_id = ?1 AND arch_key = ?2", -1,
+                           &taken, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "INSERT OR REPLACE INTO strategy_state(experiment_id, name, blob, "
+                           "updated_at) SELECT experiment_id, '" NAS_STORE_NB201_KEYS_STATE "', "
+                           "CAST(max(id) AS TEXT), " NOW_SQL " FROM trial GROUP BY experiment_id",
+                           -1, &mark, NULL) != SQLITE_OK) {
+        rc = db_fail(st, err, "cannot prepare the key migration");
+        goto done;
+    }
+    /* read first: the updates below must not run under an open SELECT */
+    int step;
+    while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
+        if (n == cap) {
+            size_t c2 = cap ? 2 * cap : 256;
+            key_row *r2 = realloc(rows, c2 * sizeof *r2);
+            if (!r2) {
+                rc = nas_error_set(err, NAS_ENOMEM, "database %s: out of memory", st->path);
+                goto done;
+            }
+            rows = r2;
+            cap = c2;
+        }
+        const unsigned char *g = sqlite3_column_text(sel, 2);
+        rows[n].id = sqlite3_column_int64(sel, 0);
+        rows[n].exp = sqlite3_column_int64(sel, 1);
+        rows[n].geno = strdup(g ? (const char *)g : "");
+        if (!rows[n].geno) {
+            rc = nas_error_set(err, NAS_ENOMEM, "database %s: out of memory", st->path);
+            goto done;
+        }
+        n++;
+    }
+    if (step != SQLITE_DONE) {
+        rc = db_fail(st, err, "cannot read the trials to migrate their keys");
+        goto done;
+    }
+    for (size_t i = 0; i < n && rc == NAS_OK; i++) {
+        nas_genotype g;
+        nas_error perr;
+        if (nas_space_parse(NULL, rows[i].geno, &g, &perr) != NAS_OK)
+            continue;
+        char key[NAS_GENOTYPE_STR_MAX + 64];
+        nas_space_key(NULL, &g, key, NAS_GENOTYPE_STR_MAX);
+        /* old keys never equal new ones (old ones always hold three terms
+         * and '#' or '0'; new ones hold 'x', 'b' or are "0"), so only an
+         * earlier, already migrated trial can hold this key */
+        sqlite3_reset(taken);
+        sqlite3_bind_int64(taken, 1, rows[i].exp);
+        sqlite3_bind_text(taken, 2, key, -1, SQLITE_TRANSIENT);
+        step = sqlite3_step(taken);
+        if (step == SQLITE_ROW) {
+            long long first = (long long)sqlite3_column_int64(taken, 0);
+            size_t len = strlen(key);
+            snprintf(key + len, sizeof key - len, " (same function as trial %lld)", first);
+        } else if (step != SQLITE_DONE) {
+            rc = db_fail(st, err, "cannot check a migrated key");
+            break;
+        }
+        sqlite3_reset(upd);
+        sqlite3_bind_int64(upd, 1, rows[i].id);
+        sqlite3_bind_text(upd, 2, key, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(upd) != SQLITE_DONE)
+            rc = db_fail(st, err, "cannot store a migrated key");
+    }
+    if (rc == NAS_OK && sqlite3_step(mark) != SQLITE_DONE)
+        rc = db_fail(st, err, "cannot record which trials used the old key");
+done:
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].geno);
+    free(rows);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    sqlite3_finalize(taken);
+    sqlite3_finalize(mark);
+    return rc;
+}
+
+static int migrate_v3(nas_store *st, nas_error *err)
+{
+    int64_t ver = 0;
+    if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin the schema migration", err) != NAS_OK)
+        return NAS_EDB;
+    int rc = query_int(st, "PRAGMA user_version", &ver, err);
+    if (rc == NAS_OK && ver < 3) {
+        rc = migrate_v3_keys(st, err);
+        if (rc == NAS_OK)
+            rc = exec_sql(st, "PRAGMA user_version = 3;",
+                          "cannot migrate the schema from version 2 to 3", err);
+    }
+    if (rc == NAS_OK)
+        rc = exec_sql(st, "COMMIT", "cannot commit the schema migration", err);
+    if (rc != NAS_OK) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    st->schema = 3;
+    return NAS_OK;
+}
+
 /* Check that the file is a nas database of a version we know; create the
  * schema in a new, empty file (read-write only). */
 static int check_schema(nas_store *st, nas_error *err)
@@ -509,8 +640,10 @@ static int check_schema(nas_store *st, nas_error *err)
         return nas_error_set(err, NAS_EDB, "database %s: schema version %lld is not valid",
                              st->path, (long long)ver);
     st->schema = ver;
-    if (ver < 2 && !st->readonly)
-        return migrate_v2(st, err);
+    if (ver < 2 && !st->readonly && (rc = migrate_v2(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 3 && !st->readonly)
+        return migrate_v3(st, err);
     return NAS_OK;
 }
 
