@@ -82,8 +82,9 @@ step nas-tuning-seeds --protocol nas --strategies "$four" --seeds "$seeds" --see
     echo "seeds of the best cifar10-val found (the search signal) and of the 12-epoch"
     echo "cifar10-test of the returned cell (the NAS-Bench-201 12-epoch table's test"
     echo "column, not the final accuracy NATS-Bench reports), percent. \"tuned\" = this"
-    echo "strategy's knobs were chosen on these seeds (NAO's in docs/nao.md; evolution's"
-    echo "by the grid below). Tuned evolution: ${best[nas]} (protocol nas),"
+    echo "strategy's knobs were chosen on these seeds: NAO's settings were tuned on this"
+    echo "table, signal (cifar10-val) and seeds 1-100 (docs/nao.md); evolution's P and S"
+    echo "by the grid below, same seeds, 100 trials. Tuned evolution: ${best[nas]} (protocol nas),"
     echo "${best[nb201]} (protocol nb201); evolution:P:S = population P, tournament S."
     for d in nas-unseen nb201-unseen nas-tuning-seeds tune-nas tune-nb201; do
         echo
