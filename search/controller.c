@@ -6,7 +6,9 @@
  *          space, the placement and the data, then create it or record
  *          this run's running settings (a larger budget extends it)
  *   replay: every trial in id order -> strategy propose (deduped against the
- *           trials before it), with the observations the schedule makes
+ *           trials before it, with the key it was proposed under: trials
+ *           an older nas proposed use NAS-Bench-201's string, see
+ *           read_nb201_until), with the observations the schedule makes
  *           before it (below); finished trials wait for their turn to be
  *           observed, unfinished ones (pending/running/interrupted) are
  *           re-queued
@@ -99,7 +101,8 @@ typedef struct flight {
 typedef struct hist_entry {
     int64_t id;
     nas_trial_status status;
-    char key[NAS_GENOTYPE_STR_MAX];
+    char key[NAS_GENOTYPE_STR_MAX];       /* functional key of geno (replay) */
+    char key_nb201[NAS_GENOTYPE_STR_MAX]; /* NAS-Bench-201's string of geno (replay) */
     char geno[NAS_GENOTYPE_STR_MAX];
     double score;
     double val;
@@ -145,6 +148,7 @@ typedef struct ctl {
     /* dedupe lookups against a history prefix (replay) or the store (live) */
     const hist_entry *hist;
     int hist_n;
+    int hist_nb201; /* replaying a trial proposed under NAS-Bench-201's string */
     int db_failed;
     nas_error db_err;
     int status_line; /* a redrawable line is on the terminal */
@@ -416,13 +420,16 @@ static void say(ctl *c, const char *fmt, ...)
 
 /* ---- dedupe ------------------------------------------------------------------- */
 
+/* Known among the trials before the one replayed, under the key that
+ * trial was proposed with (c->hist_nb201: NAS-Bench-201's string, set on
+ * the space; see replay). */
 static int known_in_history(void *ctx, const nas_genotype *g)
 {
     ctl *c = ctx;
     char key[NAS_GENOTYPE_STR_MAX];
     nas_space_key(c->space, g, key, sizeof key);
     for (int i = 0; i < c->hist_n; i++)
-        if (strcmp(c->hist[i].key, key) == 0)
+        if (strcmp(c->hist_nb201 ? c->hist[i].key_nb201 : c->hist[i].key, key) == 0)
             return 1;
     return 0;
 }
@@ -572,7 +579,7 @@ static int collect_trial(void *ctx, const nas_store_trial *t)
     hist_entry *e = &h->v[h->n++];
     e->id = t->id;
     e->status = t->status;
-    snprintf(e->key, sizeof e->key, "%s", t->arch_key);
+    e->key[0] = e->key_nb201[0] = '\0'; /* computed from geno by replay */
     snprintf(e->geno, sizeof e->geno, "%s", t->genotype);
     e->score = t->score;
     e->val = t->val_accuracy;
@@ -727,6 +734,37 @@ static int observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int m
 #define WIDTH_STATE "controller.workers"
 static int width_at(const ctl *c, int k, int dflt);
 
+/* The last trial id proposed under NAS-Bench-201's string (strategy_state
+ * NAS_STORE_NB201_KEYS_STATE, written by schema migration 3); 0 if none. */
+static int read_nb201_until(ctl *c, int64_t *until, nas_error *err)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    nas_error gerr;
+    *until = 0;
+    int rc = nas_store_strategy_state_get(c->st, c->exp, NAS_STORE_NB201_KEYS_STATE, &blob, &size,
+                                          &gerr);
+    if (rc == NAS_ENOTFOUND)
+        return NAS_OK;
+    if (rc != NAS_OK) {
+        *err = gerr;
+        return rc;
+    }
+    char text[32] = "";
+    if (blob && size < sizeof text)
+        memcpy(text, blob, size);
+    free(blob);
+    char *end = NULL;
+    long long v = strtoll(text, &end, 10);
+    if (!size || !end || *end != '\0' || v < 0)
+        return nas_error_set(err, NAS_EDB,
+                             "database %s: strategy_state '%s' of experiment %lld is not a trial "
+                             "id", nas_store_path(c->st), NAS_STORE_NB201_KEYS_STATE,
+                             (long long)c->exp);
+    *until = v;
+    return NAS_OK;
+}
+
 static int replay(ctl *c, int *mismatch, nas_error *err)
 {
     hist_vec h = {0};
@@ -743,6 +781,25 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
         free(h.v);
         return nas_error_set(err, NAS_ENOMEM, "out of memory");
     }
+    /* Issue 21: trials up to `nb201_until` (schema migration 3 records it)
+     * were proposed by an older nas whose key was NAS-Bench-201's string;
+     * their proposals are replayed with that key, so the replay makes the
+     * same dedupe decisions, and the same proposals, as the run that made
+     * them. Later trials, and the live search, use the functional key. */
+    int64_t nb201_until = 0;
+    if ((rc = read_nb201_until(c, &nb201_until, err)) != NAS_OK) {
+        free(h.v);
+        return rc;
+    }
+    for (int i = 0; i < h.n; i++) {
+        nas_genotype g;
+        nas_error perr;
+        if (nas_space_parse(c->space, h.v[i].geno, &g, &perr) != NAS_OK)
+            continue; /* reported in the loop below */
+        nas_space_set_key_kind(c->space, NAS_KEY_FUNCTION);
+        nas_space_key(c->space, &g, h.v[i].key, sizeof h.v[i].key);
+        nas_space_nb201_str(&g, h.v[i].key_nb201, sizeof h.v[i].key_nb201);
+    }
     int exhausted = 0;
     for (int i = 0; i < h.n; i++) {
         hist_entry *e = &h.v[i];
@@ -755,6 +812,8 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
                                nas_store_path(c->st), (long long)e->id, e->geno, perr.msg);
             break;
         }
+        c->hist_nb201 = e->id <= nb201_until;
+        nas_space_set_key_kind(c->space, c->hist_nb201 ? NAS_KEY_NB201 : NAS_KEY_FUNCTION);
         /* the observations the schedule makes before proposal i + 1, under
          * the width it was made with (issue 22: workers.count may change) */
         c->width = width_at(c, i + 1, c->width);
@@ -773,7 +832,7 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
                 *err = pe;
                 break;
             }
-            if (prc != NAS_OK || strcmp(key, e->key) != 0)
+            if (prc != NAS_OK || strcmp(key, c->hist_nb201 ? e->key_nb201 : e->key) != 0)
                 (*mismatch)++;
         } else {
             (*mismatch)++;
@@ -794,6 +853,8 @@ static int replay(ctl *c, int *mismatch, nas_error *err)
     c->hist = NULL;
     c->hist_n = 0;
     c->n_hist = h.n;
+    c->hist_nb201 = 0;
+    nas_space_set_key_kind(c->space, NAS_KEY_FUNCTION);
     free(h.v);
     return rc;
 }

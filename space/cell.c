@@ -32,7 +32,12 @@ struct nas_space {
     nas__chain *chain;         /* type "chain": space/chain.c; NULL for a cell space */
     int n_ops;                 /* allowed ops */
     int ops[NAS_OP_COUNT];     /* their token ids, ascending */
+    nas_key_kind key_kind;     /* what nas_space_key computes */
 };
+
+void nas_space_set_key_kind(nas_space *s, nas_key_kind kind) { s->key_kind = kind; }
+
+nas_key_kind nas__space_key_kind(const nas_space *s) { return s->key_kind; }
 
 int nas_space_create(const nas_space_desc *desc, nas_space **out, nas_error *err)
 {

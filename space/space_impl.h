@@ -15,6 +15,9 @@ static inline int nas__cell_edge(int to, int from) { return (to - 1) * to / 2 + 
  * (all ops for mask == 0). Returns buf. */
 const char *nas__op_list(unsigned mask, char *buf, size_t n);
 
+/* What nas_space_key computes for s (nas_space_set_key_kind). */
+nas_key_kind nas__space_key_kind(const nas_space *s);
+
 /* All-ops mask of the registry. */
 #define NAS__ALL_OPS_MASK ((1u << NAS_OP_COUNT) - 1u)
 

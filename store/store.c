@@ -529,9 +529,11 @@ static int create_schema(nas_store *st, nas_error *err)
 }
 
 /* One migration step, version `to` - 1 -> `to` (`sql`: MIGRATE_V2,
- * MIGRATE_V3), in one IMMEDIATE transaction that re-reads the version, so
+ * MIGRATE_V3, or NULL; `fn`, may be NULL: C code that rewrites rows, run
+ * after `sql`), in one IMMEDIATE transaction that re-reads the version, so
  * concurrent openers migrate once. */
-static int migrate_step(nas_store *st, int to, const char *sql, nas_error *err)
+static int migrate_step(nas_store *st, int to, const char *sql,
+                        int (*fn)(nas_store *, nas_error *), nas_error *err)
 {
     int64_t ver = 0;
     if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin the schema migration", err) != NAS_OK)
@@ -542,7 +544,10 @@ static int migrate_step(nas_store *st, int to, const char *sql, nas_error *err)
         snprintf(what, sizeof what, "cannot migrate the schema from version %d to %d", to - 1,
                  to);
         snprintf(bump, sizeof bump, "PRAGMA user_version = %d;", to);
-        rc = exec_sql(st, sql, what, err);
+        if (sql)
+            rc = exec_sql(st, sql, what, err);
+        if (rc == NAS_OK && fn)
+            rc = fn(st, err);
         if (rc == NAS_OK)
             rc = exec_sql(st, bump, what, err);
     }
@@ -559,14 +564,126 @@ static int migrate_step(nas_store *st, int to, const char *sql, nas_error *err)
 /* Version 1 -> 2 (MIGRATE_V2). */
 static int migrate_v2(nas_store *st, nas_error *err)
 {
-    return migrate_step(st, 2, MIGRATE_V2, err);
+    return migrate_step(st, 2, MIGRATE_V2, NULL, err);
 }
 
 /* Version 2 -> 3 (MIGRATE_V3, issue 22): experiment rebuilt without
  * UNIQUE(conf_canonical), trial.flag added (NULL for the old trials). */
 static int migrate_v3(nas_store *st, nas_error *err)
 {
-    return migrate_step(st, 3, MIGRATE_V3, err);
+    return migrate_step(st, 3, MIGRATE_V3, NULL, err);
+}
+
+/* Version 3 -> 4 (issue 21): trial.arch_key becomes the functional key
+ * (nas_space_key) instead of NAS-Bench-201's string (nas_space_nb201_str),
+ * recomputed from each trial's genotype. No column changes. The two keys
+ * partition the cells differently, so two trials of one experiment may now
+ * share a key (their cells compute one function): the later one keeps its
+ * row and result, with arch_key "KEY (same function as trial N)", so
+ * UNIQUE(experiment_id, arch_key) holds and nothing is lost. Each
+ * experiment with trials gets the strategy_state row
+ * NAS_STORE_NB201_KEYS_STATE = "<largest trial id>": the trials up to it were proposed
+ * under the old key, and the controller's replay dedupes them with it, so a
+ * resumed search makes the same proposals as before (search/controller.c).
+ * A genotype that does not parse keeps its key. Runs inside migrate_step's
+ * transaction. */
+typedef struct key_row {
+    int64_t id, exp;
+    char *geno;
+} key_row;
+
+static int migrate_keys(nas_store *st, nas_error *err)
+{
+    sqlite3_stmt *sel = NULL, *upd = NULL, *taken = NULL, *mark = NULL;
+    key_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    int rc = NAS_OK;
+    if (sqlite3_prepare_v2(st->db, "SELECT id, experiment_id, genotype FROM trial ORDER BY id", -1,
+                           &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db, "UPDATE trial SET arch_key = ?2 WHERE id = ?1", -1, &upd,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "SELECT id FROM trial WHERE experiment_id = ?1 AND arch_key = ?2", -1,
+                           &taken, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(st->db,
+                           "INSERT OR REPLACE INTO strategy_state(experiment_id, name, blob, "
+                           "updated_at) SELECT experiment_id, '" NAS_STORE_NB201_KEYS_STATE "', "
+                           "CAST(max(id) AS TEXT), " NOW_SQL " FROM trial GROUP BY experiment_id",
+                           -1, &mark, NULL) != SQLITE_OK) {
+        rc = db_fail(st, err, "cannot prepare the key migration");
+        goto done;
+    }
+    /* read first: the updates below must not run under an open SELECT */
+    int step;
+    while ((step = sqlite3_step(sel)) == SQLITE_ROW) {
+        if (n == cap) {
+            size_t c2 = cap ? 2 * cap : 256;
+            key_row *r2 = realloc(rows, c2 * sizeof *r2);
+            if (!r2) {
+                rc = nas_error_set(err, NAS_ENOMEM, "database %s: out of memory", st->path);
+                goto done;
+            }
+            rows = r2;
+            cap = c2;
+        }
+        const unsigned char *g = sqlite3_column_text(sel, 2);
+        rows[n].id = sqlite3_column_int64(sel, 0);
+        rows[n].exp = sqlite3_column_int64(sel, 1);
+        rows[n].geno = strdup(g ? (const char *)g : "");
+        if (!rows[n].geno) {
+            rc = nas_error_set(err, NAS_ENOMEM, "database %s: out of memory", st->path);
+            goto done;
+        }
+        n++;
+    }
+    if (step != SQLITE_DONE) {
+        rc = db_fail(st, err, "cannot read the trials to migrate their keys");
+        goto done;
+    }
+    for (size_t i = 0; i < n && rc == NAS_OK; i++) {
+        nas_genotype g;
+        nas_error perr;
+        if (nas_space_parse(NULL, rows[i].geno, &g, &perr) != NAS_OK)
+            continue;
+        char key[NAS_GENOTYPE_STR_MAX + 64];
+        nas_space_key(NULL, &g, key, NAS_GENOTYPE_STR_MAX);
+        /* old keys never equal new ones (old ones always hold three terms
+         * and '#' or '0'; new ones hold 'x', 'b' or are "0"), so only an
+         * earlier, already migrated trial can hold this key */
+        sqlite3_reset(taken);
+        sqlite3_bind_int64(taken, 1, rows[i].exp);
+        sqlite3_bind_text(taken, 2, key, -1, SQLITE_TRANSIENT);
+        step = sqlite3_step(taken);
+        if (step == SQLITE_ROW) {
+            long long first = (long long)sqlite3_column_int64(taken, 0);
+            size_t len = strlen(key);
+            snprintf(key + len, sizeof key - len, " (same function as trial %lld)", first);
+        } else if (step != SQLITE_DONE) {
+            rc = db_fail(st, err, "cannot check a migrated key");
+            break;
+        }
+        sqlite3_reset(upd);
+        sqlite3_bind_int64(upd, 1, rows[i].id);
+        sqlite3_bind_text(upd, 2, key, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(upd) != SQLITE_DONE)
+            rc = db_fail(st, err, "cannot store a migrated key");
+    }
+    if (rc == NAS_OK && sqlite3_step(mark) != SQLITE_DONE)
+        rc = db_fail(st, err, "cannot record which trials used the old key");
+done:
+    for (size_t i = 0; i < n; i++)
+        free(rows[i].geno);
+    free(rows);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(upd);
+    sqlite3_finalize(taken);
+    sqlite3_finalize(mark);
+    return rc;
+}
+
+static int migrate_v4(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 4, NULL, migrate_keys, err);
 }
 
 /* Check that the file is a nas database of a version we know; create the
@@ -618,6 +735,8 @@ static int check_schema(nas_store *st, nas_error *err)
     if (st->schema < 2 && (rc = migrate_v2(st, err)) != NAS_OK)
         return rc;
     if (st->schema < 3 && (rc = migrate_v3(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 4 && (rc = migrate_v4(st, err)) != NAS_OK)
         return rc;
     return NAS_OK;
 }

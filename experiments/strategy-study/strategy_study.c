@@ -3,19 +3,30 @@
  * evolution and NAO compared on a benchmark table, in-process.
  *
  * For every strategy and seed one search of max(budgets) trials runs
- * against the table evaluator (nas_evaluator, kind "table"), deduplicated
- * by canonical key exactly like the controller (a proposal whose key was
- * already evaluated is dropped and the strategy asked again; it costs no
- * trial). The strategies do not read the budget, so the first b trials of
- * that run are the run with budget b. The architecture a run returns at
- * budget b is the best by the search signal among its first b trials; the
- * study reports its signal and its test-column value (the NATS-Bench
- * protocol: search on a validation column, report the returned cell's
- * test accuracy). Values are printed in the table's units (percent).
+ * against the table evaluator (nas_evaluator, kind "table") under one of
+ * two protocols (--protocol):
+ *   nas    nas's own search, as the controller runs it: a proposal whose
+ *          canonical key was already evaluated is dropped and the strategy
+ *          asked again without costing a trial; nas's sampler and mutation
+ *          never produce an invalid cell;
+ *   nb201  the protocol of NAS-Bench-201's random search and REA (Dong &
+ *          Yang, ICLR 2020): every proposal costs a trial, duplicates and
+ *          invalid cells (which score 9.71 on cifar10-val) included; random
+ *          search and REA are ports of the published scripts (below); NAO
+ *          is nas's strategy, charged for every proposal.
+ * The strategies do not read the budget, so the first b trials of a run
+ * are the run with budget b. The architecture a run returns at budget b is
+ * the best by the search signal among its first b trials; the study
+ * reports its signal and its test-column value. With the 12-epoch table
+ * that value is the 12-epoch cifar10-test accuracy (labelled so), not the
+ * final accuracy the NATS-Bench protocol reports. Values are printed in
+ * the table's units (percent).
  *
  * Outputs (in --out DIR): table.md, summary.csv, best_so_far.svg; with
- * --dump FILE one CSV row per run and budget. Ends by printing
- *   strategy,budget,seeds,mean_signal,std_signal,mean_test
+ * --dump FILE one CSV row per run and budget. Every row names the protocol,
+ * the seeds and whether the strategy was tuned on them (--tuned). Ends by
+ * printing
+ *   protocol,strategy,budget,seeds,mean_signal,std_signal,mean_test_12ep
  * lines on stdout. Exit 77 (SKIPPED) when the table file is absent.
  * Seeds run in parallel in --jobs forked processes; the results do not
  * depend on the number of jobs.
@@ -36,17 +47,42 @@
 #define NAS_STUDY_DEFAULT_TABLE "../shared/data/nb201/nb201_mini_accs.csv"
 #endif
 
-#define MAX_STRATS 3
+#define MAX_STRATS 20
 #define MAX_BUDGETS 16
 #define MAX_DEDUPE_TRIES 10000
 
-static const char *const strat_names[MAX_STRATS] = {"random", "evolution", "nao"};
-static const nas_strategy_kind strat_kinds[MAX_STRATS] = {
-    NAS_STRATEGY_RANDOM, NAS_STRATEGY_EVOLUTION, NAS_STRATEGY_NAO};
-static const char *const strat_colors[MAX_STRATS] = {"#7f7f7f", "#1f77b4", "#d62728"};
+static const char *const base_names[3] = {"random", "evolution", "nao"};
+static const nas_strategy_kind base_kinds[3] = {NAS_STRATEGY_RANDOM, NAS_STRATEGY_EVOLUTION,
+                                                NAS_STRATEGY_NAO};
+static const char *const strat_colors[8] = {"#7f7f7f", "#1f77b4", "#2ca02c", "#d62728",
+                                                     "#9467bd", "#ff7f0e", "#8c564b", "#17becf"};
+
+/* One strategy of the study: "random", "evolution", "nao", or
+ * "evolution:P:S" (regularized evolution with population P, tournament S;
+ * plain "evolution" takes P and S from the config, 10 and 3 by default). */
+typedef struct strat_spec {
+    char name[32];
+    int base;  /* index into base_names */
+    int P, S;  /* 0: the config's */
+    int tuned; /* --tuned: its knobs were chosen on these seeds */
+} strat_spec;
+
+/* nas: nas's own search (the controller's): a proposal whose canonical key
+ * was evaluated is re-drawn without costing a trial; sampling and mutation
+ * never produce an invalid cell (no path from input to output).
+ * nb201: the protocol of NAS-Bench-201's random search and REA (Dong &
+ * Yang, ICLR 2020; AutoDL-Projects exps/algos/RANDOM.py, R_EA.py): every
+ * proposal is evaluated and charged, duplicates and invalid cells included;
+ * random search draws each edge's op uniformly; REA's mutation picks a node
+ * uniformly, then one of its incoming edges, then a different op. */
+enum { PROTO_NAS = 0, PROTO_NB201 };
+static const char *const proto_names[2] = {"nas", "nb201"};
 
 typedef struct options {
-    int strats[MAX_STRATS], n_strats;
+    strat_spec strats[MAX_STRATS];
+    int n_strats;
+    int protocol;
+    char test_label[NAS_NAME_MAX];
     int seeds;
     uint64_t seed0;
     int budgets[MAX_BUDGETS], n_budgets;
@@ -81,7 +117,16 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: strategy_study [options]\n"
-            "  --strategies LIST  comma-separated subset of random,evolution,nao (default all)\n"
+            "  --strategies LIST  comma-separated list of random, evolution, evolution:P:S\n"
+            "                     (population P, tournament S), nao (default random,evolution,nao)\n"
+            "  --protocol NAME    nas (default: duplicates re-drawn free, invalid cells never\n"
+            "                     proposed, as nas's search) or nb201 (NAS-Bench-201's random\n"
+            "                     search and REA: duplicates and invalid cells charged, REA\n"
+            "                     mutates a random node's random incoming edge)\n"
+            "  --tuned LIST       strategies (as named in --strategies) whose knobs were tuned\n"
+            "                     on these seeds; the tables say so per row\n"
+            "  --test-label TEXT  name of the test column in the tables (default\n"
+            "                     \"12-epoch cifar10-test\": the table's, not a final accuracy)\n"
             "  --seeds N          runs per strategy, seeds SEED0..SEED0+N-1 (default 100)\n"
             "  --seed0 S          first seed (default 1)\n"
             "  --budgets LIST     trial budgets, e.g. 50,100,150,300 (default)\n"
@@ -117,9 +162,13 @@ static int cmp_int(const void *a, const void *b)
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < MAX_STRATS; i++)
-        o->strats[i] = i;
-    o->n_strats = MAX_STRATS;
+    for (int i = 0; i < 3; i++) {
+        snprintf(o->strats[i].name, sizeof o->strats[i].name, "%s", base_names[i]);
+        o->strats[i].base = i;
+    }
+    o->n_strats = 3;
+    snprintf(o->test_label, sizeof o->test_label, "12-epoch cifar10-test");
+    char tuned[256] = "";
     o->seeds = 100;
     o->seed0 = 1;
     const int defb[] = {50, 100, 150, 300};
@@ -151,19 +200,41 @@ static int parse_args(int argc, char **argv, options *o)
             snprintf(buf, sizeof buf, "%s", v);
             o->n_strats = 0;
             for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                int k = -1;
-                for (int j = 0; j < MAX_STRATS; j++)
-                    if (strcmp(tok, strat_names[j]) == 0)
-                        k = j;
-                if (k < 0 || o->n_strats == MAX_STRATS) {
+                strat_spec sp = {.base = -1};
+                int P = 0, S = 0, used = 0;
+                for (int j = 0; j < 3; j++)
+                    if (strcmp(tok, base_names[j]) == 0)
+                        sp.base = j;
+                if (sp.base < 0 && sscanf(tok, "evolution:%d:%d%n", &P, &S, &used) == 2 &&
+                    tok[used] == '\0' && P >= 2 && P <= 10000 && S >= 1 && S <= P) {
+                    sp.base = 1;
+                    sp.P = P;
+                    sp.S = S;
+                }
+                if (sp.base < 0 || o->n_strats == MAX_STRATS) {
                     fprintf(stderr, "strategy_study: unknown strategy '%s' (expected random, "
-                                    "evolution, nao)\n", tok);
+                                    "evolution, evolution:P:S with 2 <= P and 1 <= S <= P (as space.conf), nao; "
+                                    "at most %d)\n", tok, MAX_STRATS);
                     return -1;
                 }
-                o->strats[o->n_strats++] = k;
+                snprintf(sp.name, sizeof sp.name, "%s", tok);
+                o->strats[o->n_strats++] = sp;
             }
             if (o->n_strats == 0)
                 return -1;
+        } else if (strcmp(a, "--protocol") == 0) {
+            if (strcmp(v, "nas") == 0)
+                o->protocol = PROTO_NAS;
+            else if (strcmp(v, "nb201") == 0)
+                o->protocol = PROTO_NB201;
+            else {
+                fprintf(stderr, "strategy_study: --protocol wants nas or nb201, got '%s'\n", v);
+                return -1;
+            }
+        } else if (strcmp(a, "--tuned") == 0) {
+            snprintf(tuned, sizeof tuned, "%s", v);
+        } else if (strcmp(a, "--test-label") == 0) {
+            snprintf(o->test_label, sizeof o->test_label, "%s", v);
         } else if (strcmp(a, "--seeds") == 0) {
             if (parse_int(v, 1, 1000000, &n)) {
                 fprintf(stderr, "strategy_study: --seeds wants a positive integer, got '%s'\n", v);
@@ -214,15 +285,139 @@ static int parse_args(int argc, char **argv, options *o)
             return -1;
         }
     }
+    for (char *tok = strtok(tuned, ","); tok; tok = strtok(NULL, ",")) {
+        int found = 0;
+        for (int k = 0; k < o->n_strats; k++)
+            if (strcmp(o->strats[k].name, tok) == 0)
+                o->strats[k].tuned = found = 1;
+        if (!found) {
+            fprintf(stderr, "strategy_study: --tuned names '%s', which is not in --strategies\n",
+                    tok);
+            return -1;
+        }
+    }
     return 0;
 }
 
+/* ---- NAS-Bench-201's own random search and REA (protocol nb201) ---------------
+ * A port of the published algorithms (Dong & Yang, ICLR 2020; the
+ * AutoDL-Projects scripts exps/algos/RANDOM.py and R_EA.py, which follow
+ * Real et al., AAAI 2019, Algorithm 1), with PCG32 in place of Python's
+ * random and a trial budget in place of the simulated time budget. Every
+ * proposal is evaluated and charged: duplicates and invalid cells too. */
+
+/* Each edge's op uniformly from the space's ops; invalid cells included. */
+static void nb201_random_arch(const nas_space *space, nas_rng *r, nas_genotype *g)
+{
+    int ops[NAS_OP_COUNT], n = 0;
+    for (int op = 0; op < NAS_OP_COUNT; op++)
+        if (nas_space_token_allowed(space, 0, op))
+            ops[n++] = op;
+    memset(g, 0, sizeof *g);
+    g->len = NAS_CELL_EDGES;
+    for (int e = 0; e < NAS_CELL_EDGES; e++)
+        g->tok[e] = (uint8_t)ops[nas_rng_bounded(r, (uint32_t)n)];
+}
+
+/* R_EA.py's mutate_arch: a node uniformly (1, 2 or 3), one of its incoming
+ * edges uniformly, then a different op uniformly (drawn until it differs).
+ * So edge (1<-0) changes with probability 1/3, each edge into node 3 with
+ * 1/9; nas's own mutation picks among all valid one-edge children. */
+static void nb201_mutate(const nas_space *space, nas_rng *r, const nas_genotype *parent,
+                         nas_genotype *child)
+{
+    int ops[NAS_OP_COUNT], n = 0;
+    for (int op = 0; op < NAS_OP_COUNT; op++)
+        if (nas_space_token_allowed(space, 0, op))
+            ops[n++] = op;
+    *child = *parent;
+    int node = 1 + (int)nas_rng_bounded(r, NAS_CELL_NODES - 1);
+    int from = (int)nas_rng_bounded(r, (uint32_t)node);
+    int e = node * (node - 1) / 2 + from;
+    if (n < 2)
+        return;
+    int op;
+    do
+        op = ops[nas_rng_bounded(r, (uint32_t)n)];
+    while (op == child->tok[e]);
+    child->tok[e] = (uint8_t)op;
+}
+
 /* ---- one search ------------------------------------------------------------ */
+
+typedef struct run_ctx {
+    study *st;
+    nas_evaluator *ev;
+    const nas_space *space;
+    double scale;
+    size_t r;
+    int t; /* trials charged so far */
+    double best;
+    double *sig, *tst;
+    nas_genotype *gs;
+} run_ctx;
+
+/* Evaluate g as trial rc->t (a table look-up) and charge it; returns the
+ * score the strategy observes (a fraction, NaN for a failure). */
+static double charge(run_ctx *rc, const nas_genotype *g)
+{
+    nas_trial_result res;
+    nas_evaluator_run(rc->ev, g, NULL, NULL, &res);
+    double score = res.status == NAS_OK ? res.val_accuracy : NAN;
+    int t = rc->t++;
+    const int T = rc->st->T;
+    rc->gs[t] = *g;
+    rc->sig[t] = isfinite(score) ? score / rc->scale : NAN;
+    rc->tst[t] = res.status == NAS_OK && res.test_accuracy >= 0 ? res.test_accuracy / rc->scale
+                                                                : NAN;
+    if (isfinite(rc->sig[t]) && rc->sig[t] > rc->best)
+        rc->best = rc->sig[t];
+    rc->st->best[rc->r * T + t] = rc->best;
+    return score;
+}
+
+/* REA as in R_EA.py: P random cells, then cycles of a tournament of S drawn
+ * with replacement from the population (the first best in draw order is the
+ * parent), its mutated child evaluated and appended, the oldest removed. */
+static void nb201_rea(run_ctx *rc, int P, int S, nas_rng *r)
+{
+    const int T = rc->st->T;
+    nas_genotype *pop = malloc((size_t)P * sizeof *pop);
+    double *acc = malloc((size_t)P * sizeof *acc);
+    if (!pop || !acc) {
+        free(pop);
+        free(acc);
+        return;
+    }
+    int head = 0, n = 0; /* ring buffer: oldest at head */
+    while (n < P && rc->t < T) {
+        nb201_random_arch(rc->space, r, &pop[n]);
+        acc[n] = charge(rc, &pop[n]);
+        n++;
+    }
+    while (rc->t < T) {
+        int parent = -1;
+        for (int i = 0; i < S; i++) {
+            int c = (head + (int)nas_rng_bounded(r, (uint32_t)n)) % P;
+            if (parent < 0 || acc[c] > acc[parent] || (isfinite(acc[c]) && !isfinite(acc[parent])))
+                parent = c;
+        }
+        nas_genotype child;
+        nb201_mutate(rc->space, r, &pop[parent], &child);
+        double a = charge(rc, &child);
+        pop[head] = child; /* append the child, drop the oldest */
+        acc[head] = a;
+        head = (head + 1) % P;
+    }
+    free(pop);
+    free(acc);
+}
 
 typedef struct known_keys {
     char (*keys)[NAS_GENOTYPE_STR_MAX];
     int n;
     const nas_space *space;
+    int never; /* protocol nb201: nothing is known, every proposal is charged */
 } known_keys;
 
 static int key_known(const known_keys *k, const char *key)
@@ -237,6 +432,8 @@ static int key_known(const known_keys *k, const char *key)
 static int known_fn(void *ctx, const nas_genotype *g)
 {
     known_keys *k = ctx;
+    if (k->never)
+        return 0;
     char key[NAS_GENOTYPE_STR_MAX];
     nas_space_key(k->space, g, key, sizeof key);
     return key_known(k, key);
@@ -246,25 +443,45 @@ static int known_fn(void *ctx, const nas_genotype *g)
 static int run_one(study *st, const nas_config *base, const nas_space *space, nas_evaluator *ev,
                    int si, uint64_t seed, size_t r, nas_error *err)
 {
+    const strat_spec *sp = &st->o.strats[si];
     nas_config cfg = *base;
     cfg.seed = seed;
-    cfg.search.strategy = strat_kinds[si];
+    cfg.search.strategy = base_kinds[sp->base];
     cfg.search.trials = st->T;
+    if (sp->P > 0) {
+        cfg.search.population = sp->P;
+        cfg.search.sample_size = sp->S;
+    }
+    const int nb201 = st->o.protocol == PROTO_NB201;
     nas_strategy *s = NULL;
-    int rc = nas_strategy_create(&cfg, space, &s, err);
-    if (rc)
+    int rc = NAS_OK;
+    if (!(nb201 && sp->base != 2) && (rc = nas_strategy_create(&cfg, space, &s, err)) != NAS_OK)
         return rc;
     const int T = st->T, NB = st->o.n_budgets;
-    known_keys kk = {.keys = calloc((size_t)T, NAS_GENOTYPE_STR_MAX), .n = 0, .space = space};
-    double *sig = malloc((size_t)T * sizeof *sig), *tst = malloc((size_t)T * sizeof *tst);
-    nas_genotype *gs = malloc((size_t)T * sizeof *gs);
-    if (!kk.keys || !sig || !tst || !gs) {
+    known_keys kk = {.keys = calloc((size_t)T, NAS_GENOTYPE_STR_MAX), .n = 0, .space = space,
+                     .never = nb201};
+    run_ctx ctx = {.st = st, .ev = ev, .space = space, .scale = cfg.evaluator.table_scale,
+                   .r = r, .best = -INFINITY};
+    ctx.sig = malloc((size_t)T * sizeof *ctx.sig);
+    ctx.tst = malloc((size_t)T * sizeof *ctx.tst);
+    ctx.gs = malloc((size_t)T * sizeof *ctx.gs);
+    if (!kk.keys || !ctx.sig || !ctx.tst || !ctx.gs) {
         rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
         goto out;
     }
-    const double scale = cfg.evaluator.table_scale;
-    double best = -INFINITY;
-    for (int t = 0; t < T; t++) {
+    if (nb201 && sp->base != 2) {
+        nas_rng rng;
+        nas_rng_seed(&rng, seed, 0x6e62323031ull); /* "nb201" */
+        if (sp->base == 0)
+            while (ctx.t < T) {
+                nas_genotype g;
+                nb201_random_arch(space, &rng, &g);
+                charge(&ctx, &g);
+            }
+        else
+            nb201_rea(&ctx, cfg.search.population, cfg.search.sample_size, &rng);
+    }
+    while (ctx.t < T) { /* a nas strategy (both protocols; nb201: NAO only) */
         nas_genotype g;
         char key[NAS_GENOTYPE_STR_MAX];
         int tries = 0;
@@ -272,46 +489,45 @@ static int run_one(study *st, const nas_config *base, const nas_space *space, na
             rc = nas_strategy_propose(s, known_fn, &kk, &g, err);
             if (rc)
                 goto out;
+            if (nb201)
+                break; /* charged, whether new or not */
             nas_space_key(space, &g, key, sizeof key);
             if (!key_known(&kk, key))
                 break;
             if (++tries >= MAX_DEDUPE_TRIES) {
                 rc = nas_error_set(err, NAS_EINFEASIBLE,
-                                   "%s proposed nothing new in %d attempts",
-                                   strat_names[si], MAX_DEDUPE_TRIES);
+                                   "%s proposed nothing new in %d attempts", sp->name,
+                                   MAX_DEDUPE_TRIES);
                 goto out;
             }
         }
-        memcpy(kk.keys[kk.n++], key, NAS_GENOTYPE_STR_MAX);
-        nas_trial_result res;
-        nas_evaluator_run(ev, &g, NULL, NULL, &res);
-        double score = res.status == NAS_OK ? res.val_accuracy : NAN;
-        gs[t] = g;
-        sig[t] = isfinite(score) ? score / scale : NAN;
-        tst[t] = res.status == NAS_OK && res.test_accuracy >= 0 ? res.test_accuracy / scale : NAN;
-        if (isfinite(sig[t]) && sig[t] > best)
-            best = sig[t];
-        st->best[r * T + t] = best;
+        if (!nb201)
+            memcpy(kk.keys[kk.n++], key, NAS_GENOTYPE_STR_MAX);
+        double score = charge(&ctx, &g);
         nas_strategy_observe(s, &g, score);
+    }
+    if (ctx.t < T) {
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
+        goto out;
     }
     for (int b = 0; b < NB; b++) {
         int lim = st->o.budgets[b] < T ? st->o.budgets[b] : T, arg = -1;
         for (int t = 0; t < lim; t++)
-            if (isfinite(sig[t]) && (arg < 0 || sig[t] > sig[arg]))
+            if (isfinite(ctx.sig[t]) && (arg < 0 || ctx.sig[t] > ctx.sig[arg]))
                 arg = t;
         size_t k = r * NB + b;
-        st->ret_sig[k] = arg >= 0 ? sig[arg] : NAN;
-        st->ret_test[k] = arg >= 0 ? tst[arg] : NAN;
+        st->ret_sig[k] = arg >= 0 ? ctx.sig[arg] : NAN;
+        st->ret_test[k] = arg >= 0 ? ctx.tst[arg] : NAN;
         char *gbuf = st->ret_geno + k * NAS_GENOTYPE_STR_MAX;
-        if (arg < 0 || nas_space_format(space, &gs[arg], gbuf, NAS_GENOTYPE_STR_MAX) != NAS_OK)
+        if (arg < 0 || nas_space_format(space, &ctx.gs[arg], gbuf, NAS_GENOTYPE_STR_MAX) != NAS_OK)
             gbuf[0] = '\0';
     }
     rc = NAS_OK;
 out:
     free(kk.keys);
-    free(sig);
-    free(tst);
-    free(gs);
+    free(ctx.sig);
+    free(ctx.tst);
+    free(ctx.gs);
     nas_strategy_destroy(s);
     return rc;
 }
@@ -410,8 +626,10 @@ static int write_svg(const study *st, const char *path)
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
     fprintf(f, "<defs><clipPath id=\"plot\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
                "height=\"%.1f\"/></clipPath></defs>\n", ml, mt, pw, ph);
-    fprintf(f, "<text x=\"%.1f\" y=\"24\" font-size=\"15\">Best %s so far (mean over %d seeds, "
-               "band: &#177;1 std)</text>\n", ml, st->o.signal, N);
+    fprintf(f, "<text x=\"%.1f\" y=\"24\" font-size=\"15\">Best %s so far (protocol %s, mean "
+               "over seeds %llu-%llu, band: &#177;1 std)</text>\n", ml, st->o.signal,
+            proto_names[st->o.protocol], (unsigned long long)st->o.seed0,
+            (unsigned long long)(st->o.seed0 + (uint64_t)N - 1));
     /* grid and axes */
     double ystep = hi - lo > 6 ? 2.0 : (hi - lo > 3 ? 1.0 : 0.5);
     for (double y = lo; y <= hi + 1e-9; y += ystep) {
@@ -442,7 +660,7 @@ static int write_svg(const study *st, const char *path)
     for (int k = 0; k < NS; k++) {
         const double *m = mean + (size_t)k * T, *s = sd + (size_t)k * T;
         fprintf(f, "<polygon fill=\"%s\" fill-opacity=\"0.15\" stroke=\"none\" points=\"",
-                strat_colors[st->o.strats[k]]);
+                strat_colors[k % 8]);
         for (int t = 0; t < T; t++)
             if (isfinite(m[t]))
                 fprintf(f, "%.1f,%.1f ", SX(t + 1), SY(m[t] + s[t]));
@@ -454,7 +672,7 @@ static int write_svg(const study *st, const char *path)
     for (int k = 0; k < NS; k++) {
         const double *m = mean + (size_t)k * T;
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
-                strat_colors[st->o.strats[k]]);
+                strat_colors[k % 8]);
         for (int t = 0; t < T; t++)
             if (isfinite(m[t]))
                 fprintf(f, "%.1f,%.1f ", SX(t + 1), SY(m[t]));
@@ -465,9 +683,9 @@ static int write_svg(const study *st, const char *path)
         double y = mt + 20 + 22 * k;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                    "stroke-width=\"3\"/>\n", ml + pw + 15, y, ml + pw + 45, y,
-                strat_colors[st->o.strats[k]]);
+                strat_colors[k % 8]);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", ml + pw + 52, y + 4,
-                strat_names[st->o.strats[k]]);
+                st->o.strats[k].name);
     }
     fprintf(f, "</svg>\n");
 #undef SX
@@ -500,16 +718,21 @@ static int write_outputs(const study *st)
         free(tst);
         return -1;
     }
-    fprintf(csv, "strategy,budget,seeds,mean_signal,std_signal,median_signal,mean_test,std_test,"
-                 "median_test\n");
-    fprintf(md, "Table `%s`, signal `%s`, reported column `%s`; %d seeds (%llu..%llu) per "
-                "strategy.\nValues in the table's units (percent). Each run returns the best "
-                "architecture by signal among its first `budget` trials.\n\n",
-            o->table, o->signal, o->test[0] ? o->test : "-", N, (unsigned long long)o->seed0,
-            (unsigned long long)(o->seed0 + (uint64_t)N - 1));
-    fprintf(md, "| strategy | budget | mean %s | std | median | mean %s | std | median |\n",
-            o->signal, o->test[0] ? o->test : "test");
-    fprintf(md, "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    char seeds[64];
+    snprintf(seeds, sizeof seeds, "%llu-%llu", (unsigned long long)o->seed0,
+             (unsigned long long)(o->seed0 + (uint64_t)N - 1));
+    const char *proto = proto_names[o->protocol];
+    fprintf(csv, "protocol,seeds,tuned_on_these_seeds,strategy,budget,runs,mean_signal,std_signal,"
+                 "median_signal,mean_test_12ep,std_test_12ep,median_test_12ep\n");
+    fprintf(md, "Table `%s`, signal `%s`, reported column `%s` (%s); protocol `%s`; %d seeds "
+                "(%s) per strategy.\nValues in the table's units (percent). Each run returns the "
+                "best architecture by signal among its first `budget` trials. \"tuned\": the "
+                "strategy's knobs were chosen on these seeds.\n\n",
+            o->table, o->signal, o->test[0] ? o->test : "-", o->test_label, proto, N, seeds);
+    fprintf(md, "| protocol | seeds | tuned | strategy | budget | mean %s | std | median | mean %s "
+                "| std | median |\n",
+            o->signal, o->test[0] ? o->test_label : "test");
+    fprintf(md, "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int b = 0; b < NB; b++)
         for (int k = 0; k < o->n_strats; k++) {
             for (int i = 0; i < N; i++) {
@@ -518,11 +741,13 @@ static int write_outputs(const study *st)
                 tst[i] = st->ret_test[r * NB + b];
             }
             stats s = stats_of(sig, N), t = stats_of(tst, N);
-            const char *name = strat_names[o->strats[k]];
-            fprintf(csv, "%s,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", name, o->budgets[b], s.n,
-                    s.mean, s.std, s.median, t.mean, t.std, t.median);
-            fprintf(md, "| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", name,
-                    o->budgets[b], s.mean, s.std, s.median, t.mean, t.std, t.median);
+            const char *name = o->strats[k].name;
+            const char *tuned = o->strats[k].tuned ? "yes" : "no";
+            fprintf(csv, "%s,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f\n", proto, seeds, tuned,
+                    name, o->budgets[b], s.n, s.mean, s.std, s.median, t.mean, t.std, t.median);
+            fprintf(md, "| %s | %s | %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
+                    proto, seeds, tuned, name, o->budgets[b], s.mean, s.std, s.median, t.mean,
+                    t.std, t.median);
         }
     fclose(csv);
     fclose(md);
@@ -546,7 +771,7 @@ static int write_outputs(const study *st)
             for (int i = 0; i < N; i++)
                 for (int b = 0; b < NB; b++) {
                     size_t r = run_index(st, k, i);
-                    fprintf(d, "%s,%d,%llu,%s,%.4f\n", strat_names[o->strats[k]], o->budgets[b],
+                    fprintf(d, "%s,%d,%llu,%s,%.4f\n", o->strats[k].name, o->budgets[b],
                             (unsigned long long)(o->seed0 + (uint64_t)i),
                             st->ret_geno + (r * NB + b) * NAS_GENOTYPE_STR_MAX,
                             st->ret_sig[r * NB + b]);
@@ -554,7 +779,7 @@ static int write_outputs(const study *st)
         fclose(d);
     }
     /* the summary on stdout */
-    printf("strategy,budget,seeds,mean_signal,std_signal,mean_test\n");
+    printf("protocol,strategy,budget,seeds,mean_signal,std_signal,mean_test_12ep\n");
     for (int b = 0; b < NB; b++)
         for (int k = 0; k < o->n_strats; k++) {
             for (int i = 0; i < N; i++) {
@@ -563,7 +788,7 @@ static int write_outputs(const study *st)
                 tst[i] = st->ret_test[r * NB + b];
             }
             stats s = stats_of(sig, N), t = stats_of(tst, N);
-            printf("%s,%d,%d,%.3f,%.3f,%.3f\n", strat_names[o->strats[k]], o->budgets[b], s.n,
+            printf("%s,%s,%d,%d,%.3f,%.3f,%.3f\n", proto, o->strats[k].name, o->budgets[b], s.n,
                    s.mean, s.std, t.mean);
         }
     free(sig);
@@ -627,8 +852,9 @@ int main(int argc, char **argv)
         return 1;
     }
     if (!o->quiet)
-        fprintf(stderr, "strategy_study: %d strategies x %d seeds x %d trials on %s (%s), %d "
-                        "jobs\n", o->n_strats, o->seeds, st.T, o->table, o->signal, o->jobs);
+        fprintf(stderr, "strategy_study: %d strategies x %d seeds x %d trials on %s (%s), "
+                        "protocol %s, %d jobs\n", o->n_strats, o->seeds, st.T, o->table,
+                o->signal, proto_names[o->protocol], o->jobs);
     fflush(NULL);
     /* run r = (strategy k, seed i) goes to job r % jobs */
     pid_t pids[256];
@@ -645,7 +871,7 @@ int main(int argc, char **argv)
                 int k = (int)(r / (size_t)o->seeds), i = (int)(r % (size_t)o->seeds);
                 nas_error e;
                 nas_error_clear(&e);
-                int rc = run_one(&st, &base, space, ev, o->strats[k], o->seed0 + (uint64_t)i, r,
+                int rc = run_one(&st, &base, space, ev, k, o->seed0 + (uint64_t)i, r,
                                  &e);
                 st.head[r].done = rc == NAS_OK ? 1 : -1;
                 if (rc != NAS_OK)
@@ -653,7 +879,7 @@ int main(int argc, char **argv)
                 done++;
                 if (!o->quiet && j == 0)
                     fprintf(stderr, "\r  %s seed %llu done (%zu/%zu runs in this job)   ",
-                            strat_names[o->strats[k]], (unsigned long long)(o->seed0 + (uint64_t)i),
+                            o->strats[k].name, (unsigned long long)(o->seed0 + (uint64_t)i),
                             done, (st.n_runs + (size_t)jobs - 1 - (size_t)j) / (size_t)jobs);
             }
             _exit(0);
@@ -671,7 +897,7 @@ int main(int argc, char **argv)
     for (size_t r = 0; r < st.n_runs; r++)
         if (st.head[r].done != 1) {
             fprintf(stderr, "strategy_study: run %s seed %llu failed: %s\n",
-                    strat_names[o->strats[r / (size_t)o->seeds]],
+                    o->strats[r / (size_t)o->seeds].name,
                     (unsigned long long)(o->seed0 + r % (size_t)o->seeds),
                     st.head[r].done ? st.head[r].error : "worker died");
             failed = 1;

@@ -109,10 +109,25 @@ int nas_space_format(const nas_space *s, const nas_genotype *g, char *buf, size_
  * offending part ("edge 3: unknown op 'conv9x9'"). */
 int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_error *err);
 
-/* Canonical key: equal for genotypes that compute the same function.
- * See space/cell_key.c for the equivalences the cell key captures.
- * `buf` must hold NAS_GENOTYPE_STR_MAX bytes. */
+/* Canonical key: equal exactly for genotypes that compute the same
+ * function (conv edges have their own weights; space/cell_key.c lists the
+ * function model and the equivalences it captures; 5,234 classes over the
+ * 15,625 cells). `buf` must hold NAS_GENOTYPE_STR_MAX bytes. With
+ * nas_space_set_key_kind(s, NAS_KEY_NB201) it is nas_space_nb201_str. */
 void nas_space_key(const nas_space *s, const nas_genotype *g, char *buf, size_t n);
+
+/* NAS-Bench-201's own "unique string" of a cell (Dong & Yang, ICLR 2020;
+ * to_unique_str(consider_zero=True), 6,466 classes): nas's key before
+ * issue 21. Not a functional key: it merges some cells that compute
+ * different functions and keeps some equal ones apart (space/cell_key.c).
+ * `buf` must hold NAS_GENOTYPE_STR_MAX bytes. */
+void nas_space_nb201_str(const nas_genotype *g, char *buf, size_t n);
+
+/* Which key nas_space_key computes: the functional key (the default), or
+ * NAS-Bench-201's string, used only to replay trials that an older nas
+ * proposed under that key (search/controller.c). */
+typedef enum nas_key_kind { NAS_KEY_FUNCTION = 0, NAS_KEY_NB201 } nas_key_kind;
+void nas_space_set_key_kind(nas_space *s, nas_key_kind kind);
 
 /* ---- space.conf ---------------------------------------------------------- */
 

@@ -13,7 +13,8 @@
  * and refuses the run when they differ; the running settings (budget,
  * workers, ...) may change from run to run. Within an experiment a trial is
  * identified by the canonical key of its architecture (nas_space_key): the
- * same cell is never trained twice.
+ * same function is never trained twice. Schema 4 (issue 21) migrates older
+ * files' keys (NAS-Bench-201's string) to it; docs/schema.md, "Canonical keys".
  *
  * Only the controller writes (short transactions, prepared statements);
  * `nas query` and `nas show` open the file read-only and may run while a
@@ -34,8 +35,13 @@
 extern "C" {
 #endif
 
-#define NAS_STORE_SCHEMA_VERSION 3 /* 2: trial.device_name, trial.device_cc;
-                                      3: trial.flag, experiment.conf_canonical not UNIQUE */
+#define NAS_STORE_SCHEMA_VERSION 4 /* 2: trial.device_name, trial.device_cc;
+                                      3: trial.flag, experiment.conf_canonical not UNIQUE;
+                                      4: arch_key is the functional key (issue 21) */
+/* strategy_state row that migration 4 writes: trials with id <= its value
+ * (text) were proposed under NAS-Bench-201's string (nas_space_nb201_str),
+ * and the controller's replay dedupes them with it. */
+#define NAS_STORE_NB201_KEYS_STATE "controller.nb201_keys_until"
 #define NAS_STORE_APPLICATION_ID 0x6E617331 /* "nas1" */
 #define NAS_STORE_TIME_MAX 32                /* "2024-01-31T12:34:56.789Z" */
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # tests/e2e/test_strategy_study.sh - a CI-sized strategy study: random,
-# evolution and NAO, 5 seeds, budgets 20 and 50, on the NAS-Bench-201 table.
-# Checks the outputs' shape, that every dumped signal is the table's value
-# for the dumped genotype, that more trials never do worse, that the result
-# does not depend on the number of parallel jobs, and that a missing table
-# skips visibly (exit 77). Skips when the table is absent.
+# evolution and NAO, 5 seeds, budgets 20 and 50, on the NAS-Bench-201 table,
+# protocol nas; and NAS-Bench-201's random search and REA (protocol nb201),
+# 3 seeds. Checks the outputs' shape (protocol, seeds and "tuned" on every
+# row), that every dumped signal is the table's value for the dumped
+# genotype, that more trials never do worse, that the result does not
+# depend on the number of parallel jobs, and that a missing table skips
+# visibly (exit 77). Skips when the table is absent.
 # argv: nas binary, source dir, shared dir.
 set -u
 NAS=$1
@@ -32,25 +34,35 @@ run() { # out-dir jobs [options]
     "$STUDY" --seeds 5 --budgets 20,50 --jobs "$jobs" --table "$TABLE" --out "$out" \
         --dump "$out/runs.csv" --quiet "$@" >"$out/stdout.txt" || fail "strategy_study exited $?"
 }
-run "$TMP/a" 2
+run "$TMP/a" 2 --tuned nao
 run "$TMP/b" 1 --strategies nao --seeds 3
+run "$TMP/c" 1 --protocol nb201 --strategies random,evolution:20:5 --seeds 3 --seed0 1001
 
 # stdout ends with the CSV summary: header + 3 strategies x 2 budgets
-tail -7 "$TMP/a/stdout.txt" | head -1 | grep -qx 'strategy,budget,seeds,mean_signal,std_signal,mean_test' ||
+tail -7 "$TMP/a/stdout.txt" | head -1 |
+    grep -qx 'protocol,strategy,budget,seeds,mean_signal,std_signal,mean_test_12ep' ||
     fail "summary header missing"
-[ "$(grep -cE '^(random|evolution|nao),(20|50),5,' "$TMP/a/stdout.txt")" -eq 6 ] ||
+[ "$(grep -cE '^nas,(random|evolution|nao),(20|50),5,' "$TMP/a/stdout.txt")" -eq 6 ] ||
     fail "expected 6 summary lines"
+[ "$(grep -cE '^nb201,(random|evolution:20:5),(20|50),3,' "$TMP/c/stdout.txt")" -eq 4 ] ||
+    fail "expected 4 nb201 summary lines"
 for f in table.md summary.csv best_so_far.svg runs.csv; do
     [ -s "$TMP/a/$f" ] || fail "$f not written"
 done
 [ "$(grep -c '<polyline' "$TMP/a/best_so_far.svg")" -eq 3 ] || fail "svg: one curve per strategy"
 [ "$(tail -n +2 "$TMP/a/runs.csv" | wc -l)" -eq 30 ] || fail "runs.csv: 3 x 5 x 2 rows"
+# every row says its protocol, seeds and whether the strategy was tuned on them
+[ "$(grep -c '^| nas | 1-5 | yes | nao |' "$TMP/a/table.md")" -eq 2 ] || fail "table.md: nao tuned rows"
+[ "$(grep -c '^| nas | 1-5 | no | ' "$TMP/a/table.md")" -eq 4 ] || fail "table.md: untuned rows"
+[ "$(grep -c '^| nb201 | 1001-1003 | no | ' "$TMP/c/table.md")" -eq 4 ] || fail "table.md: nb201 rows"
+grep -q '12-epoch cifar10-test' "$TMP/a/table.md" || fail "table.md: the test column is not named 12-epoch"
 
 # every dumped signal is the table's cifar10-val for that genotype
 awk -F, 'NR == FNR { if (FNR > 1) v[$2] = $4; next }
          FNR > 1 { if (!($4 in v)) { print "not in table: " $4; bad = 1 }
                    else if ((v[$4] - $5) > 1e-3 || ($5 - v[$4]) > 1e-3) { print "wrong signal " $0; bad = 1 } }
-         END { exit bad }' "$TABLE" "$TMP/a/runs.csv" || fail "dumped signals differ from the table"
+         END { exit bad }' "$TABLE" "$TMP/a/runs.csv" "$TMP/c/runs.csv" ||
+    fail "dumped signals differ from the table"
 
 # more trials never return a worse architecture, per strategy and seed
 awk -F, 'FNR > 1 { k = $1 "," $3; if ($2 == 20) a[k] = $5; else b[k] = $5 }

@@ -1,6 +1,8 @@
 /*
  * tests/unit/test_space.c - the op registry and the NAS-Bench-201 cell space:
- * validity, canonical key (6,466 classes, Dong & Yang ICLR 2020), string
+ * validity, canonical key (5,234 functional classes; NAS-Bench-201's own
+ * string, Dong & Yang ICLR 2020: 6,466; tests/unit/test_cell_key.c checks
+ * the functional partition cell by cell), string
  * round trips and parse errors, sampling, mutation, op subsets.
  */
 #include <stdarg.h>
@@ -167,10 +169,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void test_key_class_count(void **state)
+static int count_classes(const nas_space *s, int nb201)
 {
-    (void)state;
-    nas_space *s = make_space(0x1f);
     char **keys = calloc(N_ALL, sizeof *keys);
     assert_non_null(keys);
     char *pool = calloc(N_ALL, NAS_GENOTYPE_STR_MAX);
@@ -179,7 +179,10 @@ static void test_key_class_count(void **state)
         nas_genotype g;
         genotype_from_index(i, &g);
         keys[i] = pool + (size_t)i * NAS_GENOTYPE_STR_MAX;
-        nas_space_key(s, &g, keys[i], NAS_GENOTYPE_STR_MAX);
+        if (nb201)
+            nas_space_nb201_str(&g, keys[i], NAS_GENOTYPE_STR_MAX);
+        else
+            nas_space_key(s, &g, keys[i], NAS_GENOTYPE_STR_MAX);
         assert_true(strlen(keys[i]) > 0);
         assert_true(strlen(keys[i]) < 200);
     }
@@ -187,9 +190,29 @@ static void test_key_class_count(void **state)
     int classes = 1;
     for (int i = 1; i < N_ALL; i++)
         classes += strcmp(keys[i - 1], keys[i]) != 0;
-    assert_int_equal(classes, 6466); /* NAS-Bench-201's count */
     free(pool);
     free(keys);
+    return classes;
+}
+
+static void test_key_class_count(void **state)
+{
+    (void)state;
+    nas_space *s = make_space(0x1f);
+    assert_int_equal(count_classes(s, 0), 5234); /* the functional key */
+    assert_int_equal(count_classes(s, 1), 6466); /* NAS-Bench-201's count */
+    /* the NB201 key kind makes nas_space_key that string (replay of old trials) */
+    nas_space_set_key_kind(s, NAS_KEY_NB201);
+    assert_int_equal(count_classes(s, 0), 6466);
+    char a[NAS_GENOTYPE_STR_MAX];
+    nas_genotype g;
+    genotype_from_index(1234, &g);
+    nas_space_key(s, &g, a, sizeof a);
+    char b[NAS_GENOTYPE_STR_MAX];
+    nas_space_nb201_str(&g, b, sizeof b);
+    assert_string_equal(a, b);
+    nas_space_set_key_kind(s, NAS_KEY_FUNCTION);
+    assert_int_equal(count_classes(s, 0), 5234);
     nas_space_destroy(s);
 }
 
@@ -215,9 +238,21 @@ static void test_key_pairs(void **state)
         /* conv(skip(x)) == conv(x) */
         {"|skip_connect~0|+|none~0|none~1|+|none~0|nor_conv_3x3~1|none~2|",
          "|none~0|+|none~0|none~1|+|nor_conv_3x3~0|none~1|none~2|"},
-        /* node 1 is zero: whatever leaves it is zero */
-        {"|none~0|+|skip_connect~0|nor_conv_3x3~1|+|none~0|avg_pool_3x3~1|nor_conv_1x1~2|",
-         "|none~0|+|skip_connect~0|avg_pool_3x3~1|+|none~0|nor_conv_1x1~1|nor_conv_1x1~2|"},
+        /* node 1 is zero: pooling or copying it gives zero */
+        {"|none~0|+|skip_connect~0|skip_connect~1|+|none~0|avg_pool_3x3~1|nor_conv_1x1~2|",
+         "|none~0|+|skip_connect~0|avg_pool_3x3~1|+|none~0|none~1|nor_conv_1x1~2|"},
+        /* pooling is linear: pool(x + conv(x)) == pool(x) + pool(conv(x)) */
+        {"|nor_conv_3x3~0|+|skip_connect~0|skip_connect~1|+|none~0|none~1|avg_pool_3x3~2|",
+         "|nor_conv_3x3~0|+|none~0|avg_pool_3x3~1|+|avg_pool_3x3~0|none~1|skip_connect~2|"},
+        /* sums are flat across skip edges: skip(a + b) + c == a + skip(b + c) */
+        {"|nor_conv_3x3~0|+|avg_pool_3x3~0|skip_connect~1|+|nor_conv_1x1~0|none~1|skip_connect~2|",
+         "|nor_conv_3x3~0|+|nor_conv_1x1~0|none~1|+|avg_pool_3x3~0|skip_connect~1|skip_connect~2|"},
+        /* a conv on a zero node is its BN shift, whatever the kernel size */
+        {"|none~0|+|skip_connect~0|nor_conv_3x3~1|+|none~0|none~1|skip_connect~2|",
+         "|none~0|+|skip_connect~0|nor_conv_1x1~1|+|none~0|none~1|skip_connect~2|"},
+        /* two separately weighted convs on x, whichever edges carry them */
+        {"|nor_conv_3x3~0|+|nor_conv_3x3~0|none~1|+|none~0|nor_conv_3x3~1|skip_connect~2|",
+         "|nor_conv_3x3~0|+|none~0|nor_conv_3x3~1|+|nor_conv_3x3~0|none~1|skip_connect~2|"},
     };
     /* different functions */
     static const char *diff[][2] = {
@@ -232,6 +267,19 @@ static void test_key_pairs(void **state)
         /* conv(x) + x vs conv(x) */
         {"|nor_conv_3x3~0|+|none~0|none~1|+|skip_connect~0|skip_connect~1|none~2|",
          "|nor_conv_3x3~0|+|none~0|none~1|+|none~0|skip_connect~1|none~2|"},
+        /* issue 21: c2(c1(x)) + c3(x) (3 convs) vs c2(c1(x)) + c1(x) (2 convs);
+         * NAS-Bench-201's string merges them */
+        {"|nor_conv_3x3~0|+|nor_conv_3x3~0|none~1|+|none~0|nor_conv_3x3~1|skip_connect~2|",
+         "|nor_conv_3x3~0|+|none~0|skip_connect~1|+|none~0|nor_conv_3x3~1|skip_connect~2|"},
+        /* two convs on x vs one conv on x used twice */
+        {"|skip_connect~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|none~0|none~1|skip_connect~2|",
+         "|nor_conv_3x3~0|+|none~0|skip_connect~1|+|none~0|skip_connect~1|skip_connect~2|"},
+        /* x + beta (a conv on the zero node 1) vs x */
+        {"|none~0|+|skip_connect~0|nor_conv_3x3~1|+|none~0|none~1|skip_connect~2|",
+         "|none~0|+|skip_connect~0|none~1|+|none~0|none~1|skip_connect~2|"},
+        /* pool(beta) is beta, but pool(x) is not x: conv(x + beta) vs conv(x) + beta */
+        {"|none~0|+|skip_connect~0|nor_conv_1x1~1|+|none~0|none~1|nor_conv_3x3~2|",
+         "|none~0|+|nor_conv_3x3~0|nor_conv_1x1~1|+|none~0|none~1|skip_connect~2|"},
     };
     char a[NAS_GENOTYPE_STR_MAX], b[NAS_GENOTYPE_STR_MAX];
     for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {

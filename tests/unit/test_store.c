@@ -367,7 +367,7 @@ static void test_migrate_v2_to_v3(void **state)
     sqlite3_stmt *s;
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(s, 0), 3);
+    assert_int_equal(sqlite3_column_int(s, 0), NAS_STORE_SCHEMA_VERSION);
     sqlite3_finalize(s);
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA foreign_key_check", -1, &s, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(s), SQLITE_DONE);

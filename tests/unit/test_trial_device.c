@@ -215,7 +215,7 @@ static void test_store_device(void **state)
     int64_t t[3];
     fill(path, t);
     assert_int_equal((int)sql_int(path, "PRAGMA user_version"), NAS_STORE_SCHEMA_VERSION);
-    assert_int_equal(NAS_STORE_SCHEMA_VERSION, 3);
+    assert_int_equal(NAS_STORE_SCHEMA_VERSION, 4);
     check_trial(path, 0, t[0], "NVIDIA A100-SXM4-40GB", "8.0");
     check_trial(path, 1, t[1], "Test CPU @ 2.0GHz", "");
     check_trial(path, 1, t[2], "", "");
@@ -259,7 +259,7 @@ static void test_store_migration(void **state)
     assert_int_equal((int)sql_int(path, "PRAGMA user_version"), 1);
     /* read-write: migrated once, data kept, new results recorded */
     assert_int_equal(nas_store_open(path, 0, &st, &err), NAS_OK);
-    assert_int_equal((int)sql_int(path, "PRAGMA user_version"), 3);
+    assert_int_equal((int)sql_int(path, "PRAGMA user_version"), NAS_STORE_SCHEMA_VERSION);
     assert_int_equal(nas_store_trial_get(st, t[1], &tr, &err), NAS_OK);
     assert_true(tr.val_accuracy > 0.59 && tr.val_accuracy < 0.61);
     assert_string_equal(tr.device_name, "");
@@ -276,7 +276,7 @@ static void test_store_migration(void **state)
     /* opening again does not migrate twice */
     assert_int_equal(nas_store_open(path, 0, &st, &err), NAS_OK);
     nas_store_close(st);
-    assert_int_equal((int)sql_int(path, "PRAGMA user_version"), 3);
+    assert_int_equal((int)sql_int(path, "PRAGMA user_version"), NAS_STORE_SCHEMA_VERSION);
 }
 
 /* ---- latency on a device timer ---------------------------------------------------- */
