@@ -48,7 +48,8 @@ typedef enum fkind {
     F_OPS,      /* space.ops: list of op names -> op_mask */
     F_NODES,    /* space.nodes: must be 4 */
     F_GPUS,     /* workers.gpus: list of ints or "all" */
-    F_OBJECTIVES /* objectives: list of { metric; goal; } */
+    F_OBJECTIVES, /* objectives: list of { metric; goal; } */
+    F_FLOATS    /* double[16] at off, its count (int) at offset `size`; [min, max] per value */
 } fkind;
 
 typedef struct field {
@@ -106,6 +107,8 @@ static const field fields[] = {
     P("data", "test_images", data.test_images),
     P("data", "test_labels", data.test_labels),
     W("data", "layout", data.layout, w_layout),
+    {"data", "mean", F_FLOATS, OFF(data.mean), OFF(data.n_mean), -1e30, 1e30, NULL, 0},
+    {"data", "std", F_FLOATS, OFF(data.std), OFF(data.n_std), 1e-30, 1e30, NULL, 0},
 
     E("space", "type", space.type, w_space_type),
     X("space", "nodes", F_NODES),
@@ -671,6 +674,25 @@ static int read_field(ctx *c, size_t idx, const config_setting_t *s)
         return NAS_OK;
     case F_GPUS: return read_gpus(c, s);
     case F_OBJECTIVES: return read_objectives(c, s);
+    case F_FLOATS: {
+        if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+            return type_error(c, s, key, "an array of numbers, one per channel, like [0.49, 0.48, 0.45]");
+        int n = config_setting_length(s);
+        if (n < 1 || n > 16)
+            return FAIL_S(c, s, "%s has %d values, expected 1 to 16 (one per channel)", key, n);
+        double *dst = field_ptr(cfg, f);
+        for (int i = 0; i < n; i++) {
+            const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+            double v = is_int(e) ? (double)config_setting_get_int64(e)
+                                 : config_setting_type(e) == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
+                                                                               : NAN;
+            if (!(v >= f->min && v <= f->max))
+                return FAIL_S(c, e, "%s[%d] is not a number in [%g, %g]", key, i, f->min, f->max);
+            dst[i] = v;
+        }
+        *(int *)((char *)cfg + f->size) = n;
+        return NAS_OK;
+    }
     }
     return FAIL_S(c, s, "internal error: key %s has no reader", key);
 }
@@ -809,6 +831,15 @@ static int validate(ctx *c)
         if (cfg->data.train_subset > 0 && (long long)cfg->data.train_subset + cfg->data.valid > NAS__DATA_MAX_N)
             return FAIL_F(c, field_index("data", "train_subset"),
                           "data.train_subset + data.valid exceeds %d images", NAS__DATA_MAX_N);
+        if (cfg->data.n_mean != cfg->data.n_std)
+            return FAIL_F(c, field_index("data", cfg->data.n_mean ? "mean" : "std"),
+                          "data.mean has %d values and data.std %d, expected both with one value "
+                          "per channel, or neither (computed on the training split)",
+                          cfg->data.n_mean, cfg->data.n_std);
+    } else if (cfg->data.n_mean || cfg->data.n_std) {
+        return FAIL_F(c, field_index("data", cfg->data.n_mean ? "mean" : "std"),
+                      "data.mean and data.std need data.format (fashion-mnist keeps its fixed "
+                      "0.2860 and 0.3530)");
     } else if (cfg->data.valid > NAS__FMNIST_TRAIN - 1 || cfg->data.train_subset > NAS__FMNIST_TRAIN - 1) {
         size_t i = field_index("data", cfg->data.valid > NAS__FMNIST_TRAIN - 1 ? "valid" : "train_subset");
         return FAIL_F(c, i, "data.%s = %d is out of range, expected an integer in [%d, %d] (fashion-mnist "
@@ -1075,6 +1106,17 @@ char *nas_config_canonical(const nas_config *cfg)
             break;
         }
         case F_NODES: sb_printf(&b, "%d", NAS_CELL_NODES); break;
+        case F_FLOATS: {
+            int cnt = *(const int *)((const char *)cfg + f->size);
+            const double *v = field_cptr(cfg, f);
+            sb_printf(&b, "[");
+            for (int k = 0; k < cnt && k < 16; k++) {
+                fmt_double(v[k], num, sizeof num);
+                sb_printf(&b, "%s%s", k ? ", " : "", num);
+            }
+            sb_printf(&b, "]");
+            break;
+        }
         case F_OPS: {
             int first = 1;
             sb_printf(&b, "[");

@@ -299,8 +299,19 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
         rc = nas_data_split(r, dc->valid, dc->train_subset, seed, &va, &tr, &n_tr, &rest, &n_rest, err);
     if (!rc) {
         nas_data_norm_compute(r, rest, n_rest, info);
-        rc = nas_data_gather(r, tr, n_tr, info, train, err);
+        if (dc->n_mean > 0) { /* given in space.conf: one per channel */
+            if (dc->n_mean != r->c || dc->n_std != r->c)
+                rc = nas_error_set(err, NAS_ECONFIG, "data.mean and data.std have %d and %d values, "
+                                   "but the images of %s have %d channel(s)", dc->n_mean, dc->n_std,
+                                   r->path, r->c);
+            for (int c = 0; c < r->c && !rc; c++) {
+                info->mean[c] = (float)dc->mean[c];
+                info->std[c] = (float)dc->std[c];
+            }
+        }
     }
+    if (!rc)
+        rc = nas_data_gather(r, tr, n_tr, info, train, err);
     if (!rc)
         rc = nas_data_gather(r, va, dc->valid, info, valid, err);
     if (rc) {

@@ -140,6 +140,8 @@ typedef struct nas_data_conf {
     char train_images[NAS_PATH_MAX], train_labels[NAS_PATH_MAX]; /* idx, npy */
     char test_images[NAS_PATH_MAX], test_labels[NAS_PATH_MAX];   /* idx, npy; "" = no test set */
     char layout[8];             /* npy images: "" (inferred) | "nhw" | "nhwc" | "nchw" */
+    int n_mean, n_std;          /* data.mean / data.std given: one per channel; 0 = computed */
+    double mean[16], std[16];   /* (NAS_DATA_MAX_C) */
 } nas_data_conf;
 
 /* Most image channels a data set may have (per-channel normalisation). */

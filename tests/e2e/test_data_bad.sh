@@ -4,7 +4,8 @@
 # database (no experiment row, no trial). One case each: a truncated idx
 # file, a wrong magic number, a label at or above the class count
 # (CIFAR-10), image and label counts that differ, an npy of an unsupported
-# dtype (float64), and a truncated npy.
+# dtype (float64), a truncated npy, and data.mean/std of another
+# channel count than the images'.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/data_lib.sh"
 need_numpy
@@ -63,8 +64,12 @@ case_ dtype "$TMP/f64-images.npy" "dtype '<f8' are not supported" \
     'format = "npy"; train_images = "f64-images.npy"; train_labels = "labels.npy";'
 case_ npy_truncated "$TMP/trunc-images.npy" "truncated" \
     'format = "npy"; train_images = "trunc-images.npy"; train_labels = "labels.npy";'
-note "the good files do train"
-data_conf good.conf good 'format = "idx"; train_images = "ok-images.idx"; train_labels = "ok-labels.idx.gz"; valid = 8;'
+case_ channels "$TMP/ok-images.idx" "have 1 channel(s)" \
+    'format = "idx"; train_images = "ok-images.idx"; train_labels = "ok-labels.idx.gz"; mean = [0.5, 0.5, 0.5]; std = [0.2, 0.2, 0.2];'
+note "the good files do train, with the mean and std given in space.conf"
+data_conf good.conf good 'format = "idx"; train_images = "ok-images.idx"; train_labels = "ok-labels.idx.gz"; valid = 8; mean = [0.5]; std = [0.25];'
 sed -i 's/stages = 2/stages = 1/; s/trials = 3/trials = 1/' good.conf
 run 0 "$NAS" run good.conf --db "$TMP/good.db"
+expect_eq "data line" "$(sql "$TMP/good.db" "SELECT conf_canonical FROM experiment" | grep '^# data: ')" \
+    '# data: input = [1, 8, 8]; classes = 4; pixels = "uint8"; mean = [0.5]; std = [0.25];'
 echo "PASS"
