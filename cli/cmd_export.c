@@ -289,6 +289,7 @@ static void arch_from_config(nas_arch *a, const nas_config *cfg)
     a->threads = cfg->proxy.threads;
     snprintf(a->data.dataset, sizeof a->data.dataset, "%s", cfg->data.dataset);
     snprintf(a->data.dir, sizeof a->data.dir, "%s", cfg->data.dir);
+    snprintf(a->data.format, sizeof a->data.format, "%s", cfg->data.format);
     a->data.train_subset = cfg->data.train_subset;
     a->data.valid = cfg->data.valid;
     a->data.split_seed = cfg->seed;
@@ -409,6 +410,23 @@ static int experiment_config(nas_store *st, int64_t exp_id, nas_config *cfg, nas
     return NAS_OK;
 }
 
+/* Issue 16: the experiment's data (shape, classes, normalisation) from the
+ * "# data:" line of its canonical text; none for the Fashion-MNIST shorthand. */
+static void data_from_store(nas_store *st, int64_t exp_id, nas_arch *a)
+{
+    char *canon = NULL;
+    nas_data_info info;
+    if (nas_store_experiment_canonical(st, exp_id, &canon, NULL) == NAS_OK &&
+        nas_data_info_parse(canon, &info)) {
+        a->data.norm = info;
+        a->net.in_c = info.c;
+        a->net.in_h = info.h;
+        a->net.in_w = info.w;
+        a->net.classes = info.classes;
+    }
+    free(canon);
+}
+
 /* Everything from the store: trial, experiment config, weights path. */
 static int arch_from_store(const export_opts *o, nas_arch *a, nas_error *err)
 {
@@ -453,6 +471,7 @@ static int arch_from_store(const export_opts *o, nas_arch *a, nas_error *err)
     if (!rc) {
         arch_from_config(a, &cfg);
         arch_from_trial(a, &t);
+        data_from_store(st, t.experiment_id, a);
         char real[PATH_MAX];
         snprintf(a->db_path, sizeof a->db_path, "%s", realpath(o->db, real) ? real : o->db);
         nas_error e2;

@@ -16,6 +16,7 @@
 #include <stdlib.h> /* calloc, free */
 #include <string.h>
 #include "evaluator/evaluator_impl.h"
+#include "nas/data.h"
 #include "nas/evaluator.h"
 #include "nas/inspect.h"
 
@@ -24,6 +25,7 @@ struct nas_evaluator {
     const nas_space *space;
     nas__table *table;
     nas_dataset *train, *valid;
+    nas_data_info info; /* issue 16: the data's shape, classes, normalisation */
     nas_backend *be;
     char weights_path[NAS_PATH_MAX]; /* keep_weights: save here after training ("" = no) */
 };
@@ -51,6 +53,7 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
         return nas_error_set(err, NAS_ENOMEM, "out of memory creating the evaluator");
     ev->cfg = *cfg;
     ev->space = space;
+    nas_data_info_fmnist(&ev->info);
     int rc;
     if (cfg->space.type == NAS_SPACE_CHAIN && cfg->evaluator.kind != NAS_EVALUATOR_TABLE) {
         free(ev);
@@ -62,18 +65,15 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
     if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE) {
         rc = nas__table_load(cfg->evaluator.table, cfg->evaluator.column,
                              cfg->evaluator.test_column, &ev->table, err);
-    } else if (strcmp(cfg->data.dataset, "fashion-mnist") != 0) {
-        rc = nas_error_set(err, NAS_EUNSUPPORTED, "data set '%s' is not supported",
-                           cfg->data.dataset);
     } else {
-        nas_dataset *full = NULL;
-        rc = nas_fmnist_load(cfg->data.dir, "train", &full, err);
-        if (!rc && cfg->data.valid <= 0)
-            rc = nas_error_set(err, NAS_EINVAL, "data.valid must hold out at least one image");
-        if (!rc)
-            rc = nas_dataset_split(full, cfg->data.valid, cfg->data.train_subset, cfg->seed,
-                                   &ev->train, &ev->valid, err);
-        nas_dataset_destroy(full);
+        /* issue 16: every format through nas_data_load; bad data is the
+         * user's input, so a configuration error (exit 2) naming the file */
+        rc = nas_data_load(&cfg->data, cfg->seed, &ev->info, &ev->train, &ev->valid, err);
+        if (cfg->data.format[0] && (rc == NAS_EFORMAT || rc == NAS_EIO)) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err ? err->msg : "");
+            rc = nas_error_set(err, NAS_ECONFIG, "%s: bad data: %s", cfg->path, why);
+        }
     }
     if (rc) {
         nas_evaluator_destroy(ev);
@@ -106,6 +106,16 @@ int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
     }
     *out = d;
     return NAS_OK;
+}
+
+int nas_evaluator_data_info(const nas_evaluator *ev, nas_data_info *info)
+{
+    if (!ev || !ev->train) {
+        nas_data_info_fmnist(info);
+        return 0;
+    }
+    *info = ev->info;
+    return ev->cfg.data.format[0] != '\0';
 }
 
 /* Network description for genotype g: the space's widths, the data's shape. */

@@ -44,6 +44,7 @@ void nas_arch_init(nas_arch *a)
     snprintf(a->backend, sizeof a->backend, "cpu");
     snprintf(a->data.dataset, sizeof a->data.dataset, "fashion-mnist");
     snprintf(a->data.dir, sizeof a->data.dir, "/usr/share/datasets/fashion-mnist");
+    nas_data_info_fmnist(&a->data.norm);
     a->metrics.val_accuracy = a->metrics.test_accuracy = a->metrics.train_loss = NAN;
     a->metrics.latency_ms = a->metrics.train_seconds = NAN;
     a->metrics.macs = a->metrics.params = -1;
@@ -75,6 +76,19 @@ static json_t *u64_json(uint64_t v)
     char b[32];
     snprintf(b, sizeof b, "%" PRIu64, v);
     return json_string(b);
+}
+
+/* The double whose shortest text is the float's (0.2860 for 0.286f, not
+ * 0.28600001335144043). */
+static double float_exact(float v)
+{
+    char b[32];
+    for (int p = 1; p <= 9; p++) {
+        snprintf(b, sizeof b, "%.*g", p, (double)v);
+        if (strtof(b, NULL) == v)
+            break;
+    }
+    return strtod(b, NULL);
 }
 
 int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
@@ -123,6 +137,21 @@ int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
         json_decref(metrics);
         json_decref(source);
         return nas_error_set(err, NAS_ENOMEM, "building the JSON for %s failed", path);
+    }
+    if (a->data.format[0]) { /* issue 16: the data's own normalisation, per channel */
+        json_t *in = json_object_get(root, "input"), *m = json_array(), *sd = json_array();
+        const nas_data_info *d = &a->data.norm;
+        for (int c = 0; c < d->c && c < NAS_DATA_MAX_C; c++) {
+            json_array_append_new(m, json_real(float_exact(d->mean[c])));
+            json_array_append_new(sd, json_real(float_exact(d->std[c])));
+        }
+        json_object_set_new(in, "mean", d->c == 1 ? json_incref(json_array_get(m, 0)) : json_incref(m));
+        json_object_set_new(in, "std", d->c == 1 ? json_incref(json_array_get(sd, 0)) : json_incref(sd));
+        json_decref(m);
+        json_decref(sd);
+        json_object_set_new(in, "pixels", json_string(d->u8 ? "uint8" : "float32"));
+        json_object_set_new(in, "format", json_string(a->data.format));
+        json_object_set_new(json_object_get(root, "proxy_data"), "format", json_string(a->data.format));
     }
     json_object_set_new(root, "metrics", metrics);
     json_object_set_new(root, "source", source);
@@ -332,13 +361,31 @@ int nas_arch_read_json(const char *path, nas_arch *out, nas_error *err)
             a->net.in_c = (int)json_integer_value(json_array_get(shape, 0));
             a->net.in_h = (int)json_integer_value(json_array_get(shape, 1));
             a->net.in_w = (int)json_integer_value(json_array_get(shape, 2));
-            if (a->net.in_c != 1 || a->net.in_h != 28 || a->net.in_w != 28)
-                bad(&r, "input.shape", "must be [1, 28, 28] (Fashion-MNIST is the only data set)");
+            if (a->net.in_c < 1 || a->net.in_c > NAS_DATA_MAX_C || a->net.in_h < 1 ||
+                a->net.in_w < 1 || a->net.in_h > 8192 || a->net.in_w > 8192)
+                bad(&r, "input.shape", "must be [channels 1..16, height, width] of positive sizes");
         }
     }
-    get_int(&r, "classes", 1, 2, 100000, &a->net.classes);
-    if (!r.rc && a->net.classes != 10)
-        bad(&r, "classes", "must be 10 (Fashion-MNIST)");
+    get_int(&r, "classes", 1, 2, 256, &a->net.classes);
+    get_str(&r, "proxy_data.format", 0, a->data.format, sizeof a->data.format);
+    if (!r.rc) { /* issue 16: the data's normalisation (a number per channel, or one number) */
+        nas_data_info *d = &a->data.norm;
+        d->c = a->net.in_c, d->h = a->net.in_h, d->w = a->net.in_w, d->classes = a->net.classes;
+        json_t *px = json_object_get(json_object_get(r.root, "input"), "pixels");
+        d->u8 = !(json_is_string(px) && !strcmp(json_string_value(px), "float32"));
+        for (int k = 0; k < 2 && !r.rc; k++) {
+            json_t *v = json_object_get(json_object_get(r.root, "input"), k ? "std" : "mean");
+            float *dst = k ? d->std : d->mean;
+            for (int c = 0; c < d->c && v; c++) {
+                json_t *e = json_is_array(v) ? json_array_get(v, (size_t)c) : v;
+                if (!json_is_number(e) || (k && !(json_number_value(e) > 0)))
+                    bad(&r, k ? "input.std" : "input.mean",
+                        "must be a number or one number per channel (std > 0)");
+                else
+                    dst[c] = (float)json_number_value(e);
+            }
+        }
+    }
     get_int(&r, "recipe.epochs", 1, 0, 100000, &a->recipe.epochs);
     get_int(&r, "recipe.batch_size", 1, 1, 65536, &a->recipe.batch_size);
     get_num(&r, "recipe.lr", 1, 0, 100, &a->recipe.lr);

@@ -241,6 +241,40 @@ int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, cha
             NAS_FMNIST_MEAN, NAS_FMNIST_STD,
             a && a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
     fputs(CLASSES_PY, f);
+    if (a && a->data.format[0]) { /* issue 16: the data's own shape and normalisation */
+        const nas_data_info *di = &a->data.norm;
+        fprintf(f, "\n\n# The network was searched on data.format = \"%s\" (%s): inputs of %dx%dx%d "
+                   "(C,H,W),\n# %d classes, %s pixels normalised per channel as (x * SCALE - MEAN[c]) "
+                   "/ STD[c].\n",
+                a->data.format, a->data.dataset, di->c, di->h, di->w, di->classes,
+                di->u8 ? "uint8" : "float32");
+        fprintf(f, "SCALE = %s\nMEAN = [", di->u8 ? "1.0 / 255.0" : "1.0");
+        for (int c = 0; c < di->c; c++)
+            fprintf(f, "%s%.9g", c ? ", " : "", (double)di->mean[c]);
+        fprintf(f, "]\nSTD = [");
+        for (int c = 0; c < di->c; c++)
+            fprintf(f, "%s%.9g", c ? ", " : "", (double)di->std[c]);
+        fputs("]\n\n\n"
+              "def preprocess(pixels):  # noqa: F811 (replaces the Fashion-MNIST one above)\n"
+              "    \"\"\"images [N,H,W], [N,C,H,W] or [N,H,W,C] (uint8 0..255, or float32 when nas\n"
+              "    read float32 data) -> float32 tensor [N,C,H,W] normalised exactly as nas\n"
+              "    trained: (x * SCALE - MEAN[c]) * (1 / STD[c]) in float32.\"\"\"\n"
+              "    x = np.asarray(pixels).astype(np.float32)\n"
+              "    if x.ndim == 3:\n"
+              "        x = x[:, None]\n"
+              "    if x.shape[1] != IN_CHANNELS and x.shape[-1] == IN_CHANNELS:\n"
+              "        x = x.transpose(0, 3, 1, 2)\n"
+              "    one = np.float32(1.0)\n"
+              "    scale = one / np.float32(255.0) if SCALE != 1.0 else one\n"
+              "    m = np.array(MEAN, dtype=np.float32).reshape(1, -1, 1, 1)\n"
+              "    inv = (one / np.array(STD, dtype=np.float32)).reshape(1, -1, 1, 1)\n"
+              "    return torch.from_numpy(np.ascontiguousarray((x * scale - m) * inv))\n"
+              "\n\n"
+              "def load_data(split=\"test\", data_dir=DATA_DIR, limit=None):  # noqa: F811\n"
+              "    raise NotImplementedError(\"read your data set's pixels and labels yourself \"\n"
+              "                              \"(docs/data.md) and pass the pixels to preprocess()\")\n",
+              f);
+    }
     int bad = ferror(f);
     int e = errno;
     if (fclose(f) != 0 || bad)

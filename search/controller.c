@@ -129,6 +129,7 @@ typedef struct ctl {
     nas_space *space;
     nas_strategy *strat;
     nas_evaluator *ev;
+    int classes; /* of the data (issue 16): the chance level of nas_search_diverged_k */
     nas_pool *pool;
     int budget;
     int finished;          /* done + failed in the experiment */
@@ -252,11 +253,19 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
     return maximize ? v : -v;
 }
 
-/* Fashion-MNIST, the only data.dataset: its classes set the chance level. */
-#define DATA_CLASSES 10
+/* The data's classes set the chance level (Fashion-MNIST: 10). */
+#define DATA_CLASSES classes
 
 int nas_search_diverged(const nas_config *cfg, const nas_trial_result *res, char *why, size_t n)
 {
+    return nas_search_diverged_k(cfg, 10, res, why, n);
+}
+
+int nas_search_diverged_k(const nas_config *cfg, int classes, const nas_trial_result *res,
+                          char *why, size_t n)
+{
+    if (classes < 2)
+        classes = 10;
     if (why && n)
         why[0] = '\0';
     if (res->status != NAS_OK || !isfinite(res->val_accuracy))
@@ -282,6 +291,55 @@ int nas_search_diverged(const nas_config *cfg, const nas_trial_result *res, char
         }
     }
     return 0;
+}
+
+/* ---- the data's shape and normalisation (issue 16) ---------------------------- */
+
+/*
+ * Data read from the user's files (data.format set) adds its shape, class
+ * count and normalisation to the canonical text as a "# data: ..." line
+ * (nas_data_info_format): they are defining, like the settings, but come
+ * from the files (whose paths are running settings). A resumed experiment
+ * whose stored line differs is refused (NAS_ECONFIG), listing both. The
+ * shorthand data.dataset = "fashion-mnist" adds nothing, so experiments
+ * from before issue 16 keep their canonical text.
+ */
+static int data_identity(ctl *c, const nas_config *cfg, int64_t exp_id, char **canon,
+                         nas_error *err)
+{
+    nas_data_info info;
+    int own = nas_evaluator_data_info(c->ev, &info);
+    c->classes = info.classes;
+    if (!own)
+        return NAS_OK;
+    char line[1024];
+    nas_data_info_format(&info, line, sizeof line);
+    if (exp_id > 0) {
+        char *stored = NULL;
+        int rc = nas_store_experiment_canonical(c->st, exp_id, &stored, err);
+        if (rc != NAS_OK)
+            return rc;
+        nas_data_info old;
+        char was[1024] = "";
+        if (nas_data_info_parse(stored, &old))
+            nas_data_info_format(&old, was, sizeof was);
+        free(stored);
+        if (was[0] && strcmp(was, line) != 0) {
+            was[strcspn(was, "\n")] = '\0';
+            line[strcspn(line, "\n")] = '\0';
+            return nas_error_set(err, NAS_ECONFIG,
+                                 "%s: the data of experiment '%s' changed: stored %s, now %s; "
+                                 "run with --new or another experiment name to search the new data",
+                                 cfg->path, cfg->experiment, was + 2, line + 2);
+        }
+    }
+    size_t n = strlen(*canon), k = strlen(line);
+    char *grown = realloc(*canon, n + k + 1);
+    if (!grown)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    memcpy(grown + n, line, k + 1);
+    *canon = grown;
+    return NAS_OK;
 }
 
 /* ---- progress ------------------------------------------------------------------ */
@@ -1278,7 +1336,7 @@ static int record(ctl *c, const nas_pool_event *ev, nas_error *err)
                  len ? " " : "infeasible ");
     }
     /* issue 22: a done trial whose training diverged stays done, flagged */
-    int diverged = nas_search_diverged(c->cfg, &ev->result, why, sizeof why);
+    int diverged = nas_search_diverged_k(c->cfg, c->classes, &ev->result, why, sizeof why);
     if (diverged) {
         size_t len = strlen(note);
         snprintf(note + len, sizeof note - len, "%s%s", len ? "; " : "", why);
@@ -1651,13 +1709,17 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
             snprintf(ntrain, sizeof ntrain, "%d", cfg->data.train_subset);
         else
             snprintf(ntrain, sizeof ntrain, "all other");
+        const char *from = !strcmp(cfg->data.format, "idx") || !strcmp(cfg->data.format, "npy")
+                               ? cfg->data.train_images : cfg->data.dir;
         say(&c, "nas: loading %s from %s (%s training and %d validation images)",
-            cfg->data.dataset, cfg->data.dir, ntrain, cfg->data.valid);
+            cfg->data.dataset, from, ntrain, cfg->data.valid);
     } else {
         say(&c, "nas: table evaluator: %s, column %s", cfg->evaluator.table,
             cfg->evaluator.column);
     }
     if ((rc = nas_evaluator_create(cfg, c.space, &c.ev, err)) != NAS_OK)
+        goto out;
+    if ((rc = data_identity(&c, cfg, found == NAS_OK ? before.id : 0, &canon, err)) != NAS_OK)
         goto out;
 
     int created = found != NAS_OK;

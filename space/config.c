@@ -31,6 +31,8 @@
 
 /* Fashion-MNIST has 60,000 training images; valid and train_subset split them. */
 #define NAS__FMNIST_TRAIN 60000
+/* Most images data.valid and data.train_subset may name (data.format set). */
+#define NAS__DATA_MAX_N 1000000000
 
 /* ---- the key table --------------------------------------------------------- */
 
@@ -47,7 +49,8 @@ typedef enum fkind {
     F_OPS,      /* space.ops: list of op names -> op_mask */
     F_NODES,    /* space.nodes: must be 4 */
     F_GPUS,     /* workers.gpus: list of ints or "all" */
-    F_OBJECTIVES /* objectives: list of { metric; goal; } */
+    F_OBJECTIVES, /* objectives: list of { metric; goal; } */
+    F_FLOATS    /* double[16] at off, its count (int) at offset `size`; [min, max] per value */
 } fkind;
 
 typedef struct field {
@@ -64,6 +67,8 @@ typedef struct field {
 } field;
 
 static const char *const w_dataset[] = {"fashion-mnist", NULL};
+static const char *const w_format[] = {"idx", "npy", "cifar", NULL};
+static const char *const w_layout[] = {"nhw", "nhwc", "nchw", NULL};
 static const char *const w_space_type[] = {"cell", "chain", NULL};
 static const char *const w_schedule[] = {"cosine", "constant", NULL};
 static const char *const w_backend[] = {"cpu", "ref", "cuda", "auto", NULL};
@@ -91,10 +96,20 @@ static const field fields[] = {
     {"", "experiment", F_NAME, OFF(experiment), SZ(experiment), 0, 0, NULL, 0},
     {"", "seed", F_U64, OFF(seed), 0, 0, (double)INT64_MAX, NULL, 0},
 
-    W("data", "dataset", data.dataset, w_dataset),
+    /* data.dataset: one of w_dataset unless data.format is set (checked in pass 2) */
+    S("data", "dataset", data.dataset),
     P("data", "dir", data.dir),
-    I("data", "train_subset", data.train_subset, 0, NAS__FMNIST_TRAIN - 1),
-    I("data", "valid", data.valid, 1, NAS__FMNIST_TRAIN - 1),
+    I("data", "train_subset", data.train_subset, 0, NAS__DATA_MAX_N),
+    I("data", "valid", data.valid, 1, NAS__DATA_MAX_N),
+    /* issue 16: the data's own format and files (docs/data.md) */
+    W("data", "format", data.format, w_format),
+    P("data", "train_images", data.train_images),
+    P("data", "train_labels", data.train_labels),
+    P("data", "test_images", data.test_images),
+    P("data", "test_labels", data.test_labels),
+    W("data", "layout", data.layout, w_layout),
+    {"data", "mean", F_FLOATS, OFF(data.mean), OFF(data.n_mean), -1e30, 1e30, NULL, 0},
+    {"data", "std", F_FLOATS, OFF(data.std), OFF(data.n_std), 1e-30, 1e30, NULL, 0},
 
     E("space", "type", space.type, w_space_type),
     X("space", "nodes", F_NODES),
@@ -660,6 +675,25 @@ static int read_field(ctx *c, size_t idx, const config_setting_t *s)
         return NAS_OK;
     case F_GPUS: return read_gpus(c, s);
     case F_OBJECTIVES: return read_objectives(c, s);
+    case F_FLOATS: {
+        if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+            return type_error(c, s, key, "an array of numbers, one per channel, like [0.49, 0.48, 0.45]");
+        int n = config_setting_length(s);
+        if (n < 1 || n > 16)
+            return FAIL_S(c, s, "%s has %d values, expected 1 to 16 (one per channel)", key, n);
+        double *dst = field_ptr(cfg, f);
+        for (int i = 0; i < n; i++) {
+            const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+            double v = is_int(e) ? (double)config_setting_get_int64(e)
+                                 : config_setting_type(e) == CONFIG_TYPE_FLOAT ? config_setting_get_float(e)
+                                                                               : NAN;
+            if (!(v >= f->min && v <= f->max))
+                return FAIL_S(c, e, "%s[%d] is not a number in [%g, %g]", key, i, f->min, f->max);
+            dst[i] = v;
+        }
+        *(int *)((char *)cfg + f->size) = n;
+        return NAS_OK;
+    }
     }
     return FAIL_S(c, s, "internal error: key %s has no reader", key);
 }
@@ -801,7 +835,45 @@ static int validate(ctx *c)
     if (!(cfg->space.op_mask & ~(1u << NAS_OP_NONE)))
         return FAIL_F(c, i_ops, "space.ops holds only \"none\", expected at least one op that "
                                 "carries data (no cell could connect input to output)");
-    if (cfg->data.train_subset + cfg->data.valid > NAS__FMNIST_TRAIN) {
+    size_t i_ds = field_index("data", "dataset");
+    if (cfg->data.format[0] == '\0' && strcmp(cfg->data.dataset, w_dataset[0]) != 0) {
+        char words[64];
+        list_words(w_dataset, words, sizeof words);
+        return FAIL_F(c, i_ds, "data.dataset = \"%s\" is not a known choice, expected one of: %s "
+                               "(or set data.format to read your own files: idx, npy, cifar)",
+                      cfg->data.dataset, words);
+    }
+    if (cfg->data.format[0] != '\0') {
+        if (c->line[i_ds] == 0) /* a label for messages and exports: the format's name */
+            snprintf(cfg->data.dataset, sizeof cfg->data.dataset, "%s", cfg->data.format);
+        int files = strcmp(cfg->data.format, "cifar") != 0;
+        if (files && (cfg->data.train_images[0] == '\0' || cfg->data.train_labels[0] == '\0'))
+            return FAIL_F(c, field_index("data", "format"),
+                          "data.format = \"%s\" needs data.train_images and data.train_labels, "
+                          "expected the paths of the training images and labels", cfg->data.format);
+        if (files && (cfg->data.test_images[0] == '\0') != (cfg->data.test_labels[0] == '\0'))
+            return FAIL_F(c, field_index("data", cfg->data.test_images[0] ? "test_images" : "test_labels"),
+                          "data.test_images and data.test_labels go together, expected both or neither");
+        if (cfg->data.train_subset > 0 && (long long)cfg->data.train_subset + cfg->data.valid > NAS__DATA_MAX_N)
+            return FAIL_F(c, field_index("data", "train_subset"),
+                          "data.train_subset + data.valid exceeds %d images", NAS__DATA_MAX_N);
+        if (cfg->data.n_mean != cfg->data.n_std)
+            return FAIL_F(c, field_index("data", cfg->data.n_mean ? "mean" : "std"),
+                          "data.mean has %d values and data.std %d, expected both with one value "
+                          "per channel, or neither (computed on the training split)",
+                          cfg->data.n_mean, cfg->data.n_std);
+    } else if (cfg->data.n_mean || cfg->data.n_std) {
+        return FAIL_F(c, field_index("data", cfg->data.n_mean ? "mean" : "std"),
+                      "data.mean and data.std need data.format (fashion-mnist keeps its fixed "
+                      "0.2860 and 0.3530)");
+    } else if (cfg->data.valid > NAS__FMNIST_TRAIN - 1 || cfg->data.train_subset > NAS__FMNIST_TRAIN - 1) {
+        size_t i = field_index("data", cfg->data.valid > NAS__FMNIST_TRAIN - 1 ? "valid" : "train_subset");
+        return FAIL_F(c, i, "data.%s = %d is out of range, expected an integer in [%d, %d] (fashion-mnist "
+                            "has %d training images)", fields[i].key,
+                      *(const int *)field_cptr(cfg, &fields[i]), i == field_index("data", "valid"),
+                      NAS__FMNIST_TRAIN - 1, NAS__FMNIST_TRAIN);
+    }
+    if (cfg->data.format[0] == '\0' && cfg->data.train_subset + cfg->data.valid > NAS__FMNIST_TRAIN) {
         size_t i = field_index("data", c->line[field_index("data", "train_subset")] ? "train_subset" : "valid");
         return FAIL_F(c, i, "data.train_subset + data.valid = %d exceeds the %d training images of "
                             "fashion-mnist, expected at most %d",
@@ -1072,6 +1144,17 @@ char *nas_config_canonical(const nas_config *cfg)
             break;
         }
         case F_NODES: sb_printf(&b, "%d", NAS_CELL_NODES); break;
+        case F_FLOATS: {
+            int cnt = *(const int *)((const char *)cfg + f->size);
+            const double *v = field_cptr(cfg, f);
+            sb_printf(&b, "[");
+            for (int k = 0; k < cnt && k < 16; k++) {
+                fmt_double(v[k], num, sizeof num);
+                sb_printf(&b, "%s%s", k ? ", " : "", num);
+            }
+            sb_printf(&b, "]");
+            break;
+        }
         case F_OPS: {
             int first = 1;
             sb_printf(&b, "[");
@@ -1121,6 +1204,7 @@ char *nas_config_canonical(const nas_config *cfg)
 static const char *const running_keys[] = {
     "experiment",     "search.trials",   "proxy.threads", "proxy.backend",
     "proxy.keep_weights", "proxy.keep_top", "proxy.weights_mb", "data.dir",
+    "data.train_images", "data.train_labels", "data.test_images", "data.test_labels",
     "evaluator.table", "workers.",
 };
 

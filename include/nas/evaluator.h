@@ -118,6 +118,14 @@ int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
                            const nas_genotype *g, nas_net_desc *out);
 
 /*
+ * Issue 16: the data this evaluator trains on - C,H,W, classes and the
+ * normalisation (computed on the training split, or Fashion-MNIST's for
+ * the data.dataset shorthand and for table evaluators). Returns 1 when the
+ * data was read from the user's files (data.format set), 0 otherwise.
+ */
+int nas_evaluator_data_info(const nas_evaluator *ev, nas_data_info *info);
+
+/*
  * Batch-1 latency of `g` untrained, in ms (median of
  * cfg->evaluator.latency_runs passes, 10 when unset, after latency_warmup):
  * builds the net on the evaluator's backend and times eval-mode forward

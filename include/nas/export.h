@@ -41,6 +41,8 @@ typedef struct nas_arch {
         char dir[NAS_PATH_MAX];
         int train_subset, valid;         /* proxy split (nas_dataset_split) */
         uint64_t split_seed;
+        char format[16];                 /* issue 16: data.format ("" = the dataset shorthand) */
+        nas_data_info norm;              /* shape, classes, per-channel normalisation */
     } data;
     struct {
         double val_accuracy, test_accuracy, train_loss, latency_ms, train_seconds;
@@ -54,7 +56,7 @@ typedef struct nas_arch {
 } nas_arch;
 
 /* An empty description: every metric missing, ids -1, the input shape
- * 1x28x28, 10 classes. */
+ * 1x28x28, 10 classes, Fashion-MNIST's normalisation. */
 void nas_arch_init(nas_arch *a);
 
 /*

@@ -296,6 +296,10 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
  * the reason ("diverged: train_loss ...").
  */
 int nas_search_diverged(const nas_config *cfg, const nas_trial_result *res, char *why, size_t n);
+/* The same for data of `classes` classes (issue 16; nas_search_diverged
+ * assumes Fashion-MNIST's 10). */
+int nas_search_diverged_k(const nas_config *cfg, int classes, const nas_trial_result *res,
+                          char *why, size_t n);
 
 /* ---- devices and placement (search/placement.c) ---------------------------- */
 

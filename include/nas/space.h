@@ -150,6 +150,53 @@ typedef struct nas_objective {
     int maximize;              /* 1: larger is better */
 } nas_objective;
 
+/* The data group of space.conf (docs/data.md). Paths are resolved against
+ * the config file's directory. */
+typedef struct nas_data_conf {
+    char dataset[NAS_NAME_MAX]; /* "fashion-mnist" (the shorthand), or a label when format is set */
+    char dir[NAS_PATH_MAX];     /* /usr/share/datasets/fashion-mnist; cifar: the batch files */
+    int train_subset;           /* images used for proxy training; 0 = all left after valid */
+    int valid;                  /* images held out of the training set for validation */
+    /* issue 16: bring your own data */
+    char format[16];            /* "" (the data.dataset shorthand) | "idx" | "npy" | "cifar" */
+    char train_images[NAS_PATH_MAX], train_labels[NAS_PATH_MAX]; /* idx, npy */
+    char test_images[NAS_PATH_MAX], test_labels[NAS_PATH_MAX];   /* idx, npy; "" = no test set */
+    char layout[8];             /* npy images: "" (inferred) | "nhw" | "nhwc" | "nchw" */
+    int n_mean, n_std;          /* data.mean / data.std given: one per channel; 0 = computed */
+    double mean[16], std[16];   /* (NAS_DATA_MAX_C) */
+} nas_data_conf;
+
+/* Most image channels a data set may have (per-channel normalisation). */
+#define NAS_DATA_MAX_C 16
+
+/*
+ * What the data of an experiment turned out to be (issue 16): the image
+ * shape C,H,W, the class count and the per-channel normalisation
+ * x' = (x * scale - mean[c]) / std[c] with scale 1/255 for uint8 pixels
+ * and 1 for float32 ones. Computed by the trainer's data readers
+ * (nas/data.h), kept with the experiment as one line of its canonical
+ * text (nas_data_info_format), read back by the exporters.
+ */
+typedef struct nas_data_info {
+    int c, h, w, classes;
+    int u8;                         /* 1: pixels are uint8, scaled by 1/255 before mean/std */
+    float mean[NAS_DATA_MAX_C], std[NAS_DATA_MAX_C];
+} nas_data_info;
+
+/* Fashion-MNIST's: 1x28x28, 10 classes, uint8, mean 0.2860, std 0.3530
+ * (the values data.dataset = "fashion-mnist" has always used). */
+void nas_data_info_fmnist(nas_data_info *info);
+
+/* The line kept in an experiment's canonical text:
+ * "# data: input = [C, H, W]; classes = K; pixels = "uint8"; mean = [...]; std = [...];"
+ * into buf[n] (with a trailing newline). Floats are printed so they read
+ * back exactly. */
+void nas_data_info_format(const nas_data_info *info, char *buf, size_t n);
+
+/* Find that line in `canon` (a stored canonical text) and parse it.
+ * Returns 1 when found and well formed, 0 otherwise (*info untouched). */
+int nas_data_info_parse(const char *canon, nas_data_info *info);
+
 /* Everything `nas run` needs, parsed from space.conf. Units in the names.
  * Defaults and ranges are listed in docs/space-conf.md. */
 typedef struct nas_config {
@@ -157,12 +204,7 @@ typedef struct nas_config {
     char experiment[NAS_NAME_MAX]; /* experiment = "..."; required */
     uint64_t seed;                 /* seed = 42; */
 
-    struct {
-        char dataset[NAS_NAME_MAX]; /* "fashion-mnist" */
-        char dir[NAS_PATH_MAX];     /* /usr/share/datasets/fashion-mnist */
-        int train_subset;           /* images used for proxy training; 0 = all left after valid */
-        int valid;                  /* images held out of the training set for validation */
-    } data;
+    nas_data_conf data;
 
     nas_space_desc space;
 

@@ -269,6 +269,17 @@ static void test_string_errors(void **state)
         {"proxy = { precision = \"int8\"; };", "expected one of: \"fp32\", \"bf16\", \"fp16\""},
         {"data = { dataset = \"cifar10\"; };", "expected one of: \"fashion-mnist\""},
         {"data = { valid = 50000; train_subset = 20000; };", "exceeds the 60000 training images"},
+        /* issue 16: data.format and its keys */
+        {"data = { format = \"tfrecord\"; };", "expected one of: \"idx\", \"npy\", \"cifar\""},
+        {"data = { format = \"npy\"; };", "needs data.train_images and data.train_labels"},
+        {"data = { format = \"idx\"; train_images = \"a\"; train_labels = \"b\"; test_images = \"c\"; };",
+         "data.test_images and data.test_labels go together"},
+        {"data = { format = \"cifar\"; mean = [0.5]; };", "data.mean has 1 values and data.std 0"},
+        {"data = { format = \"cifar\"; mean = [0.5]; std = [0.0]; };", "data.std[0] is not a number in"},
+        {"data = { format = \"cifar\"; mean = 0.5; std = [0.2]; };", "data.mean is a float, expected an array"},
+        {"data = { mean = [0.5]; std = [0.2]; };", "data.mean and data.std need data.format"},
+        {"data = { format = \"npy\"; train_images = \"a\"; train_labels = \"b\"; layout = \"hwc\"; };",
+         "expected one of: \"nhw\", \"nhwc\", \"nchw\""},
         {"search = { strategy = \"bayes\"; };", "expected one of: \"random\", \"evolution\", \"nao\""},
         {"objectives = { metric = \"macs\"; };", "objectives is a group, expected a list of groups"},
         {"objectives = ( { metric = \"macs\"; goal = \"up\"; } );", "expected one of: \"max\", \"min\""},
@@ -295,6 +306,31 @@ static void test_string_errors(void **state)
             fail_msg("'%s': rc %s message '%s', expected '%s'", cases[i].text, nas_err_name(rc), err.msg,
                      cases[i].want);
     }
+}
+
+/* issue 16: a data.format config's canonical text; the dataset label
+ * defaults to the format, given mean/std print exactly. */
+static void test_data_format_canonical(void **state)
+{
+    (void)state;
+    nas_config c;
+    nas_error err = {0};
+    const char *text = "experiment = \"x\"; data = { format = \"npy\"; train_images = \"/d/i.npy\"; "
+                       "train_labels = \"/d/l.npy\"; mean = [0.49, 0.48, 0.45]; std = [0.25, 0.24, 0.26]; "
+                       "valid = 70000; };";
+    assert_int_equal(nas_config_parse_string(text, "t.conf", &c, &err), NAS_OK);
+    assert_string_equal(c.data.dataset, "npy");
+    assert_int_equal(c.data.n_mean, 3);
+    char *canon = nas_config_canonical(&c);
+    assert_non_null(canon);
+    assert_non_null(strstr(canon, "data.format = \"npy\";\n"));
+    assert_non_null(strstr(canon, "data.mean = [0.49, 0.48, 0.45];\n"));
+    assert_non_null(strstr(canon, "data.valid = 70000;\n"));
+    free(canon);
+    assert_int_equal(nas_config_key_defining("data.format"), 1);
+    assert_int_equal(nas_config_key_defining("data.mean"), 1);
+    assert_int_equal(nas_config_key_defining("data.train_images"), 0);
+    assert_int_equal(nas_config_key_defining("data.test_labels"), 0);
 }
 
 static void test_accepts(void **state)
@@ -525,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_string_errors),
         cmocka_unit_test(test_accepts),
+        cmocka_unit_test(test_data_format_canonical),
         cmocka_unit_test(test_canonical),
         cmocka_unit_test(test_defining_diff),
         cmocka_unit_test(test_docs_cover_every_key),
