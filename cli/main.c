@@ -1,7 +1,7 @@
 /* cli/main.c - `nas` entry point: dispatch through the command table. */
 #include <errno.h>  /* errno */
 #include <stdio.h>
-#include <stdlib.h> /* getenv, setenv, strtol */
+#include <stdlib.h> /* getenv, setenv, strtol, strtoull */
 #include <string.h>
 #include <unistd.h> /* execv */
 #include "cli/cli.h"
@@ -130,6 +130,25 @@ int nas_cli_parse_long(const char *s, long lo, long hi, long *out)
     if (errno || end == s || *end || v < lo || v > hi)
         return -1;
     *out = v;
+    return 0;
+}
+
+int nas_cli_parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int nas_cli_is_one_of(const char *arg, const char *const *names)
+{
+    for (; *names; names++)
+        if (!strcmp(arg, *names))
+            return 1;
     return 0;
 }
 
