@@ -33,6 +33,11 @@ int nas_cmd_export(int argc, char **argv);
 /* Print the command's usage and help to `f`. */
 void nas_cli_usage(FILE *f, const char *cmd_name);
 
+/* Print "nas CMD: MESSAGE" (printf-style) and CMD's usage to stderr;
+ * returns NAS_EXIT_USAGE. */
+int nas_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Map a nas_status to an exit code: config/usage errors 2, others 1. */
 int nas_cli_exit_code(int status);
 

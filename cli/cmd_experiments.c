@@ -17,16 +17,10 @@ int nas_cmd_experiments(int argc, char **argv)
         const char **target = strcmp(a, "--db") == 0       ? &db
                               : strcmp(a, "--format") == 0 ? &format
                                                            : NULL;
-        if (!target) {
-            fprintf(stderr, "nas experiments: unknown argument '%s'\n", a);
-            nas_cli_usage(stderr, "experiments");
-            return NAS_EXIT_USAGE;
-        }
-        if (++i >= argc) {
-            fprintf(stderr, "nas experiments: %s needs a value\n", a);
-            nas_cli_usage(stderr, "experiments");
-            return NAS_EXIT_USAGE;
-        }
+        if (!target)
+            return nas_cli_usage_error("experiments", "unknown argument '%s'", a);
+        if (++i >= argc)
+            return nas_cli_usage_error("experiments", "%s needs a value", a);
         *target = argv[i];
     }
     nas_report_format fmt;

@@ -13,15 +13,6 @@
 #include "cli/cli.h"
 #include "nas/export.h"
 
-static int usage(const char *fmt, const char *a)
-{
-    fprintf(stderr, "nas export: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\n");
-    nas_cli_usage(stderr, "export");
-    return NAS_EXIT_USAGE;
-}
-
 /* One option with its value v; -1 when handled, else the exit code. */
 static int option(nas_export_opts *o, const char *a, const char *v)
 {
@@ -32,7 +23,7 @@ static int option(nas_export_opts *o, const char *a, const char *v)
         o->experiment = v;
     } else if (!strcmp(a, "--trial")) {
         if (nas_cli_parse_long(v, 1, LONG_MAX, &n))
-            return usage("--trial needs a positive trial id, not '%s'", v);
+            return nas_cli_usage_error("export", "--trial needs a positive trial id, not '%s'", v);
         o->trial = n;
     } else if (!strcmp(a, "--genotype")) {
         o->genotype = v;
@@ -40,11 +31,12 @@ static int option(nas_export_opts *o, const char *a, const char *v)
         o->by = v;
     } else if (!strcmp(a, "--format")) {
         if (strcmp(v, "json") && strcmp(v, "onnx") && strcmp(v, "pytorch"))
-            return usage("--format must be json, onnx or pytorch, not '%s'", v);
+            return nas_cli_usage_error("export",
+                                       "--format must be json, onnx or pytorch, not '%s'", v);
         o->format = v;
     } else if (!strcmp(a, "--weights")) {
         if (strcmp(v, "trained") && strcmp(v, "init"))
-            return usage("--weights must be trained or init, not '%s'", v);
+            return nas_cli_usage_error("export", "--weights must be trained or init, not '%s'", v);
         o->init_weights = !strcmp(v, "init");
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
         o->out = v;
@@ -52,7 +44,7 @@ static int option(nas_export_opts *o, const char *a, const char *v)
         o->logits = v;
     } else if (!strcmp(a, "--logits-batch")) {
         if (nas_cli_parse_long(v, 1, 10000, &n))
-            return usage("--logits-batch needs 1..10000, not '%s'", v);
+            return nas_cli_usage_error("export", "--logits-batch needs 1..10000, not '%s'", v);
         o->logits_batch = (int)n;
     } else if (!strcmp(a, "--backend")) {
         o->backend = v;
@@ -60,17 +52,19 @@ static int option(nas_export_opts *o, const char *a, const char *v)
         o->data = v;
     } else if (!strcmp(a, "--channels")) {
         if (nas_cli_parse_long(v, 1, 4096, &n))
-            return usage("--channels needs 1..4096, not '%s'", v);
+            return nas_cli_usage_error("export", "--channels needs 1..4096, not '%s'", v);
         o->channels = (int)n;
     } else if (!strcmp(a, "--cells")) {
         if (nas_cli_parse_long(v, 0, 64, &n))
-            return usage("--cells needs 0..64, not '%s'", v);
+            return nas_cli_usage_error("export", "--cells needs 0..64, not '%s'", v);
         o->cells = (int)n;
     } else if (!strcmp(a, "--seed")) {
         if (nas_cli_parse_u64(v, &o->seed))
-            return usage("--seed needs a non-negative integer, not '%s'", v);
+            return nas_cli_usage_error("export",
+                                       "--seed needs a non-negative integer, not '%s'", v);
     } else {
-        return usage(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
+        return nas_cli_usage_error("export", a[0] == '-' ? "unknown option '%s'"
+                                                         : "unexpected argument '%s'", a);
     }
     return -1;
 }
@@ -90,7 +84,7 @@ int nas_cmd_export(int argc, char **argv)
         else if (!nas_cli_is_one_of(argv[i], VALUE_OPTS))
             rc = option(&o, argv[i], NULL); /* unknown: a usage error */
         else if (i + 1 >= argc)
-            return usage("%s needs a value", argv[i]);
+            return nas_cli_usage_error("export", "%s needs a value", argv[i]);
         else {
             rc = option(&o, argv[i], argv[i + 1]);
             i++;
@@ -101,7 +95,7 @@ int nas_cmd_export(int argc, char **argv)
     nas_error err;
     nas_error_clear(&err);
     if (nas_export_opts_check(&o, &err))
-        return usage("%s", err.msg);
+        return nas_cli_usage_error("export", "%s", err.msg);
     nas_export_result r;
     int rc = nas_export_trial(&o, &r, &err);
     const nas_arch *a = &r.arch;

@@ -10,13 +10,6 @@
 #include "cli/cli.h"
 #include "nas/report.h"
 
-static int usage(const char *what, const char *a)
-{
-    fprintf(stderr, "nas query: %s '%s'\n", what, a);
-    nas_cli_usage(stderr, "query");
-    return NAS_EXIT_USAGE;
-}
-
 static const char *const VALUE_OPTS[] = {"--db", "--experiment", "--format", "--limit", NULL};
 
 int nas_cmd_query(int argc, char **argv)
@@ -29,11 +22,9 @@ int nas_cmd_query(int argc, char **argv)
         if (!strcmp(a, "--pareto")) {
             o.pareto = 1;
         } else if (!nas_cli_is_one_of(a, VALUE_OPTS)) {
-            return usage("unknown argument", a);
+            return nas_cli_usage_error("query", "unknown argument '%s'", a);
         } else if (++i >= argc) {
-            fprintf(stderr, "nas query: %s needs a value\n", a);
-            nas_cli_usage(stderr, "query");
-            return NAS_EXIT_USAGE;
+            return nas_cli_usage_error("query", "%s needs a value", a);
         } else if (!strcmp(a, "--db")) {
             db = argv[i];
         } else if (!strcmp(a, "--experiment")) {

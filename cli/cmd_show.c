@@ -9,37 +9,31 @@
 #include "cli/cli.h"
 #include "nas/report.h"
 
-static int usage(const char *fmt, const char *a, int print_usage)
-{
-    fprintf(stderr, "nas show: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\n");
-    if (print_usage)
-        nas_cli_usage(stderr, "show");
-    return NAS_EXIT_USAGE;
-}
-
 int nas_cmd_show(int argc, char **argv)
 {
     const char *db = "nas.db", *trial_arg = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0) {
             if (++i >= argc)
-                return usage("%s", "--db needs a path", 1);
+                return nas_cli_usage_error("show", "--db needs a path");
             db = argv[i];
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return usage("unknown option '%s'", argv[i], 1);
+            return nas_cli_usage_error("show", "unknown option '%s'", argv[i]);
         } else if (!trial_arg) {
             trial_arg = argv[i];
         } else {
-            return usage("unexpected argument '%s' (one TRIAL id)", argv[i], 0);
+            fprintf(stderr, "nas show: unexpected argument '%s' (one TRIAL id)\n", argv[i]);
+            return NAS_EXIT_USAGE;
         }
     }
     if (!trial_arg)
-        return usage("%s", "missing TRIAL (a trial id from `nas query`)", 1);
+        return nas_cli_usage_error("show", "missing TRIAL (a trial id from `nas query`)");
     long id;
-    if (nas_cli_parse_long(trial_arg, 1, LONG_MAX, &id))
-        return usage("TRIAL must be a positive integer trial id, got '%s'", trial_arg, 0);
+    if (nas_cli_parse_long(trial_arg, 1, LONG_MAX, &id)) {
+        fprintf(stderr, "nas show: TRIAL must be a positive integer trial id, got '%s'\n",
+                trial_arg);
+        return NAS_EXIT_USAGE;
+    }
     nas_error err;
     nas_store *st = NULL;
     int rc = nas_store_open(db, 1, &st, &err);

@@ -21,15 +21,6 @@ static void on_signal(int sig)
     g_stop = 1;
 }
 
-static int usage(const char *fmt, const char *a)
-{
-    fprintf(stderr, "nas train: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\n");
-    nas_cli_usage(stderr, "train");
-    return NAS_EXIT_USAGE;
-}
-
 /* A positive number (or >= 0 with zero_ok) up to max into *out. */
 static int parse_num(const char *v, double max, int zero_ok, double *out)
 {
@@ -59,53 +50,55 @@ static int option(nas_arch_train_opts *o, const char *a, const char *v)
         o->genotype = v;
     } else if (!strcmp(a, "--channels")) {
         if (parse_int(v, 1, 4096, &o->channels))
-            return usage("--channels needs 1..4096, not '%s'", v);
+            return nas_cli_usage_error("train", "--channels needs 1..4096, not '%s'", v);
     } else if (!strcmp(a, "--cells")) {
         if (parse_int(v, 0, 64, &o->cells))
-            return usage("--cells needs 0..64 (cells per stage), not '%s'", v);
+            return nas_cli_usage_error("train",
+                                       "--cells needs 0..64 (cells per stage), not '%s'", v);
     } else if (!strcmp(a, "--lr")) {
         if (parse_num(v, 100, 0, &o->lr))
-            return usage("--lr needs a positive number up to 100, not '%s'", v);
+            return nas_cli_usage_error("train",
+                                       "--lr needs a positive number up to 100, not '%s'", v);
     } else if (!strcmp(a, "--momentum")) {
         if (parse_num(v, 0.999, 1, &o->momentum))
-            return usage("--momentum needs 0..0.999, not '%s'", v);
+            return nas_cli_usage_error("train", "--momentum needs 0..0.999, not '%s'", v);
     } else if (!strcmp(a, "--weight-decay")) {
         if (parse_num(v, 1, 1, &o->weight_decay))
-            return usage("--weight-decay needs 0..1, not '%s'", v);
+            return nas_cli_usage_error("train", "--weight-decay needs 0..1, not '%s'", v);
     } else if (!strcmp(a, "--schedule")) {
         if (strcmp(v, "cosine") && strcmp(v, "constant"))
-            return usage("--schedule is cosine or constant, not '%s'", v);
+            return nas_cli_usage_error("train", "--schedule is cosine or constant, not '%s'", v);
         o->schedule = v;
     } else if (!strcmp(a, "--progress")) {
         if (parse_num(v, 86400, 1, &o->progress_s))
-            return usage("--progress needs seconds between progress lines (0: every step), "
-                         "not '%s'", v);
+            return nas_cli_usage_error("train", "--progress needs seconds between progress "
+                                       "lines (0: every step), not '%s'", v);
     } else if (!strcmp(a, "--epochs")) {
         if (parse_int(v, 1, 100000, &o->epochs))
-            return usage("--epochs needs 1..100000, not '%s'", v);
+            return nas_cli_usage_error("train", "--epochs needs 1..100000, not '%s'", v);
     } else if (!strcmp(a, "--seed")) {
         if (nas_cli_parse_u64(v, &o->seed))
-            return usage("--seed needs a non-negative integer, not '%s'", v);
+            return nas_cli_usage_error("train", "--seed needs a non-negative integer, not '%s'", v);
         o->have_seed = 1;
     } else if (!strcmp(a, "--precision")) {
         if (strcmp(v, "fp32") && strcmp(v, "bf16") && strcmp(v, "fp16"))
-            return usage("--precision: '%s' is not fp32, bf16 or fp16", v);
+            return nas_cli_usage_error("train", "--precision: '%s' is not fp32, bf16 or fp16", v);
         o->precision = v;
     } else if (!strcmp(a, "--threads")) {
         if (parse_int(v, 0, 1024, &o->threads))
-            return usage("--threads needs 0..1024, not '%s'", v);
+            return nas_cli_usage_error("train", "--threads needs 0..1024, not '%s'", v);
     } else if (!strcmp(a, "--batch-size")) {
         if (parse_int(v, 1, 65536, &o->batch))
-            return usage("--batch-size needs 1..65536, not '%s'", v);
+            return nas_cli_usage_error("train", "--batch-size needs 1..65536, not '%s'", v);
     } else if (!strcmp(a, "--subset")) {
         if (parse_int(v, 1, 60000, &o->subset))
-            return usage("--subset needs 1..60000, not '%s'", v);
+            return nas_cli_usage_error("train", "--subset needs 1..60000, not '%s'", v);
     } else if (!strcmp(a, "--test-subset")) {
         if (parse_int(v, 1, 10000, &o->test_subset))
-            return usage("--test-subset needs 1..10000, not '%s'", v);
+            return nas_cli_usage_error("train", "--test-subset needs 1..10000, not '%s'", v);
     } else if (!strcmp(a, "--stop-after")) {
         if (parse_int(v, 1, 100000, &o->stop_after))
-            return usage("--stop-after needs a positive epoch, not '%s'", v);
+            return nas_cli_usage_error("train", "--stop-after needs a positive epoch, not '%s'", v);
     } else if (!strcmp(a, "--db")) {
         o->db = v;
     } else if (!strcmp(a, "--augment")) {
@@ -117,7 +110,7 @@ static int option(nas_arch_train_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--checkpoint")) {
         o->checkpoint = v;
     } else {
-        return usage("unknown option '%s'", a);
+        return nas_cli_usage_error("train", "unknown option '%s'", a);
     }
     return -1;
 }
@@ -137,7 +130,7 @@ static int parse(int argc, char **argv, nas_arch_train_opts *o)
         }
         if (a[0] != '-') {
             if (o->arch)
-                return usage("unexpected argument '%s' (one ARCH.json)", a);
+                return nas_cli_usage_error("train", "unexpected argument '%s' (one ARCH.json)", a);
             o->arch = a;
             continue;
         }
@@ -146,7 +139,7 @@ static int parse(int argc, char **argv, nas_arch_train_opts *o)
             continue;
         }
         if (!v)
-            return usage("%s needs a value", a);
+            return nas_cli_usage_error("train", "%s needs a value", a);
         if (!inline_v)
             i++;
         int rc = option(o, a, v);
@@ -166,7 +159,7 @@ int nas_cmd_train(int argc, char **argv)
     nas_error err;
     nas_error_clear(&err);
     if (nas_arch_train_opts_check(&o, &err))
-        return usage("%s", err.msg);
+        return nas_cli_usage_error("train", "%s", err.msg);
     o.out = stdout;
     o.progress = stderr;
     o.stop = &g_stop;
@@ -181,7 +174,7 @@ int nas_cmd_train(int argc, char **argv)
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (rc == NAS_ECONFIG) /* a recipe with 0 epochs */
-        return usage("%s", err.msg);
+        return nas_cli_usage_error("train", "%s", err.msg);
     if (rc)
         fprintf(stderr, "nas train: %s\n", err.msg[0] ? err.msg : nas_strerror(rc));
     if (rc == NAS_EINTR)

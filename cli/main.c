@@ -1,5 +1,6 @@
 /* cli/main.c - `nas` entry point: dispatch through the command table. */
 #include <errno.h>  /* errno */
+#include <stdarg.h> /* va_list */
 #include <stdio.h>
 #include <stdlib.h> /* getenv, setenv, strtol, strtoull */
 #include <string.h>
@@ -111,6 +112,18 @@ void nas_cli_usage(FILE *f, const char *cmd_name)
             return;
         }
     }
+}
+
+int nas_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "nas %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    nas_cli_usage(stderr, cmd);
+    return NAS_EXIT_USAGE;
 }
 
 int nas_cli_exit_code(int status)

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h> /* FILE */
 #include "nas/status.h"
+#include "nas/search.h" /* nas_run_summary */
 #include "nas/store.h"
 
 #ifdef __cplusplus
@@ -40,6 +41,15 @@ typedef struct nas_report_opts {
  */
 int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int *n_front,
                      nas_error *err);
+
+/*
+ * nas_report_write into the file `path` (`nas report -o`): the page goes
+ * to PATH.tmp, renamed over `path` when complete, so a viewer never sees
+ * half a page; PATH.tmp is removed on failure. Errors: as
+ * nas_report_write, NAS_EIO (cannot create, write or rename the file).
+ */
+int nas_report_write_file(nas_store *st, const nas_report_opts *opts, const char *path,
+                          int *n_front, nas_error *err);
 
 /* ---- views over stored results: `nas query`, `nas show`, `nas experiments` -------- */
 
@@ -95,6 +105,32 @@ int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err)
  */
 int nas_report_experiments(nas_store *st, nas_report_format format, FILE *out,
                            nas_error *err);
+
+/* ---- the end of a search run: `nas run` (report/run_summary.c) ---------------------- */
+
+/*
+ * Write how a run of nas_search_run ended (its `status`: NAS_OK or
+ * NAS_EINTR) to `out`: stopped / ended early / complete with the trial
+ * counts and this run's wall time, trials rejected by
+ * constraints.latency_ms, the best trial (val_accuracy as a fraction),
+ * where the results are, and after NAS_EINTR the command `resume` that
+ * resumes it. After NAS_OK, warnings about failed trials (or that every
+ * trial failed) and diverged trials go to `log`. `ename` is the
+ * experiment's name, `db` the database path as given.
+ */
+void nas_report_run_summary(const nas_run_summary *sum, int status, const char *ename,
+                            const char *db, const char *resume, FILE *out, FILE *log);
+
+/* ---- the machine: `nas devices` (report/devices.c) ---------------------------------- */
+
+/*
+ * Write the kernel backends compiled in and the devices found to `out`:
+ * the CPU (model, threads, RAM in GiB), then each CUDA device (name,
+ * memory in GiB, compute capability, SMs), or why there is none (not
+ * compiled in, no device, the query failed - not an error here).
+ * Errors: the CPU query's (nas_devices_query).
+ */
+int nas_report_devices(FILE *out, nas_error *err);
 
 #ifdef __cplusplus
 }
