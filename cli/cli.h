@@ -6,6 +6,7 @@
 #ifndef NAS_CLI_H
 #define NAS_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include "nas/status.h"
 
@@ -30,19 +31,13 @@ int nas_cmd_devices(int argc, char **argv);
 int nas_cmd_report(int argc, char **argv);
 int nas_cmd_export(int argc, char **argv);
 int nas_cmd_space(int argc, char **argv);
-/* `nas train ARCH.json ...` (cli/cmd_train_arch.c); nas_cmd_train hands over. */
-int nas__cmd_train_arch(int argc, char **argv);
-/* `nas train --precision P` (cli/cmd_train.c; both forms of nas train):
- * nas__cli_precision_ok is 1 for "fp32", "bf16" and "fp16";
- * nas__cli_set_precision applies P with nas_backend_set_precision and, when
- * the backend refuses (e.g. fp16 on the cpu backend: NAS_EUNSUPPORTED),
- * fills err with the precision, the backend and its reason. */
-struct nas_backend;
-int nas__cli_precision_ok(const char *p);
-int nas__cli_set_precision(struct nas_backend *be, const char *precision, nas_error *err);
-
 /* Print the command's usage and help to `f`. */
 void nas_cli_usage(FILE *f, const char *cmd_name);
+
+/* Print "nas CMD: MESSAGE" (printf-style) and CMD's usage to stderr;
+ * returns NAS_EXIT_USAGE. */
+int nas_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Map a nas_status to an exit code: config/usage errors 2, others 1. */
 int nas_cli_exit_code(int status);
@@ -51,6 +46,13 @@ int nas_cli_exit_code(int status);
  * (and leaves *out alone) for junk, trailing text, overflow or a value out
  * of range - strtol with its end-pointer and errno checked. */
 int nas_cli_parse_long(const char *s, long lo, long hi, long *out);
+
+/* Parse a whole non-negative decimal integer (no sign) into *out. Returns
+ * 0, or -1 (and leaves *out alone) for junk, trailing text or overflow. */
+int nas_cli_parse_u64(const char *s, uint64_t *out);
+
+/* 1 if `arg` is one of the NULL-terminated `names`. */
+int nas_cli_is_one_of(const char *arg, const char *const *names);
 
 /* 1 if argv has -h/--help (then the caller prints usage and exits 0). */
 int nas_cli_wants_help(int argc, char **argv);

@@ -1,674 +1,128 @@
 /*
- * cli/cmd_export.c - `nas export`: write the best trial of an experiment
- * (by its objective and constraints, or by --by COLUMN), a given trial, or
- * any cell given with --genotype, as an architecture JSON, an ONNX model
- * or a PyTorch module + .npz weights (docs/export.md).
- *
- * --logits FILE also runs nas's own eval-mode forward pass on the first
- * --logits-batch Fashion-MNIST test images with the exported weights and
- * writes images, labels and logits to an .npz, so tests (and users) can
- * check an export against nas without nas.
+ * cli/cmd_export.c - `nas export`: options into a nas_export_opts, one
+ * nas_export_trial call (export/export_trial.c, docs/export.md), and a
+ * summary of what was written.
  */
 #include <errno.h>
 #include <inttypes.h> /* PRId64 */
-#include <limits.h>   /* PATH_MAX */
-#include <math.h>     /* isfinite, NAN */
+#include <limits.h>   /* LONG_MAX */
+#include <math.h>     /* isfinite */
 #include <stdio.h>
-#include <stdlib.h>   /* strtoll, realpath */
+#include <stdlib.h>   /* strtoull */
 #include <string.h>
 #include "cli/cli.h"
-#include "nas/evaluator.h"
 #include "nas/export.h"
-#include "nas/store.h"
-#include "nas/trainer.h"
-#include "trainer/weights_impl.h" /* nas__npz_*: the --logits file */
 
-#define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
-
-typedef struct export_opts {
-    const char *db, *experiment, *genotype, *by, *format, *weights, *out, *logits, *backend,
-        *data;
-    int best;
-    int64_t trial;
-    long logits_batch, channels, cells;
-    unsigned long long seed;
-} export_opts;
-
-static int usage(const char *fmt, const char *a)
+/* One option with its value v; -1 when handled, else the exit code. */
+static int option(nas_export_opts *o, const char *a, const char *v)
 {
-    fprintf(stderr, "nas export: ");
-    fprintf(stderr, fmt, a);
-    fprintf(stderr, "\n");
-    nas_cli_usage(stderr, "export");
-    return NAS_EXIT_USAGE;
-}
-
-static int parse_args(int argc, char **argv, export_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->db = "nas.db";
-    o->trial = -1;
-    o->weights = "trained";
-    o->backend = "ref";
-    o->logits_batch = 16;
-    o->channels = 16;
-    o->cells = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEEDV()                                         \
-    do {                                                \
-        if (!v)                                         \
-            return usage("%s needs a value", a);        \
-        i++;                                            \
-    } while (0)
-        if (!strcmp(a, "--best")) {
-            o->best = 1;
-        } else if (!strcmp(a, "--db")) {
-            NEEDV();
-            o->db = v;
-        } else if (!strcmp(a, "--experiment")) {
-            NEEDV();
-            o->experiment = v;
-        } else if (!strcmp(a, "--trial")) {
-            NEEDV();
-            long t;
-            if (nas_cli_parse_long(v, 1, LONG_MAX, &t))
-                return usage("--trial needs a positive trial id, not '%s'", v);
-            o->trial = t;
-        } else if (!strcmp(a, "--genotype")) {
-            NEEDV();
-            o->genotype = v;
-        } else if (!strcmp(a, "--by")) {
-            NEEDV();
-            o->by = v;
-        } else if (!strcmp(a, "--format")) {
-            NEEDV();
-            if (strcmp(v, "json") && strcmp(v, "onnx") && strcmp(v, "pytorch"))
-                return usage("--format must be json, onnx or pytorch, not '%s'", v);
-            o->format = v;
-        } else if (!strcmp(a, "--weights")) {
-            NEEDV();
-            if (strcmp(v, "trained") && strcmp(v, "init"))
-                return usage("--weights must be trained or init, not '%s'", v);
-            o->weights = v;
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            NEEDV();
-            o->out = v;
-        } else if (!strcmp(a, "--logits")) {
-            NEEDV();
-            o->logits = v;
-        } else if (!strcmp(a, "--logits-batch")) {
-            NEEDV();
-            if (nas_cli_parse_long(v, 1, 10000, &o->logits_batch))
-                return usage("--logits-batch needs 1..10000, not '%s'", v);
-        } else if (!strcmp(a, "--backend")) {
-            NEEDV();
-            o->backend = v;
-        } else if (!strcmp(a, "--data")) {
-            NEEDV();
-            o->data = v;
-        } else if (!strcmp(a, "--channels")) {
-            NEEDV();
-            if (nas_cli_parse_long(v, 1, 4096, &o->channels))
-                return usage("--channels needs 1..4096, not '%s'", v);
-        } else if (!strcmp(a, "--cells")) {
-            NEEDV();
-            if (nas_cli_parse_long(v, 0, 64, &o->cells))
-                return usage("--cells needs 0..64, not '%s'", v);
-        } else if (!strcmp(a, "--seed")) {
-            NEEDV();
-            char *end;
-            errno = 0;
-            o->seed = strtoull(v, &end, 10);
-            if (errno || end == v || *end || v[0] == '-')
-                return usage("--seed needs a non-negative integer, not '%s'", v);
-        } else {
-            return usage(a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'", a);
-        }
-#undef NEEDV
-    }
-    int sources = o->best + (o->trial >= 0) + (o->genotype != NULL);
-    if (sources != 1)
-        return usage("%s", "give exactly one of --best, --trial ID or --genotype STRING");
-    if (!o->format)
-        return usage("%s", "--format json|onnx|pytorch is required");
-    if (!o->out)
-        return usage("%s", "-o FILE is required");
-    if (o->by && !o->best)
-        return usage("%s", "--by ranks trials for --best only");
-    if (o->genotype && !strcmp(o->weights, "trained")) {
-        /* A bare genotype has no trained weights: init is the only choice. */
-        o->weights = "init";
-    }
-    if (o->logits && !strcmp(o->format, "pytorch")) {
-        /* FILE.py's weights go to FILE.npz: --logits must not overwrite them. */
-        size_t n = strlen(o->out);
-        char npz[4096];
-        snprintf(npz, sizeof npz, "%.*s.npz",
-                 (int)(n > 3 && !strcmp(o->out + n - 3, ".py") ? n - 3 : n), o->out);
-        if (!strcmp(npz, o->logits))
-            return usage("--logits %s would overwrite the module's weights: choose another name",
-                         o->logits);
-    }
-    if (o->logits && !strcmp(o->logits, o->out))
-        return usage("--logits %s is also the output file", o->logits);
-    return -1; /* parsed */
-}
-
-/* ---- choosing the trial --------------------------------------------------------- */
-
-typedef struct column {
-    const char *name;
-    int maximize;
-} column;
-
-static const column COLUMNS[] = {
-    {"val_accuracy", 1}, {"test_accuracy", 1}, {"score", 1},         {"train_loss", 0},
-    {"macs", 0},         {"params", 0},        {"latency_ms", 0},    {"train_seconds", 0},
-};
-
-static double column_value(const nas_store_trial *t, const char *name)
-{
-    if (!strcmp(name, "val_accuracy"))
-        return t->val_accuracy;
-    if (!strcmp(name, "test_accuracy"))
-        return t->test_accuracy >= 0 ? t->test_accuracy : NAN;
-    if (!strcmp(name, "score"))
-        return t->score;
-    if (!strcmp(name, "train_loss"))
-        return t->train_loss;
-    if (!strcmp(name, "macs"))
-        return t->macs > 0 ? (double)t->macs : NAN;
-    if (!strcmp(name, "params"))
-        return t->params > 0 ? (double)t->params : NAN;
-    if (!strcmp(name, "latency_ms"))
-        return t->latency_ms;
-    if (!strcmp(name, "train_seconds"))
-        return t->train_seconds;
-    return NAN;
-}
-
-/* "--by latency_ms" or "--by latency_ms:max": column and direction. */
-static int parse_by(const char *by, char *name, size_t n, int *maximize, nas_error *err)
-{
-    snprintf(name, n, "%s", by);
-    char *colon = strchr(name, ':');
-    int dir = -1;
-    if (colon) {
-        *colon = 0;
-        if (!strcmp(colon + 1, "max"))
-            dir = 1;
-        else if (!strcmp(colon + 1, "min"))
-            dir = 0;
-        else
-            return nas_error_set(err, NAS_EINVAL, "--by %s: direction must be :max or :min", by);
-    }
-    for (size_t i = 0; i < sizeof COLUMNS / sizeof COLUMNS[0]; i++)
-        if (!strcmp(COLUMNS[i].name, name)) {
-            *maximize = dir >= 0 ? dir : COLUMNS[i].maximize;
-            return NAS_OK;
-        }
-    char list[256] = "";
-    for (size_t i = 0; i < sizeof COLUMNS / sizeof COLUMNS[0]; i++)
-        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
-                 COLUMNS[i].name);
-    return nas_error_set(err, NAS_EINVAL, "--by %s: unknown column (expected one of: %s)", by,
-                         list);
-}
-
-/* The best done, feasible trial of experiment `exp` under `metric`. */
-static int pick_best(nas_store *st, const nas_store_experiment *exp, const char *metric,
-                     int maximize, nas_store_trial *best, nas_error *err)
-{
-    nas_store_trial *all = NULL;
-    int n = 0;
-    int rc = nas_store_trial_list(st, exp->id, &all, &n, err);
-    if (rc)
-        return rc;
-    if (n == 0) {
-        free(all);
-        return nas_error_set(err, NAS_ENOTFOUND,
-                             "experiment '%s' in %s has no trials yet: nothing to export",
-                             exp->name, nas_store_path(st));
-    }
-    int found = -1, n_done = 0, n_failed = 0, n_infeasible = 0, n_unmeasured = 0;
-    double bestv = 0;
-    for (int i = 0; i < n; i++) {
-        const nas_store_trial *t = &all[i];
-        if (t->status == NAS_TRIAL_FAILED)
-            n_failed++;
-        if (t->status != NAS_TRIAL_DONE)
-            continue;
-        n_done++;
-        if (!nas_store_trial_feasible(t)) {
-            n_infeasible++;
-            continue;
-        }
-        double v = column_value(t, metric);
-        if (!isfinite(v)) {
-            n_unmeasured++;
-            continue;
-        }
-        if (found < 0 || (maximize ? v > bestv : v < bestv)) {
-            found = i;
-            bestv = v;
-        }
-    }
-    if (found < 0) {
-        int rc2 = nas_error_set(err, NAS_ENOTFOUND,
-                                "experiment '%s' in %s has no trial to export: %d trials, %d "
-                                "done (%d violate a constraint, %d have no %s), %d failed",
-                                exp->name, nas_store_path(st), n, n_done, n_infeasible,
-                                n_unmeasured, metric, n_failed);
-        free(all);
-        return rc2;
-    }
-    *best = all[found];
-    free(all);
-    return NAS_OK;
-}
-
-/* ---- the architecture ------------------------------------------------------------ */
-
-static void arch_from_config(nas_arch *a, const nas_config *cfg)
-{
-    a->op_mask = cfg->space.op_mask;
-    a->net.channels = cfg->space.channels;
-    a->net.stages = cfg->space.stages;
-    a->net.cells_per_stage = cfg->space.cells_per_stage;
-    a->recipe.epochs = cfg->proxy.epochs;
-    a->recipe.batch_size = cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128;
-    a->recipe.lr = cfg->proxy.lr;
-    a->recipe.momentum = cfg->proxy.momentum;
-    a->recipe.nesterov = cfg->proxy.nesterov;
-    a->recipe.weight_decay = cfg->proxy.weight_decay;
-    a->recipe.schedule = cfg->proxy.schedule;
-    a->recipe.seed = cfg->seed;
-    snprintf(a->backend, sizeof a->backend, "%s", cfg->proxy.backend[0] ? cfg->proxy.backend : "cpu");
-    a->threads = cfg->proxy.threads;
-    snprintf(a->data.dataset, sizeof a->data.dataset, "%s", cfg->data.dataset);
-    snprintf(a->data.dir, sizeof a->data.dir, "%s", cfg->data.dir);
-    snprintf(a->data.format, sizeof a->data.format, "%s", cfg->data.format);
-    a->data.train_subset = cfg->data.train_subset;
-    a->data.valid = cfg->data.valid;
-    a->data.split_seed = cfg->seed;
-    snprintf(a->experiment, sizeof a->experiment, "%s", cfg->experiment);
-}
-
-static void arch_from_trial(nas_arch *a, const nas_store_trial *t)
-{
-    snprintf(a->genotype, sizeof a->genotype, "%s", t->genotype);
-    a->trial_id = t->id;
-    a->experiment_id = t->experiment_id;
-    snprintf(a->experiment, sizeof a->experiment, "%s", t->experiment);
-    a->metrics.val_accuracy = t->val_accuracy;
-    a->metrics.test_accuracy = t->test_accuracy >= 0 ? t->test_accuracy : NAN;
-    a->metrics.train_loss = t->train_loss;
-    a->metrics.macs = t->macs;
-    a->metrics.params = t->params;
-    a->metrics.latency_ms = t->latency_ms;
-    a->metrics.train_seconds = t->train_seconds;
-    a->metrics.epochs = t->epochs;
-}
-
-/*
- * The store keeps an experiment's canonical config as dotted lines
- * ("proxy.lr = 0.05;", nas_config_canonical). Rebuild libconfig groups from
- * them ("proxy: { lr = 0.05; };") so the config parser reads every setting
- * back. Lines of one group are contiguous in the canonical order.
- * Returns a malloc'd string or NULL.
- */
-static char *canonical_to_conf(const char *canon)
-{
-    size_t cap = strlen(canon) * 2 + 256, len = 0;
-    char *out = malloc(cap);
-    if (!out)
-        return NULL;
-    char open[4][NAS_NAME_MAX]; /* currently open groups */
-    int depth = 0;
-    for (const char *p = canon; *p;) {
-        const char *e = strchr(p, '\n');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        const char *eq = memchr(p, '=', n);
-        char key[256] = "";
-        size_t kl = eq ? (size_t)(eq - p) : 0;
-        while (kl && p[kl - 1] == ' ')
-            kl--;
-        if (kl >= sizeof key)
-            kl = 0;
-        memcpy(key, p, kl);
-        key[kl] = 0;
-        /* Split the key into groups + leaf. */
-        char *parts[6];
-        int np = 0;
-        for (char *save = NULL, *t = strtok_r(key, ".", &save); t && np < 6;
-             t = strtok_r(NULL, ".", &save))
-            parts[np++] = t;
-        int groups = np > 0 ? np - 1 : 0;
-        if (groups > 4)
-            groups = 4;
-        int keep = 0;
-        while (keep < depth && keep < groups && !strcmp(open[keep], parts[keep]))
-            keep++;
-        for (; depth > keep; depth--)
-            len += (size_t)snprintf(out + len, cap - len, "%*s};\n", 2 * (depth - 1), "");
-        for (; depth < groups; depth++) {
-            snprintf(open[depth], sizeof open[depth], "%s", parts[depth]);
-            len += (size_t)snprintf(out + len, cap - len, "%*s%s: {\n", 2 * depth, "",
-                                    parts[depth]);
-        }
-        if (np > 0 && eq)
-            len += (size_t)snprintf(out + len, cap - len, "%*s%s %.*s\n", 2 * depth, "",
-                                    parts[np - 1], (int)(n - (size_t)(eq - p)), eq);
-        if (len + 512 > cap) {
-            cap *= 2;
-            char *q = realloc(out, cap);
-            if (!q) {
-                free(out);
-                return NULL;
-            }
-            out = q;
-        }
-        p += n + (e ? 1 : 0);
-    }
-    for (; depth > 0; depth--)
-        len += (size_t)snprintf(out + len, cap - len, "%*s};\n", 2 * (depth - 1), "");
-    return out;
-}
-
-/* The experiment's settings: its canonical config rebuilt as libconfig
- * groups, else the config file as written; objectives and constraints
- * from the store's own reader. */
-static int experiment_config(nas_store *st, int64_t exp_id, nas_config *cfg, nas_error *err)
-{
-    char *canon = NULL, *text = NULL;
-    nas_error e1, e2;
-    nas_error_clear(&e1);
-    nas_error_clear(&e2);
-    int rc = nas_store_experiment_canonical(st, exp_id, &canon, err);
-    if (rc)
-        return rc;
-    char *conf = canonical_to_conf(canon);
-    free(canon);
-    rc = conf ? nas_config_parse_string(conf, "stored canonical config", cfg, &e1) : NAS_ENOMEM;
-    free(conf);
-    if (rc && nas_store_experiment_conf_text(st, exp_id, &text, &e2) == NAS_OK) {
-        rc = nas_config_parse_string(text, "stored config text", cfg, &e2);
-        free(text);
-    }
-    if (rc)
-        return nas_error_set(err, NAS_EFORMAT, "%s: cannot read experiment %lld's config: %s%s%s",
-                             nas_store_path(st), (long long)exp_id, e1.msg, e2.msg[0] ? "; " : "",
-                             e2.msg);
-    nas_config obj;
-    if (nas_store_experiment_objectives(st, exp_id, &obj, &e2) == NAS_OK) {
-        cfg->n_objectives = obj.n_objectives;
-        memcpy(cfg->objectives, obj.objectives, sizeof cfg->objectives);
-        cfg->constraints = obj.constraints;
-    }
-    return NAS_OK;
-}
-
-/* Issue 16: the experiment's data (shape, classes, normalisation) from the
- * "# data:" line of its canonical text; none for the Fashion-MNIST shorthand. */
-static void data_from_store(nas_store *st, int64_t exp_id, nas_arch *a)
-{
-    char *canon = NULL;
-    nas_data_info info;
-    if (nas_store_experiment_canonical(st, exp_id, &canon, NULL) == NAS_OK &&
-        nas_data_info_parse(canon, &info)) {
-        a->data.norm = info;
-        a->net.in_c = info.c;
-        a->net.in_h = info.h;
-        a->net.in_w = info.w;
-        a->net.classes = info.classes;
-    }
-    free(canon);
-}
-
-/* Everything from the store: trial, experiment config, weights path. */
-static int arch_from_store(const export_opts *o, nas_arch *a, nas_error *err)
-{
-    nas_store *st = NULL;
-    int rc = nas_store_open(o->db, 1, &st, err);
-    if (rc)
-        return rc;
-    nas_store_trial t;
-    nas_store_experiment exp;
-    nas_config cfg;
-    if (o->trial >= 0) {
-        rc = nas_store_trial_get(st, o->trial, &t, err);
-        if (!rc && t.status == NAS_TRIAL_FAILED)
-            rc = nas_error_set(err, NAS_EINVAL,
-                               "trial %" PRId64 " failed (%s): it has no result to export", t.id,
-                               t.error[0] ? t.error : "no reason recorded");
-        else if (!rc && t.status != NAS_TRIAL_DONE)
-            rc = nas_error_set(err, NAS_EINVAL,
-                               "trial %" PRId64 " is %s, not done: it has no result to export yet",
-                               t.id, nas_trial_status_name(t.status));
+    long n;
+    if (!strcmp(a, "--db")) {
+        o->db = v;
+    } else if (!strcmp(a, "--experiment")) {
+        o->experiment = v;
+    } else if (!strcmp(a, "--trial")) {
+        if (nas_cli_parse_long(v, 1, LONG_MAX, &n))
+            return nas_cli_usage_error("export", "--trial needs a positive trial id, not '%s'", v);
+        o->trial = n;
+    } else if (!strcmp(a, "--genotype")) {
+        o->genotype = v;
+    } else if (!strcmp(a, "--by")) {
+        o->by = v;
+    } else if (!strcmp(a, "--format")) {
+        if (strcmp(v, "json") && strcmp(v, "onnx") && strcmp(v, "pytorch"))
+            return nas_cli_usage_error("export",
+                                       "--format must be json, onnx or pytorch, not '%s'", v);
+        o->format = v;
+    } else if (!strcmp(a, "--weights")) {
+        if (strcmp(v, "trained") && strcmp(v, "init"))
+            return nas_cli_usage_error("export", "--weights must be trained or init, not '%s'", v);
+        o->init_weights = !strcmp(v, "init");
+    } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+        o->out = v;
+    } else if (!strcmp(a, "--logits")) {
+        o->logits = v;
+    } else if (!strcmp(a, "--logits-batch")) {
+        if (nas_cli_parse_long(v, 1, 10000, &n))
+            return nas_cli_usage_error("export", "--logits-batch needs 1..10000, not '%s'", v);
+        o->logits_batch = (int)n;
+    } else if (!strcmp(a, "--backend")) {
+        o->backend = v;
+    } else if (!strcmp(a, "--data")) {
+        o->data = v;
+    } else if (!strcmp(a, "--channels")) {
+        if (nas_cli_parse_long(v, 1, 4096, &n))
+            return nas_cli_usage_error("export", "--channels needs 1..4096, not '%s'", v);
+        o->channels = (int)n;
+    } else if (!strcmp(a, "--cells")) {
+        if (nas_cli_parse_long(v, 0, 64, &n))
+            return nas_cli_usage_error("export", "--cells needs 0..64, not '%s'", v);
+        o->cells = (int)n;
+    } else if (!strcmp(a, "--seed")) {
+        if (nas_cli_parse_u64(v, &o->seed))
+            return nas_cli_usage_error("export",
+                                       "--seed needs a non-negative integer, not '%s'", v);
     } else {
-        rc = nas_store_experiment_find(st, o->experiment, &exp, err);
+        return nas_cli_usage_error("export", a[0] == '-' ? "unknown option '%s'"
+                                                         : "unexpected argument '%s'", a);
     }
-    if (!rc)
-        rc = experiment_config(st, o->trial >= 0 ? t.experiment_id : exp.id, &cfg, err);
-    if (!rc && o->best) {
-        char metric[NAS_NAME_MAX];
-        int maximize = 1;
-        if (o->by)
-            rc = parse_by(o->by, metric, sizeof metric, &maximize, err);
-        else {
-            snprintf(metric, sizeof metric, "%s",
-                     cfg.n_objectives > 0 ? cfg.objectives[0].metric : "val_accuracy");
-            maximize = cfg.n_objectives > 0 ? cfg.objectives[0].maximize : 1;
-        }
-        if (!rc)
-            rc = pick_best(st, &exp, metric, maximize, &t, err);
-        if (!rc)
-            fprintf(stderr, "nas export: best trial of '%s' by %s (%s): %" PRId64 "\n", exp.name,
-                    metric, maximize ? "max" : "min", t.id);
-    }
-    if (!rc) {
-        arch_from_config(a, &cfg);
-        arch_from_trial(a, &t);
-        data_from_store(st, t.experiment_id, a);
-        char real[PATH_MAX];
-        snprintf(a->db_path, sizeof a->db_path, "%s", realpath(o->db, real) ? real : o->db);
-        nas_error e2;
-        /* JSON holds no weights: it only names them (source.weights) when
-         * kept, and needs them only for --logits */
-        int need = !strcmp(o->weights, "trained") && (strcmp(o->format, "json") || o->logits);
-        if (cfg.evaluator.kind == NAS_EVALUATOR_TABLE) {
-            a->weights[0] = 0; /* looked up in a table, never trained */
-            if (need)
-                rc = nas_error_set(err, NAS_ENOTFOUND,
-                                   "trial %" PRId64 " of '%s' was looked up in a table "
-                                   "(evaluator.kind = \"table\"), never trained: it has no "
-                                   "weights. Export it with --weights init (fresh weights), "
-                                   "or as --format json and train it with `nas train`",
-                                   t.id, t.experiment);
-        } else if (nas_store_trial_weights_get(st, t.id, a->weights, sizeof a->weights, &e2) !=
-                   NAS_OK) {
-            a->weights[0] = 0;
-            if (need || e2.code != NAS_ENOTFOUND)
-                rc = nas_error_set(err, e2.code == NAS_ENOTFOUND ? NAS_ENOTFOUND : e2.code, "%s",
-                                   e2.msg);
-        }
-    }
-    nas_store_close(st);
-    return rc;
+    return -1;
 }
 
-/* Parse a->genotype into a->net.genotype in a's cell space. `check` 1 (a
- * --genotype from the user) also requires a path from the cell's input to
- * its output (NAS_EINVAL otherwise). */
-static int arch_tokens(nas_arch *a, int check, nas_error *err)
-{
-    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = a->net.channels,
-                         .stages = a->net.stages, .cells_per_stage = a->net.cells_per_stage};
-    nas_space *sp = NULL;
-    int rc = nas_space_create(&sd, &sp, err);
-    if (!rc)
-        rc = nas_space_parse(sp, a->genotype, &a->net.genotype, err);
-    if (!rc && check && !nas_space_is_valid(sp, &a->net.genotype))
-        rc = nas_error_set(err, NAS_EINVAL, "--genotype %s: no path carries the input to the "
-                           "cell's output", a->genotype);
-    nas_space_destroy(sp);
-    return rc;
-}
-
-static int arch_from_genotype(const export_opts *o, nas_arch *a, nas_error *err)
-{
-    snprintf(a->genotype, sizeof a->genotype, "%s", o->genotype);
-    a->net.channels = (int)o->channels;
-    a->net.cells_per_stage = (int)o->cells;
-    a->recipe.seed = o->seed;
-    a->data.split_seed = o->seed;
-    int rc = arch_tokens(a, 1, err);
-    if (rc)
-        return rc == NAS_EFORMAT ? NAS_EINVAL : rc;
-    int64_t macs, params;
-    if (nas_count_net(&a->net, &macs, &params, NULL, NULL) == NAS_OK) {
-        a->metrics.macs = macs;
-        a->metrics.params = params;
-    }
-    return NAS_OK;
-}
-
-/* ---- logits ------------------------------------------------------------------------ */
-
-static int write_logits(nas_net *net, nas_backend *be, const export_opts *o, const nas_arch *a,
-                        nas_error *err)
-{
-    const char *dir = o->data ? o->data : (a->data.dir[0] ? a->data.dir : DEFAULT_DATA);
-    nas_dataset *test = NULL;
-    int rc = nas_fmnist_load(dir, "test", &test, err);
-    if (rc)
-        return rc;
-    int b = (int)o->logits_batch < test->n ? (int)o->logits_batch : test->n;
-    size_t per = (size_t)test->c * test->h * test->w;
-    nas_tensor *x = NULL;
-    const nas_tensor *y = NULL;
-    float *logits = NULL;
-    rc = nas_tensor_create(be, b, test->c, test->h, test->w, &x);
-    if (!rc)
-        rc = nas_tensor_upload(x, test->images, (size_t)b * per);
-    if (!rc)
-        rc = nas_net_forward(net, x, 0, &y);
-    if (!rc && !(logits = malloc(y->count * sizeof *logits)))
-        rc = NAS_ENOMEM;
-    if (!rc)
-        rc = nas_tensor_download(y, logits, y->count);
-    if (rc) {
-        rc = nas_error_set(err, rc, "forward pass for --logits: %s %s", nas_strerror(rc),
-                           nas_backend_last_error(be));
-    } else {
-        nas__npz_writer *z = NULL;
-        int64_t ishape[4] = {b, test->c, test->h, test->w}, lshape[2] = {b, a->net.classes},
-                nshape[1] = {b};
-        int64_t *labels = malloc((size_t)b * sizeof *labels);
-        if (!labels)
-            rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
-        for (int i = 0; !rc && i < b; i++)
-            labels[i] = test->labels[i];
-        if (!rc)
-            rc = nas__npz_create(o->logits, &z, err);
-        if (!rc)
-            rc = nas__npz_add(z, "images", "<f4", 4, ishape, test->images,
-                              (size_t)b * per * sizeof(float), err);
-        if (!rc)
-            rc = nas__npz_add(z, "labels", "<i8", 1, nshape, labels, (size_t)b * sizeof *labels,
-                              err);
-        if (!rc)
-            rc = nas__npz_add(z, "logits", "<f4", 2, lshape, logits, y->count * sizeof(float),
-                              err);
-        if (!rc)
-            rc = nas__npz_close(z, err);
-        else
-            nas__npz_abort(z);
-        free(labels);
-    }
-    free(logits);
-    nas_tensor_destroy(x);
-    nas_dataset_destroy(test);
-    return rc;
-}
-
-/* ---- the command ---------------------------------------------------------------------- */
+static const char *const VALUE_OPTS[] = {"--db", "--experiment", "--trial", "--genotype", "--by",
+    "--format", "--weights", "-o", "--output", "--logits", "--logits-batch", "--backend",
+    "--data", "--channels", "--cells", "--seed", NULL};
 
 int nas_cmd_export(int argc, char **argv)
 {
-    export_opts o;
-    int prc = parse_args(argc, argv, &o);
-    if (prc >= 0)
-        return prc;
+    nas_export_opts o;
+    nas_export_opts_init(&o);
+    for (int i = 1; i < argc; i++) {
+        int rc = -1;
+        if (!strcmp(argv[i], "--best"))
+            o.best = 1;
+        else if (!nas_cli_is_one_of(argv[i], VALUE_OPTS))
+            rc = option(&o, argv[i], NULL); /* unknown: a usage error */
+        else if (i + 1 >= argc)
+            return nas_cli_usage_error("export", "%s needs a value", argv[i]);
+        else {
+            rc = option(&o, argv[i], argv[i + 1]);
+            i++;
+        }
+        if (rc >= 0)
+            return rc;
+    }
     nas_error err;
     nas_error_clear(&err);
-    nas_arch a;
-    nas_arch_init(&a);
-    int rc = o.genotype ? arch_from_genotype(&o, &a, &err) : arch_from_store(&o, &a, &err);
-    if (!rc && !o.genotype)
-        rc = arch_tokens(&a, 0, &err);
-    nas_backend *be = NULL;
-    nas_net *net = NULL;
-    if (!rc)
-        rc = nas_backend_create(o.backend, 1, 0, &be, &err);
-    if (!rc)
-        rc = nas_net_create(be, &a.net, o.logits ? (int)o.logits_batch : 1, a.recipe.seed, &net,
-                            &err);
-    /* trained weights are loaded when they are there (JSON: only named) */
-    int trained = !strcmp(o.weights, "trained") && a.weights[0];
-    if (!rc && trained) {
-        rc = nas_weights_load(net, a.weights, &err);
-        if (rc)
-            nas_error_prefix(&err, "trial %" PRId64 "'s kept weights", a.trial_id);
-    }
-    if (!rc && a.metrics.params >= 0 && nas_net_param_count(net) != a.metrics.params)
-        rc = nas_error_set(&err, NAS_EINVAL,
-                           "the network has %" PRId64 " parameters but the trial recorded %" PRId64,
-                           nas_net_param_count(net), a.metrics.params);
-    char doc[NAS_GENOTYPE_STR_MAX + 256];
-    snprintf(doc, sizeof doc, "NAS-Bench-201 TinyNetwork %s (C=%d, N=%d); trial %" PRId64
-             " of experiment '%s'; weights %s",
-             a.genotype, a.net.channels, a.net.cells_per_stage, a.trial_id,
-             a.experiment[0] ? a.experiment : "-", trained ? "trained" : "init");
-    char npz[NAS_PATH_MAX + 8] = "";
-    if (!rc) {
-        if (!strcmp(o.format, "json"))
-            rc = nas_arch_write_json(&a, o.out, &err);
-        else if (!strcmp(o.format, "onnx"))
-            rc = nas_export_onnx(net, o.out, doc, &err);
-        else
-            rc = nas_export_pytorch(net, &a, o.out, npz, sizeof npz, &err);
-    }
-    if (!rc && o.logits)
-        rc = write_logits(net, be, &o, &a, &err);
-    if (!rc) {
-        printf("exported %s", a.genotype);
-        if (a.trial_id >= 0)
-            printf(" (trial %" PRId64 " of '%s'", a.trial_id, a.experiment);
-        if (a.trial_id >= 0 && isfinite(a.metrics.val_accuracy))
-            printf(", val_accuracy %.4f", a.metrics.val_accuracy);
-        printf("%s as %s to %s", a.trial_id >= 0 ? ")" : "", o.format, o.out);
-        if (npz[0])
-            printf(" + %s", npz);
-        if (!strcmp(o.format, "json")) /* the JSON describes the architecture only */
-            printf("\nparameters: %" PRId64 "  weights: none in the JSON%s%s%s\n",
-                   nas_net_param_count(net), a.weights[0] ? " (source.weights names the kept "
-                                                            "proxy weights: " : "",
-                   a.weights, a.weights[0] ? ")" : "");
-        else
-            printf("\nparameters: %" PRId64 "  weights: %s%s%s\n", nas_net_param_count(net),
-                   trained ? "trained" : "init", trained ? " from " : "",
-                   trained ? a.weights : "");
-        if (o.logits)
-            printf("logits of %ld test images: %s\n", o.logits_batch, o.logits);
-    }
-    nas_net_destroy(net);
-    nas_backend_destroy(be);
+    if (nas_export_opts_check(&o, &err))
+        return nas_cli_usage_error("export", "%s", err.msg);
+    nas_export_result r;
+    int rc = nas_export_trial(&o, &r, &err);
+    const nas_arch *a = &r.arch;
+    if (r.picked)
+        fprintf(stderr, "nas export: best trial of '%s' by %s (%s): %" PRId64 "\n", a->experiment,
+                r.by_metric, r.by_maximize ? "max" : "min", a->trial_id);
     if (rc) {
         fprintf(stderr, "nas export: %s\n", err.msg[0] ? err.msg : nas_strerror(rc));
         return rc == NAS_EINVAL ? NAS_EXIT_FAIL : nas_cli_exit_code(rc);
     }
+    printf("exported %s", a->genotype);
+    if (a->trial_id >= 0)
+        printf(" (trial %" PRId64 " of '%s'", a->trial_id, a->experiment);
+    if (a->trial_id >= 0 && isfinite(a->metrics.val_accuracy))
+        printf(", val_accuracy %.4f", a->metrics.val_accuracy);
+    printf("%s as %s to %s", a->trial_id >= 0 ? ")" : "", o.format, o.out);
+    if (r.npz[0])
+        printf(" + %s", r.npz);
+    if (!strcmp(o.format, "json")) /* the JSON describes the architecture only */
+        printf("\nparameters: %" PRId64 "  weights: none in the JSON%s%s%s\n", r.params,
+               a->weights[0] ? " (source.weights names the kept proxy weights: " : "",
+               a->weights, a->weights[0] ? ")" : "");
+    else
+        printf("\nparameters: %" PRId64 "  weights: %s%s%s\n", r.params,
+               r.trained ? "trained" : "init", r.trained ? " from " : "",
+               r.trained ? a->weights : "");
+    if (o.logits)
+        printf("logits of %d test images: %s\n", o.logits_batch, o.logits);
     return NAS_EXIT_OK;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "nas/report.h"
 #include "nas/search.h"
 #include "nas/space.h"
 
@@ -38,25 +39,8 @@ static void on_stop_signal(int sig)
     (void)w;
 }
 
-static void fmt_wall(double s, char *buf, size_t n)
-{
-    long t = (long)(s + 0.5);
-    if (t >= 3600)
-        snprintf(buf, n, "%ldh%02ldm%02lds", t / 3600, (t / 60) % 60, t % 60);
-    else if (t >= 60)
-        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
-    else
-        snprintf(buf, n, "%.1fs", s);
-}
-
-typedef struct run_args {
-    const char *conf, *db;
-    int quiet;
-    const char *experiment; /* --experiment NAME, or NULL */
-    int new_experiment;     /* --new */
-} run_args;
-
-static int run_config(const run_args *a, nas_config *cfgp, nas_run_summary *sum_out);
+static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cfgp,
+                      nas_run_summary *sum_out);
 
 /* An experiment name as the config accepts it: non-empty, printable, fits. */
 static int name_ok(const char *s)
@@ -71,53 +55,39 @@ static int name_ok(const char *s)
 
 int nas_cmd_run(int argc, char **argv)
 {
-    const char *conf = NULL, *db = "nas.db", *experiment = NULL;
-    int quiet = 0, new_experiment = 0;
+    const char *conf = NULL;
+    nas_run_opts o = {.db_path = "nas.db", .stop = &stop_flag, .log = stderr};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0) {
-            if (++i >= argc) {
-                fprintf(stderr, "nas run: --db needs a path\n");
-                nas_cli_usage(stderr, "run");
-                return NAS_EXIT_USAGE;
-            }
-            db = argv[i];
+            if (++i >= argc)
+                return nas_cli_usage_error("run", "--db needs a path");
+            o.db_path = argv[i];
         } else if (strncmp(argv[i], "--db=", 5) == 0) {
-            db = argv[i] + 5;
+            o.db_path = argv[i] + 5;
         } else if (strcmp(argv[i], "--experiment") == 0 ||
                    strncmp(argv[i], "--experiment=", 13) == 0) {
             if (argv[i][12] == '=')
-                experiment = argv[i] + 13;
+                o.experiment = argv[i] + 13;
             else if (++i < argc)
-                experiment = argv[i];
-            if (!experiment || !name_ok(experiment)) {
-                fprintf(stderr, "nas run: --experiment needs a name (printable, 1 to %d "
-                                "characters)\n",
-                        NAS_NAME_MAX - 1);
-                nas_cli_usage(stderr, "run");
-                return NAS_EXIT_USAGE;
-            }
+                o.experiment = argv[i];
+            if (!o.experiment || !name_ok(o.experiment))
+                return nas_cli_usage_error("run", "--experiment needs a name (printable, 1 to "
+                                           "%d characters)", NAS_NAME_MAX - 1);
         } else if (strcmp(argv[i], "--new") == 0) {
-            new_experiment = 1;
+            o.new_experiment = 1;
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
-            quiet = 1;
+            o.quiet = 1;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "nas run: unknown option '%s'\n", argv[i]);
-            nas_cli_usage(stderr, "run");
-            return NAS_EXIT_USAGE;
+            return nas_cli_usage_error("run", "unknown option '%s'", argv[i]);
         } else if (!conf) {
             conf = argv[i];
         } else {
-            fprintf(stderr, "nas run: unexpected argument '%s' (one CONF file)\n", argv[i]);
-            nas_cli_usage(stderr, "run");
-            return NAS_EXIT_USAGE;
+            return nas_cli_usage_error("run", "unexpected argument '%s' (one CONF file)", argv[i]);
         }
     }
-    if (!conf) {
-        fprintf(stderr, "nas run: missing CONF (the space.conf to search)\n");
-        nas_cli_usage(stderr, "run");
-        return NAS_EXIT_USAGE;
-    }
-    if (!*db) {
+    if (!conf)
+        return nas_cli_usage_error("run", "missing CONF (the space.conf to search)");
+    if (!*o.db_path) {
         fprintf(stderr, "nas run: --db needs a path\n");
         return NAS_EXIT_USAGE;
     }
@@ -127,10 +97,9 @@ int nas_cmd_run(int argc, char **argv)
         fprintf(stderr, "nas run: out of memory\n");
         return NAS_EXIT_FAIL;
     }
-    run_args a = {conf, db, quiet, experiment, new_experiment};
     nas_run_summary sum;
     memset(&sum, 0, sizeof sum);
-    int code = run_config(&a, cfgp, &sum);
+    int code = run_config(conf, &o, cfgp, &sum);
     free(cfgp);
     /* issue 20: under mpirun, rank 0 ends MPI only now that the summary is
      * printed, with this exit code (MPI_Abort when a rank was lost) */
@@ -139,9 +108,10 @@ int nas_cmd_run(int argc, char **argv)
     return code;
 }
 
-static int run_config(const run_args *a, nas_config *cfgp, nas_run_summary *sum_out)
+static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cfgp,
+                      nas_run_summary *sum_out)
 {
-    const char *conf = a->conf, *db = a->db;
+    const char *db = opts->db_path;
     nas_error err;
     nas_error_clear(&err);
     int rc = nas_config_load(conf, cfgp, &err);
@@ -158,9 +128,8 @@ static int run_config(const run_args *a, nas_config *cfgp, nas_run_summary *sum_
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
-    nas_run_opts opts = {db, a->quiet, &stop_flag, stderr, a->experiment, a->new_experiment};
     nas_run_summary sum;
-    rc = nas_search_run(cfgp, &opts, &sum, &err);
+    rc = nas_search_run(cfgp, opts, &sum, &err);
     *sum_out = sum;
 
     signal(SIGINT, SIG_DFL);
@@ -171,8 +140,6 @@ static int run_config(const run_args *a, nas_config *cfgp, nas_run_summary *sum_
         return rc == NAS_OK ? NAS_EXIT_OK : NAS_EXIT_FAIL;
     }
 
-    char wall[32];
-    fmt_wall(sum.wall_s, wall, sizeof wall);
     /* The command that resumes this experiment: --experiment when it is not
      * the config's name (--new, --experiment). */
     const char *ename = sum.experiment[0] ? sum.experiment : cfgp->experiment;
@@ -190,53 +157,10 @@ static int run_config(const run_args *a, nas_config *cfgp, nas_run_summary *sum_
         return nas_cli_exit_code(rc) == NAS_EXIT_USAGE ? NAS_EXIT_USAGE : NAS_EXIT_FAIL;
     }
 
-    if (rc == NAS_EINTR)
-        printf("nas: search '%s' stopped after %s: %d of %d trials finished (%d done, %d failed), "
-               "%d interrupted\n",
-               ename, wall, sum.done + sum.failed, sum.budget, sum.done, sum.failed,
-               sum.interrupted);
-    else if (sum.exhausted)
-        printf("nas: search '%s' ended early: the strategy found no new architecture; %d trials "
-               "(%d done, %d failed) in %s\n",
-               ename, sum.done + sum.failed, sum.done, sum.failed, wall);
-    else
-        printf("nas: search '%s' complete: %d trials (%d done, %d failed); this run: %d trials "
-               "in %s\n",
-               ename, sum.done + sum.failed, sum.done, sum.failed, sum.ran, wall);
-    if (sum.rejected > 0)
-        printf("  rejected: %d architecture%s over constraints.latency_ms (measured, not trained; "
-               "outside the budget)\n",
-               sum.rejected, sum.rejected == 1 ? "" : "s");
-    if (sum.best_trial >= 0)
-        printf("  best:    trial %lld, val_accuracy %.4f\n           %s\n",
-               (long long)sum.best_trial, sum.best_val_accuracy, sum.best_genotype);
-    else
-        printf("  best:    none yet\n");
-    printf("  results: %s   (nas query --db %s; nas show --db %s TRIAL)\n", db, db, db);
-    if (rc == NAS_EINTR) {
-        printf("  resume:  %s\n", resume);
-        fflush(stdout);
-        return 130;
-    }
+    nas_report_run_summary(&sum, rc, ename, db, resume, stdout, stderr);
     /* Issue 22: the exit code tells whether the search produced anything.
      * Every finished trial failed: 1. Some failed: 0 and a warning. */
-    fflush(stdout);
-    if (sum.failed > 0 && sum.done == 0) {
-        fprintf(stderr,
-                "nas run: every trial failed (%d of %d); `nas query --db %s --experiment %s` "
-                "lists the reasons\n",
-                sum.failed, sum.failed, db, ename);
-        return NAS_EXIT_FAIL;
-    }
-    if (sum.failed > 0)
-        fprintf(stderr,
-                "nas: warning: %d of %d trials failed; `nas query --db %s --experiment %s` lists "
-                "the reasons\n",
-                sum.failed, sum.done + sum.failed, db, ename);
-    if (sum.diverged > 0)
-        fprintf(stderr,
-                "nas: warning: %d done trial%s diverged (flag 'diverged': train_loss not finite "
-                "or > 23.03, or val_accuracy at chance level); `nas query` marks them\n",
-                sum.diverged, sum.diverged == 1 ? "" : "s");
-    return NAS_EXIT_OK;
+    if (rc == NAS_EINTR)
+        return 130;
+    return sum.failed > 0 && sum.done == 0 ? NAS_EXIT_FAIL : NAS_EXIT_OK;
 }

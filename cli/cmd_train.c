@@ -1,47 +1,186 @@
 /*
- * cli/cmd_train.c - `nas train`: both forms, `nas train ARCH.json` and
- * `nas train --genotype STRING`, are one command with one full-training
- * recipe and one set of options (issue 22), implemented in
- * cli/cmd_train_arch.c. This file keeps the precision helpers both use.
- *
- * --precision fp32|bf16|fp16 (default fp32: no config is read here) goes to
- * nas_backend_set_precision, as proxy.precision does for the trials of a
- * search (evaluator/evaluator.c); a backend that cannot do it is an error
- * with the backend's reason, never a silent fp32 run.
+ * cli/cmd_train.c - `nas train (ARCH.json | --genotype STRING) [...]`:
+ * options (each also as --opt=value) into a nas_arch_train_opts, one
+ * nas_arch_train call (export/arch_train.c, docs/export.md "nas train").
+ * Ctrl-C (SIGINT) or SIGTERM stops after the current step; the checkpoint
+ * keeps the last finished epoch and the same command resumes (exit 130).
  */
 #include <errno.h>
-#include <inttypes.h> /* PRId64 */
+#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>   /* strtol, strtod, strtoull */
+#include <stdlib.h> /* strtod */
 #include <string.h>
-#include <unistd.h>   /* isatty */
 #include "cli/cli.h"
-#include "nas/evaluator.h"
-#include "nas/space.h"
-#include "nas/trainer.h"
+#include "nas/export.h"
 
-int nas__cli_precision_ok(const char *p)
+static volatile sig_atomic_t g_stop; /* set by SIGINT/SIGTERM */
+
+static void on_signal(int sig)
 {
-    return p && (!strcmp(p, "fp32") || !strcmp(p, "bf16") || !strcmp(p, "fp16"));
+    (void)sig;
+    g_stop = 1;
 }
 
-int nas__cli_set_precision(nas_backend *be, const char *precision, nas_error *err)
+/* A positive number (or >= 0 with zero_ok) up to max into *out. */
+static int parse_num(const char *v, double max, int zero_ok, double *out)
 {
-    int rc = nas_backend_set_precision(be, precision);
-    if (rc != NAS_OK) {
-        const char *why = nas_backend_last_error(be);
-        nas_error_set(err, rc, "--precision %s is not available on the %s backend: %s%s",
-                      precision, nas_backend_name(be), why && *why ? why : nas_strerror(rc),
-                      !strcmp(precision, "fp16") ? " (fp16 with loss scaling is CUDA-only; use "
-                                                   "bf16 or fp32 on the CPU)"
-                                                 : "");
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || !(zero_ok ? d >= 0 : d > 0) || d > max)
+        return -1;
+    *out = d;
+    return 0;
+}
+
+/* A whole number in [lo, hi] into *out (an int option). */
+static int parse_int(const char *v, long lo, long hi, int *out)
+{
+    long n;
+    if (nas_cli_parse_long(v, lo, hi, &n))
+        return -1;
+    *out = (int)n;
+    return 0;
+}
+
+/* One option with its value v; -1 when handled, else the exit code. */
+static int option(nas_arch_train_opts *o, const char *a, const char *v)
+{
+    if (!strcmp(a, "--genotype")) {
+        o->genotype = v;
+    } else if (!strcmp(a, "--channels")) {
+        if (parse_int(v, 1, 4096, &o->channels))
+            return nas_cli_usage_error("train", "--channels needs 1..4096, not '%s'", v);
+    } else if (!strcmp(a, "--cells")) {
+        if (parse_int(v, 0, 64, &o->cells))
+            return nas_cli_usage_error("train",
+                                       "--cells needs 0..64 (cells per stage), not '%s'", v);
+    } else if (!strcmp(a, "--lr")) {
+        if (parse_num(v, 100, 0, &o->lr))
+            return nas_cli_usage_error("train",
+                                       "--lr needs a positive number up to 100, not '%s'", v);
+    } else if (!strcmp(a, "--momentum")) {
+        if (parse_num(v, 0.999, 1, &o->momentum))
+            return nas_cli_usage_error("train", "--momentum needs 0..0.999, not '%s'", v);
+    } else if (!strcmp(a, "--weight-decay")) {
+        if (parse_num(v, 1, 1, &o->weight_decay))
+            return nas_cli_usage_error("train", "--weight-decay needs 0..1, not '%s'", v);
+    } else if (!strcmp(a, "--schedule")) {
+        if (strcmp(v, "cosine") && strcmp(v, "constant"))
+            return nas_cli_usage_error("train", "--schedule is cosine or constant, not '%s'", v);
+        o->schedule = v;
+    } else if (!strcmp(a, "--progress")) {
+        if (parse_num(v, 86400, 1, &o->progress_s))
+            return nas_cli_usage_error("train", "--progress needs seconds between progress "
+                                       "lines (0: every step), not '%s'", v);
+    } else if (!strcmp(a, "--epochs")) {
+        if (parse_int(v, 1, 100000, &o->epochs))
+            return nas_cli_usage_error("train", "--epochs needs 1..100000, not '%s'", v);
+    } else if (!strcmp(a, "--seed")) {
+        if (nas_cli_parse_u64(v, &o->seed))
+            return nas_cli_usage_error("train", "--seed needs a non-negative integer, not '%s'", v);
+        o->have_seed = 1;
+    } else if (!strcmp(a, "--precision")) {
+        if (strcmp(v, "fp32") && strcmp(v, "bf16") && strcmp(v, "fp16"))
+            return nas_cli_usage_error("train", "--precision: '%s' is not fp32, bf16 or fp16", v);
+        o->precision = v;
+    } else if (!strcmp(a, "--threads")) {
+        if (parse_int(v, 0, 1024, &o->threads))
+            return nas_cli_usage_error("train", "--threads needs 0..1024, not '%s'", v);
+    } else if (!strcmp(a, "--batch-size")) {
+        if (parse_int(v, 1, 65536, &o->batch))
+            return nas_cli_usage_error("train", "--batch-size needs 1..65536, not '%s'", v);
+    } else if (!strcmp(a, "--subset")) {
+        if (parse_int(v, 1, 60000, &o->subset))
+            return nas_cli_usage_error("train", "--subset needs 1..60000, not '%s'", v);
+    } else if (!strcmp(a, "--test-subset")) {
+        if (parse_int(v, 1, 10000, &o->test_subset))
+            return nas_cli_usage_error("train", "--test-subset needs 1..10000, not '%s'", v);
+    } else if (!strcmp(a, "--stop-after")) {
+        if (parse_int(v, 1, 100000, &o->stop_after))
+            return nas_cli_usage_error("train", "--stop-after needs a positive epoch, not '%s'", v);
+    } else if (!strcmp(a, "--db")) {
+        o->db = v;
+    } else if (!strcmp(a, "--augment")) {
+        o->augment = v;
+    } else if (!strcmp(a, "--backend")) {
+        o->backend = v;
+    } else if (!strcmp(a, "--data")) {
+        o->data = v;
+    } else if (!strcmp(a, "--checkpoint")) {
+        o->checkpoint = v;
+    } else {
+        return nas_cli_usage_error("train", "unknown option '%s'", a);
     }
-    return rc;
+    return -1;
+}
+
+static int parse(int argc, char **argv, nas_arch_train_opts *o)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char name[64];
+        const char *eq = a[0] == '-' ? strchr(a, '=') : NULL;
+        int inline_v = 0;
+        if (eq && (size_t)(eq - a) < sizeof name) { /* --opt=value */
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            a = name;
+            v = eq + 1;
+            inline_v = 1;
+        }
+        if (a[0] != '-') {
+            if (o->arch)
+                return nas_cli_usage_error("train", "unexpected argument '%s' (one ARCH.json)", a);
+            o->arch = a;
+            continue;
+        }
+        if (!strcmp(a, "--proxy") && !inline_v) {
+            o->proxy = 1;
+            continue;
+        }
+        if (!v)
+            return nas_cli_usage_error("train", "%s needs a value", a);
+        if (!inline_v)
+            i++;
+        int rc = option(o, a, v);
+        if (rc >= 0)
+            return rc;
+    }
+    return -1;
 }
 
 int nas_cmd_train(int argc, char **argv)
 {
-    /* Both forms (ARCH.json and --genotype) share one implementation, one
-     * recipe and one set of options (cli/cmd_train_arch.c). */
-    return nas__cmd_train_arch(argc, argv);
+    nas_arch_train_opts o;
+    nas_arch_train_opts_init(&o);
+    int prc = parse(argc, argv, &o);
+    if (prc >= 0)
+        return prc;
+    nas_error err;
+    nas_error_clear(&err);
+    if (nas_arch_train_opts_check(&o, &err))
+        return nas_cli_usage_error("train", "%s", err.msg);
+    o.out = stdout;
+    o.progress = stderr;
+    o.stop = &g_stop;
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    nas_arch_train_result r;
+    int rc = nas_arch_train(&o, &r, &err);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (rc == NAS_ECONFIG) /* a recipe with 0 epochs */
+        return nas_cli_usage_error("train", "%s", err.msg);
+    if (rc)
+        fprintf(stderr, "nas train: %s\n", err.msg[0] ? err.msg : nas_strerror(rc));
+    if (rc == NAS_EINTR)
+        return 130;
+    if (rc && !r.stage) /* reading ARCH.json (runtime) or the genotype (usage) */
+        return o.arch ? NAS_EXIT_FAIL : NAS_EXIT_USAGE;
+    return rc ? (rc == NAS_EINVAL || rc == NAS_ENOTFOUND ? NAS_EXIT_USAGE : NAS_EXIT_FAIL)
+              : NAS_EXIT_OK;
 }

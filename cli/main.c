@@ -1,7 +1,8 @@
 /* cli/main.c - `nas` entry point: dispatch through the command table. */
 #include <errno.h>  /* errno */
+#include <stdarg.h> /* va_list */
 #include <stdio.h>
-#include <stdlib.h> /* getenv, setenv, strtol */
+#include <stdlib.h> /* getenv, setenv, strtol, strtoull */
 #include <string.h>
 #include <unistd.h> /* execv */
 #include "cli/cli.h"
@@ -124,6 +125,18 @@ void nas_cli_usage(FILE *f, const char *cmd_name)
     }
 }
 
+int nas_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "nas %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    nas_cli_usage(stderr, cmd);
+    return NAS_EXIT_USAGE;
+}
+
 int nas_cli_exit_code(int status)
 {
     if (status == NAS_OK)
@@ -141,6 +154,25 @@ int nas_cli_parse_long(const char *s, long lo, long hi, long *out)
     if (errno || end == s || *end || v < lo || v > hi)
         return -1;
     *out = v;
+    return 0;
+}
+
+int nas_cli_parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int nas_cli_is_one_of(const char *arg, const char *const *names)
+{
+    for (; *names; names++)
+        if (!strcmp(arg, *names))
+            return 1;
     return 0;
 }
 

@@ -294,6 +294,163 @@ static void get_str(reader *r, const char *key, int required, char *out, size_t 
     snprintf(out, n, "%s", json_string_value(v));
 }
 
+/* nas_arch_read_json, step 1: "format", "version", "space.type", "space.ops". */
+static void read_space(reader *r, nas_arch *a)
+{
+    char fmt[64] = "";
+    get_str(r, "format", 1, fmt, sizeof fmt);
+    if (!r->rc && strcmp(fmt, NAS_ARCH_FORMAT) != 0)
+        bad(r, "format", "is not \"" NAS_ARCH_FORMAT "\" (not an architecture exported by nas)");
+    int version = 0;
+    get_int(r, "version", 1, 1, 1000, &version);
+    if (!r->rc && version > NAS_ARCH_VERSION) {
+        char m[96];
+        snprintf(m, sizeof m, "is %d; this nas reads version %d", version, NAS_ARCH_VERSION);
+        bad(r, "version", m);
+    }
+    get_str(r, "space.type", 1, a->space_type, sizeof a->space_type);
+    if (!r->rc && strcmp(a->space_type, "cell") != 0)
+        bad(r, "space.type", "must be \"cell\"");
+    json_t *ops = at(r, "space.ops");
+    if (!r->rc && ops) {
+        if (!json_is_array(ops) || json_array_size(ops) == 0) {
+            bad(r, "space.ops", "must be a non-empty array of op names");
+        } else {
+            a->op_mask = 0;
+            size_t i;
+            json_t *o;
+            json_array_foreach(ops, i, o) {
+                int op;
+                if (!json_is_string(o) || nas_op_from_name(json_string_value(o), &op) != NAS_OK) {
+                    bad(r, "space.ops", "holds an unknown op");
+                    break;
+                }
+                a->op_mask |= 1u << op;
+            }
+        }
+    }
+}
+
+/* Step 2: the genotype string, the network widths, "input" (shape, pixels, normalisation) and "classes". */
+static void read_network(reader *r, nas_arch *a)
+{
+    get_str(r, "genotype", 1, a->genotype, sizeof a->genotype);
+    get_int(r, "network.channels", 1, 1, 4096, &a->net.channels);
+    get_int(r, "network.stages", 1, 1, 8, &a->net.stages);
+    get_int(r, "network.cells_per_stage", 1, 0, 64, &a->net.cells_per_stage);
+    json_t *shape = at(r, "input.shape");
+    if (!r->rc) {
+        if (!json_is_array(shape) || json_array_size(shape) != 3 ||
+            !json_is_integer(json_array_get(shape, 0)) ||
+            !json_is_integer(json_array_get(shape, 1)) ||
+            !json_is_integer(json_array_get(shape, 2)))
+            bad(r, "input.shape", "must be [channels, height, width]");
+        else {
+            a->net.in_c = (int)json_integer_value(json_array_get(shape, 0));
+            a->net.in_h = (int)json_integer_value(json_array_get(shape, 1));
+            a->net.in_w = (int)json_integer_value(json_array_get(shape, 2));
+            if (a->net.in_c < 1 || a->net.in_c > NAS_DATA_MAX_C || a->net.in_h < 1 ||
+                a->net.in_w < 1 || a->net.in_h > 8192 || a->net.in_w > 8192)
+                bad(r, "input.shape", "must be [channels 1..16, height, width] of positive sizes");
+        }
+    }
+    get_int(r, "classes", 1, 2, 256, &a->net.classes);
+    get_str(r, "proxy_data.format", 0, a->data.format, sizeof a->data.format);
+    if (!r->rc) { /* issue 16: the data's normalisation (a number per channel, or one number) */
+        nas_data_info *d = &a->data.norm;
+        d->c = a->net.in_c, d->h = a->net.in_h, d->w = a->net.in_w, d->classes = a->net.classes;
+        json_t *px = json_object_get(json_object_get(r->root, "input"), "pixels");
+        d->u8 = !(json_is_string(px) && !strcmp(json_string_value(px), "float32"));
+        for (int k = 0; k < 2 && !r->rc; k++) {
+            json_t *v = json_object_get(json_object_get(r->root, "input"), k ? "std" : "mean");
+            float *dst = k ? d->std : d->mean;
+            for (int c = 0; c < d->c && v; c++) {
+                json_t *e = json_is_array(v) ? json_array_get(v, (size_t)c) : v;
+                if (!json_is_number(e) || (k && !(json_number_value(e) > 0)))
+                    bad(r, k ? "input.std" : "input.mean",
+                        "must be a number or one number per channel (std > 0)");
+                else
+                    dst[c] = (float)json_number_value(e);
+            }
+        }
+    }
+}
+
+/* Step 3: the training recipe ("recipe.*"). */
+static void read_recipe(reader *r, nas_arch *a)
+{
+    get_int(r, "recipe.epochs", 1, 0, 100000, &a->recipe.epochs);
+    get_int(r, "recipe.batch_size", 1, 1, 65536, &a->recipe.batch_size);
+    get_num(r, "recipe.lr", 1, 0, 100, &a->recipe.lr);
+    get_num(r, "recipe.momentum", 1, 0, 1, &a->recipe.momentum);
+    json_t *nest = at(r, "recipe.nesterov");
+    if (!r->rc) {
+        if (!json_is_boolean(nest))
+            bad(r, "recipe.nesterov", nest ? "must be true or false" : "is missing");
+        else
+            a->recipe.nesterov = json_is_true(nest);
+    }
+    get_num(r, "recipe.weight_decay", 1, 0, 1, &a->recipe.weight_decay);
+    char sched[32] = "";
+    get_str(r, "recipe.schedule", 1, sched, sizeof sched);
+    if (!r->rc) {
+        if (!strcmp(sched, "cosine"))
+            a->recipe.schedule = NAS_SCHEDULE_COSINE;
+        else if (!strcmp(sched, "constant"))
+            a->recipe.schedule = NAS_SCHEDULE_CONSTANT;
+        else
+            bad(r, "recipe.schedule", "must be \"cosine\" or \"constant\"");
+    }
+    get_u64(r, "recipe.seed", 1, &a->recipe.seed);
+}
+
+/* Step 4: the optional "proxy_data.*", "backend.*", "metrics.*" and "source.*" keys. */
+static void read_source(reader *r, nas_arch *a)
+{
+    get_str(r, "proxy_data.dataset", 0, a->data.dataset, sizeof a->data.dataset);
+    get_str(r, "proxy_data.dir", 0, a->data.dir, sizeof a->data.dir);
+    get_int(r, "proxy_data.train_subset", 0, 0, 1 << 30, &a->data.train_subset);
+    get_int(r, "proxy_data.valid", 0, 0, 1 << 30, &a->data.valid);
+    a->data.split_seed = a->recipe.seed;
+    get_u64(r, "proxy_data.split_seed", 0, &a->data.split_seed);
+    get_str(r, "backend.name", 0, a->backend, sizeof a->backend);
+    get_int(r, "backend.threads", 0, 0, 1024, &a->threads);
+    get_num(r, "metrics.val_accuracy", 0, -1e300, 1e300, &a->metrics.val_accuracy);
+    get_num(r, "metrics.test_accuracy", 0, -1e300, 1e300, &a->metrics.test_accuracy);
+    get_num(r, "metrics.train_loss", 0, -1e300, 1e300, &a->metrics.train_loss);
+    get_num(r, "metrics.latency_ms", 0, -1e300, 1e300, &a->metrics.latency_ms);
+    get_num(r, "metrics.train_seconds", 0, -1e300, 1e300, &a->metrics.train_seconds);
+    get_i64(r, "metrics.macs", &a->metrics.macs);
+    get_i64(r, "metrics.params", &a->metrics.params);
+    get_int(r, "metrics.epochs", 0, -1, 1 << 30, &a->metrics.epochs);
+    get_i64(r, "source.trial_id", &a->trial_id);
+    get_i64(r, "source.experiment_id", &a->experiment_id);
+    get_str(r, "source.experiment", 0, a->experiment, sizeof a->experiment);
+    get_str(r, "source.db", 0, a->db_path, sizeof a->db_path);
+    get_str(r, "source.weights", 0, a->weights, sizeof a->weights);
+}
+
+/* Step 5: the genotype through the space's own parser (NAS_EFORMAT naming
+ * `path` when it does not parse or carries nothing from input to output). */
+static void read_genotype(reader *r, nas_arch *a, const char *path, nas_error *err)
+{
+    if (r->rc)
+        return;
+    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = a->net.channels,
+                         .stages = a->net.stages, .cells_per_stage = a->net.cells_per_stage};
+    nas_space *sp = NULL;
+    nas_error e2;
+    if (nas_space_create(&sd, &sp, &e2) != NAS_OK)
+        r->rc = nas_error_set(err, NAS_EFORMAT, "%s: space: %s", path, e2.msg);
+    else if (nas_space_parse(sp, a->genotype, &a->net.genotype, &e2) != NAS_OK)
+        r->rc = nas_error_set(err, NAS_EFORMAT, "%s: key 'genotype': %s", path, e2.msg);
+    else if (!nas_space_is_valid(sp, &a->net.genotype))
+        r->rc = nas_error_set(err, NAS_EFORMAT,
+                              "%s: key 'genotype': %s carries nothing from input to output", path,
+                              a->genotype);
+    nas_space_destroy(sp);
+}
+
 int nas_arch_read_json(const char *path, nas_arch *out, nas_error *err)
 {
     if (!path || !out)
@@ -314,139 +471,11 @@ int nas_arch_read_json(const char *path, nas_arch *out, nas_error *err)
         bad(&r, "(top level)", "must be an object");
         goto done;
     }
-    char fmt[64] = "";
-    get_str(&r, "format", 1, fmt, sizeof fmt);
-    if (!r.rc && strcmp(fmt, NAS_ARCH_FORMAT) != 0)
-        bad(&r, "format", "is not \"" NAS_ARCH_FORMAT "\" (not an architecture exported by nas)");
-    int version = 0;
-    get_int(&r, "version", 1, 1, 1000, &version);
-    if (!r.rc && version > NAS_ARCH_VERSION) {
-        char m[96];
-        snprintf(m, sizeof m, "is %d; this nas reads version %d", version, NAS_ARCH_VERSION);
-        bad(&r, "version", m);
-    }
-    get_str(&r, "space.type", 1, a->space_type, sizeof a->space_type);
-    if (!r.rc && strcmp(a->space_type, "cell") != 0)
-        bad(&r, "space.type", "must be \"cell\"");
-    json_t *ops = at(&r, "space.ops");
-    if (!r.rc && ops) {
-        if (!json_is_array(ops) || json_array_size(ops) == 0) {
-            bad(&r, "space.ops", "must be a non-empty array of op names");
-        } else {
-            a->op_mask = 0;
-            size_t i;
-            json_t *o;
-            json_array_foreach(ops, i, o) {
-                int op;
-                if (!json_is_string(o) || nas_op_from_name(json_string_value(o), &op) != NAS_OK) {
-                    bad(&r, "space.ops", "holds an unknown op");
-                    break;
-                }
-                a->op_mask |= 1u << op;
-            }
-        }
-    }
-    get_str(&r, "genotype", 1, a->genotype, sizeof a->genotype);
-    get_int(&r, "network.channels", 1, 1, 4096, &a->net.channels);
-    get_int(&r, "network.stages", 1, 1, 8, &a->net.stages);
-    get_int(&r, "network.cells_per_stage", 1, 0, 64, &a->net.cells_per_stage);
-    json_t *shape = at(&r, "input.shape");
-    if (!r.rc) {
-        if (!json_is_array(shape) || json_array_size(shape) != 3 ||
-            !json_is_integer(json_array_get(shape, 0)) ||
-            !json_is_integer(json_array_get(shape, 1)) ||
-            !json_is_integer(json_array_get(shape, 2)))
-            bad(&r, "input.shape", "must be [channels, height, width]");
-        else {
-            a->net.in_c = (int)json_integer_value(json_array_get(shape, 0));
-            a->net.in_h = (int)json_integer_value(json_array_get(shape, 1));
-            a->net.in_w = (int)json_integer_value(json_array_get(shape, 2));
-            if (a->net.in_c < 1 || a->net.in_c > NAS_DATA_MAX_C || a->net.in_h < 1 ||
-                a->net.in_w < 1 || a->net.in_h > 8192 || a->net.in_w > 8192)
-                bad(&r, "input.shape", "must be [channels 1..16, height, width] of positive sizes");
-        }
-    }
-    get_int(&r, "classes", 1, 2, 256, &a->net.classes);
-    get_str(&r, "proxy_data.format", 0, a->data.format, sizeof a->data.format);
-    if (!r.rc) { /* issue 16: the data's normalisation (a number per channel, or one number) */
-        nas_data_info *d = &a->data.norm;
-        d->c = a->net.in_c, d->h = a->net.in_h, d->w = a->net.in_w, d->classes = a->net.classes;
-        json_t *px = json_object_get(json_object_get(r.root, "input"), "pixels");
-        d->u8 = !(json_is_string(px) && !strcmp(json_string_value(px), "float32"));
-        for (int k = 0; k < 2 && !r.rc; k++) {
-            json_t *v = json_object_get(json_object_get(r.root, "input"), k ? "std" : "mean");
-            float *dst = k ? d->std : d->mean;
-            for (int c = 0; c < d->c && v; c++) {
-                json_t *e = json_is_array(v) ? json_array_get(v, (size_t)c) : v;
-                if (!json_is_number(e) || (k && !(json_number_value(e) > 0)))
-                    bad(&r, k ? "input.std" : "input.mean",
-                        "must be a number or one number per channel (std > 0)");
-                else
-                    dst[c] = (float)json_number_value(e);
-            }
-        }
-    }
-    get_int(&r, "recipe.epochs", 1, 0, 100000, &a->recipe.epochs);
-    get_int(&r, "recipe.batch_size", 1, 1, 65536, &a->recipe.batch_size);
-    get_num(&r, "recipe.lr", 1, 0, 100, &a->recipe.lr);
-    get_num(&r, "recipe.momentum", 1, 0, 1, &a->recipe.momentum);
-    json_t *nest = at(&r, "recipe.nesterov");
-    if (!r.rc) {
-        if (!json_is_boolean(nest))
-            bad(&r, "recipe.nesterov", nest ? "must be true or false" : "is missing");
-        else
-            a->recipe.nesterov = json_is_true(nest);
-    }
-    get_num(&r, "recipe.weight_decay", 1, 0, 1, &a->recipe.weight_decay);
-    char sched[32] = "";
-    get_str(&r, "recipe.schedule", 1, sched, sizeof sched);
-    if (!r.rc) {
-        if (!strcmp(sched, "cosine"))
-            a->recipe.schedule = NAS_SCHEDULE_COSINE;
-        else if (!strcmp(sched, "constant"))
-            a->recipe.schedule = NAS_SCHEDULE_CONSTANT;
-        else
-            bad(&r, "recipe.schedule", "must be \"cosine\" or \"constant\"");
-    }
-    get_u64(&r, "recipe.seed", 1, &a->recipe.seed);
-    get_str(&r, "proxy_data.dataset", 0, a->data.dataset, sizeof a->data.dataset);
-    get_str(&r, "proxy_data.dir", 0, a->data.dir, sizeof a->data.dir);
-    get_int(&r, "proxy_data.train_subset", 0, 0, 1 << 30, &a->data.train_subset);
-    get_int(&r, "proxy_data.valid", 0, 0, 1 << 30, &a->data.valid);
-    a->data.split_seed = a->recipe.seed;
-    get_u64(&r, "proxy_data.split_seed", 0, &a->data.split_seed);
-    get_str(&r, "backend.name", 0, a->backend, sizeof a->backend);
-    get_int(&r, "backend.threads", 0, 0, 1024, &a->threads);
-    get_num(&r, "metrics.val_accuracy", 0, -1e300, 1e300, &a->metrics.val_accuracy);
-    get_num(&r, "metrics.test_accuracy", 0, -1e300, 1e300, &a->metrics.test_accuracy);
-    get_num(&r, "metrics.train_loss", 0, -1e300, 1e300, &a->metrics.train_loss);
-    get_num(&r, "metrics.latency_ms", 0, -1e300, 1e300, &a->metrics.latency_ms);
-    get_num(&r, "metrics.train_seconds", 0, -1e300, 1e300, &a->metrics.train_seconds);
-    get_i64(&r, "metrics.macs", &a->metrics.macs);
-    get_i64(&r, "metrics.params", &a->metrics.params);
-    get_int(&r, "metrics.epochs", 0, -1, 1 << 30, &a->metrics.epochs);
-    get_i64(&r, "source.trial_id", &a->trial_id);
-    get_i64(&r, "source.experiment_id", &a->experiment_id);
-    get_str(&r, "source.experiment", 0, a->experiment, sizeof a->experiment);
-    get_str(&r, "source.db", 0, a->db_path, sizeof a->db_path);
-    get_str(&r, "source.weights", 0, a->weights, sizeof a->weights);
-    if (!r.rc) {
-        /* The genotype through the space's own parser. */
-        nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = a->net.channels,
-                             .stages = a->net.stages, .cells_per_stage = a->net.cells_per_stage};
-        nas_space *sp = NULL;
-        nas_error e2;
-        int rc = nas_space_create(&sd, &sp, &e2);
-        if (rc)
-            r.rc = nas_error_set(err, NAS_EFORMAT, "%s: space: %s", path, e2.msg);
-        else if (nas_space_parse(sp, a->genotype, &a->net.genotype, &e2) != NAS_OK)
-            r.rc = nas_error_set(err, NAS_EFORMAT, "%s: key 'genotype': %s", path, e2.msg);
-        else if (!nas_space_is_valid(sp, &a->net.genotype))
-            r.rc = nas_error_set(err, NAS_EFORMAT,
-                                 "%s: key 'genotype': %s carries nothing from input to output",
-                                 path, a->genotype);
-        nas_space_destroy(sp);
-    }
+    read_space(&r, a);
+    read_network(&r, a);
+    read_recipe(&r, a);
+    read_source(&r, a);
+    read_genotype(&r, a, path, err);
 done:
     json_decref(root);
     if (r.rc) {

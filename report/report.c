@@ -13,6 +13,7 @@
  * (nas/store.h) and the Pareto functions (nas/evaluator.h); it evaluates
  * nothing and sits above the store and the search (README "Layout").
  */
+#include <errno.h>
 #include <math.h>   /* isfinite, floor, ceil, log10, pow, NAN */
 #include <stdio.h>
 #include <stdlib.h> /* malloc, free, qsort */
@@ -989,5 +990,31 @@ done:
     free(r.t);
     free(r.conf_text);
     free(r.canon);
+    return rc;
+}
+
+int nas_report_write_file(nas_store *st, const nas_report_opts *opts, const char *path,
+                          int *n_front, nas_error *err)
+{
+    size_t n = strlen(path) + 5;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        int rc = nas_error_set(err, NAS_EIO, "cannot write %s: %s", tmp, strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    int rc = nas_report_write(st, opts, f, n_front, err);
+    if (fclose(f) != 0 && rc == NAS_OK)
+        rc = nas_error_set(err, NAS_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    if (rc == NAS_OK && rename(tmp, path) != 0)
+        rc = nas_error_set(err, NAS_EIO, "cannot rename %s to %s: %s", tmp, path,
+                           strerror(errno));
+    if (rc != NAS_OK)
+        remove(tmp);
+    free(tmp);
     return rc;
 }

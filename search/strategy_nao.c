@@ -310,165 +310,241 @@ static double heldout_tau(nao_state *st, int *n)
     return tau;
 }
 
-/* One NAO round: train, move, decode, queue. NAS_OK (the queue may stay
- * empty when nothing new decodes) or NAS_ENOMEM. */
-static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, nas_error *err)
-{
-    nao_state *st = s->context;
-    const int L = st->L, H = st->H;
-    size_t n = 0;
-    for (size_t i = 0; i < st->n_obs; i++)
-        n += isfinite(st->obs[i].score) ? 1 : 0;
-    if (n < 2)
-        return NAS_OK;
-    int rc = NAS_ENOMEM;
-    uint8_t *seqs = malloc(n * (size_t)L);
-    float *y = malloc(n * sizeof *y);
-    const nao_obs **ord = malloc(n * sizeof *ord);
-    int K = st->top_k < (int)n ? st->top_k : (int)n;
-    int T = st->max_steps;
-    float *S = malloc((size_t)L * H * sizeof(float));
-    float *dS = malloc((size_t)L * H * sizeof(float));
-    float *moved = malloc((size_t)T * L * H * sizeof(float));
-    const int nseq = T * (st->beam > 1 ? st->beam : 1); /* decoded sequences per moved arch */
-    uint8_t *dec = malloc((size_t)nseq * L);
-    size_t max_c = (size_t)K * (size_t)st->ens * (size_t)nseq;
-    if (st->fill_neighbours && max_c < (size_t)K * (size_t)L * (size_t)st->V)
-        max_c = (size_t)K * (size_t)L * (size_t)st->V; /* single-token neighbours */
-    nao_cand *cand = malloc(max_c * sizeof *cand);
-    char *cand_keys = malloc(max_c * NAS_GENOTYPE_STR_MAX);
-    uint8_t *cand_seqs = malloc(max_c * (size_t)L);
-    float *cand_pred = malloc(max_c * sizeof(float));
-    float *cs = malloc(max_c * (size_t)L * H * sizeof(float));
-    if (!seqs || !y || !ord || !S || !dS || !moved || !dec || !cand || !cand_keys ||
-        !cand_seqs || !cand_pred || !cs)
-        goto done;
+/* The working memory of one NAO round (nao_round), sized for n
+ * observations, the K best start cells and nseq decoded sequences per
+ * moved embedding. */
+typedef struct round_bufs {
+    size_t n;                /* finite observations */
+    int K, T, nseq;          /* start cells, steps per move, sequences per moved arch */
+    uint8_t *seqs;           /* [n][L] the observed cells */
+    float *y;                /* [n] their targets (normalised ranks) */
+    const nao_obs **ord;     /* [n] the observations, best first after the fit */
+    float *S, *dS, *moved;   /* [L*H] embedding and gradient; [T][L*H] moved embeddings */
+    uint8_t *dec;            /* [nseq][L] decoded sequences */
+    size_t max_c;            /* candidate capacity */
+    nao_cand *cand;
+    char *cand_keys;
+    uint8_t *cand_seqs;
+    float *cand_pred, *cs;   /* one model's predictions and encoder states of the candidates */
+} round_bufs;
 
+static void round_free(round_bufs *b)
+{
+    free(b->seqs);
+    free(b->y);
+    free(b->ord);
+    free(b->S);
+    free(b->dS);
+    free(b->moved);
+    free(b->dec);
+    free(b->cand);
+    free(b->cand_keys);
+    free(b->cand_seqs);
+    free(b->cand_pred);
+    free(b->cs);
+}
+
+/* Allocate the buffers for n observations. NAS_ENOMEM (b is then freed). */
+static int round_alloc(const nao_state *st, size_t n, round_bufs *b)
+{
+    const int L = st->L, H = st->H;
+    memset(b, 0, sizeof *b);
+    b->n = n;
+    b->K = st->top_k < (int)n ? st->top_k : (int)n;
+    b->T = st->max_steps;
+    b->seqs = malloc(n * (size_t)L);
+    b->y = malloc(n * sizeof *b->y);
+    b->ord = malloc(n * sizeof *b->ord);
+    b->S = malloc((size_t)L * H * sizeof(float));
+    b->dS = malloc((size_t)L * H * sizeof(float));
+    b->moved = malloc((size_t)b->T * L * H * sizeof(float));
+    b->nseq = b->T * (st->beam > 1 ? st->beam : 1);
+    b->dec = malloc((size_t)b->nseq * L);
+    b->max_c = (size_t)b->K * (size_t)st->ens * (size_t)b->nseq;
+    if (st->fill_neighbours && b->max_c < (size_t)b->K * (size_t)L * (size_t)st->V)
+        b->max_c = (size_t)b->K * (size_t)L * (size_t)st->V; /* single-token neighbours */
+    b->cand = malloc(b->max_c * sizeof *b->cand);
+    b->cand_keys = malloc(b->max_c * NAS_GENOTYPE_STR_MAX);
+    b->cand_seqs = malloc(b->max_c * (size_t)L);
+    b->cand_pred = malloc(b->max_c * sizeof(float));
+    b->cs = malloc(b->max_c * (size_t)L * H * sizeof(float));
+    if (!b->seqs || !b->y || !b->ord || !b->S || !b->dS || !b->moved || !b->dec || !b->cand ||
+        !b->cand_keys || !b->cand_seqs || !b->cand_pred || !b->cs) {
+        round_free(b);
+        return NAS_ENOMEM;
+    }
+    return NAS_OK;
+}
+
+/* The training set: every finite observation and its target, its
+ * normalised rank in [0,1] (ties share their mean rank), so the sigmoid's
+ * range is spread over the order of the scores rather than squeezed by a
+ * few failed cells at the bottom. */
+static void round_targets(const nao_state *st, round_bufs *b)
+{
+    const int L = st->L;
+    const size_t n = b->n;
     size_t k = 0;
     for (size_t i = 0; i < st->n_obs; i++)
         if (isfinite(st->obs[i].score))
-            ord[k++] = &st->obs[i];
-    /* targets: normalised ranks in [0,1] (ties share their mean rank), so
-     * the sigmoid's range is spread over the order of the scores rather
-     * than squeezed by a few failed cells at the bottom */
+            b->ord[k++] = &st->obs[i];
     for (size_t i = 0; i < n; i++) {
         size_t less = 0, eq = 0;
         for (size_t j = 0; j < n; j++) {
-            less += ord[j]->score < ord[i]->score;
-            eq += ord[j]->score == ord[i]->score;
+            less += b->ord[j]->score < b->ord[i]->score;
+            eq += b->ord[j]->score == b->ord[i]->score;
         }
-        memcpy(seqs + i * L, ord[i]->g.tok, (size_t)L);
-        y[i] = (float)(((double)less + 0.5 * (double)(eq - 1)) / (double)(n - 1));
+        memcpy(b->seqs + i * L, b->ord[i]->g.tok, (size_t)L);
+        b->y[i] = (float)(((double)less + 0.5 * (double)(eq - 1)) / (double)(n - 1));
     }
-    nas_strategy_round info;
-    memset(&info, 0, sizeof info);
-    info.tau = heldout_tau(st, &info.n_heldout);
-    float fit_loss = 0.0f;
+}
+
+/* Train every model of the ensemble on the targets (a fresh one first
+ * with search.nao.restart); *loss gets the mean fit loss. NAS_ENOMEM
+ * (also for a fit that returned NaN). */
+static int round_fit(nao_state *st, const round_bufs *b, float *loss)
+{
+    *loss = 0.0f;
     for (int e = 0; e < st->ens; e++) {
         if (st->restart) { /* a fresh initialisation: a new embedding geometry */
             nas__nao_model *fresh = nas__nao_model_create(nas__nao_model_dims(st->model[e]),
                                                           st->allowed, 0.1f, &st->mrng);
             if (!fresh)
-                goto done;
+                return NAS_ENOMEM;
             nas__nao_model_destroy(st->model[e]);
             st->model[e] = fresh;
         }
         nas__nao_set_rank_weight(st->model[e], (float)st->rank_weight);
-        float fl = nas__nao_fit(st->model[e], (int)n, seqs, y, st->epochs, NAO_TRAIN_BATCH,
-                                NAO_EPOCH_CAP, (float)st->lr, (float)st->tradeoff, &st->mrng);
+        float fl = nas__nao_fit(st->model[e], (int)b->n, b->seqs, b->y, st->epochs,
+                                NAO_TRAIN_BATCH, NAO_EPOCH_CAP, (float)st->lr,
+                                (float)st->tradeoff, &st->mrng);
         if (isnan(fl))
-            goto done;
-        fit_loss += fl / (float)st->ens;
+            return NAS_ENOMEM;
+        *loss += fl / (float)st->ens;
     }
-    st->rounds++;
-    st->n_obs_trained = st->n_obs;
-    info.round = st->rounds;
-    info.n_train = (int)n;
-    info.loss = fit_loss;
+    return NAS_OK;
+}
 
-    qsort(ord, n, sizeof *ord, cmp_obs_desc);
-    const int radius = st->max_edit;
-    int nc = 0;
-    for (int a = 0; a < K; a++) {
+/* Move start cell `start`'s embedding up model `mdl`'s predicted gradient
+ * in T growing steps and decode each moved embedding (greedily, or the
+ * beam's sequences); *nd gets the number of sequences in b->dec. -1 when
+ * the model fails. */
+static int round_move(const nao_state *st, nas__nao_model *mdl, const nao_obs *start,
+                      round_bufs *b, int *nd)
+{
+    const int L = st->L, H = st->H, T = b->T;
+    if (nas__nao_encode(mdl, 1, start->g.tok, b->S, NULL) != 0)
+        return -1;
+    nas__nao_predict_states(mdl, b->S, b->dS);
+    double eta = st->step;
+    for (int t = 0; t < T; t++, eta *= st->growth)
+        for (int i = 0; i < L * H; i++)
+            b->moved[(size_t)t * L * H + i] = b->S[i] + (float)eta * b->dS[i];
+    nas__nao_normalize_rows(b->moved, T * L, H);
+    *nd = T;
+    if (st->beam <= 1)
+        return nas__nao_decode(mdl, T, b->moved, b->dec) != 0 ? -1 : 0;
+    *nd = 0;
+    for (int t = 0; t < T; t++) {
+        int got = nas__nao_decode_beam(mdl, b->moved + (size_t)t * L * H, st->beam,
+                                       b->dec + (size_t)*nd * L, NULL);
+        if (got < 0)
+            return -1;
+        *nd += got;
+    }
+    return 0;
+}
+
+/* The candidates decoded near the K best cells by every model, within
+ * the trust region (search.nao.max_edit tokens from the start). *nc gets
+ * their number. NAS_ENOMEM when a model fails. */
+static int round_decode(nas_strategy *s, round_bufs *b, nas_known_fn is_known, void *known_ctx,
+                        int *nc)
+{
+    nao_state *st = s->context;
+    const int L = st->L, radius = st->max_edit;
+    *nc = 0;
+    for (int a = 0; a < b->K; a++) {
         for (int e = 0; e < st->ens; e++) {
-            nas__nao_model *mdl = st->model[e];
-            if (nas__nao_encode(mdl, 1, ord[a]->g.tok, S, NULL) != 0)
-                goto done;
-            nas__nao_predict_states(mdl, S, dS);
-            double eta = st->step;
-            for (int t = 0; t < T; t++, eta *= st->growth)
-                for (int i = 0; i < L * H; i++)
-                    moved[(size_t)t * L * H + i] = S[i] + (float)eta * dS[i];
-            nas__nao_normalize_rows(moved, T * L, H);
-            int nd = T; /* decoded sequences in dec */
-            if (st->beam <= 1) {
-                if (nas__nao_decode(mdl, T, moved, dec) != 0)
-                    goto done;
-            } else {
-                nd = 0;
-                for (int t = 0; t < T; t++) {
-                    int got = nas__nao_decode_beam(mdl, moved + (size_t)t * L * H, st->beam,
-                                                   dec + (size_t)nd * L, NULL);
-                    if (got < 0)
-                        goto done;
-                    nd += got;
-                }
-            }
+            int nd;
+            if (round_move(st, st->model[e], b->ord[a], b, &nd) != 0)
+                return NAS_ENOMEM;
             for (int t = 0; t < nd; t++) {
                 nas_genotype g;
                 memset(&g, 0, sizeof g);
                 g.len = L;
-                memcpy(g.tok, dec + (size_t)t * L, (size_t)L);
+                memcpy(g.tok, b->dec + (size_t)t * L, (size_t)L);
                 if (radius > 0) { /* the trust region around the start */
                     int hd = 0;
                     for (int q = 0; q < L; q++)
-                        hd += g.tok[q] != ord[a]->g.tok[q];
+                        hd += g.tok[q] != b->ord[a]->g.tok[q];
                     if (hd > radius)
                         continue;
                 }
-                nc = pool_add(s, &g, is_known, known_ctx, cand, cand_keys, cand_seqs, nc);
+                *nc = pool_add(s, &g, is_known, known_ctx, b->cand, b->cand_keys, b->cand_seqs,
+                               *nc);
             }
         }
     }
-    info.n_decoded = nc;
-    /* nothing new decoded near the best cells: their single-token
-     * neighbours, ranked by the predictor below like decoded candidates */
-    if (nc == 0 && st->fill_neighbours) {
-        for (int a = 0; a < K; a++)
-            for (int q = 0; q < L; q++)
-                for (int v = 0; v < st->V; v++) {
-                    if (v == ord[a]->g.tok[q] || !st->allowed[q * st->V + v])
-                        continue;
-                    nas_genotype g;
-                    memset(&g, 0, sizeof g);
-                    g.len = L;
-                    memcpy(g.tok, ord[a]->g.tok, (size_t)L);
-                    g.tok[q] = (uint8_t)v;
-                    nc = pool_add(s, &g, is_known, known_ctx, cand, cand_keys, cand_seqs, nc);
-                }
-    }
-    /* score every candidate by the ensemble's mean prediction */
+    return NAS_OK;
+}
+
+/* Nothing new decoded near the best cells: their single-token neighbours,
+ * ranked by the predictor like decoded candidates. Returns the new count. */
+static int round_neighbours(nas_strategy *s, round_bufs *b, nas_known_fn is_known,
+                            void *known_ctx, int nc)
+{
+    nao_state *st = s->context;
+    const int L = st->L;
+    for (int a = 0; a < b->K; a++)
+        for (int q = 0; q < L; q++)
+            for (int v = 0; v < st->V; v++) {
+                if (v == b->ord[a]->g.tok[q] || !st->allowed[q * st->V + v])
+                    continue;
+                nas_genotype g;
+                memset(&g, 0, sizeof g);
+                g.len = L;
+                memcpy(g.tok, b->ord[a]->g.tok, (size_t)L);
+                g.tok[q] = (uint8_t)v;
+                nc = pool_add(s, &g, is_known, known_ctx, b->cand, b->cand_keys, b->cand_seqs,
+                              nc);
+            }
+    return nc;
+}
+
+/* Score every candidate by the ensemble's mean prediction, best first.
+ * NAS_ENOMEM when a model fails. */
+static int round_rank(nao_state *st, round_bufs *b, int nc)
+{
     for (int c = 0; c < nc; c++)
-        cand[c].pred = 0.0f;
+        b->cand[c].pred = 0.0f;
     for (int e = 0; e < st->ens && nc > 0; e++) {
-        if (nas__nao_encode(st->model[e], nc, cand_seqs, cs, cand_pred) != 0)
-            goto done;
+        if (nas__nao_encode(st->model[e], nc, b->cand_seqs, b->cs, b->cand_pred) != 0)
+            return NAS_ENOMEM;
         for (int c = 0; c < nc; c++)
-            cand[c].pred += cand_pred[c] / (float)st->ens;
+            b->cand[c].pred += b->cand_pred[c] / (float)st->ens;
     }
-    qsort(cand, (size_t)nc, sizeof *cand, cmp_cand_desc);
+    qsort(b->cand, (size_t)nc, sizeof *b->cand, cmp_cand_desc);
+    return NAS_OK;
+}
+
+/* Queue the search.nao.batch_per_round best candidates. An empty pool
+ * (the neighbourhoods of the best cells are used up) is replaced by
+ * batch_per_round uniform samples, so a dry spell does not retrain the
+ * model for every proposal. */
+static void round_queue(nas_strategy *s, const round_bufs *b, int nc, nas_known_fn is_known,
+                        void *known_ctx, nas_strategy_round *info)
+{
+    nao_state *st = s->context;
     int cap = (int)(sizeof st->queue / sizeof st->queue[0]);
     int take = nc < st->batch_per_round ? nc : st->batch_per_round;
     take = take < cap ? take : cap;
-    info.n_neighbours = nc - info.n_decoded;
-    info.n_queued = take;
+    info->n_neighbours = nc - info->n_decoded;
+    info->n_queued = take;
     for (int c = 0; c < take; c++) {
-        st->queue[c] = cand[c].g;
+        st->queue[c] = b->cand[c].g;
         st->queue_random[c] = 0;
     }
-    /* An empty pool (the neighbourhoods of the best cells are used up) is
-     * replaced by batch_per_round uniform samples, so a dry spell does not
-     * retrain the model for every proposal. */
     int want = take > 0 ? take : (st->batch_per_round < cap ? st->batch_per_round : cap);
     for (int tries = 0; take < want && tries < 100 * want; tries++) {
         nas_genotype g;
@@ -485,28 +561,57 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
         if (!dup) {
             st->queue_random[take] = 1;
             st->queue[take++] = g;
-            info.n_random++;
+            info->n_random++;
         }
     }
     st->q_head = 0;
     st->q_len = take;
-    st->last = info;
-    rc = NAS_OK;
-done:
-    if (rc != NAS_OK)
+}
+
+/* One NAO round (Luo et al., NeurIPS 2018): train the models on the
+ * observed scores, move the best cells' embeddings up the predicted
+ * gradient, decode, rank and queue. NAS_OK (the queue may stay empty when
+ * nothing new decodes) or NAS_ENOMEM. */
+static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, nas_error *err)
+{
+    nao_state *st = s->context;
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_obs; i++)
+        n += isfinite(st->obs[i].score) ? 1 : 0;
+    if (n < 2)
+        return NAS_OK;
+    round_bufs b;
+    if (round_alloc(st, n, &b) != NAS_OK)
+        return nas_error_set(err, NAS_ENOMEM, "nao: out of memory in a model round");
+    round_targets(st, &b);
+    nas_strategy_round info;
+    memset(&info, 0, sizeof info);
+    info.tau = heldout_tau(st, &info.n_heldout);
+    float fit_loss = 0.0f;
+    int rc = round_fit(st, &b, &fit_loss);
+    int nc = 0;
+    if (rc == NAS_OK) {
+        st->rounds++;
+        st->n_obs_trained = st->n_obs;
+        info.round = st->rounds;
+        info.n_train = (int)n;
+        info.loss = fit_loss;
+        qsort(b.ord, n, sizeof *b.ord, cmp_obs_desc);
+        rc = round_decode(s, &b, is_known, known_ctx, &nc);
+    }
+    if (rc == NAS_OK) {
+        info.n_decoded = nc;
+        if (nc == 0 && st->fill_neighbours)
+            nc = round_neighbours(s, &b, is_known, known_ctx, nc);
+        rc = round_rank(st, &b, nc);
+    }
+    if (rc == NAS_OK) {
+        round_queue(s, &b, nc, is_known, known_ctx, &info);
+        st->last = info;
+    } else {
         nas_error_set(err, rc, "nao: out of memory in a model round");
-    free(seqs);
-    free(y);
-    free(ord);
-    free(S);
-    free(dS);
-    free(moved);
-    free(dec);
-    free(cand);
-    free(cand_keys);
-    free(cand_seqs);
-    free(cand_pred);
-    free(cs);
+    }
+    round_free(&b);
     return rc;
 }
 

@@ -116,6 +116,131 @@ static int upload_first(const nas_dataset *d, int b, nas_tensor *x, nas_tensor *
     return rc;
 }
 
+/* Steps on one resident batch: the kernels only (the first step creates
+ * the primitives and is timed on its own). */
+static int bench_resident(nas_backend *be, nas_net *net, const nas_dataset *train, int batch,
+                          int steps)
+{
+    nas_tensor *x = NULL, *y = NULL;
+    int rc = nas_tensor_create(be, batch, 1, 28, 28, &x);
+    if (!rc)
+        rc = nas_tensor_create(be, batch, 1, 1, 1, &y);
+    if (!rc)
+        rc = upload_first(train, batch, x, y);
+    const nas_tensor *logits;
+    float loss = 0;
+    int correct = 0;
+    double first = 0, resident = 0, resident_cpu = 0;
+    for (int s = 0; s < steps + 3 && !rc; s++) {
+        double ts = now_s(), cs = cpu_s();
+        rc = nas_net_forward(net, x, 1, &logits);
+        if (!rc)
+            rc = nas_net_backward(net, y, &loss, &correct);
+        if (!rc)
+            rc = nas_net_sgd_step(net, 0.01f, 0.9f, 5e-4f, 1);
+        if (!rc)
+            rc = nas_backend_sync(be);
+        double dt = now_s() - ts;
+        if (s == 0)
+            first = dt;
+        if (s >= 3) {
+            resident += dt;
+            resident_cpu += cpu_s() - cs;
+        }
+    }
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    if (rc)
+        return die(nas_backend_last_error(be), rc, NULL);
+    printf("first_step_s=%.4f\n", first);
+    printf("step_ms=%.3f\n", 1e3 * resident / steps);
+    printf("train_ips_resident=%.1f\n", (double)steps * batch / resident);
+    printf("train_cpu_ms_per_img=%.3f\n", 1e3 * resident_cpu / ((double)steps * batch));
+    return 0;
+}
+
+/* The same number of steps through nas_train (loader included). */
+static int bench_loader(nas_net *net, const nas_dataset *train, const nas_recipe *rec,
+                        int steps, int64_t macs)
+{
+    nas_error err = {0};
+    nas_dataset *sub = NULL, *rest = NULL;
+    int batch = rec->batch_size;
+    int rc = nas_dataset_split(train, 1, steps * batch, 7, &rest, &sub, &err);
+    /* split: the first image goes to `sub`, the next steps*batch to `rest` */
+    if (rc)
+        return die("split", rc, &err);
+    nas_train_stats st;
+    double t0 = now_s();
+    rc = nas_train(net, rest, rec, NULL, NULL, &st, &err);
+    double wall = now_s() - t0;
+    if (rc)
+        return die("nas_train", rc, &err);
+    printf("train_ips=%.1f\n", (double)st.steps * batch / wall);
+    printf("train_gflops=%.1f\n", 6.0 * (double)macs * st.steps * batch / wall / 1e9);
+    /* measured inside nas_train around each batch's gather + upload */
+    printf("loader_share=%.4f\n", st.seconds > 0 ? st.load_seconds / st.seconds : 0.0);
+    nas_dataset_destroy(sub);
+    nas_dataset_destroy(rest);
+    return 0;
+}
+
+/* Evaluation throughput on the first eval_n test images, then latency. */
+static int bench_eval(nas_net *net, const nas_dataset *test, int batch, int eval_n, int lat_runs)
+{
+    nas_error err = {0};
+    nas_dataset ev = *test;
+    ev.n = eval_n < test->n ? eval_n : test->n;
+    ev.owns = 0;
+    double acc = 0, eloss = 0;
+    nas_dataset warm = ev;
+    warm.n = batch * 2 < ev.n ? batch * 2 : ev.n;
+    int rc = nas_net_evaluate(net, &warm, batch, &acc, &eloss, &err);
+    double t0 = now_s();
+    double c0 = cpu_s();
+    if (!rc)
+        rc = nas_net_evaluate(net, &ev, batch, &acc, &eloss, &err);
+    if (rc)
+        return die("evaluate", rc, &err);
+    printf("eval_ips=%.1f\n", ev.n / (now_s() - t0));
+    printf("eval_cpu_ms_per_img=%.3f\n", 1e3 * (cpu_s() - c0) / ev.n);
+    double lat = 0;
+    rc = nas_latency_ms(net, 1, 20, lat_runs, &lat, &err);
+    if (rc)
+        return die("latency", rc, &err);
+    printf("latency_ms=%.3f\n", lat);
+    return 0;
+}
+
+/* --epochs: a fresh network (seed 0) trained on the first `subset` images
+ * (0: all 60k), tested on the test set. */
+static int bench_epochs(nas_backend *be, const nas_net_desc *nd, const nas_recipe *rec,
+                        const nas_dataset *train, const nas_dataset *test, int epochs, int subset)
+{
+    nas_error err = {0};
+    nas_net *net = NULL;
+    int rc = nas_net_create(be, nd, rec->batch_size, 0, &net, &err);
+    nas_recipe full = *rec;
+    full.epochs = epochs;
+    full.seed = 0;
+    double t0 = now_s(), acc = 0, eloss = 0;
+    nas_dataset tr = *train;
+    tr.owns = 0;
+    if (subset > 0 && subset < tr.n)
+        tr.n = subset;
+    nas_train_stats st;
+    if (!rc)
+        rc = nas_train(net, &tr, &full, NULL, NULL, &st, &err);
+    if (!rc)
+        rc = nas_net_evaluate(net, test, rec->batch_size, &acc, &eloss, &err);
+    if (rc)
+        return die("epochs", rc, &err);
+    printf("epochs_s=%.1f\n", now_s() - t0);
+    printf("acc=%.4f\n", acc);
+    nas_net_destroy(net);
+    return 0;
+}
+
 static int cmd_train(int argc, char **argv)
 {
     const char *geno = arg_str(argc, argv, "--genotype", NULL);
@@ -172,110 +297,18 @@ static int cmd_train(int argc, char **argv)
         return die("net", rc, &err);
     printf("build_s=%.4f\n", now_s() - t0);
 
-    /* Steps on one resident batch: the kernels only (the first step creates
-     * the primitives and is timed on its own). */
-    nas_tensor *x = NULL, *y = NULL;
-    rc = nas_tensor_create(be, batch, 1, 28, 28, &x);
-    if (!rc)
-        rc = nas_tensor_create(be, batch, 1, 1, 1, &y);
-    if (!rc)
-        rc = upload_first(train, batch, x, y);
-    const nas_tensor *logits;
-    float loss = 0;
-    int correct = 0;
-    double first = 0, resident = 0, resident_cpu = 0;
-    for (int s = 0; s < steps + 3 && !rc; s++) {
-        double ts = now_s(), cs = cpu_s();
-        rc = nas_net_forward(net, x, 1, &logits);
-        if (!rc)
-            rc = nas_net_backward(net, y, &loss, &correct);
-        if (!rc)
-            rc = nas_net_sgd_step(net, 0.01f, 0.9f, 5e-4f, 1);
-        if (!rc)
-            rc = nas_backend_sync(be);
-        double dt = now_s() - ts;
-        if (s == 0)
-            first = dt;
-        if (s >= 3) {
-            resident += dt;
-            resident_cpu += cpu_s() - cs;
-        }
-    }
-    if (rc)
-        return die(nas_backend_last_error(be), rc, NULL);
-    printf("first_step_s=%.4f\n", first);
-    printf("step_ms=%.3f\n", 1e3 * resident / steps);
-    printf("train_ips_resident=%.1f\n", (double)steps * batch / resident);
-    printf("train_cpu_ms_per_img=%.3f\n", 1e3 * resident_cpu / ((double)steps * batch));
-
-    /* The same number of steps through nas_train (loader included). */
-    nas_dataset *sub = NULL, *rest = NULL;
-    rc = nas_dataset_split(train, 1, steps * batch, 7, &rest, &sub, &err);
-    /* split: the first image goes to `sub`, the next steps*batch to `rest` */
-    if (rc)
-        return die("split", rc, &err);
     nas_recipe rec = {.epochs = 1, .batch_size = batch, .lr = 0.05, .momentum = 0.9,
                       .nesterov = 1, .weight_decay = 5e-4, .schedule = NAS_SCHEDULE_COSINE,
                       .seed = 3};
-    nas_train_stats st;
-    t0 = now_s();
-    rc = nas_train(net, rest, &rec, NULL, NULL, &st, &err);
-    double wall = now_s() - t0;
-    if (rc)
-        return die("nas_train", rc, &err);
-    printf("train_ips=%.1f\n", (double)st.steps * batch / wall);
-    printf("train_gflops=%.1f\n", 6.0 * (double)macs * st.steps * batch / wall / 1e9);
-    /* measured inside nas_train around each batch's gather + upload */
-    printf("loader_share=%.4f\n", st.seconds > 0 ? st.load_seconds / st.seconds : 0.0);
-    nas_dataset_destroy(sub);
-    nas_dataset_destroy(rest);
-
-    /* Evaluation throughput on the first eval_n test images. */
-    nas_dataset ev = *test;
-    ev.n = eval_n < test->n ? eval_n : test->n;
-    ev.owns = 0;
-    double acc = 0, eloss = 0;
-    nas_dataset warm = ev;
-    warm.n = batch * 2 < ev.n ? batch * 2 : ev.n;
-    rc = nas_net_evaluate(net, &warm, batch, &acc, &eloss, &err);
-    t0 = now_s();
-    double c0 = cpu_s();
+    rc = bench_resident(be, net, train, batch, steps);
     if (!rc)
-        rc = nas_net_evaluate(net, &ev, batch, &acc, &eloss, &err);
+        rc = bench_loader(net, train, &rec, steps, macs);
+    if (!rc)
+        rc = bench_eval(net, test, batch, eval_n, lat_runs);
+    if (!rc && epochs > 0)
+        rc = bench_epochs(be, &nd, &rec, train, test, epochs, subset);
     if (rc)
-        return die("evaluate", rc, &err);
-    printf("eval_ips=%.1f\n", ev.n / (now_s() - t0));
-    printf("eval_cpu_ms_per_img=%.3f\n", 1e3 * (cpu_s() - c0) / ev.n);
-
-    double lat = 0;
-    rc = nas_latency_ms(net, 1, 20, lat_runs, &lat, &err);
-    if (rc)
-        return die("latency", rc, &err);
-    printf("latency_ms=%.3f\n", lat);
-
-    if (epochs > 0) {
-        nas_net_destroy(net);
-        net = NULL;
-        rc = nas_net_create(be, &nd, batch, 0, &net, &err);
-        nas_recipe full = rec;
-        full.epochs = epochs;
-        full.seed = 0;
-        t0 = now_s();
-        nas_dataset tr = *train; /* the first `subset` images (0: all 60k) */
-        tr.owns = 0;
-        if (subset > 0 && subset < tr.n)
-            tr.n = subset;
-        if (!rc)
-            rc = nas_train(net, &tr, &full, NULL, NULL, &st, &err);
-        if (!rc)
-            rc = nas_net_evaluate(net, test, batch, &acc, &eloss, &err);
-        if (rc)
-            return die("epochs", rc, &err);
-        printf("epochs_s=%.1f\n", now_s() - t0);
-        printf("acc=%.4f\n", acc);
-    }
-    nas_tensor_destroy(x);
-    nas_tensor_destroy(y);
+        return rc;
     nas_net_destroy(net);
     nas_backend_destroy(be);
     nas_dataset_destroy(train);

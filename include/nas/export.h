@@ -8,8 +8,10 @@
 #ifndef NAS_EXPORT_H
 #define NAS_EXPORT_H
 
+#include <signal.h> /* sig_atomic_t */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>  /* FILE */
 #include "nas/status.h"
 #include "nas/trainer.h"
 
@@ -105,6 +107,197 @@ int nas_export_onnx(nas_net *net, const char *path, const char *doc, nas_error *
  */
 int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, char *npz_path,
                        size_t n, nas_error *err);
+
+/* ---- a stored trial (or any cell) as files: `nas export` (export/export_trial.c) ---- */
+
+/*
+ * What to export, and how (`nas export`'s options, docs/export.md). Exactly
+ * one source: best (the best done, feasible trial of an experiment), trial
+ * (a done trial by id) or genotype (any cell, no database). Strings are
+ * borrowed for the call. nas_export_opts_init fills the defaults.
+ */
+typedef struct nas_export_opts {
+    const char *db;          /* results database, opened read-only (default "nas.db") */
+    const char *experiment;  /* best: the experiment's name; NULL: the most recent with a
+                                done trial (nas_store_experiment_find) */
+    int best;                /* 1: export the best trial */
+    const char *by;          /* best: "COLUMN" or "COLUMN:max|min" to rank by (val_accuracy,
+                                test_accuracy, score, train_loss, macs, params, latency_ms,
+                                train_seconds); NULL: the experiment's first objective */
+    int64_t trial;           /* > 0: that trial (it must be done); -1: none (default) */
+    const char *genotype;    /* a NAS-Bench-201 cell string; NULL: none */
+    int channels, cells;     /* genotype: first-stage channels C (16), cells per stage N (1) */
+    uint64_t seed;           /* genotype: weight-init seed (0) */
+    const char *format;      /* "json", "onnx" (opset 13) or "pytorch" (FILE.py + FILE.npz) */
+    int init_weights;        /* 1: fresh weights (seed); 0: the trial's kept proxy weights
+                                (default; a genotype has none, so init) */
+    const char *out;         /* output file */
+    const char *logits;      /* NULL, or an .npz to write nas's own logits to: images
+                                float32 [B,1,28,28], labels int64 [B], logits float32 [B,10] */
+    int logits_batch;        /* B: the first B Fashion-MNIST test images (16) */
+    const char *data;        /* Fashion-MNIST directory for logits; NULL: the experiment's
+                                data.dir, else NAS_FMNIST_DIR */
+    const char *backend;     /* kernel backend for the network ("ref", default; "cpu") */
+} nas_export_opts;
+
+/* The result: what was exported, for the caller to report. */
+typedef struct nas_export_result {
+    nas_arch arch;           /* genotype, trial and experiment (trial_id -1 for a genotype),
+                                metrics as recorded, kept-weights path (arch.weights) */
+    int trained;             /* 1: the file holds the trial's trained weights */
+    int64_t params;          /* parameters of the exported network */
+    char npz[NAS_PATH_MAX + 8]; /* pytorch: the weights file written next to FILE.py */
+    int picked;              /* best: 1 once the best trial was chosen (even when a later
+                                step failed) */
+    char by_metric[NAS_NAME_MAX]; /* best: the column ranked by */
+    int by_maximize;         /* best: 1 highest first, 0 lowest first */
+} nas_export_result;
+
+/* The defaults: db "nas.db", trial -1, C 16, N 1, seed 0, trained weights,
+ * logits_batch 16, backend "ref"; no source, format or output yet. */
+void nas_export_opts_init(nas_export_opts *o);
+
+/*
+ * Check the options before any file is read: exactly one source, a
+ * format, an output, `by` only with best, logits (and for pytorch the
+ * module's FILE.npz) other than the output. Messages name the options as
+ * `nas export` spells them. Errors: NAS_EINVAL.
+ */
+int nas_export_opts_check(const nas_export_opts *o, nas_error *err);
+
+/*
+ * Export one architecture (docs/export.md): choose the trial (best by the
+ * experiment's first objective among trials meeting its constraints, or
+ * by o->by; or o->trial) from the store, rebuild its network as the
+ * search built it (the experiment's stored config: space, channels,
+ * cells, seed), load its kept proxy weights unless o->init_weights (a
+ * JSON only names them in source.weights), check the parameter count
+ * against the recorded one, then write o->out as architecture JSON
+ * (nas_arch_write_json), ONNX (nas_export_onnx) or a PyTorch module +
+ * .npz (nas_export_pytorch); with o->logits, also nas's eval-mode logits
+ * (the forward pass on the backend o->backend). Writes only o->out (and
+ * its .npz) and o->logits; never the database. `r` (may not be NULL) is
+ * filled as far as the export got.
+ * Errors: NAS_EINVAL (bad options, a trial not done, a bad genotype, a
+ * parameter mismatch), NAS_ENOTFOUND (no such database, experiment or
+ * trial; no trial to export; no kept weights, e.g. for a table-evaluator
+ * experiment), NAS_EFORMAT (the experiment's stored config), NAS_EDB,
+ * NAS_EIO, NAS_ENOMEM, backend errors.
+ */
+int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *err);
+
+/* ---- training an architecture fully: `nas train` (export/arch_train.c) -------------- */
+
+/*
+ * The full-training recipe (issue 22, docs/export.md "nas train"): what
+ * nas_arch_train uses unless told otherwise - SGD with Nesterov momentum
+ * 0.9 and weight decay 5e-4, the learning rate from 0.1 down to 0 on a
+ * cosine per step (NAS-Bench-201's optimiser, Dong & Yang, ICLR 2020),
+ * batch 128, 20 epochs over the 60,000 training images, random crop (4
+ * pixels) and horizontal flip, on every online core. `proxy` uses the
+ * recipe in ARCH.json instead (the search's proxy).
+ */
+#define NAS_FULL_EPOCHS 20
+#define NAS_FULL_BATCH 128
+#define NAS_FULL_LR 0.1
+#define NAS_FULL_MOMENTUM 0.9
+#define NAS_FULL_WEIGHT_DECAY 5e-4
+#define NAS_FULL_AUGMENT "crop,flip"
+
+/*
+ * What to train, and how (`nas train`'s options). Exactly one of arch
+ * (an ARCH.json from nas_arch_write_json) and genotype (a NAS-Bench-201
+ * cell: C 16, N 1, 3 stages, all five ops, seed 0, data NAS_FMNIST_DIR).
+ * Every other field left at nas_arch_train_opts_init's value keeps the
+ * recipe's (numbers -1, strings NULL, subset/test_subset/stop_after 0).
+ * Strings are borrowed for the call.
+ */
+typedef struct nas_arch_train_opts {
+    const char *arch;        /* ARCH.json, or NULL */
+    const char *genotype;    /* or a cell string, or NULL */
+    int proxy;               /* 1 (ARCH.json only): redo the search's proxy training - its
+                                recipe, train/validation split, threads and backend */
+    int epochs, batch;       /* recipe overrides (> 0) */
+    double lr, momentum, weight_decay; /* recipe overrides (>= 0) */
+    const char *schedule;    /* "cosine" or "constant" */
+    int have_seed;           /* 1: seed replaces the recipe's seed */
+    uint64_t seed;
+    const char *augment;     /* "none", "crop", "cropN", "flip", "crop,flip"; NULL: crop,flip
+                                (full) or none (proxy) */
+    int channels, cells;     /* network overrides: first-stage channels (> 0), cells per
+                                stage (>= 0); the genotype stays */
+    int subset, test_subset; /* train on the first-drawn `subset` training images (0: all;
+                                not with proxy), test on the first `test_subset` (0: all) */
+    const char *db;          /* record the result in this store's final_training; NULL: not */
+    const char *checkpoint;  /* written after every epoch and resumed from when present;
+                                NULL: ARCH.<mode>-e<N>-s<S>[-<augment>][-<precision>].ckpt.npz
+                                beside ARCH.json (genotype: none); "none": none */
+    int threads;             /* >= 0: kernel threads (0: the backend's default); -1: every
+                                online core (proxy: the trial's) */
+    const char *backend;     /* "cpu", "ref" (or "cuda"); NULL: "ref" when ARCH.json says
+                                ref, else "cpu" */
+    const char *precision;   /* "fp32" (NULL), "bf16" or "fp16" (nas_backend_set_precision) */
+    const char *data;        /* Fashion-MNIST idx files; NULL: ARCH.json's data.dir */
+    int stop_after;          /* > 0: stop with NAS_EINTR after this epoch (tests) */
+    double progress_s;       /* seconds between in-epoch progress lines (0: every step);
+                                -1: 1 when `progress` is a terminal, else 10 */
+    FILE *out;               /* the report: set-up, epoch lines, results; NULL: none */
+    FILE *progress;          /* in-epoch progress lines (redrawn on a terminal); NULL: none */
+    volatile sig_atomic_t *stop; /* non-zero (set by a signal handler): stop after the
+                                    current step with NAS_EINTR; may be NULL */
+} nas_arch_train_opts;
+
+/* What a training measured. Missing values NaN / -1. */
+typedef struct nas_arch_train_result {
+    const char *stage;       /* the step that failed ("loading Fashion-MNIST", "training",
+                                ...; also the prefix of err's message); NULL when the
+                                failure was in the inputs (ARCH.json, genotype, options) */
+    nas_arch arch;           /* the architecture trained (after channels/cells) */
+    nas_recipe recipe;       /* the recipe used */
+    int train_images, test_images, epochs_done, resumed_from;
+    double test_accuracy, test_loss;
+    double val_accuracy;     /* proxy: on the search's validation split */
+    double train_loss, train_accuracy, train_seconds; /* seconds of training steps */
+    int64_t params, macs;    /* per image */
+    char checkpoint[NAS_PATH_MAX + 128]; /* "" when none */
+    int64_t final_training_id; /* the row written with db; -1 */
+} nas_arch_train_result;
+
+/* Every override unset (see nas_arch_train_opts); out, progress, stop NULL. */
+void nas_arch_train_opts_init(nas_arch_train_opts *o);
+
+/*
+ * Check the options before any file is read: one of arch and genotype;
+ * proxy only with arch and without subset or augment; a known augment,
+ * schedule and precision. Messages name the options as `nas train` spells
+ * them. Errors: NAS_ECONFIG.
+ */
+int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err);
+
+/*
+ * Train one architecture fully (docs/export.md "nas train"): read
+ * o->arch (nas_arch_read_json) or parse o->genotype; take the full recipe
+ * (NAS_FULL_*) with ARCH.json's seed, or with o->proxy the search's proxy
+ * recipe and split, then the overrides; open o->db first (a bad store
+ * fails before hours of training); load Fashion-MNIST (train and test
+ * split); create the backend (o->threads, o->precision) and the network
+ * (NCHW input [batch,1,28,28]); train with nas_train_resumable, writing
+ * the checkpoint after every epoch and resuming from it when it exists;
+ * evaluate on the test images (and, with proxy, the validation split);
+ * with o->db append a final_training row (nas_store_final_training_put:
+ * recipe, augmentation, backend, accuracies, seconds, params, MACs,
+ * absolute ARCH.json and checkpoint paths). Reports on o->out and
+ * o->progress as it goes. Writes only the checkpoint and the store.
+ * Errors: NAS_ECONFIG (bad options, or a recipe with 0 epochs),
+ * NAS_EIO / NAS_EFORMAT (ARCH.json; data files), NAS_EINVAL (a bad
+ * genotype; proxy without a validation split), NAS_EUNSUPPORTED (a data
+ * set other than Fashion-MNIST; a precision the backend lacks),
+ * NAS_EINTR (o->stop or stop_after: the checkpoint holds the last
+ * finished epoch; the message says how to resume), NAS_EEXIST (the
+ * checkpoint is another run's), NAS_ENAN, NAS_EDB, NAS_ENOMEM, backend
+ * errors. r->stage says which step failed.
+ */
+int nas_arch_train(const nas_arch_train_opts *o, nas_arch_train_result *r, nas_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,586 @@
+/*
+ * export/arch_train.c - `nas train` as a library call (issue 13):
+ * nas_arch_train trains an exported architecture (ARCH.json, docs/export.md)
+ * or a bare genotype with the full recipe or the search's proxy recipe, a
+ * checkpoint after every epoch and resume after an interruption, and
+ * records the final test accuracy in the store. It lives in export/ beside
+ * the ARCH.json reader it starts from: it is the other end of an export.
+ *
+ * Two data modes:
+ *   full (default)  train on the Fashion-MNIST training set (60k images, or
+ *                   `subset` of them), test on the 10k test images;
+ *   proxy           redo the search's proxy training exactly: the same
+ *                   train/validation split (proxy_data in the JSON), recipe,
+ *                   seed and backend; reports the validation accuracy next
+ *                   to the recorded one (identical on the ref backend).
+ *
+ * The steps, in order: resolve (architecture, recipe, checkpoint name),
+ * load (store, data), build (backend, precision, network), train,
+ * evaluate, record. Each failing step names itself in the error.
+ */
+#include <inttypes.h> /* PRId64 */
+#include <limits.h>   /* PATH_MAX */
+#include <math.h>     /* isfinite, NAN */
+#include <stdio.h>
+#include <stdlib.h>   /* realpath */
+#include <string.h>
+#include <time.h>     /* clock_gettime: progress ETA */
+#include <unistd.h>   /* isatty, sysconf */
+#include "nas/evaluator.h"
+#include "nas/export.h"
+#include "nas/space.h"
+#include "nas/store.h"
+#include "nas/trainer.h"
+
+void nas_arch_train_opts_init(nas_arch_train_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->epochs = o->batch = o->channels = o->cells = o->threads = -1;
+    o->lr = o->momentum = o->weight_decay = o->progress_s = -1;
+}
+
+static int parse_augment(const char *s, nas_augment *a)
+{
+    memset(a, 0, sizeof *a);
+    if (!s || !strcmp(s, "none") || !s[0])
+        return 0;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "crop"))
+            a->crop_pad = 4;
+        else if (!strncmp(t, "crop", 4) && t[4] >= '1' && t[4] <= '9' && !t[5])
+            a->crop_pad = t[4] - '0';
+        else if (!strcmp(t, "flip"))
+            a->flip = 1;
+        else
+            return -1;
+    }
+    return 0;
+}
+
+int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
+{
+    if (!o->arch == !o->genotype)
+        return nas_error_set(err, NAS_ECONFIG, "%s",
+                             o->arch ? "give ARCH.json or --genotype STRING, not both"
+                                     : "missing ARCH.json (from nas export --format json) or "
+                                       "--genotype STRING");
+    if (o->proxy && (o->subset || o->augment))
+        return nas_error_set(err, NAS_ECONFIG,
+                             "--proxy trains exactly as the search did: no --subset or --augment");
+    if (o->proxy && o->genotype)
+        return nas_error_set(err, NAS_ECONFIG,
+                             "--proxy redoes a search's trial: it needs ARCH.json, not --genotype");
+    nas_augment chk;
+    if (o->augment && parse_augment(o->augment, &chk))
+        return nas_error_set(err, NAS_ECONFIG, "--augment takes none, or crop, flip, crop,flip "
+                             "(crop pads 4 pixels; cropN pads N), not '%s'", o->augment);
+    if (o->schedule && strcmp(o->schedule, "cosine") && strcmp(o->schedule, "constant"))
+        return nas_error_set(err, NAS_ECONFIG, "--schedule is cosine or constant, not '%s'",
+                             o->schedule);
+    const char *p = o->precision;
+    if (p && strcmp(p, "fp32") && strcmp(p, "bf16") && strcmp(p, "fp16"))
+        return nas_error_set(err, NAS_ECONFIG, "--precision: '%s' is not fp32, bf16 or fp16", p);
+    return NAS_OK;
+}
+
+/* ---- resolve: architecture, recipe, checkpoint ------------------------------------ */
+
+/* What one training will do, settled before any data is read. */
+typedef struct plan {
+    nas_arch a;
+    nas_recipe rec;
+    nas_augment aug;
+    char augs[32];          /* aug as text ("crop,flip", "none") */
+    const char *backend, *precision, *dir;
+    int lowp;               /* precision other than fp32 */
+    int threads;
+    char ckpt[NAS_PATH_MAX + 128];
+} plan;
+
+/* The genotype's architecture: any cell of the NAS-Bench-201 space, C 16,
+ * N 1, 3 stages, the Debian package's data directory, seed 0 (the
+ * options override). Errors: NAS_EINVAL (the genotype, with why). */
+static int arch_from_genotype(const char *genotype, nas_arch *a, nas_error *err)
+{
+    nas_arch_init(a);
+    snprintf(a->genotype, sizeof a->genotype, "%s", genotype);
+    snprintf(a->space_type, sizeof a->space_type, "cell");
+    a->op_mask = (1u << NAS_OP_COUNT) - 1;
+    a->net.channels = 16;
+    a->net.stages = 3;
+    a->net.cells_per_stage = 1;
+    a->recipe.seed = 0;
+    snprintf(a->backend, sizeof a->backend, "cpu");
+    snprintf(a->data.dataset, sizeof a->data.dataset, "fashion-mnist");
+    snprintf(a->data.dir, sizeof a->data.dir, "%s", NAS_FMNIST_DIR);
+    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = 16,
+                         .stages = 3, .cells_per_stage = 1};
+    nas_space *sp = NULL;
+    int rc = nas_space_create(&sd, &sp, err);
+    if (!rc && (rc = nas_space_parse(sp, genotype, &a->net.genotype, err)) != NAS_OK)
+        nas_error_prefix(err, "bad genotype '%s'", genotype);
+    if (!rc && !nas_space_is_valid(sp, &a->net.genotype))
+        rc = nas_error_set(err, NAS_EINVAL, "genotype '%s' has no path from the cell input to "
+                           "its output", genotype);
+    nas_space_destroy(sp);
+    return rc ? NAS_EINVAL : NAS_OK;
+}
+
+/* The recipe: --proxy's from ARCH.json, else the full one with the JSON's
+ * seed; the options override either. */
+static void resolve_recipe(const nas_arch_train_opts *o, plan *p, const char **augment)
+{
+    nas_recipe *rec = &p->rec;
+    *rec = p->a.recipe;
+    if (!o->proxy) {
+        rec->epochs = NAS_FULL_EPOCHS;
+        rec->batch_size = NAS_FULL_BATCH;
+        rec->lr = NAS_FULL_LR;
+        rec->momentum = NAS_FULL_MOMENTUM;
+        rec->nesterov = 1;
+        rec->weight_decay = NAS_FULL_WEIGHT_DECAY;
+        rec->schedule = NAS_SCHEDULE_COSINE;
+        if (!*augment)
+            *augment = NAS_FULL_AUGMENT;
+    }
+    if (o->epochs > 0)
+        rec->epochs = o->epochs;
+    if (o->have_seed)
+        rec->seed = o->seed;
+    if (o->batch > 0)
+        rec->batch_size = o->batch;
+    if (o->lr >= 0)
+        rec->lr = o->lr;
+    if (o->momentum >= 0)
+        rec->momentum = o->momentum;
+    if (o->weight_decay >= 0)
+        rec->weight_decay = o->weight_decay;
+    if (o->schedule)
+        rec->schedule = !strcmp(o->schedule, "cosine") ? NAS_SCHEDULE_COSINE
+                                                        : NAS_SCHEDULE_CONSTANT;
+}
+
+/* Checkpoint: explicit, "none", or beside ARCH.json named by mode, epochs,
+ * seed, augmentation (and the precision unless fp32, so runs in different
+ * precisions never resume from each other's checkpoints). */
+static void resolve_checkpoint(const nas_arch_train_opts *o, plan *p)
+{
+    p->ckpt[0] = 0;
+    if (!o->checkpoint && o->arch) {
+        size_t n = strlen(o->arch);
+        int stem = (int)(n > 5 && !strcmp(o->arch + n - 5, ".json") ? n - 5 : n);
+        snprintf(p->ckpt, sizeof p->ckpt, "%.*s.%s-e%d-s%llu%s%s%s%s.ckpt.npz", stem, o->arch,
+                 o->proxy ? "proxy" : "full", p->rec.epochs, (unsigned long long)p->rec.seed,
+                 strcmp(p->augs, "none") ? "-" : "", strcmp(p->augs, "none") ? p->augs : "",
+                 p->lowp ? "-" : "", p->lowp ? p->precision : "");
+        for (char *c = p->ckpt + stem + 1; *c; c++)
+            if (*c == ',')
+                *c = '+';
+    } else if (o->checkpoint && strcmp(o->checkpoint, "none") != 0) {
+        snprintf(p->ckpt, sizeof p->ckpt, "%s", o->checkpoint);
+    }
+}
+
+static int resolve(const nas_arch_train_opts *o, plan *p, nas_error *err)
+{
+    int rc = nas_arch_train_opts_check(o, err);
+    if (rc)
+        return rc;
+    rc = o->arch ? nas_arch_read_json(o->arch, &p->a, err)
+                 : arch_from_genotype(o->genotype, &p->a, err);
+    if (rc)
+        return rc;
+    if (o->genotype && o->have_seed)
+        p->a.recipe.seed = o->seed;
+    /* The network as exported, or wider/deeper (the genotype stays). */
+    if (o->channels > 0)
+        p->a.net.channels = o->channels;
+    if (o->cells >= 0)
+        p->a.net.cells_per_stage = o->cells;
+    const char *augment = o->augment;
+    resolve_recipe(o, p, &augment);
+    parse_augment(augment, &p->aug); /* checked above; NAS_FULL_AUGMENT is valid */
+    if (p->rec.epochs <= 0)
+        return nas_error_set(err, NAS_ECONFIG, "the recipe has 0 epochs: give --epochs N");
+    p->backend = o->backend ? o->backend : (!strcmp(p->a.backend, "ref") ? "ref" : "cpu");
+    /* full training: every online core; --proxy: the trial's threads */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    p->threads = o->threads >= 0 ? o->threads
+                 : o->proxy      ? (p->a.threads > 0 ? p->a.threads : 2)
+                                 : (int)(ncpu > 0 ? ncpu : 1);
+    p->dir = o->data ? o->data : p->a.data.dir;
+    p->precision = o->precision ? o->precision : "fp32";
+    p->lowp = strcmp(p->precision, "fp32") != 0;
+    nas_augment_format(&p->aug, p->augs, sizeof p->augs);
+    resolve_checkpoint(o, p);
+    return NAS_OK;
+}
+
+/* ---- load and build ------------------------------------------------------------ */
+
+/* The resources of one training, released by release(). */
+typedef struct work {
+    nas_dataset *full, *train, *valid, *test;
+    nas_dataset test_view;
+    const nas_dataset *tr, *te; /* what is trained on / tested on */
+    nas_backend *be;
+    nas_net *net;
+    nas_store *st;
+} work;
+
+static void release(work *w)
+{
+    nas_store_close(w->st);
+    nas_net_destroy(w->net);
+    nas_backend_destroy(w->be);
+    nas_dataset_destroy(w->full);
+    nas_dataset_destroy(w->train);
+    nas_dataset_destroy(w->valid);
+    nas_dataset_destroy(w->test);
+}
+
+static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char **stage,
+                nas_error *err)
+{
+    *stage = "loading Fashion-MNIST";
+    if (strcmp(p->a.data.dataset, "fashion-mnist") != 0)
+        return nas_error_set(err, NAS_EUNSUPPORTED, "data set '%s' is not supported",
+                             p->a.data.dataset);
+    int rc;
+    if (o->db) { /* open early: a bad --db fails before hours of training */
+        *stage = "opening the store";
+        if ((rc = nas_store_open(o->db, 0, &w->st, err)))
+            return rc;
+    }
+    *stage = "loading Fashion-MNIST";
+    rc = nas_fmnist_load(p->dir, "train", &w->full, err);
+    if (!rc)
+        rc = nas_fmnist_load(p->dir, "test", &w->test, err);
+    if (!rc && o->proxy) {
+        if (p->a.data.valid <= 0)
+            rc = nas_error_set(err, NAS_EINVAL, "%s: proxy_data.valid is 0: --proxy needs the "
+                               "search's validation split", o->arch);
+        else
+            rc = nas_dataset_split(w->full, p->a.data.valid, p->a.data.train_subset,
+                                   p->a.data.split_seed, &w->train, &w->valid, err);
+    } else if (!rc && o->subset) {
+        rc = nas_dataset_split(w->full, 0, o->subset, p->rec.seed, &w->train, &w->valid, err);
+    }
+    if (rc)
+        return rc;
+    w->tr = w->train ? w->train : w->full;
+    w->te = w->test;
+    if (o->test_subset > 0 && o->test_subset < w->test->n) {
+        w->test_view = *w->test;
+        w->test_view.n = o->test_subset;
+        w->test_view.owns = 0;
+        w->te = &w->test_view;
+    }
+    return NAS_OK;
+}
+
+/* nas_backend_set_precision, with the backend's reason when it refuses
+ * (e.g. fp16 on the cpu backend: NAS_EUNSUPPORTED). */
+static int set_precision(nas_backend *be, const char *precision, nas_error *err)
+{
+    int rc = nas_backend_set_precision(be, precision);
+    if (rc != NAS_OK) {
+        const char *why = nas_backend_last_error(be);
+        nas_error_set(err, rc, "--precision %s is not available on the %s backend: %s%s",
+                      precision, nas_backend_name(be), why && *why ? why : nas_strerror(rc),
+                      !strcmp(precision, "fp16") ? " (fp16 with loss scaling is CUDA-only; use "
+                                                   "bf16 or fp32 on the CPU)"
+                                                 : "");
+    }
+    return rc;
+}
+
+static int build(const plan *p, work *w, nas_arch_train_result *r, const char **stage,
+                 nas_error *err)
+{
+    *stage = "creating the backend";
+    int rc = nas_backend_create(p->backend, p->threads, 0, &w->be, err);
+    if (rc)
+        return rc;
+    *stage = "setting the precision";
+    if ((rc = set_precision(w->be, p->precision, err)))
+        return rc;
+    *stage = "building the network";
+    if ((rc = nas_net_create(w->be, &p->a.net, p->rec.batch_size, p->rec.seed, &w->net, err)))
+        return rc;
+    nas_count_net(&p->a.net, &r->macs, &r->params, NULL, NULL);
+    return NAS_OK;
+}
+
+static void print_setup(const nas_arch_train_opts *o, const plan *p, const work *w,
+                        const nas_arch_train_result *r)
+{
+    FILE *f = o->out;
+    if (!f)
+        return;
+    if (o->arch)
+        fprintf(f, "nas train %s: %s\n", o->arch, p->a.genotype);
+    else
+        fprintf(f, "nas train: %s\n", p->a.genotype);
+    const nas_recipe *rec = &p->rec;
+    fprintf(f, "%s training, C=%d N=%d, %s backend, %s, %d threads, %d train images, batch %d, "
+            "lr %g, %s schedule, %d epochs, seed %llu, augment %s\n",
+            o->proxy ? "proxy" : "full", p->a.net.channels, p->a.net.cells_per_stage, p->backend,
+            p->precision, p->threads, w->tr->n, rec->batch_size, rec->lr,
+            rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant", rec->epochs,
+            (unsigned long long)rec->seed, p->augs);
+    fprintf(f, "params %" PRId64 ", MACs %" PRId64 "; checkpoint %s\n", r->params, r->macs,
+            p->ckpt[0] ? p->ckpt : "none");
+    fflush(f);
+}
+
+/* ---- train: progress and epoch reports --------------------------------------------- */
+
+typedef struct run_ctx {
+    FILE *out, *log;
+    volatile sig_atomic_t *stop;
+    int tty;
+    int checkpoints;
+    int epochs, per_epoch;  /* of the run */
+    double interval;        /* seconds between progress reports (0: every step) */
+    double t0, last;        /* monotonic time of the first step seen, last report */
+    int step0;              /* global step before the first one seen (resume) */
+    int drawn;              /* a redrawable line is on the terminal */
+    const char *ckpt;
+} run_ctx;
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void fmt_eta(double s, char *buf, size_t n)
+{
+    long t = isfinite(s) && s >= 0 ? (long)(s + 0.5) : -1;
+    if (t < 0)
+        snprintf(buf, n, "--");
+    else if (t >= 3600)
+        snprintf(buf, n, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+    else
+        snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+}
+
+/* Progress within an epoch (issue 22): epoch, step, loss and the time left
+ * in the epoch and the run (from this process's step rate), at most once
+ * per c->interval seconds; redrawn in place on a terminal, one line each
+ * otherwise. A set stop flag stops training. */
+static int on_step(void *ctx, int step, int steps, float loss)
+{
+    run_ctx *c = ctx;
+    double now = mono_s();
+    if (c->t0 == 0) {
+        c->t0 = now;
+        c->step0 = step - 1;
+        c->last = now;
+    }
+    if (c->stop && *c->stop)
+        return 1;
+    if (!c->log || (now - c->last < c->interval && step != steps))
+        return 0;
+    c->last = now;
+    int pe = c->per_epoch > 0 ? c->per_epoch : steps;
+    int ep = (step - 1) / pe + 1, s_in = step - (ep - 1) * pe;
+    double rate = now > c->t0 ? (step - c->step0) / (now - c->t0) : 0; /* steps per second */
+    char eta_ep[32], eta_all[32];
+    fmt_eta(rate > 0 ? (pe - s_in) / rate : NAN, eta_ep, sizeof eta_ep);
+    fmt_eta(rate > 0 ? (steps - step) / rate : NAN, eta_all, sizeof eta_all);
+    fprintf(c->log, "%s  epoch %d/%d  step %d/%d  loss %.4f  ETA epoch %s, run %s%s",
+            c->tty ? "\r\033[K" : "", ep, c->epochs, s_in, pe, (double)loss, eta_ep, eta_all,
+            c->tty ? "" : "\n");
+    fflush(c->log);
+    c->drawn = c->tty;
+    return 0;
+}
+
+static void on_resume(void *ctx, int epoch)
+{
+    run_ctx *c = ctx;
+    if (!c->out)
+        return;
+    fprintf(c->out, "resumed from %s after epoch %d of %d\n", c->ckpt, epoch, c->epochs);
+    fflush(c->out);
+}
+
+/* issue 19: a warning that does not stop the run (an older checkpoint resumed) */
+static void on_note(void *ctx, const char *msg)
+{
+    run_ctx *c = ctx;
+    fprintf(c->log ? c->log : stderr, "nas train: warning: %s\n", msg);
+}
+
+static int on_epoch(void *ctx, const nas_epoch_stats *e)
+{
+    run_ctx *c = ctx;
+    if (c->drawn) {
+        fprintf(c->log, "\r\033[K");
+        c->drawn = 0;
+    }
+    if (!c->out)
+        return 0;
+    fprintf(c->out, "epoch %d/%d  loss %.4f  train acc %.4f  time %.1f s  %.0f img/s%s\n",
+            e->epoch, e->epochs, e->loss, e->accuracy, e->seconds, e->images_per_s,
+            c->checkpoints ? "  (checkpoint written)" : "");
+    fflush(c->out);
+    return 0;
+}
+
+static int train(const nas_arch_train_opts *o, plan *p, work *w, nas_arch_train_result *r,
+                 nas_error *err)
+{
+    run_ctx c;
+    memset(&c, 0, sizeof c);
+    c.out = o->out;
+    c.log = o->progress;
+    c.stop = o->stop;
+    c.tty = c.log && isatty(fileno(c.log));
+    c.checkpoints = p->ckpt[0] != 0;
+    c.epochs = p->rec.epochs;
+    c.per_epoch = (w->tr->n + p->rec.batch_size - 1) / p->rec.batch_size;
+    /* once a second on a terminal, every 10 s into a log */
+    c.interval = o->progress_s >= 0 ? o->progress_s : c.tty ? 1.0 : 10.0;
+    c.ckpt = p->ckpt;
+    nas_full_train_opts fo = {&p->rec, p->aug, p->ckpt[0] ? p->ckpt : NULL, o->stop_after,
+                              on_step, on_epoch, &c, on_resume, on_note};
+    nas_train_stats ts;
+    int rc = nas_train_resumable(w->net, w->tr, &fo, &ts, &r->resumed_from, err);
+    if (c.drawn)
+        fprintf(c.log, "\r\033[K");
+    if (rc == NAS_EINTR && p->ckpt[0])
+        nas_error_prefix(err, "run the same command again to resume from %s", p->ckpt);
+    if (rc)
+        return rc;
+    r->epochs_done = ts.epochs;
+    r->train_seconds = ts.seconds;
+    r->train_loss = ts.train_loss;
+    r->train_accuracy = ts.train_accuracy;
+    return NAS_OK;
+}
+
+/* ---- evaluate and record ---------------------------------------------------------------- */
+
+static int evaluate(const nas_arch_train_opts *o, const plan *p, work *w,
+                    nas_arch_train_result *r, nas_error *err)
+{
+    int rc = nas_net_evaluate(w->net, w->te, p->rec.batch_size, &r->test_accuracy,
+                              &r->test_loss, err);
+    if (!rc && o->proxy)
+        rc = nas_net_evaluate(w->net, w->valid, p->rec.batch_size, &r->val_accuracy, NULL, err);
+    if (rc || !o->out)
+        return rc;
+    FILE *f = o->out;
+    fprintf(f, "training: %d epochs, %.1f s of training steps\n", r->epochs_done,
+            r->train_seconds);
+    if (o->proxy) {
+        fprintf(f, "val_accuracy %.6f", r->val_accuracy);
+        if (isfinite(p->a.metrics.val_accuracy))
+            fprintf(f, "  (trial %" PRId64 " recorded %.6f, difference %.2g)", p->a.trial_id,
+                    p->a.metrics.val_accuracy, r->val_accuracy - p->a.metrics.val_accuracy);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "test accuracy %.4f  test loss %.6f  (%d test images)\n", r->test_accuracy,
+            r->test_loss, w->te->n);
+    return NAS_OK;
+}
+
+static int record(const nas_arch_train_opts *o, const plan *p, work *w,
+                  nas_arch_train_result *r, nas_error *err)
+{
+    const nas_recipe *rec = &p->rec;
+    nas_store_final_training f;
+    memset(&f, 0, sizeof f);
+    f.experiment_id = p->a.experiment_id;
+    f.trial_id = p->a.trial_id;
+    snprintf(f.genotype, sizeof f.genotype, "%s", p->a.genotype);
+    char real[PATH_MAX];
+    if (o->arch)
+        snprintf(f.arch_json, sizeof f.arch_json, "%s", realpath(o->arch, real) ? real : o->arch);
+    f.epochs = rec->epochs;
+    snprintf(f.recipe, sizeof f.recipe,
+             "mode=%s epochs=%d batch_size=%d lr=%g momentum=%g nesterov=%d weight_decay=%g "
+             "schedule=%s seed=%llu channels=%d cells=%d%s%s",
+             o->proxy ? "proxy" : "full", rec->epochs, rec->batch_size, rec->lr, rec->momentum,
+             rec->nesterov, rec->weight_decay,
+             rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant",
+             (unsigned long long)rec->seed, p->a.net.channels, p->a.net.cells_per_stage,
+             p->lowp ? " precision=" : "", p->lowp ? p->precision : "");
+    snprintf(f.augment, sizeof f.augment, "%s", p->augs);
+    snprintf(f.backend, sizeof f.backend, "%s", p->backend);
+    f.train_images = w->tr->n;
+    f.test_accuracy = r->test_accuracy;
+    f.test_loss = r->test_loss;
+    f.train_loss = r->train_loss;
+    f.train_accuracy = r->train_accuracy;
+    f.train_seconds = r->train_seconds;
+    f.params = r->params;
+    f.macs = r->macs;
+    snprintf(f.checkpoint, sizeof f.checkpoint, "%s",
+             p->ckpt[0] && realpath(p->ckpt, real) ? real : p->ckpt);
+    int rc = nas_store_final_training_put(w->st, &f, &r->final_training_id, err);
+    if (!rc && o->out)
+        fprintf(o->out, "recorded as final_training %" PRId64 " in %s\n", r->final_training_id,
+                o->db);
+    return rc;
+}
+
+/* ---- the whole training ------------------------------------------------------------------- */
+
+static void result_init(nas_arch_train_result *r)
+{
+    memset(r, 0, sizeof *r);
+    r->test_accuracy = r->test_loss = r->val_accuracy = NAN;
+    r->train_loss = r->train_accuracy = r->train_seconds = NAN;
+    r->params = r->macs = -1;
+    r->final_training_id = -1;
+}
+
+int nas_arch_train(const nas_arch_train_opts *o, nas_arch_train_result *r, nas_error *err)
+{
+    result_init(r);
+    plan *p = calloc(1, sizeof *p); /* large (paths); not on the stack */
+    if (!p)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    int rc = resolve(o, p, err);
+    work w;
+    memset(&w, 0, sizeof w);
+    const char *stage = NULL;
+    if (!rc)
+        rc = load(o, p, &w, &stage, err);
+    if (!rc)
+        rc = build(p, &w, r, &stage, err);
+    if (!rc) {
+        print_setup(o, p, &w, r);
+        stage = "training";
+        rc = train(o, p, &w, r, err);
+    }
+    if (!rc) {
+        stage = "testing";
+        rc = evaluate(o, p, &w, r, err);
+    }
+    if (!rc && w.st) {
+        stage = "recording the result";
+        rc = record(o, p, &w, r, err);
+    }
+    r->arch = p->a;
+    r->recipe = p->rec;
+    snprintf(r->checkpoint, sizeof r->checkpoint, "%s", p->ckpt);
+    r->train_images = w.tr ? w.tr->n : 0;
+    r->test_images = w.te ? w.te->n : 0;
+    if (rc && stage) {
+        r->stage = stage;
+        if (!err || !err->msg[0])
+            nas_error_set(err, rc, "%s", nas_strerror(rc));
+        nas_error_prefix(err, "%s", stage);
+    }
+    release(&w);
+    free(p);
+    return rc;
+}

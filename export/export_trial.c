@@ -1,0 +1,185 @@
+/*
+ * export/export_trial.c - `nas export` as a library call (issue 13):
+ * nas_export_trial turns a stored trial (export/export_source.c) or a
+ * bare genotype into an architecture JSON, an ONNX model or a PyTorch
+ * module + .npz weights (docs/export.md), optionally with nas's own logits
+ * on the first Fashion-MNIST test images, so tests (and users) can check
+ * an export against nas without nas.
+ */
+#include <inttypes.h> /* PRId64 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "export/export_impl.h"
+#include "nas/evaluator.h"
+#include "nas/trainer.h"
+#include "trainer/weights_impl.h" /* nas__npz_*: the logits file */
+
+void nas_export_opts_init(nas_export_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->db = "nas.db";
+    o->trial = -1;
+    o->channels = 16;
+    o->cells = 1;
+    o->logits_batch = 16;
+    o->backend = "ref";
+}
+
+int nas_export_opts_check(const nas_export_opts *o, nas_error *err)
+{
+    int sources = (o->best != 0) + (o->trial > 0) + (o->genotype != NULL);
+    if (sources != 1)
+        return nas_error_set(err, NAS_EINVAL,
+                             "give exactly one of --best, --trial ID or --genotype STRING");
+    if (!o->format)
+        return nas_error_set(err, NAS_EINVAL, "--format json|onnx|pytorch is required");
+    if (strcmp(o->format, "json") && strcmp(o->format, "onnx") && strcmp(o->format, "pytorch"))
+        return nas_error_set(err, NAS_EINVAL, "--format must be json, onnx or pytorch, not '%s'",
+                             o->format);
+    if (!o->out)
+        return nas_error_set(err, NAS_EINVAL, "-o FILE is required");
+    if (o->by && !o->best)
+        return nas_error_set(err, NAS_EINVAL, "--by ranks trials for --best only");
+    if (o->logits && !strcmp(o->format, "pytorch")) {
+        /* FILE.py's weights go to FILE.npz: the logits must not overwrite them. */
+        size_t n = strlen(o->out);
+        char npz[4096];
+        snprintf(npz, sizeof npz, "%.*s.npz",
+                 (int)(n > 3 && !strcmp(o->out + n - 3, ".py") ? n - 3 : n), o->out);
+        if (!strcmp(npz, o->logits))
+            return nas_error_set(err, NAS_EINVAL, "--logits %s would overwrite the module's "
+                                 "weights: choose another name", o->logits);
+    }
+    if (o->logits && !strcmp(o->logits, o->out))
+        return nas_error_set(err, NAS_EINVAL, "--logits %s is also the output file", o->logits);
+    if (o->logits && (o->logits_batch < 1 || o->logits_batch > 10000))
+        return nas_error_set(err, NAS_EINVAL, "--logits-batch needs 1..10000, not %d",
+                             o->logits_batch);
+    return NAS_OK;
+}
+
+/* The first o->logits_batch test images, their labels and the network's
+ * eval-mode logits, as an .npz at o->logits. */
+static int write_npz(const char *path, const nas_dataset *test, int b, int classes,
+                     const float *logits, nas_error *err)
+{
+    size_t per = (size_t)test->c * test->h * test->w;
+    int64_t ishape[4] = {b, test->c, test->h, test->w}, lshape[2] = {b, classes}, nshape[1] = {b};
+    int64_t *labels = malloc((size_t)b * sizeof *labels);
+    if (!labels)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    for (int i = 0; i < b; i++)
+        labels[i] = test->labels[i];
+    nas__npz_writer *z = NULL;
+    int rc = nas__npz_create(path, &z, err);
+    if (!rc)
+        rc = nas__npz_add(z, "images", "<f4", 4, ishape, test->images,
+                          (size_t)b * per * sizeof(float), err);
+    if (!rc)
+        rc = nas__npz_add(z, "labels", "<i8", 1, nshape, labels, (size_t)b * sizeof *labels, err);
+    if (!rc)
+        rc = nas__npz_add(z, "logits", "<f4", 2, lshape, logits,
+                          (size_t)b * (size_t)classes * sizeof(float), err);
+    if (!rc)
+        rc = nas__npz_close(z, err);
+    else
+        nas__npz_abort(z);
+    free(labels);
+    return rc;
+}
+
+static int write_logits(nas_net *net, nas_backend *be, const nas_export_opts *o,
+                        const nas_arch *a, nas_error *err)
+{
+    const char *dir = o->data ? o->data : (a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
+    nas_dataset *test = NULL;
+    int rc = nas_fmnist_load(dir, "test", &test, err);
+    if (rc)
+        return rc;
+    int b = o->logits_batch < test->n ? o->logits_batch : test->n;
+    size_t per = (size_t)test->c * test->h * test->w;
+    nas_tensor *x = NULL;
+    const nas_tensor *y = NULL;
+    float *logits = NULL;
+    rc = nas_tensor_create(be, b, test->c, test->h, test->w, &x);
+    if (!rc)
+        rc = nas_tensor_upload(x, test->images, (size_t)b * per);
+    if (!rc)
+        rc = nas_net_forward(net, x, 0, &y);
+    if (!rc && !(logits = malloc(y->count * sizeof *logits)))
+        rc = NAS_ENOMEM;
+    if (!rc)
+        rc = nas_tensor_download(y, logits, y->count);
+    if (rc)
+        rc = nas_error_set(err, rc, "forward pass for --logits: %s %s", nas_strerror(rc),
+                           nas_backend_last_error(be));
+    else
+        rc = write_npz(o->logits, test, b, a->net.classes, logits, err);
+    free(logits);
+    nas_tensor_destroy(x);
+    nas_dataset_destroy(test);
+    return rc;
+}
+
+/* The network of r->arch on o->backend: trained weights loaded when asked
+ * for and kept (a JSON only names them), the parameter count checked
+ * against the trial's record. */
+static int build_net(const nas_export_opts *o, nas_export_result *r, nas_backend **be,
+                     nas_net **net, nas_error *err)
+{
+    nas_arch *a = &r->arch;
+    int rc = nas_backend_create(o->backend, 1, 0, be, err);
+    if (!rc)
+        rc = nas_net_create(*be, &a->net, o->logits ? o->logits_batch : 1, a->recipe.seed, net,
+                            err);
+    r->trained = !o->init_weights && a->weights[0];
+    if (!rc && r->trained) {
+        rc = nas_weights_load(*net, a->weights, err);
+        if (rc)
+            nas_error_prefix(err, "trial %" PRId64 "'s kept weights", a->trial_id);
+    }
+    if (!rc && a->metrics.params >= 0 && nas_net_param_count(*net) != a->metrics.params)
+        rc = nas_error_set(err, NAS_EINVAL,
+                           "the network has %" PRId64 " parameters but the trial recorded %" PRId64,
+                           nas_net_param_count(*net), a->metrics.params);
+    if (!rc)
+        r->params = nas_net_param_count(*net);
+    return rc;
+}
+
+int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *err)
+{
+    memset(r, 0, sizeof *r);
+    nas_arch *a = &r->arch;
+    nas_arch_init(a);
+    int rc = nas_export_opts_check(o, err);
+    if (rc)
+        return rc;
+    rc = o->genotype ? nas__export_arch_from_genotype(o, a, err)
+                     : nas__export_arch_from_store(o, a, r, err);
+    if (!rc && !o->genotype)
+        rc = nas__export_arch_tokens(a, 0, err);
+    nas_backend *be = NULL;
+    nas_net *net = NULL;
+    if (!rc)
+        rc = build_net(o, r, &be, &net, err);
+    char doc[NAS_GENOTYPE_STR_MAX + 256];
+    snprintf(doc, sizeof doc, "NAS-Bench-201 TinyNetwork %s (C=%d, N=%d); trial %" PRId64
+             " of experiment '%s'; weights %s",
+             a->genotype, a->net.channels, a->net.cells_per_stage, a->trial_id,
+             a->experiment[0] ? a->experiment : "-", r->trained ? "trained" : "init");
+    if (!rc) {
+        if (!strcmp(o->format, "json"))
+            rc = nas_arch_write_json(a, o->out, err);
+        else if (!strcmp(o->format, "onnx"))
+            rc = nas_export_onnx(net, o->out, doc, err);
+        else
+            rc = nas_export_pytorch(net, a, o->out, r->npz, sizeof r->npz, err);
+    }
+    if (!rc && o->logits)
+        rc = write_logits(net, be, o, a, err);
+    nas_net_destroy(net);
+    nas_backend_destroy(be);
+    return rc;
+}
