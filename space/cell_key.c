@@ -56,7 +56,7 @@
  * The string NAS-Bench-201 (Dong & Yang, ICLR 2020) uses to group cells,
  * `to_unique_str(consider_zero=True)`: 6,466 classes. It was nas's key
  * before issue 21 and is kept for the trials proposed under it (replay of
- * a search started by an older nas, see search/controller.c). It is not a
+ * a search started by an older nas, see search/replay.c). It is not a
  * functional key: a skip edge copies the text of its source node, so one
  * conv reused through a skip and a second, separately weighted conv on the
  * same input give the same text (different functions), while it never

@@ -584,7 +584,7 @@ static int migrate_v3(nas_store *st, nas_error *err)
  * experiment with trials gets the strategy_state row
  * NAS_STORE_NB201_KEYS_STATE = "<largest trial id>": the trials up to it were proposed
  * under the old key, and the controller's replay dedupes them with it, so a
- * resumed search makes the same proposals as before (search/controller.c).
+ * resumed search makes the same proposals as before (search/replay.c).
  * A genotype that does not parse keeps its key. Runs inside migrate_step's
  * transaction. */
 typedef struct key_row {

@@ -125,7 +125,7 @@ void nas_space_nb201_str(const nas_genotype *g, char *buf, size_t n);
 
 /* Which key nas_space_key computes: the functional key (the default), or
  * NAS-Bench-201's string, used only to replay trials that an older nas
- * proposed under that key (search/controller.c). */
+ * proposed under that key (search/replay.c). */
 typedef enum nas_key_kind { NAS_KEY_FUNCTION = 0, NAS_KEY_NB201 } nas_key_kind;
 void nas_space_set_key_kind(nas_space *s, nas_key_kind kind);
 

@@ -1,0 +1,316 @@
+/*
+ * search/controller_impl.h - the search controller's private parts: the
+ * state nas_search_run shares with its steps (ctl) and the functions of
+ * the files that make up the controller. search/controller.c describes the
+ * search loop and its schedule; it calls, in order:
+ *
+ *   search/replay.c    replay the stored trials through the strategy, and
+ *                      the schedule widths of earlier runs
+ *   search/retries.c   retry counts of transient failures kept in the store
+ *   search/propose.c   propose: a new, feasible genotype, inserted pending
+ *   search/dispatch.c  dispatch: the next trial (retry, re-queued, new) to
+ *                      an idle worker, and the job a worker runs
+ *   search/record.c    record: store a result, retry, or interrupt
+ *   search/schedule.c  observe: the ordered schedule and the counts
+ *   search/progress.c  the messages and the live status line
+ *   search/score.c     nas_search_score and nas_search_diverged
+ *
+ * Not a public header: only search/ includes it. The database is written by
+ * the controller process only (workers never touch it).
+ */
+#ifndef NAS_SEARCH_CONTROLLER_IMPL_H
+#define NAS_SEARCH_CONTROLLER_IMPL_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "nas/search.h"
+#include "nas/store.h"
+
+#define MAX_PROPOSALS 256 /* proposals per new trial before giving up as exhausted */
+/* Issue 6 (docs/report.md, "Constraints"): consecutive proposals over the
+ * MACs/params constraints, and consecutive trials over the latency
+ * constraint (each costs a net build and timed passes), before the search
+ * stops with NAS_EINFEASIBLE. */
+#define MAX_INFEASIBLE 10000
+#define MAX_LATENCY_MISSES 1000
+
+typedef struct flight {
+    int64_t trial;
+    int k;          /* ordinal in the budget, for "[trial ID, k/N]" */
+    int worker;
+    nas_genotype g;
+    char geno[NAS_GENOTYPE_STR_MAX];
+    double t0;
+    double fraction;
+    double loss;
+    int failures; /* issue 4: transient failures of this trial in this run (retries) */
+} flight;
+
+typedef struct hist_entry {
+    int64_t id;
+    nas_trial_status status;
+    char key[NAS_GENOTYPE_STR_MAX];       /* functional key of geno (replay) */
+    char key_nb201[NAS_GENOTYPE_STR_MAX]; /* NAS-Bench-201's string of geno (replay) */
+    char geno[NAS_GENOTYPE_STR_MAX];
+    double score;
+    double val;
+    int diverged;         /* issue 22: trial.flag = 'diverged' */
+    nas_trial_result res; /* the stored result (nas_store_trial_result), for replay */
+} hist_entry;
+
+/* A trial proposed and not yet observed: in flight, waiting for a retry,
+ * re-queued, or finished (final) and waiting for the earlier ones. */
+typedef struct pend {
+    int64_t trial;
+    nas_genotype g;
+    int final;             /* res holds its stored outcome */
+    nas_trial_result res;
+} pend;
+
+typedef struct ctl {
+    const nas_config *cfg;
+    FILE *log;
+    int quiet, tty;
+    volatile sig_atomic_t *stop;
+    nas_store *st;
+    int64_t exp;
+    nas_space *space;
+    nas_strategy *strat;
+    nas_evaluator *ev;
+    int classes; /* of the data (issue 16): the chance level of nas_search_diverged_k */
+    nas_pool *pool;
+    int budget;
+    int finished;          /* done + failed in the experiment */
+    int n_done, n_failed;
+    int n_diverged;        /* issue 22: done trials flagged diverged */
+    int ran;               /* finished in this run */
+    double t_start;
+    flight *fl;
+    int nfl, cap_fl;
+    /* re-queued unfinished trials */
+    hist_entry *requeue;
+    int nrequeue, requeue_pos;
+    /* best so far (by score) */
+    double best_score, best_val;
+    int64_t best_trial;
+    char best_geno[NAS_GENOTYPE_STR_MAX];
+    /* dedupe lookups against a history prefix (replay) or the store (live) */
+    const hist_entry *hist;
+    int hist_n;
+    int hist_nb201; /* replaying a trial proposed under NAS-Bench-201's string */
+    int db_failed;
+    nas_error db_err;
+    int status_line; /* a redrawable line is on the terminal */
+    char weights_dir[NAS_PATH_MAX]; /* proxy.keep_weights: DB.weights ("" = off) */
+    /* issue 6: constraints checked before training, and the Pareto front */
+    nas_known_fn inner_known;     /* nas__ctl_propose_new's dedupe, under the feasibility check */
+    long n_infeasible;            /* proposals over constraints.mmacs/params (never stored) */
+    int64_t min_macs, min_params; /* smallest among them (-1: none) */
+    int n_rejected;               /* trials over constraints.latency_ms (not in the budget) */
+    int lat_miss;                 /* consecutive ones */
+    double min_latency;           /* fastest of them (NaN: none) */
+    double *front;                /* objective vectors of the current front, n_front x d */
+    int n_front, cap_front;
+    /* issue 4: trials whose worker failed transiently, to run again */
+    flight *retry;
+    int nretry, cap_retry;
+    /* issue 4: transient failures per trial, kept in the store (strategy_state
+     * "controller.retries") so a resumed run does not grant fresh retries */
+    int64_t *rt_id;
+    int *rt_n;
+    int n_rt, cap_rt;
+    /* The ordered schedule (search/controller.c's header comment): trials proposed and not yet
+     * observed by the strategy, in trial-id order; pq[pq_head..pq_n-1]. */
+    int width;     /* N: the pool size */
+    pend *pq;
+    int pq_head, pq_n, pq_cap;
+    int exhausted; /* the strategy found nothing new: no more proposals */
+    long rounds_seen; /* model rounds of the strategy already reported (issue 22) */
+    int table;        /* evaluator.kind = table: trials are looked up, not trained */
+    /* issue 22: the schedule width each stored trial was proposed under
+     * (WIDTH_STATE): from trial ordinal w_from[i] on, width w_n[i] */
+    int w_from[64], w_n[64];
+    int n_w;
+    int n_hist; /* trials the experiment had when this run started */
+    int n_interrupted; /* trials this run marked interrupted (the summary's count) */
+} ctl;
+
+/* nas__ctl_drain's modes (search/schedule.c) */
+enum { DRAIN_REPLAY, DRAIN_LIVE, DRAIN_ALL };
+
+/* Where a trial handed to nas__ctl_dispatch comes from. */
+enum {
+    START_NEW,      /* a new proposal (nas__ctl_propose) */
+    START_REQUEUED, /* left unfinished by an earlier run (replay) */
+    START_RETRY     /* issue 4: again after a transient worker failure */
+};
+
+/* ---- search/progress.c: messages and the status line ------------------------------ */
+
+/* Monotonic clock, in seconds. */
+double nas__ctl_now(void);
+
+/* printf-style message line on c->log (nothing when quiet); clears the
+ * status line first. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void nas__ctl_say(ctl *c, const char *fmt, ...);
+
+/* Remove the status line from the terminal, if one is drawn. */
+void nas__ctl_clear_status(ctl *c);
+
+/* Redraw the status line (a terminal, not quiet, a trial in flight). */
+void nas__ctl_draw_status(ctl *c);
+
+/* The pool's progress callback (nas_pool_opts.progress; user = ctl):
+ * note the fraction and loss of trial job_id, redraw. */
+void nas__ctl_on_progress(void *user, int64_t job_id, int worker, double fraction, double loss);
+
+/* This run's elapsed time and the estimated time left, as text ("--":
+ * unknown), into el (nel bytes) and eta (neta bytes). */
+void nas__ctl_eta_text(ctl *c, char *el, size_t nel, char *eta, size_t neta);
+
+/* "best 0.8123 (trial 7)" (or "best --"), with the Pareto front's size
+ * when there are several objectives, into buf (n bytes). */
+void nas__ctl_best_text(ctl *c, char *buf, size_t n);
+
+/* Add a finished trial's result to the running Pareto front shown on the
+ * status line (several objectives only; display only, never fails). */
+void nas__ctl_front_add(ctl *c, const nas_trial_result *res);
+
+/* One line per model round of the strategy (NAO) since the last call. */
+void nas__ctl_report_round(ctl *c);
+
+/* ---- search/propose.c: the propose step ------------------------------------------ */
+
+/* Ask the strategy for a valid genotype *g that `known` (ctx = c) does not
+ * know and that fits constraints.mmacs/params; key gets its canonical key
+ * (NAS_GENOTYPE_STR_MAX bytes). Errors: NAS_EINFEASIBLE (nothing new, or
+ * nothing feasible: nas__ctl_no_feasible's message), the strategy's, the
+ * store's (a failed dedupe look-up). */
+int nas__ctl_propose_new(ctl *c, nas_known_fn known, nas_genotype *g, char *key,
+                         nas_error *err);
+
+/* The propose step: a new proposal (nas__ctl_propose_new against the
+ * stored trials) into f->g and f->geno, inserted as a pending trial
+ * (f->trial) and appended to the unobserved trials. Errors: as
+ * nas__ctl_propose_new, the store's, NAS_ENOMEM. */
+int nas__ctl_propose(ctl *c, flight *f, nas_error *err);
+
+/* Sets NAS_EINFEASIBLE in err with what the constraints rejected (the
+ * smallest or fastest candidate seen); returns NAS_EINFEASIBLE. */
+int nas__ctl_no_feasible(ctl *c, nas_error *err);
+
+/* ---- search/dispatch.c: the dispatch step ------------------------------------------ */
+
+/* The job a worker runs (nas_pool_job_fn; ctx = c): the latency
+ * constraint measured before training (a cell over it is returned
+ * rejected: done, no accuracy), then nas_evaluator_run, saving the weights
+ * when they are kept. Returns the evaluator's status; NAS_ENAN when the
+ * validation accuracy is not a number. */
+int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progress, void *pctx,
+                 nas_trial_result *res);
+
+/* Start the next trial on an idle worker: a waiting retry, else a
+ * re-queued trial, else a new proposal (nas__ctl_propose); then
+ * nas__ctl_dispatch. Errors: NAS_EINFEASIBLE (nothing new to propose),
+ * NAS_EFORMAT (a re-queued genotype), the store's, the pool's. */
+int nas__ctl_start_next(ctl *c, nas_error *err);
+
+/* The dispatch step: mark trial f running (its worker and device) in the
+ * store, add it to the trials in flight (f->k, its place in the budget,
+ * kept by a retry), say so, and submit it to the pool. `how` is a START_*
+ * value. Errors: the store's, NAS_ENOMEM, the pool's (the trial is then
+ * marked interrupted). */
+int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err);
+
+/* ---- search/record.c: the record step ---------------------------------------------- */
+
+/* The record step, for one event of the pool: the trial's final result
+ * is stored at once, counted and handed to the schedule; a transient
+ * failure is retried (workers.max_retries), a worker lost to a stop
+ * interrupts its trial. Errors: NAS_EWORKER (an unknown or never proposed
+ * trial), the store's, NAS_ENOMEM, NAS_EINFEASIBLE (MAX_LATENCY_MISSES
+ * rejections in a row). */
+int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err);
+
+/* A stop or a failure: record the results already back, kill the jobs in
+ * flight, and mark them and the waiting retries interrupted (`reason`).
+ * Returns how many trials this run has marked interrupted in all
+ * (c->n_interrupted), or a (negative) store error. */
+int nas__ctl_interrupt_flights(ctl *c, const char *reason, nas_error *err);
+
+/* ---- search/schedule.c: the observe step and the ordered schedule ------------------ */
+
+/* 1 for a done trial rejected by constraints.latency_ms before training
+ * (measured latency, no accuracy; not counted in the budget). */
+int nas__ctl_rejected(const nas_trial_result *res);
+
+/* How many trials are proposed and not yet observed. */
+int nas__ctl_pend_len(const ctl *c);
+
+/* Append trial `trial` (the newest proposal) to the unobserved trials;
+ * res != NULL: its outcome is already stored (replay). Errors: NAS_ENOMEM. */
+int nas__ctl_pend_push(ctl *c, int64_t trial, const nas_genotype *g, const nas_trial_result *res,
+                       nas_error *err);
+
+/* The unobserved trial `trial`, or NULL. */
+pend *nas__ctl_pend_find(ctl *c, int64_t trial);
+
+/* Count one finished trial in the store-level counts (budget, best,
+ * latency rejections), whatever the strategy has seen. */
+void nas__ctl_account(ctl *c, int64_t trial, const char *geno, const nas_trial_result *res,
+                      double score, int diverged);
+
+/* The strategy observes one finished trial (mode: a DRAIN_* value).
+ * Errors: NAS_EINFEASIBLE after MAX_LATENCY_MISSES rejections in a row
+ * (DRAIN_LIVE only). */
+int nas__ctl_observe(ctl *c, const nas_genotype *g, const nas_trial_result *res, int mode,
+                     nas_error *err);
+
+/* The observe step: the strategy observes the finished trials at the head
+ * of the unobserved ones, in trial order, as far as the schedule allows
+ * (mode: DRAIN_REPLAY, DRAIN_LIVE, DRAIN_ALL at the end). Errors: as
+ * nas__ctl_observe. */
+int nas__ctl_drain(ctl *c, int mode, nas_error *err);
+
+/* workers.ordered = false: observe unobserved trial p's result now and
+ * drop it from the unobserved trials. Errors: as nas__ctl_observe. */
+int nas__ctl_observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int mode,
+                               nas_error *err);
+
+/* ---- search/replay.c: the replay and the schedule widths ----------------------------- */
+
+/* Replay the experiment's stored trials through the strategy (see
+ * search/replay.c): finished ones accounted and observed in their turn,
+ * unfinished ones re-queued (c->requeue); *mismatch counts the replayed
+ * proposals that differed from the stored trials. Leaves c->width at the
+ * last stored width. Errors: the store's, NAS_EFORMAT (a stored genotype
+ * this space cannot read), NAS_EDB, NAS_ENOMEM, the strategy's. */
+int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err);
+
+/* Read the schedule widths of the earlier runs (strategy_state
+ * "controller.workers") into c; *prev gets the last one (0: none).
+ * Errors: the store's, NAS_EFORMAT (not a list of worker counts). */
+int nas__ctl_width_load(ctl *c, int *prev, nas_error *err);
+
+/* Add this run's width (c->width) to the stored history when it differs
+ * from the last one. Errors: the store's. */
+int nas__ctl_width_save(ctl *c, nas_error *err);
+
+/* ---- search/retries.c: retry counts kept in the store (issue 4) ---------------------- */
+
+/* Transient failures of `trial` so far, over every run (0: none). */
+int nas__ctl_retries_get(const ctl *c, int64_t trial);
+
+/* Read the counts earlier runs stored. Errors: the store's, NAS_EFORMAT
+ * (the row is not our JSON), NAS_ENOMEM. */
+int nas__ctl_retries_load(ctl *c, nas_error *err);
+
+/* `trial` has now failed transiently n times: kept in memory and written
+ * to the store at once. Errors: NAS_ENOMEM, the store's. */
+int nas__ctl_retries_set(ctl *c, int64_t trial, int n, nas_error *err);
+
+#endif

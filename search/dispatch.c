@@ -1,0 +1,144 @@
+/*
+ * search/dispatch.c - the dispatch step: the next trial for an idle worker
+ * (a retry after a transient failure, a trial an earlier run left
+ * unfinished, or a new proposal), marked running in the store and submitted
+ * to the pool; and the job a worker runs for it (nas__ctl_job: the latency
+ * constraint, then the evaluator).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "search/controller_impl.h"
+
+/* ---- the worker's job ----------------------------------------------------------- */
+
+int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progress, void *pctx,
+                 nas_trial_result *res)
+{
+    ctl *c = ctx;
+    if (c->weights_dir[0]) { /* keep_weights (issue 5): the evaluator saves the trained net */
+        char wp[NAS_PATH_MAX + 64];
+        snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)job->id);
+        nas_evaluator_set_weights_path(c->ev, wp);
+    }
+    double pre_lat = NAN; /* issue 6: latency constraint checked before training */
+    if (c->cfg->constraints.latency_ms > 0 && c->cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+        nas_error lerr;
+        if (nas_evaluator_latency(c->ev, &job->genotype, &pre_lat, &lerr) != NAS_OK)
+            pre_lat = NAN; /* measured again after training; nas_search_score judges that */
+        else if (pre_lat > c->cfg->constraints.latency_ms) {
+            memset(res, 0, sizeof *res); /* rejected: measured, not trained */
+            res->status = NAS_OK;
+            res->val_accuracy = NAN;
+            res->test_accuracy = -1;
+            res->train_loss = NAN;
+            res->train_seconds = NAN;
+            res->latency_ms = pre_lat;
+            nas_net_desc d;
+            if (nas_evaluator_net_desc(c->ev, NULL, &job->genotype, &d) == NAS_OK)
+                nas_count_net(&d, &res->macs, &res->params, NULL, NULL);
+            if (progress)
+                progress(pctx, 1.0, NAN);
+            return NAS_OK;
+        }
+    }
+    int rc = nas_evaluator_run(c->ev, &job->genotype, progress, pctx, res);
+    if (rc == NAS_OK && isfinite(pre_lat))
+        res->latency_ms = pre_lat; /* the measurement that admitted it */
+    if (rc == NAS_OK && !isfinite(res->val_accuracy)) {
+        res->status = NAS_ENAN;
+        snprintf(res->error, sizeof res->error, "validation accuracy is not a number");
+        rc = NAS_ENAN;
+    }
+    return rc;
+}
+
+/* ---- the dispatch --------------------------------------------------------------- */
+
+/* The next re-queued trial (left unfinished by an earlier run) into *f,
+ * with the retries it used before. Errors: NAS_EFORMAT (its genotype). */
+static int next_requeued(ctl *c, flight *f, nas_error *err)
+{
+    hist_entry *e = &c->requeue[c->requeue_pos++];
+    nas_error perr;
+    if (nas_space_parse(c->space, e->geno, &f->g, &perr) != NAS_OK)
+        return nas_error_set(err, NAS_EFORMAT, "trial %lld: %s", (long long)e->id, perr.msg);
+    f->trial = e->id;
+    snprintf(f->geno, sizeof f->geno, "%s", e->geno);
+    f->failures = nas__ctl_retries_get(c, e->id); /* issue 4: retries used before a restart */
+    return NAS_OK;
+}
+
+int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
+{
+    int rerun = how != START_NEW, retry = how == START_RETRY;
+    f->worker = nas_pool_next_worker(c->pool);
+    const char *device =
+        c->cfg->evaluator.kind == NAS_EVALUATOR_TABLE ? "table" : c->cfg->proxy.backend;
+    int rc = nas_store_trial_start(c->st, f->trial, f->worker, device, err);
+    if (rc != NAS_OK)
+        return rc;
+    if (!retry) /* issue 4: a retry keeps its "trial k/N" */
+        f->k = c->finished + c->nfl + 1;
+    f->t0 = nas__ctl_now();
+    if (c->nfl == c->cap_fl) {
+        int cap = c->cap_fl ? 2 * c->cap_fl : 8;
+        flight *v = realloc(c->fl, (size_t)cap * sizeof *v);
+        if (!v)
+            return nas_error_set(err, NAS_ENOMEM, "out of memory");
+        c->fl = v;
+        c->cap_fl = cap;
+    }
+    c->fl[c->nfl++] = *f;
+    char used[96] = ""; /* issue 4: a re-queued trial that already failed transiently */
+    if (rerun && !retry && f->failures > 0)
+        snprintf(used, sizeof used, " (%d of workers.max_retries = %d retries used before)",
+                 f->failures, c->cfg->workers.max_retries);
+    /* issue 22: the label is the database trial id (what `nas show` and
+     * `nas export --trial` take), then the budget progress */
+    const char *verb = c->table ? "lookup" : "train ";
+    if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
+        nas__ctl_say(c, "[trial %lld, %d/%d] %s %s (worker %d)%s", (long long)f->trial, f->k,
+                     c->budget, rerun ? "re-run" : verb, f->geno, f->worker, used);
+    else
+        nas__ctl_say(c, "[trial %lld, %d/%d] %s %s%s", (long long)f->trial, f->k, c->budget,
+                     rerun ? "re-run" : verb, f->geno, used);
+    nas__ctl_draw_status(c);
+    nas_pool_job job = {f->trial, f->g, 0};
+    nas_store_trial stt; /* issue 4: the attempt number (the NAS_FAULT hook keys on it) */
+    nas_error aerr;
+    if (nas_store_trial_get(c->st, f->trial, &stt, &aerr) == NAS_OK)
+        job.attempt = stt.attempt;
+    rc = nas_pool_submit(c->pool, &job, NULL, err);
+    if (rc != NAS_OK) {
+        c->nfl--;
+        nas_error ie;
+        nas_store_trial_interrupt(c->st, f->trial, err->msg, &ie);
+        return rc;
+    }
+    return NAS_OK;
+}
+
+int nas__ctl_start_next(ctl *c, nas_error *err)
+{
+    flight f;
+    memset(&f, 0, sizeof f);
+    f.loss = NAN;
+    int how, rc = NAS_OK;
+    if (c->nretry > 0) { /* issue 4: a retry after a transient worker failure */
+        f = c->retry[--c->nretry];
+        f.loss = NAN;
+        f.fraction = 0;
+        how = START_RETRY;
+    } else if (c->requeue_pos < c->nrequeue) {
+        how = START_REQUEUED;
+        rc = next_requeued(c, &f, err);
+    } else {
+        how = START_NEW;
+        rc = nas__ctl_propose(c, &f, err);
+    }
+    if (rc != NAS_OK)
+        return rc;
+    return nas__ctl_dispatch(c, &f, how, err);
+}

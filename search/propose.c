@@ -1,0 +1,153 @@
+/*
+ * search/propose.c - the propose step: ask the strategy for a genotype that
+ * is valid, new (its canonical key is not among the experiment's trials)
+ * and within the MACs/params constraints (issue 6, docs/report.md
+ * "Constraints"), and insert it as a pending trial. The same procedure
+ * (nas__ctl_propose_new) runs in the replay, with the replayed history as
+ * the dedupe, so the strategy sees the same calls.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "nas/inspect.h" /* issue 14: counts of any space */
+#include "search/controller_impl.h"
+
+/* ---- dedupe ------------------------------------------------------------------- */
+
+/* Known among the experiment's stored trials (live); a failed look-up
+ * sets c->db_failed and answers known, so nothing unchecked is inserted. */
+static int known_in_store(void *ctx, const nas_genotype *g)
+{
+    ctl *c = ctx;
+    char key[NAS_GENOTYPE_STR_MAX];
+    nas_space_key(c->space, g, key, sizeof key);
+    int known = 0;
+    if (nas_store_trial_known(c->st, c->exp, key, &known, &c->db_err) != NAS_OK) {
+        c->db_failed = 1;
+        return 1; /* never insert what we could not check */
+    }
+    return known;
+}
+
+/* ---- constraints checked before training (issue 6) ---------------------------- */
+
+/* 1 when g's analytic MACs or params (nas_count_genotype: the net the
+ * evaluator would build) exceed cfg->constraints: such a genotype is never
+ * trained nor stored. A deterministic function of g, so the replay makes
+ * the same decisions. */
+static int over_static_constraints(ctl *c, const nas_genotype *g)
+{
+    const nas_config *cfg = c->cfg;
+    if (!(cfg->constraints.mmacs > 0) && !(cfg->constraints.params > 0))
+        return 0;
+    int64_t macs = 0, params = 0;
+    if (nas_count_genotype(NULL, c->space, g, &macs, &params) != NAS_OK) /* cell or chain */
+        return 0; /* the evaluator fails it with the reason */
+    int over = (cfg->constraints.mmacs > 0 && (double)macs / 1e6 > cfg->constraints.mmacs) ||
+               (cfg->constraints.params > 0 && (double)params > cfg->constraints.params);
+    if (over) {
+        c->n_infeasible++;
+        if (c->min_macs < 0 || macs < c->min_macs)
+            c->min_macs = macs;
+        if (c->min_params < 0 || params < c->min_params)
+            c->min_params = params;
+    }
+    return over;
+}
+
+/* The dedupe the strategy sees: known, or over a constraint (so evolution
+ * re-mutates, random and NAO sample again, and none of them ever learns
+ * from or proposes an infeasible cell). */
+static int known_or_infeasible(void *ctx, const nas_genotype *g)
+{
+    ctl *c = ctx;
+    return over_static_constraints(c, g) || c->inner_known(c, g);
+}
+
+/* NAS_EINFEASIBLE with what the constraints rejected. */
+int nas__ctl_no_feasible(ctl *c, nas_error *err)
+{
+    const nas_config *cfg = c->cfg;
+    const char *what =
+        c->n_done > 0 ? "no more feasible architectures" : "no feasible architecture";
+    if (c->n_rejected > 0 && c->n_infeasible == 0)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.latency_ms = %g but the fastest of the %d candidates "
+                             "measured has %.3f ms (%d in a row over the limit)",
+                             what, cfg->constraints.latency_ms, c->n_rejected, c->min_latency,
+                             c->lat_miss);
+    if (cfg->constraints.mmacs > 0 && c->min_macs >= 0 &&
+        (double)c->min_macs / 1e6 > cfg->constraints.mmacs)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.mmacs = %g but the smallest candidate seen has "
+                             "%.3f MMACs (%ld proposals rejected before training)",
+                             what, cfg->constraints.mmacs, (double)c->min_macs / 1e6,
+                             c->n_infeasible);
+    if (cfg->constraints.params > 0 && c->min_params >= 0 &&
+        (double)c->min_params > cfg->constraints.params)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.params = %g but the smallest candidate seen has "
+                             "%lld parameters (%ld proposals rejected before training)",
+                             what, cfg->constraints.params, (long long)c->min_params,
+                             c->n_infeasible);
+    return nas_error_set(err, NAS_EINFEASIBLE,
+                         "%s: strategy %s found nothing new within constraints.mmacs = %g, "
+                         "constraints.params = %g (%ld proposals rejected before training)",
+                         what, nas_strategy_name(c->strat), cfg->constraints.mmacs,
+                         cfg->constraints.params, c->n_infeasible);
+}
+
+/*
+ * Ask the strategy for a genotype whose canonical key `known` does not
+ * know and that fits the MACs/params constraints; the same procedure runs
+ * live and in the replay so the strategy sees the same calls.
+ * NAS_EINFEASIBLE when nothing new (or nothing feasible) turns up.
+ */
+int nas__ctl_propose_new(ctl *c, nas_known_fn known, nas_genotype *g, char *key, nas_error *err)
+{
+    c->inner_known = known;
+    int misses = 0;
+    for (int i = 0; i < MAX_PROPOSALS; i++) {
+        int rc = nas_strategy_propose(c->strat, known_or_infeasible, c, g, err);
+        if (rc == NAS_EINFEASIBLE && c->n_infeasible > 0 && !c->db_failed)
+            return nas__ctl_no_feasible(c, err);
+        if (rc != NAS_OK)
+            return rc;
+        if (c->db_failed) {
+            *err = c->db_err;
+            return err->code;
+        }
+        if (!nas_space_is_valid(c->space, g))
+            continue;
+        if (over_static_constraints(c, g)) { /* a strategy that ignored is_known */
+            if (++misses >= MAX_INFEASIBLE)
+                return nas__ctl_no_feasible(c, err);
+            i--;
+            continue;
+        }
+        nas_space_key(c->space, g, key, NAS_GENOTYPE_STR_MAX);
+        if (!known(c, g))
+            return NAS_OK;
+        if (c->db_failed) {
+            *err = c->db_err;
+            return err->code;
+        }
+    }
+    return nas_error_set(err, NAS_EINFEASIBLE,
+                         "strategy %s proposed nothing new in %d attempts (space exhausted?)",
+                         nas_strategy_name(c->strat), MAX_PROPOSALS);
+}
+
+int nas__ctl_propose(ctl *c, flight *f, nas_error *err)
+{
+    char key[NAS_GENOTYPE_STR_MAX];
+    int rc = nas__ctl_propose_new(c, known_in_store, &f->g, key, err);
+    if (rc != NAS_OK)
+        return rc;
+    nas_space_format(c->space, &f->g, f->geno, sizeof f->geno);
+    nas__ctl_report_round(c);
+    rc = nas_store_trial_insert(c->st, c->exp, f->geno, key, nas_strategy_origin(c->strat),
+                                &f->trial, err);
+    if (rc == NAS_OK)
+        rc = nas__ctl_pend_push(c, f->trial, &f->g, NULL, err);
+    return rc;
+}

@@ -1,0 +1,292 @@
+/*
+ * search/replay.c - a resumed or extended search replays the experiment's
+ * stored trials through the strategy, in id order, with the observations
+ * the schedule made before each proposal (search/controller.c's header
+ * comment): finished trials are observed in their turn, unfinished ones
+ * (pending, running, interrupted) are re-queued. Each trial is replayed
+ * under the key (issue 21) and the schedule width (issue 22) it was
+ * proposed with; the widths of the earlier runs are kept here too
+ * (strategy_state "controller.workers").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "search/controller_impl.h"
+
+/* Stored under strategy_state "controller.workers": the schedule width of
+ * the last run, so a resume with another width says so. */
+#define WIDTH_STATE "controller.workers"
+
+/* ---- the stored trials -------------------------------------------------------- */
+
+/* The experiment's trials in id order, as the replay reads them. */
+typedef struct hist_vec {
+    hist_entry *v;
+    int n, cap;
+    int oom;
+} hist_vec;
+
+/* nas_store_trial_foreach's callback (ctx = hist_vec): append one stored
+ * trial; returns 1 (stop) when out of memory (h->oom). */
+static int collect_trial(void *ctx, const nas_store_trial *t)
+{
+    hist_vec *h = ctx;
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        hist_entry *v = realloc(h->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            h->oom = 1;
+            return 1;
+        }
+        h->v = v;
+        h->cap = cap;
+    }
+    hist_entry *e = &h->v[h->n++];
+    e->id = t->id;
+    e->status = t->status;
+    e->key[0] = e->key_nb201[0] = '\0'; /* computed from geno by replay */
+    snprintf(e->geno, sizeof e->geno, "%s", t->genotype);
+    e->score = t->score;
+    e->val = t->val_accuracy;
+    e->diverged = strcmp(t->flag, "diverged") == 0;
+    nas_store_trial_result(t, &e->res);
+    return 0;
+}
+
+/* Known among the trials before the one replayed, under the key that
+ * trial was proposed with (c->hist_nb201: NAS-Bench-201's string, set on
+ * the space; see replay_trial). */
+static int known_in_history(void *ctx, const nas_genotype *g)
+{
+    ctl *c = ctx;
+    char key[NAS_GENOTYPE_STR_MAX];
+    nas_space_key(c->space, g, key, sizeof key);
+    for (int i = 0; i < c->hist_n; i++)
+        if (strcmp(c->hist_nb201 ? c->hist[i].key_nb201 : c->hist[i].key, key) == 0)
+            return 1;
+    return 0;
+}
+
+/* The last trial id proposed under NAS-Bench-201's string (strategy_state
+ * NAS_STORE_NB201_KEYS_STATE, written by schema migration 3); 0 if none. */
+static int read_nb201_until(ctl *c, int64_t *until, nas_error *err)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    nas_error gerr;
+    *until = 0;
+    int rc = nas_store_strategy_state_get(c->st, c->exp, NAS_STORE_NB201_KEYS_STATE, &blob, &size,
+                                          &gerr);
+    if (rc == NAS_ENOTFOUND)
+        return NAS_OK;
+    if (rc != NAS_OK) {
+        *err = gerr;
+        return rc;
+    }
+    char text[32] = "";
+    if (blob && size < sizeof text)
+        memcpy(text, blob, size);
+    free(blob);
+    char *end = NULL;
+    long long v = strtoll(text, &end, 10);
+    if (!size || !end || *end != '\0' || v < 0)
+        return nas_error_set(err, NAS_EDB,
+                             "database %s: strategy_state '%s' of experiment %lld is not a trial "
+                             "id",
+                             nas_store_path(c->st), NAS_STORE_NB201_KEYS_STATE, (long long)c->exp);
+    *until = v;
+    return NAS_OK;
+}
+
+/* ---- the schedule widths of earlier runs (issue 22) ---------------------------- */
+
+/*
+ * The schedule widths of the experiment's earlier runs (issue 22), kept
+ * under strategy_state WIDTH_STATE as text: "FROM:N,FROM:N,..." - from
+ * trial ordinal FROM (1-based, trials in id order) on, trials were proposed
+ * with N workers; a plain "N" (nas before issue 22) is "1:N". *prev gets the
+ * last width (0: none stored); c->w_from/w_n the whole history.
+ */
+int nas__ctl_width_load(ctl *c, int *prev, nas_error *err)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    nas_error gerr;
+    *prev = 0;
+    c->n_w = 0;
+    int rc = nas_store_strategy_state_get(c->st, c->exp, WIDTH_STATE, &blob, &size, &gerr);
+    if (rc == NAS_ENOTFOUND)
+        return NAS_OK;
+    if (rc != NAS_OK) {
+        *err = gerr;
+        return rc;
+    }
+    char text[1024];
+    snprintf(text, sizeof text, "%.*s", (int)(size < sizeof text ? size : sizeof text - 1),
+             (const char *)blob);
+    free(blob);
+    for (char *p = text, *end; *p && c->n_w < (int)(sizeof c->w_n / sizeof c->w_n[0]);) {
+        long from = 1, v = strtol(p, &end, 10);
+        if (*end == ':') {
+            from = v;
+            v = strtol(end + 1, &end, 10);
+        }
+        if (end == p || (*end && *end != ',') || v < 1 || v > 1000000 || from < 1)
+            return nas_error_set(err, NAS_EFORMAT,
+                                 "database %s: strategy_state '%s' of experiment %lld is not a "
+                                 "list of worker counts: '%s'",
+                                 nas_store_path(c->st), WIDTH_STATE, (long long)c->exp, text);
+        c->w_from[c->n_w] = (int)from;
+        c->w_n[c->n_w++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    *prev = c->n_w > 0 ? c->w_n[c->n_w - 1] : 0;
+    return NAS_OK;
+}
+
+/* The width trial ordinal k was proposed with (`dflt` when none stored). */
+static int width_at(const ctl *c, int k, int dflt)
+{
+    int w = dflt;
+    for (int i = 0; i < c->n_w; i++)
+        if (c->w_from[i] <= k)
+            w = c->w_n[i];
+    return w;
+}
+
+/* Add this run's width to the history when it differs from the last one:
+ * the proposals from trial ordinal n_hist + 1 on use it. */
+int nas__ctl_width_save(ctl *c, nas_error *err)
+{
+    if (c->n_w > 0 && c->w_n[c->n_w - 1] == c->width)
+        return NAS_OK;
+    int cap = (int)(sizeof c->w_n / sizeof c->w_n[0]);
+    if (c->n_w == cap) { /* keep the first entry, drop the oldest change */
+        memmove(&c->w_from[1], &c->w_from[2], (size_t)(cap - 2) * sizeof c->w_from[0]);
+        memmove(&c->w_n[1], &c->w_n[2], (size_t)(cap - 2) * sizeof c->w_n[0]);
+        c->n_w--;
+    }
+    c->w_from[c->n_w] = c->n_w == 0 ? 1 : c->n_hist + 1;
+    c->w_n[c->n_w++] = c->width;
+    char text[1024];
+    size_t len = 0;
+    for (int i = 0; i < c->n_w && len < sizeof text; i++) {
+        int w = snprintf(text + len, sizeof text - len, "%s%d:%d", i ? "," : "", c->w_from[i],
+                         c->w_n[i]);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    return nas_store_strategy_state_put(c->st, c->exp, WIDTH_STATE, text, strlen(text), err);
+}
+
+/* ---- the replay --------------------------------------------------------------- */
+
+/* Read the experiment's trials into h (in id order) with both keys of each
+ * (the functional key and NAS-Bench-201's string), make room for the
+ * re-queued ones, and find the last trial proposed under NAS-Bench-201's
+ * string (*nb201_until). Errors: the store's, NAS_ENOMEM, NAS_EDB (a bad
+ * strategy_state row). */
+static int replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *err)
+{
+    int rc = nas_store_trial_foreach(c->st, c->exp, NAS_STORE_ORDER_ID, 0, collect_trial, h, err);
+    if (rc == NAS_OK && h->oom)
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading the trials");
+    if (rc != NAS_OK)
+        return rc;
+    c->requeue = calloc((size_t)(h->n > 0 ? h->n : 1), sizeof *c->requeue);
+    if (!c->requeue)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    /* Issue 21: trials up to `nb201_until` (schema migration 3 records it)
+     * were proposed by an older nas whose key was NAS-Bench-201's string;
+     * their proposals are replayed with that key, so the replay makes the
+     * same dedupe decisions, and the same proposals, as the run that made
+     * them. Later trials, and the live search, use the functional key. */
+    if ((rc = read_nb201_until(c, nb201_until, err)) != NAS_OK)
+        return rc;
+    for (int i = 0; i < h->n; i++) {
+        nas_genotype g;
+        nas_error perr;
+        if (nas_space_parse(c->space, h->v[i].geno, &g, &perr) != NAS_OK)
+            continue; /* reported by replay_trial */
+        nas_space_set_key_kind(c->space, NAS_KEY_FUNCTION);
+        nas_space_key(c->space, &g, h->v[i].key, sizeof h->v[i].key);
+        nas_space_nb201_str(&g, h->v[i].key_nb201, sizeof h->v[i].key_nb201);
+    }
+    return NAS_OK;
+}
+
+/* Replay stored trial i of h: the observations the schedule makes before
+ * its proposal, the proposal (counted in *mismatch when it differs from
+ * the stored genotype; none once the strategy was *exhausted), then its
+ * stored outcome (accounted, and observed in its turn) or its re-queueing.
+ * Errors: NAS_EFORMAT (a genotype this space cannot read), the strategy's,
+ * NAS_ENOMEM. */
+static int replay_trial(ctl *c, const hist_vec *h, int i, int64_t nb201_until, int *exhausted,
+                        int *mismatch, nas_error *err)
+{
+    hist_entry *e = &h->v[i];
+    nas_genotype stored;
+    nas_error perr;
+    if (nas_space_parse(c->space, e->geno, &stored, &perr) != NAS_OK)
+        return nas_error_set(err, NAS_EFORMAT,
+                             "database %s: trial %lld has genotype '%s' that this space "
+                             "cannot read: %s",
+                             nas_store_path(c->st), (long long)e->id, e->geno, perr.msg);
+    c->hist_nb201 = e->id <= nb201_until;
+    nas_space_set_key_kind(c->space, c->hist_nb201 ? NAS_KEY_NB201 : NAS_KEY_FUNCTION);
+    /* the observations the schedule makes before proposal i + 1, under
+     * the width it was made with (issue 22: workers.count may change) */
+    c->width = width_at(c, i + 1, c->width);
+    nas__ctl_drain(c, DRAIN_REPLAY, err);
+    if (!*exhausted) {
+        c->hist = h->v;
+        c->hist_n = i;
+        nas_genotype g;
+        char key[NAS_GENOTYPE_STR_MAX];
+        nas_error pe;
+        int prc = nas__ctl_propose_new(c, known_in_history, &g, key, &pe);
+        if (prc == NAS_EINFEASIBLE)
+            *exhausted = 1;
+        else if (prc != NAS_OK) {
+            *err = pe;
+            return prc;
+        }
+        if (prc != NAS_OK || strcmp(key, c->hist_nb201 ? e->key_nb201 : e->key) != 0)
+            (*mismatch)++;
+    } else {
+        (*mismatch)++;
+    }
+    int rc = NAS_OK;
+    if (e->status == NAS_TRIAL_DONE || e->status == NAS_TRIAL_FAILED) {
+        nas__ctl_account(c, e->id, e->geno, &e->res, e->score, e->diverged);
+        if (c->cfg->workers.ordered)
+            rc = nas__ctl_pend_push(c, e->id, &stored, &e->res, err);
+        else /* observed at once, as it was then */
+            nas__ctl_observe(c, &stored, &e->res, DRAIN_REPLAY, err);
+    } else {
+        c->requeue[c->nrequeue++] = *e;
+        rc = nas__ctl_pend_push(c, e->id, &stored, NULL, err);
+    }
+    return rc;
+}
+
+int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err)
+{
+    hist_vec h = {0};
+    int64_t nb201_until = 0;
+    *mismatch = 0;
+    int rc = replay_load(c, &h, &nb201_until, err);
+    if (rc != NAS_OK) {
+        free(h.v);
+        return rc;
+    }
+    int exhausted = 0;
+    for (int i = 0; i < h.n && rc == NAS_OK; i++)
+        rc = replay_trial(c, &h, i, nb201_until, &exhausted, mismatch, err);
+    c->hist = NULL;
+    c->hist_n = 0;
+    c->n_hist = h.n;
+    c->hist_nb201 = 0;
+    nas_space_set_key_kind(c->space, NAS_KEY_FUNCTION);
+    free(h.v);
+    return rc;
+}
