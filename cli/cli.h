@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "nas/status.h"
+#include "nas/parse.h" /* nas_parse_long, nas_parse_u64, nas_parse_double */
 
 #define NAS_EXIT_OK 0
 #define NAS_EXIT_FAIL 1
@@ -42,19 +43,8 @@ int nas_cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Map a nas_status to an exit code: config/usage errors 2, others 1. */
 int nas_cli_exit_code(int status);
 
-/* Parse a whole decimal integer in [lo, hi] into *out. Returns 0, or -1
- * (and leaves *out alone) for junk, trailing text, overflow or a value out
- * of range - strtol with its end-pointer and errno checked. */
-int nas_cli_parse_long(const char *s, long lo, long hi, long *out);
-
-/* Parse a whole non-negative decimal integer (no sign) into *out. Returns
- * 0, or -1 (and leaves *out alone) for junk, trailing text or overflow. */
-int nas_cli_parse_u64(const char *s, uint64_t *out);
-
 /* 1 if `arg` is one of the NULL-terminated `names`. */
 int nas_cli_is_one_of(const char *arg, const char *const *names);
 
-/* 1 if argv has -h/--help (then the caller prints usage and exits 0). */
-int nas_cli_wants_help(int argc, char **argv);
 
 #endif

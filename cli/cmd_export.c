@@ -22,7 +22,7 @@ static int option(nas_export_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--experiment")) {
         o->experiment = v;
     } else if (!strcmp(a, "--trial")) {
-        if (nas_cli_parse_long(v, 1, LONG_MAX, &n))
+        if (nas_parse_long(v, 1, LONG_MAX, &n))
             return nas_cli_usage_error("export", "--trial needs a positive trial id, not '%s'", v);
         o->trial = n;
     } else if (!strcmp(a, "--genotype")) {
@@ -43,7 +43,7 @@ static int option(nas_export_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--logits")) {
         o->logits = v;
     } else if (!strcmp(a, "--logits-batch")) {
-        if (nas_cli_parse_long(v, 1, 10000, &n))
+        if (nas_parse_long(v, 1, 10000, &n))
             return nas_cli_usage_error("export", "--logits-batch needs 1..10000, not '%s'", v);
         o->logits_batch = (int)n;
     } else if (!strcmp(a, "--backend")) {
@@ -51,15 +51,15 @@ static int option(nas_export_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--data")) {
         o->data = v;
     } else if (!strcmp(a, "--channels")) {
-        if (nas_cli_parse_long(v, 1, 4096, &n))
+        if (nas_parse_long(v, 1, 4096, &n))
             return nas_cli_usage_error("export", "--channels needs 1..4096, not '%s'", v);
         o->channels = (int)n;
     } else if (!strcmp(a, "--cells")) {
-        if (nas_cli_parse_long(v, 0, 64, &n))
+        if (nas_parse_long(v, 0, 64, &n))
             return nas_cli_usage_error("export", "--cells needs 0..64, not '%s'", v);
         o->cells = (int)n;
     } else if (!strcmp(a, "--seed")) {
-        if (nas_cli_parse_u64(v, &o->seed))
+        if (nas_parse_u64(v, &o->seed))
             return nas_cli_usage_error("export",
                                        "--seed needs a non-negative integer, not '%s'", v);
     } else {

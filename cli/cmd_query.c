@@ -31,7 +31,7 @@ int nas_cmd_query(int argc, char **argv)
             o.experiment = argv[i];
         } else if (!strcmp(a, "--format")) {
             format = argv[i];
-        } else if (nas_cli_parse_long(argv[i], 0, 1000000000, &limit)) {
+        } else if (nas_parse_long(argv[i], 0, 1000000000, &limit)) {
             fprintf(stderr, "nas query: --limit expects a non-negative integer, got '%s'\n",
                     argv[i]);
             return NAS_EXIT_USAGE;

@@ -31,7 +31,7 @@ int nas_cmd_report(int argc, char **argv)
             opts.experiment = v;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             out_path = v;
-        } else if (nas_cli_parse_long(v, 1, 100000, &top_k)) {
+        } else if (nas_parse_long(v, 1, 100000, &top_k)) {
             fprintf(stderr, "nas report: --top-k '%s': expected an integer in [1, 100000]\n", v);
             return NAS_EXIT_USAGE;
         } else {

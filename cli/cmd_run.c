@@ -1,18 +1,14 @@
 /*
  * cli/cmd_run.c - `nas run CONF [--db PATH] [--experiment NAME] [--new]
  * [--quiet]`: run, resume or extend the search CONF describes
- * (nas_search_run), with live progress on stderr and a summary on stdout.
- * Ctrl-C (SIGINT) or SIGTERM stops cleanly: finished trials are kept,
- * running ones are marked interrupted, exit code 130; a second Ctrl-C
- * aborts at once. Exit codes (issue 22): 0 when the search ended with at
- * least one done trial (failed ones are counted in a warning), 1 when
- * every finished trial failed or a runtime error stopped it, 2 for a bad
- * config or changed defining settings of an existing experiment.
+ * (nas_search_run): live progress on stderr, a summary on stdout. Ctrl-C or
+ * SIGTERM stops cleanly (exit 130); exit codes as `nas run --help` says.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h> /* clock_gettime */
 #include <unistd.h>
 #include "cli/cli.h"
 #include "nas/report.h"
@@ -23,15 +19,19 @@
  * controller through nas_run_opts.stop. Holds the signal number. */
 static volatile sig_atomic_t stop_flag;
 
+/* A second stop signal aborts at once (trials left running re-run on resume),
+ * unless within 1 s of the first: `timeout` signals nas, then its group. */
 static void on_stop_signal(int sig)
 {
+    static struct timespec first;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
     if (stop_flag) {
-        /* Second signal: give up at once (trials left running are
-         * re-run by the next `nas run`). */
-        signal(sig, SIG_DFL);
-        raise(sig);
+        if (now.tv_sec - first.tv_sec + (now.tv_nsec - first.tv_nsec) / 1e9 >= 1.0)
+            signal(sig, SIG_DFL), raise(sig);
         return;
     }
+    first = now;
     stop_flag = sig;
     static const char msg[] =
         "\nnas: stopping: finished trials are kept (Ctrl-C again to abort at once)\n";
@@ -40,17 +40,58 @@ static void on_stop_signal(int sig)
 }
 
 static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cfgp,
-                      nas_run_summary *sum_out);
-
-/* An experiment name as the config accepts it: non-empty, printable, fits. */
-static int name_ok(const char *s)
+                      nas_run_summary *sum)
 {
-    if (!*s || strlen(s) >= NAS_NAME_MAX)
-        return 0;
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            return 0;
-    return 1;
+    const char *db = opts->db_path;
+    nas_error err;
+    nas_error_clear(&err);
+    int rc = nas_config_load(conf, cfgp, &err);
+    if (rc != NAS_OK) {
+        fprintf(stderr, "nas run: %s\n", err.msg);
+        return NAS_EXIT_USAGE; /* a missing or bad config is the user's input */
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: poll() returns EINTR at once */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
+    rc = nas_search_run(cfgp, opts, sum, &err);
+
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (sum->mpi_worker) { /* issue 4: an MPI worker rank; rank 0 reports */
+        if (rc != NAS_OK)
+            fprintf(stderr, "nas run (MPI worker): %s\n", err.msg);
+        return rc == NAS_OK ? NAS_EXIT_OK : NAS_EXIT_FAIL;
+    }
+
+    /* The command that resumes this experiment: --experiment when it is not
+     * the config's name (--new, --experiment). */
+    const char *ename = sum->experiment[0] ? sum->experiment : cfgp->experiment;
+    char resume[3 * NAS_PATH_MAX];
+    int renamed = strcmp(ename, cfgp->experiment) != 0;
+    snprintf(resume, sizeof resume, "nas run %s --db %s%s%s", conf, db,
+             renamed ? " --experiment " : "", renamed ? ename : "");
+    if (rc != NAS_OK && rc != NAS_EINTR) {
+        fprintf(stderr, "nas run: %s\n", err.msg);
+        if (sum->experiment_id > 0 && sum->done + sum->failed > 0)
+            fprintf(stderr,
+                    "nas run: finished trials are kept in %s (%d done, %d failed); resume with "
+                    "`%s`\n",
+                    db, sum->done, sum->failed, resume);
+        return nas_cli_exit_code(rc) == NAS_EXIT_USAGE ? NAS_EXIT_USAGE : NAS_EXIT_FAIL;
+    }
+
+    nas_report_run_summary(sum, rc, ename, db, resume, stdout, stderr);
+    /* Issue 22: the exit code tells whether the search produced anything.
+     * Every finished trial failed: 1. Some failed: 0 and a warning. */
+    if (rc == NAS_EINTR)
+        return 130;
+    return sum->failed > 0 && sum->done == 0 ? NAS_EXIT_FAIL : NAS_EXIT_OK;
 }
 
 int nas_cmd_run(int argc, char **argv)
@@ -70,7 +111,7 @@ int nas_cmd_run(int argc, char **argv)
                 o.experiment = argv[i] + 13;
             else if (++i < argc)
                 o.experiment = argv[i];
-            if (!o.experiment || !name_ok(o.experiment))
+            if (!o.experiment || !nas_config_name_ok(o.experiment))
                 return nas_cli_usage_error("run", "--experiment needs a name (printable, 1 to "
                                            "%d characters)", NAS_NAME_MAX - 1);
         } else if (strcmp(argv[i], "--new") == 0) {
@@ -87,18 +128,15 @@ int nas_cmd_run(int argc, char **argv)
     }
     if (!conf)
         return nas_cli_usage_error("run", "missing CONF (the space.conf to search)");
-    if (!*o.db_path) {
-        fprintf(stderr, "nas run: --db needs a path\n");
-        return NAS_EXIT_USAGE;
-    }
+    if (!*o.db_path)
+        return nas_cli_usage_error("run", "--db needs a path");
 
     nas_config *cfgp = malloc(sizeof *cfgp); /* large; not on the stack */
     if (!cfgp) {
         fprintf(stderr, "nas run: out of memory\n");
         return NAS_EXIT_FAIL;
     }
-    nas_run_summary sum;
-    memset(&sum, 0, sizeof sum);
+    nas_run_summary sum = {0};
     int code = run_config(conf, &o, cfgp, &sum);
     free(cfgp);
     /* issue 20: under mpirun, rank 0 ends MPI only now that the summary is
@@ -106,61 +144,4 @@ int nas_cmd_run(int argc, char **argv)
     fflush(NULL);
     nas_search_mpi_finish(&sum, code);
     return code;
-}
-
-static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cfgp,
-                      nas_run_summary *sum_out)
-{
-    const char *db = opts->db_path;
-    nas_error err;
-    nas_error_clear(&err);
-    int rc = nas_config_load(conf, cfgp, &err);
-    if (rc != NAS_OK) {
-        fprintf(stderr, "nas run: %s\n", err.msg);
-        return NAS_EXIT_USAGE; /* a missing or bad config is the user's input */
-    }
-
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = 0; /* no SA_RESTART: poll() returns EINTR at once */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-
-    nas_run_summary sum;
-    rc = nas_search_run(cfgp, opts, &sum, &err);
-    *sum_out = sum;
-
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    if (sum.mpi_worker) { /* issue 4: an MPI worker rank; rank 0 reports */
-        if (rc != NAS_OK)
-            fprintf(stderr, "nas run (MPI worker): %s\n", err.msg);
-        return rc == NAS_OK ? NAS_EXIT_OK : NAS_EXIT_FAIL;
-    }
-
-    /* The command that resumes this experiment: --experiment when it is not
-     * the config's name (--new, --experiment). */
-    const char *ename = sum.experiment[0] ? sum.experiment : cfgp->experiment;
-    char resume[3 * NAS_PATH_MAX];
-    int renamed = strcmp(ename, cfgp->experiment) != 0;
-    snprintf(resume, sizeof resume, "nas run %s --db %s%s%s", conf, db,
-             renamed ? " --experiment " : "", renamed ? ename : "");
-    if (rc != NAS_OK && rc != NAS_EINTR) {
-        fprintf(stderr, "nas run: %s\n", err.msg);
-        if (sum.experiment_id > 0 && sum.done + sum.failed > 0)
-            fprintf(stderr,
-                    "nas run: finished trials are kept in %s (%d done, %d failed); resume with "
-                    "`%s`\n",
-                    db, sum.done, sum.failed, resume);
-        return nas_cli_exit_code(rc) == NAS_EXIT_USAGE ? NAS_EXIT_USAGE : NAS_EXIT_FAIL;
-    }
-
-    nas_report_run_summary(&sum, rc, ename, db, resume, stdout, stderr);
-    /* Issue 22: the exit code tells whether the search produced anything.
-     * Every finished trial failed: 1. Some failed: 0 and a warning. */
-    if (rc == NAS_EINTR)
-        return 130;
-    return sum.failed > 0 && sum.done == 0 ? NAS_EXIT_FAIL : NAS_EXIT_OK;
 }

@@ -29,7 +29,7 @@ int nas_cmd_show(int argc, char **argv)
     if (!trial_arg)
         return nas_cli_usage_error("show", "missing TRIAL (a trial id from `nas query`)");
     long id;
-    if (nas_cli_parse_long(trial_arg, 1, LONG_MAX, &id)) {
+    if (nas_parse_long(trial_arg, 1, LONG_MAX, &id)) {
         fprintf(stderr, "nas show: TRIAL must be a positive integer trial id, got '%s'\n",
                 trial_arg);
         return NAS_EXIT_USAGE;

@@ -9,84 +9,57 @@
 #include "cli/cli.h"
 #include "nas/inspect.h"
 
+static const char *const formats[] = {"text", "json", NULL};
+
 int nas_cmd_space(int argc, char **argv)
 {
     const char *conf = NULL;
-    nas_space_report_opts o = {.samples = 5, .seed = 42, .genotype = NULL,
-                               .enumerate_max = 1u << 20, .json = 0};
+    nas_space_report_opts o = {.samples = 5, .seed = 42, .enumerate_max = 1u << 20};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        long v;
-        if ((strcmp(a, "--genotype") == 0 || strcmp(a, "--samples") == 0 || strcmp(a, "--seed") == 0 ||
-             strcmp(a, "--enumerate") == 0 || strcmp(a, "--format") == 0) &&
-            i + 1 >= argc) {
-            fprintf(stderr, "nas space: %s needs a value\n", a);
-            nas_cli_usage(stderr, "space");
-            return NAS_EXIT_USAGE;
-        }
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long n;
         if (strcmp(a, "--list") == 0) {
             o.list = 1;
-        } else if (strcmp(a, "--genotype") == 0) {
-            o.genotype = argv[++i];
-        } else if (strcmp(a, "--samples") == 0) {
-            if (nas_cli_parse_long(argv[++i], 0, 100000, &v)) {
-                fprintf(stderr, "nas space: --samples must be an integer in [0, 100000], got '%s'\n", argv[i]);
-                return NAS_EXIT_USAGE;
-            }
-            o.samples = (int)v;
-        } else if (strcmp(a, "--seed") == 0) {
-            if (nas_cli_parse_long(argv[++i], 0, 0x7fffffffL, &v)) {
-                fprintf(stderr, "nas space: --seed must be a non-negative integer, got '%s'\n", argv[i]);
-                return NAS_EXIT_USAGE;
-            }
-            o.seed = (uint64_t)v;
-        } else if (strcmp(a, "--enumerate") == 0) {
-            if (nas_cli_parse_long(argv[++i], 0, 100000000L, &v)) {
-                fprintf(stderr, "nas space: --enumerate must be an integer in [0, 100000000], got '%s'\n",
-                        argv[i]);
-                return NAS_EXIT_USAGE;
-            }
-            o.enumerate_max = (uint64_t)v;
-        } else if (strcmp(a, "--format") == 0) {
-            const char *f = argv[++i];
-            if (strcmp(f, "json") == 0)
-                o.json = 1;
-            else if (strcmp(f, "text") == 0)
-                o.json = 0;
-            else {
-                fprintf(stderr, "nas space: --format must be text or json, got '%s'\n", f);
-                return NAS_EXIT_USAGE;
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "nas space: unknown option '%s'\n", a);
-            nas_cli_usage(stderr, "space");
-            return NAS_EXIT_USAGE;
-        } else if (!conf) {
-            conf = a;
-        } else {
-            fprintf(stderr, "nas space: unexpected argument '%s' (one CONF)\n", a);
-            return NAS_EXIT_USAGE;
+            continue;
         }
+        if (a[0] != '-' || a[1] == '\0') {
+            if (conf)
+                return nas_cli_usage_error("space", "unexpected argument '%s' (one CONF)", a);
+            conf = a;
+            continue;
+        }
+        if (nas_cli_is_one_of(a, (const char *const[]){"--genotype", "--samples", "--seed",
+                                                          "--enumerate", "--format", NULL}) &&
+            !v)
+            return nas_cli_usage_error("space", "%s needs a value", a);
+        i++;
+        if (strcmp(a, "--genotype") == 0)
+            o.genotype = v;
+        else if (strcmp(a, "--samples") == 0 && !nas_parse_long(v, 0, 100000, &n))
+            o.samples = (int)n;
+        else if (strcmp(a, "--seed") == 0 && !nas_parse_long(v, 0, 0x7fffffffL, &n))
+            o.seed = (uint64_t)n;
+        else if (strcmp(a, "--enumerate") == 0 && !nas_parse_long(v, 0, 100000000L, &n))
+            o.enumerate_max = (uint64_t)n;
+        else if (strcmp(a, "--format") == 0 && nas_cli_is_one_of(v, formats))
+            o.json = strcmp(v, "json") == 0;
+        else if (nas_cli_is_one_of(a, (const char *const[]){"--samples", "--seed", "--enumerate",
+                                                               "--format", NULL}))
+            return nas_cli_usage_error("space", "bad value '%s' for %s", v, a);
+        else
+            return nas_cli_usage_error("space", "unknown option '%s'", a);
     }
-    if (!conf) {
-        fprintf(stderr, "nas space: missing CONF (the space.conf to inspect)\n");
-        nas_cli_usage(stderr, "space");
-        return NAS_EXIT_USAGE;
-    }
-    nas_config *cfg = malloc(sizeof *cfg);
+    if (!conf)
+        return nas_cli_usage_error("space", "missing CONF (the space.conf to inspect)");
+    nas_config *cfg = malloc(sizeof *cfg); /* large; not on the stack */
     nas_error err;
     nas_error_clear(&err);
-    if (!cfg) {
-        fprintf(stderr, "nas space: out of memory\n");
-        return NAS_EXIT_FAIL;
-    }
-    int rc = nas_config_load(conf, cfg, &err);
+    int rc = cfg ? nas_config_load(conf, cfg, &err) : nas_error_set(&err, NAS_ENOMEM, "out of memory");
     if (rc == NAS_OK)
         rc = nas_space_report(stdout, cfg, &o, &err);
     free(cfg);
-    if (rc != NAS_OK) {
-        fprintf(stderr, "nas space: %s\n", err.msg);
-        return rc == NAS_EFORMAT || rc == NAS_EUNSUPPORTED ? NAS_EXIT_USAGE : nas_cli_exit_code(rc);
-    }
-    return NAS_EXIT_OK;
+    if (rc == NAS_OK)
+        return NAS_EXIT_OK;
+    fprintf(stderr, "nas space: %s\n", err.msg);
+    return rc == NAS_EFORMAT || rc == NAS_EUNSUPPORTED ? NAS_EXIT_USAGE : nas_cli_exit_code(rc);
 }

@@ -5,10 +5,8 @@
  * Ctrl-C (SIGINT) or SIGTERM stops after the current step; the checkpoint
  * keeps the last finished epoch and the same command resumes (exit 130).
  */
-#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h> /* strtod */
 #include <string.h>
 #include "cli/cli.h"
 #include "nas/export.h"
@@ -21,94 +19,71 @@ static void on_signal(int sig)
     g_stop = 1;
 }
 
-/* A positive number (or >= 0 with zero_ok) up to max into *out. */
-static int parse_num(const char *v, double max, int zero_ok, double *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (errno || end == v || *end || !(zero_ok ? d >= 0 : d > 0) || d > max)
-        return -1;
-    *out = d;
-    return 0;
-}
-
-/* A whole number in [lo, hi] into *out (an int option). */
-static int parse_int(const char *v, long lo, long hi, int *out)
-{
-    long n;
-    if (nas_cli_parse_long(v, lo, hi, &n))
-        return -1;
-    *out = (int)n;
-    return 0;
-}
-
-/* One option with its value v; -1 when handled, else the exit code. */
+/* One option with its value v; -1 when handled, else the exit code. The
+ * integer and plain-text options are tables of where each value goes. */
 static int option(nas_arch_train_opts *o, const char *a, const char *v)
 {
-    if (!strcmp(a, "--genotype")) {
-        o->genotype = v;
-    } else if (!strcmp(a, "--channels")) {
-        if (parse_int(v, 1, 4096, &o->channels))
-            return nas_cli_usage_error("train", "--channels needs 1..4096, not '%s'", v);
-    } else if (!strcmp(a, "--cells")) {
-        if (parse_int(v, 0, 64, &o->cells))
-            return nas_cli_usage_error("train",
-                                       "--cells needs 0..64 (cells per stage), not '%s'", v);
-    } else if (!strcmp(a, "--lr")) {
-        if (parse_num(v, 100, 0, &o->lr))
+    const struct {
+        const char *name;
+        long lo, hi;
+        int *dst;
+        const char *range; /* for the message */
+    } ints[] = {
+        {"--channels", 1, 4096, &o->channels, "1..4096"},
+        {"--cells", 0, 64, &o->cells, "0..64 (cells per stage)"},
+        {"--epochs", 1, 100000, &o->epochs, "1..100000"},
+        {"--threads", 0, 1024, &o->threads, "0..1024"},
+        {"--batch-size", 1, 65536, &o->batch, "1..65536"},
+        {"--subset", 1, 60000, &o->subset, "1..60000"},
+        {"--test-subset", 1, 10000, &o->test_subset, "1..10000"},
+        {"--stop-after", 1, 100000, &o->stop_after, "a positive epoch"},
+    };
+    const struct {
+        const char *name;
+        const char **dst;
+    } texts[] = {{"--genotype", &o->genotype}, {"--db", &o->db},
+                 {"--augment", &o->augment},   {"--backend", &o->backend},
+                 {"--data", &o->data},         {"--checkpoint", &o->checkpoint}};
+    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
+        long n;
+        if (strcmp(a, ints[k].name))
+            continue;
+        if (nas_parse_long(v, ints[k].lo, ints[k].hi, &n))
+            return nas_cli_usage_error("train", "%s needs %s, not '%s'", a, ints[k].range, v);
+        *ints[k].dst = (int)n;
+        return -1;
+    }
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
+        if (!strcmp(a, texts[k].name)) {
+            *texts[k].dst = v;
+            return -1;
+        }
+    if (!strcmp(a, "--lr")) {
+        if (nas_parse_double(v, 0, 0, 100, &o->lr))
             return nas_cli_usage_error("train",
                                        "--lr needs a positive number up to 100, not '%s'", v);
     } else if (!strcmp(a, "--momentum")) {
-        if (parse_num(v, 0.999, 1, &o->momentum))
+        if (nas_parse_double(v, 0, 1, 0.999, &o->momentum))
             return nas_cli_usage_error("train", "--momentum needs 0..0.999, not '%s'", v);
     } else if (!strcmp(a, "--weight-decay")) {
-        if (parse_num(v, 1, 1, &o->weight_decay))
+        if (nas_parse_double(v, 0, 1, 1, &o->weight_decay))
             return nas_cli_usage_error("train", "--weight-decay needs 0..1, not '%s'", v);
     } else if (!strcmp(a, "--schedule")) {
         if (strcmp(v, "cosine") && strcmp(v, "constant"))
             return nas_cli_usage_error("train", "--schedule is cosine or constant, not '%s'", v);
         o->schedule = v;
     } else if (!strcmp(a, "--progress")) {
-        if (parse_num(v, 86400, 1, &o->progress_s))
+        if (nas_parse_double(v, 0, 1, 86400, &o->progress_s))
             return nas_cli_usage_error("train", "--progress needs seconds between progress "
                                        "lines (0: every step), not '%s'", v);
-    } else if (!strcmp(a, "--epochs")) {
-        if (parse_int(v, 1, 100000, &o->epochs))
-            return nas_cli_usage_error("train", "--epochs needs 1..100000, not '%s'", v);
     } else if (!strcmp(a, "--seed")) {
-        if (nas_cli_parse_u64(v, &o->seed))
+        if (nas_parse_u64(v, &o->seed))
             return nas_cli_usage_error("train", "--seed needs a non-negative integer, not '%s'", v);
         o->have_seed = 1;
     } else if (!strcmp(a, "--precision")) {
         if (strcmp(v, "fp32") && strcmp(v, "bf16") && strcmp(v, "fp16"))
             return nas_cli_usage_error("train", "--precision: '%s' is not fp32, bf16 or fp16", v);
         o->precision = v;
-    } else if (!strcmp(a, "--threads")) {
-        if (parse_int(v, 0, 1024, &o->threads))
-            return nas_cli_usage_error("train", "--threads needs 0..1024, not '%s'", v);
-    } else if (!strcmp(a, "--batch-size")) {
-        if (parse_int(v, 1, 65536, &o->batch))
-            return nas_cli_usage_error("train", "--batch-size needs 1..65536, not '%s'", v);
-    } else if (!strcmp(a, "--subset")) {
-        if (parse_int(v, 1, 60000, &o->subset))
-            return nas_cli_usage_error("train", "--subset needs 1..60000, not '%s'", v);
-    } else if (!strcmp(a, "--test-subset")) {
-        if (parse_int(v, 1, 10000, &o->test_subset))
-            return nas_cli_usage_error("train", "--test-subset needs 1..10000, not '%s'", v);
-    } else if (!strcmp(a, "--stop-after")) {
-        if (parse_int(v, 1, 100000, &o->stop_after))
-            return nas_cli_usage_error("train", "--stop-after needs a positive epoch, not '%s'", v);
-    } else if (!strcmp(a, "--db")) {
-        o->db = v;
-    } else if (!strcmp(a, "--augment")) {
-        o->augment = v;
-    } else if (!strcmp(a, "--backend")) {
-        o->backend = v;
-    } else if (!strcmp(a, "--data")) {
-        o->data = v;
-    } else if (!strcmp(a, "--checkpoint")) {
-        o->checkpoint = v;
     } else {
         return nas_cli_usage_error("train", "unknown option '%s'", a);
     }

@@ -1,8 +1,7 @@
 /* cli/main.c - `nas` entry point: dispatch through the command table. */
-#include <errno.h>  /* errno */
 #include <stdarg.h> /* va_list */
 #include <stdio.h>
-#include <stdlib.h> /* getenv, setenv, strtol, strtoull */
+#include <stdlib.h> /* getenv, setenv */
 #include <string.h>
 #include <unistd.h> /* execv */
 #include "cli/cli.h"
@@ -146,28 +145,6 @@ int nas_cli_exit_code(int status)
     return NAS_EXIT_FAIL;
 }
 
-int nas_cli_parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int nas_cli_parse_u64(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-')
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int nas_cli_is_one_of(const char *arg, const char *const *names)
 {
     for (; *names; names++)
@@ -176,7 +153,8 @@ int nas_cli_is_one_of(const char *arg, const char *const *names)
     return 0;
 }
 
-int nas_cli_wants_help(int argc, char **argv)
+/* 1 if argv has -h/--help (then main prints the command's usage). */
+static int wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
@@ -225,7 +203,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < N_COMMANDS; i++) {
         if (strcmp(commands[i].name, argv[1]) == 0) {
-            if (nas_cli_wants_help(argc - 1, argv + 1)) {
+            if (wants_help(argc - 1, argv + 1)) {
                 nas_cli_usage(stdout, argv[1]);
                 return NAS_EXIT_OK;
             }

@@ -801,10 +801,9 @@ static int validate(ctx *c)
             const char *v = (const char *)field_cptr(cfg, f);
             if (v[0] == '\0')
                 return FAIL_F(c, i, "experiment name is empty, expected a name (experiment = \"...\";)");
-            for (const unsigned char *p = (const unsigned char *)v; *p; p++)
-                if (*p < 0x20 || *p == 0x7f)
-                    return FAIL_F(c, i, "experiment name contains a control character, expected "
-                                        "printable text");
+            if (!nas_config_name_ok(v))
+                return FAIL_F(c, i, "experiment name contains a control character, expected "
+                                    "printable text");
         }
     }
     if (cfg->space.type == NAS_SPACE_CHAIN) { /* keys of the cell space only */
@@ -1207,6 +1206,16 @@ static const char *const running_keys[] = {
     "data.train_images", "data.train_labels", "data.test_images", "data.test_labels",
     "evaluator.table", "workers.",
 };
+
+int nas_config_name_ok(const char *name)
+{
+    if (!*name || strlen(name) >= NAS_NAME_MAX)
+        return 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f)
+            return 0;
+    return 1;
+}
 
 int nas_config_key_defining(const char *key)
 {

@@ -309,6 +309,11 @@ int nas_config_parse_string(const char *text, const char *name, nas_config *cfg,
  */
 char *nas_config_canonical(const nas_config *cfg);
 
+/* 1 when `name` is a valid experiment name (the `experiment` key,
+ * `nas run --experiment`): non-empty, shorter than NAS_NAME_MAX bytes, no
+ * control characters; 0 otherwise. */
+int nas_config_name_ok(const char *name);
+
 /*
  * Issue 22: an experiment is its name in a database plus its DEFINING
  * settings - those that change which architectures are proposed or what

@@ -1,0 +1,34 @@
+/*
+ * nas/parse.h - checked conversions of text to numbers (base/parse.c), for
+ * command-line options and any other user text: strtol / strtoull / strtod
+ * with the end pointer and errno checked, so a typo is an error, never 0
+ * (the darknet trap in STYLE.md: atoi turning typos into 0).
+ */
+#ifndef NAS_PARSE_H
+#define NAS_PARSE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A whole decimal integer in [lo, hi] into *out. Returns 0, or -1 (and
+ * leaves *out alone) for junk, trailing text, overflow or a value out of
+ * range. */
+int nas_parse_long(const char *s, long lo, long hi, long *out);
+
+/* A whole non-negative decimal integer (no sign) into *out. Returns 0, or
+ * -1 (and leaves *out alone) for junk, trailing text or overflow. */
+int nas_parse_u64(const char *s, uint64_t *out);
+
+/* A finite number in (lo, hi] into *out, or [lo, hi] when lo_ok. Returns 0,
+ * or -1 (and leaves *out alone) for junk, trailing text, overflow or a
+ * value out of range. */
+int nas_parse_double(const char *s, double lo, int lo_ok, double hi, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NAS_PARSE_H */
