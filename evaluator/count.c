@@ -15,6 +15,8 @@
 #include <stdio.h>  /* snprintf */
 #include <string.h> /* memset */
 #include "nas/evaluator.h"
+#include "nas/inspect.h"
+#include "nas/layers.h"
 
 typedef struct counter {
     int64_t macs, params;
@@ -83,6 +85,14 @@ int nas_count_net(const nas_net_desc *desc, int64_t *macs, int64_t *params,
         *macs = 0;
     if (params)
         *params = 0;
+    if (desc && desc->space) { /* issue 15: a chain network counts from its layers */
+        nas_layers l;
+        int rc = nas_space_layers(desc->space, &desc->genotype, &l, NULL);
+        if (rc == NAS_OK)
+            rc = nas_count_layers(&l, macs, params);
+        nas_layers_free(&l);
+        return rc;
+    }
     if (!desc || desc->genotype.len != NAS_CELL_EDGES || desc->channels <= 0 ||
         desc->stages <= 0 || desc->cells_per_stage < 0 || desc->in_c <= 0 || desc->in_h <= 0 ||
         desc->in_w <= 0 || desc->classes <= 0)

@@ -1,5 +1,6 @@
 /*
- * evaluator/evaluator.c - one trial: build the genotype's TinyNetwork,
+ * evaluator/evaluator.c - one trial: build the genotype's network (the
+ * TinyNetwork of a cell, or a chain genotype's layers, issue 15),
  * proxy-train it (the NAS-Bench-201 recipe: SGD with Nesterov momentum,
  * weight decay, cosine learning rate; Dong & Yang, ICLR 2020) on a
  * training subset, measure validation accuracy, analytic MACs/params and
@@ -55,13 +56,6 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
     ev->space = space;
     nas_data_info_fmnist(&ev->info);
     int rc;
-    if (cfg->space.type == NAS_SPACE_CHAIN && cfg->evaluator.kind != NAS_EVALUATOR_TABLE) {
-        free(ev);
-        return nas_error_set(err, NAS_ECONFIG,
-                             "%s: space.type = \"chain\" can be searched with evaluator.kind = "
-                             "\"table\" only, for now (training chain networks is not built yet)",
-                             cfg->path);
-    }
     if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE) {
         rc = nas__table_load(cfg->evaluator.table, cfg->evaluator.column,
                              cfg->evaluator.test_column, &ev->table, err);
@@ -95,6 +89,8 @@ int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
     d.channels = sd->channels;
     d.stages = sd->stages;
     d.cells_per_stage = sd->cells_per_stage;
+    if (sd->type == NAS_SPACE_CHAIN) /* issue 15: built from the layer description */
+        d.space = ev ? ev->space : space;
     if (ev && ev->train) {
         d.in_c = ev->train->c;
         d.in_h = ev->train->h;

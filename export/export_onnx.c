@@ -19,6 +19,7 @@
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* strcmp, strerror */
 #include "nas/export.h"
+#include "nas/layers.h"
 #include "nas/trainer.h"
 #include "trainer/net_impl.h"     /* nas__net_desc */
 #include "trainer/weights_impl.h" /* nas__torch_shape */
@@ -386,6 +387,152 @@ static const char *reduction(builder *b, int ci, const char *x)
     return add(b, S(b, "cells.%d", ci), c, s);
 }
 
+/* ---- chain networks (issue 15): one node group per layer of nas/layers.h ---- */
+
+/* A float scalar initializer `name` (once). */
+static const char *scalar_init(builder *b, const char *name, float v)
+{
+    for (int i = 0; i < b->n_inits; i++)
+        if (!strcmp(b->inits[i]->name, name))
+            return name;
+    Onnx__TensorProto *tp = A(b, sizeof *tp);
+    float *data = A(b, sizeof *data);
+    if (!tp || !data)
+        return name;
+    onnx__tensor_proto__init(tp);
+    data[0] = v;
+    tp->name = S(b, "%s", name);
+    tp->n_dims = 0; /* a scalar, as Clip's min and max */
+    tp->has_data_type = 1;
+    tp->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+    tp->n_float_data = 1;
+    tp->float_data = data;
+    add_init(b, tp);
+    return name;
+}
+
+/* Conv named `module` with `group` groups and, when `bias`, "<module>.bias". */
+static const char *gconv(builder *b, const char *module, const char *out, const char *x,
+                         int stride, int pad, int group, int bias)
+{
+    char wname[128], bname[128];
+    snprintf(wname, sizeof wname, "%s.weight", module);
+    snprintf(bname, sizeof bname, "%s.bias", module);
+    const nas_tensor *w = param_init(b, wname);
+    if (!w)
+        return x;
+    if (bias)
+        param_init(b, bname);
+    int64_t k[2] = {w->h, w->w}, s[2] = {stride, stride}, p[4] = {pad, pad, pad, pad};
+    Onnx__AttributeProto *at[4] = {attr_ints(b, "kernel_shape", k, 2),
+                                   attr_ints(b, "strides", s, 2), attr_ints(b, "pads", p, 4),
+                                   attr_int(b, "group", group)};
+    const char *in[] = {x, wname, bias ? bname : NULL, NULL};
+    return node(b, "Conv", out, in, at, 4);
+}
+
+/* HardSigmoid(x) = clip(x/6 + 1/2, 0, 1) (opset 6; MobileNetV3's h-sigmoid). */
+static const char *hsigmoid(builder *b, const char *out, const char *x)
+{
+    Onnx__AttributeProto *at[2] = {attr_float(b, "alpha", 1.0f / 6.0f),
+                                   attr_float(b, "beta", 0.5f)};
+    const char *in[] = {x, NULL};
+    return node(b, "HardSigmoid", out, in, at, 2);
+}
+
+/* relu: Relu; relu6: 6 * HardSigmoid(x; 1/6, 0); hswish: x * HardSigmoid(x)
+ * (opset 13 has no HardSwish: it came with opset 14). */
+static const char *chain_act(builder *b, const char *out, const char *x, int act)
+{
+    if (act == NAS_ACT_RELU)
+        return relu(b, out, x);
+    if (act == NAS_ACT_RELU6) {
+        /* 6 * HardSigmoid(x; 1/6, 0) = clip(x, 0, 6): Clip with min/max inputs
+         * (opset 11+) is what OpenCV 4.6's importer rejects */
+        Onnx__AttributeProto *at[2] = {attr_float(b, "alpha", 1.0f / 6.0f),
+                                       attr_float(b, "beta", 0.0f)};
+        const char *in0[] = {x, NULL};
+        const char *h = node(b, "HardSigmoid", S(b, "%s.clip01", out), in0, at, 2);
+        const char *in[] = {h, scalar_init(b, "const.6", 6.0f), NULL};
+        return node(b, "Mul", out, in, NULL, 0);
+    }
+    const char *g = hsigmoid(b, S(b, "%s.hsigmoid", out), x);
+    const char *in[] = {x, g, NULL};
+    return node(b, "Mul", out, in, NULL, 0);
+}
+
+/* The chain network's graph; returns the logits' name. */
+static const char *chain_graph(builder *b, const nas_net_desc *d)
+{
+    nas_layers L;
+    int rc = nas_space_layers(d->space, &d->genotype, &L, b->err);
+    if (rc) {
+        b->failed = rc;
+        return "logits";
+    }
+    const char **out = A(b, (size_t)(L.n ? L.n : 1) * sizeof *out);
+    const char *last = "input";
+    for (int i = 0; i < L.n && !b->failed && out; i++) {
+        const nas_layer *l = &L.l[i];
+        const char *x = l->src < 0 ? "input" : out[l->src];
+        const char *y = x;
+        switch (l->kind) {
+        case NAS_LAYER_CONV:
+        case NAS_LAYER_DWCONV:
+            y = gconv(b, l->name, l->name, x, l->stride, l->pad,
+                      l->kind == NAS_LAYER_DWCONV ? l->in_c : 1, 0);
+            break;
+        case NAS_LAYER_BN:
+            y = bn(b, l->name, x);
+            break;
+        case NAS_LAYER_ACT:
+            y = chain_act(b, l->name, x, l->act);
+            break;
+        case NAS_LAYER_SE: {
+            const char *in0[] = {x, NULL};
+            const char *s = node(b, "GlobalAveragePool", S(b, "%s.pool", l->name), in0, NULL, 0);
+            s = gconv(b, S(b, "%s.fc1", l->name), S(b, "%s.fc1", l->name), s, 1, 0, 1, 1);
+            s = relu(b, S(b, "%s.relu", l->name), s);
+            s = gconv(b, S(b, "%s.fc2", l->name), S(b, "%s.fc2", l->name), s, 1, 0, 1, 1);
+            if (l->gate_sigmoid) {
+                const char *in1[] = {s, NULL};
+                s = node(b, "Sigmoid", S(b, "%s.gate", l->name), in1, NULL, 0);
+            } else {
+                s = hsigmoid(b, S(b, "%s.gate", l->name), s);
+            }
+            const char *in2[] = {x, s, NULL};
+            y = node(b, "Mul", l->name, in2, NULL, 0);
+            break;
+        }
+        case NAS_LAYER_ADD:
+            y = add(b, l->name, x, l->src2 < 0 ? "input" : out[l->src2]);
+            break;
+        case NAS_LAYER_POOL: {
+            const char *in[] = {x, NULL};
+            y = node(b, "GlobalAveragePool", l->name, in, NULL, 0);
+            break;
+        }
+        case NAS_LAYER_DROPOUT: /* inference: identity */
+            break;
+        case NAS_LAYER_LINEAR: {
+            Onnx__AttributeProto *fa[1] = {attr_int(b, "axis", 1)};
+            const char *in2[] = {x, NULL};
+            const char *f = node(b, "Flatten", "flatten", in2, fa, 1);
+            param_init(b, "classifier.weight");
+            param_init(b, "classifier.bias");
+            Onnx__AttributeProto *ga[1] = {attr_int(b, "transB", 1)};
+            const char *in3[] = {f, "classifier.weight", "classifier.bias", NULL};
+            y = node(b, "Gemm", "logits", in3, ga, 1);
+            break;
+        }
+        }
+        out[i] = y;
+        last = y;
+    }
+    nas_layers_free(&L);
+    return last;
+}
+
 static Onnx__ValueInfoProto *value_info(builder *b, const char *name, int n, const int64_t *dims)
 {
     Onnx__ValueInfoProto *vi = A(b, sizeof *vi);
@@ -452,29 +599,33 @@ int nas_export_onnx(nas_net *net, const char *path, const char *doc, nas_error *
     }
     nas_net_params(net, b.params, b.n_params);
 
-    const char *x = conv(&b, "stem.0", "input", 1, 1);
-    x = bn(&b, "stem.1", x);
-    int ci = 0;
-    for (int s = 0; s < d->stages && !b.failed; s++) {
-        if (s > 0)
-            x = reduction(&b, ci++, x);
-        for (int c = 0; c < d->cells_per_stage && !b.failed; c++) {
-            x = cell(&b, d, ci, x);
-            ci++;
+    if (d->space) { /* issue 15: a chain network, from its layer description */
+        chain_graph(&b, d);
+    } else {
+        const char *x = conv(&b, "stem.0", "input", 1, 1);
+        x = bn(&b, "stem.1", x);
+        int ci = 0;
+        for (int s = 0; s < d->stages && !b.failed; s++) {
+            if (s > 0)
+                x = reduction(&b, ci++, x);
+            for (int c = 0; c < d->cells_per_stage && !b.failed; c++) {
+                x = cell(&b, d, ci, x);
+                ci++;
+            }
         }
+        x = bn(&b, "lastact.0", x);
+        x = relu(&b, "lastact.1", x);
+        const char *in1[] = {x, NULL};
+        x = node(&b, "GlobalAveragePool", "global_pooling", in1, NULL, 0);
+        Onnx__AttributeProto *fa[1] = {attr_int(&b, "axis", 1)};
+        const char *in2[] = {x, NULL};
+        x = node(&b, "Flatten", "flatten", in2, fa, 1);
+        param_init(&b, "classifier.weight");
+        param_init(&b, "classifier.bias");
+        Onnx__AttributeProto *ga[1] = {attr_int(&b, "transB", 1)};
+        const char *in3[] = {x, "classifier.weight", "classifier.bias", NULL};
+        node(&b, "Gemm", "logits", in3, ga, 1);
     }
-    x = bn(&b, "lastact.0", x);
-    x = relu(&b, "lastact.1", x);
-    const char *in1[] = {x, NULL};
-    x = node(&b, "GlobalAveragePool", "global_pooling", in1, NULL, 0);
-    Onnx__AttributeProto *fa[1] = {attr_int(&b, "axis", 1)};
-    const char *in2[] = {x, NULL};
-    x = node(&b, "Flatten", "flatten", in2, fa, 1);
-    param_init(&b, "classifier.weight");
-    param_init(&b, "classifier.bias");
-    Onnx__AttributeProto *ga[1] = {attr_int(&b, "transB", 1)};
-    const char *in3[] = {x, "classifier.weight", "classifier.bias", NULL};
-    node(&b, "Gemm", "logits", in3, ga, 1);
     for (int i = 0; i < b.n_params && !b.failed; i++)
         if (!b.used[i])
             b.failed = nas_error_set(err, NAS_EINVAL,

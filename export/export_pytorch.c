@@ -6,12 +6,19 @@
  * reference code and as nas_net_params, so the state_dict keys match the
  * .npz written next to it by nas_weights_save - plus that .npz. Nothing
  * but numpy and torch is needed to load it.
+ *
+ * Chain networks (issue 15) are written as their layer description
+ * (nas/layers.h) spelled out in a table LAYERS and one generic module,
+ * ChainNetwork, that builds each layer with the module path nas names its
+ * parameters by (nested nn.Module containers for "s2.l0.dw"), so the
+ * state_dict keys match the .npz too.
  */
 #include <errno.h>  /* errno */
 #include <math.h>   /* isfinite */
 #include <stdio.h>  /* FILE, fprintf */
 #include <string.h> /* strlen, strerror */
 #include "nas/export.h"
+#include "nas/layers.h"
 #include "nas/trainer.h"
 #include "trainer/net_impl.h" /* nas__net_desc */
 
@@ -176,6 +183,142 @@ static const char *const CLASSES_PY =
     "    model.eval()\n"
     "    print(\"parameters:\", count_parameters(model))\n";
 
+/* The generic chain module (issue 15); LAYERS rows are (name, kind, src,
+ * src2, in_c, out_c, kernel, stride, pad, groups, act, se_mid, se_gate, p). */
+static const char *const CHAIN_PY =
+    "ACTS = {\"relu\": nn.ReLU, \"relu6\": nn.ReLU6, \"hswish\": nn.Hardswish}\n"
+    "\n"
+    "\n"
+    "class SE(nn.Module):\n"
+    "    \"\"\"Squeeze-and-excitation: x * gate(fc2(relu(fc1(mean_hw(x))))); fc1, fc2\n"
+    "    are 1x1 convolutions with bias; gate is hard sigmoid or sigmoid.\"\"\"\n"
+    "\n"
+    "    def __init__(self, c, mid, sigmoid):\n"
+    "        super().__init__()\n"
+    "        self.fc1 = nn.Conv2d(c, mid, 1, bias=True)\n"
+    "        self.fc2 = nn.Conv2d(mid, c, 1, bias=True)\n"
+    "        self.gate = nn.Sigmoid() if sigmoid else nn.Hardsigmoid()\n"
+    "\n"
+    "    def forward(self, x):\n"
+    "        s = x.mean((2, 3), keepdim=True)\n"
+    "        return x * self.gate(self.fc2(torch.relu(self.fc1(s))))\n"
+    "\n"
+    "\n"
+    "def _place(root, path, module):\n"
+    "    \"\"\"Register `module` at dotted `path` (\"s2.l0.dw\"), creating containers.\"\"\"\n"
+    "    parts = path.split(\".\")\n"
+    "    for p in parts[:-1]:\n"
+    "        if not hasattr(root, p):\n"
+    "            root.add_module(p, nn.Module())\n"
+    "        root = getattr(root, p)\n"
+    "    root.add_module(parts[-1], module)\n"
+    "\n"
+    "\n"
+    "class ChainNetwork(nn.Module):\n"
+    "    \"\"\"The layers of LAYERS in order; each reads layer `src` (-1: the input),\n"
+    "    'add' also `src2`. Module paths are nas's parameter names.\"\"\"\n"
+    "\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.paths = []\n"
+    "        for (name, kind, src, src2, cin, cout, k, s, pad, groups, act, mid, gate, p) in LAYERS:\n"
+    "            m = None\n"
+    "            if kind in (\"conv\", \"dwconv\"):\n"
+    "                m = nn.Conv2d(cin, cout, k, stride=s, padding=pad, groups=groups, bias=False)\n"
+    "            elif kind == \"bn\":\n"
+    "                m = nn.BatchNorm2d(cout, eps=1e-5, momentum=0.1)\n"
+    "            elif kind == \"act\":\n"
+    "                m = ACTS[act]()\n"
+    "            elif kind == \"se\":\n"
+    "                m = SE(cin, mid, gate == \"sigmoid\")\n"
+    "            elif kind == \"linear\":\n"
+    "                name = \"classifier\"\n"
+    "                m = nn.Linear(cin, cout)\n"
+    "            if m is not None and kind != \"act\":\n"
+    "                _place(self, name, m)\n"
+    "            self.paths.append(m)\n"
+    "\n"
+    "    def forward(self, x):\n"
+    "        outs = []\n"
+    "        for layer, m in zip(LAYERS, self.paths):\n"
+    "            kind, src, src2 = layer[1], layer[2], layer[3]\n"
+    "            h = x if src < 0 else outs[src]\n"
+    "            if kind == \"add\":\n"
+    "                h = h + (x if src2 < 0 else outs[src2])\n"
+    "            elif kind == \"pool\":\n"
+    "                h = h.mean((2, 3), keepdim=True)\n"
+    "            elif kind == \"dropout\":  # functional: follows self.training\n"
+    "                h = nn.functional.dropout(h, layer[13], self.training)\n"
+    "            elif kind == \"linear\":\n"
+    "                h = m(h.flatten(1))\n"
+    "            else:\n"
+    "                h = m(h)\n"
+    "            outs.append(h)\n"
+    "        return outs[-1]\n"
+    "\n"
+    "\n"
+    "def load_weights(path):\n"
+    "    \"\"\"The state_dict nas saved as .npz (one array per state_dict key).\"\"\"\n"
+    "    with np.load(path) as z:\n"
+    "        return {k: torch.from_numpy(z[k]) for k in z.files if \"/\" not in k}\n"
+    "\n"
+    "\n"
+    "def count_parameters(model):\n"
+    "    return sum(p.numel() for p in model.parameters())\n"
+    "\n"
+    "\n"
+    "if __name__ == \"__main__\":\n"
+    "    import os\n"
+    "    import sys\n"
+    "    model = ChainNetwork()\n"
+    "    weights = sys.argv[1] if len(sys.argv) > 1 else os.path.splitext(__file__)[0] + \".npz\"\n"
+    "    model.load_state_dict(load_weights(weights))\n"
+    "    model.eval()\n"
+    "    print(\"parameters:\", count_parameters(model))\n";
+
+/* The chain network's module (CHAIN_PY) with its LAYERS table. */
+static int write_chain_py(FILE *f, const nas_net_desc *d, const nas_arch *a, const char *mod,
+                          const char *npz_base, nas_error *err)
+{
+    nas_layers L;
+    int rc = nas_space_layers(d->space, &d->genotype, &L, err);
+    if (rc)
+        return rc;
+    fprintf(f, "# Usage: from %s import ChainNetwork, load_weights; model = ChainNetwork()\n", mod);
+    fprintf(f, "#        model.load_state_dict(load_weights(\"%s\")); model.eval(); "
+               "logits = model(x)  # x: float32 [N,%d,%d,%d]\n",
+            npz_base, d->in_c, d->in_h, d->in_w);
+    fprintf(f, "\"\"\"A chain (MobileNet-style) network exported by nas %s: the layer\n"
+               "description of docs/spaces.md, one row per layer in LAYERS.\n\n",
+            NAS_VERSION);
+    if (a && a->genotype[0])
+        fprintf(f, "Genotype: %s\n", a->genotype);
+    if (a && a->trial_id >= 0)
+        fprintf(f, "Trial %lld of experiment \"%s\" (%s).\n", (long long)a->trial_id,
+                a->experiment, a->db_path);
+    if (a && isfinite(a->metrics.val_accuracy))
+        fprintf(f, "Proxy validation accuracy %.4f after %d epoch(s).\n", a->metrics.val_accuracy,
+                a->metrics.epochs);
+    fprintf(f, "Weights: %s (numpy .npz, one array per state_dict key).\n\"\"\"\n", npz_base);
+    fprintf(f, "import numpy as np\nimport torch\nfrom torch import nn\n\n");
+    fprintf(f, "IN_SHAPE = (%d, %d, %d)\nNUM_CLASSES = %d\n\n", L.in_c, L.in_h, L.in_w,
+            L.classes);
+    fprintf(f, "# (name, kind, src, src2, in_c, out_c, kernel, stride, pad, groups, act, "
+               "se_mid, se_gate, dropout_p)\nLAYERS = [\n");
+    for (int i = 0; i < L.n; i++) {
+        const nas_layer *l = &L.l[i];
+        const char *act = l->kind == NAS_LAYER_ACT ? nas_act_name(l->act) : NULL;
+        fprintf(f, "    (\"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %d, %d, \"%s\", %d, \"%s\", %.17g),\n",
+                l->name, nas_layer_kind_name(l->kind), l->src, l->src2, l->in_c, l->out_c,
+                l->kernel, l->stride, l->pad, l->groups, act ? act : "", l->mid,
+                l->gate_sigmoid ? "sigmoid" : "hsigmoid", l->p);
+    }
+    fprintf(f, "]\n\n\n");
+    fputs(CHAIN_PY, f);
+    nas_layers_free(&L);
+    return NAS_OK;
+}
+
 int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, char *npz_path,
                        size_t n, nas_error *err)
 {
@@ -200,6 +343,20 @@ int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, cha
     FILE *f = fopen(py_path, "w");
     if (!f)
         return nas_error_set(err, NAS_EIO, "cannot write %s: %s", py_path, strerror(errno));
+    if (d->space) { /* issue 15: a chain network */
+        int rc = write_chain_py(f, d, a, mod, npz_base, err);
+        int bad = ferror(f);
+        int e = errno;
+        if (fclose(f) != 0 || bad)
+            return rc ? rc : nas_error_set(err, NAS_EIO, "writing %s: %s", py_path,
+                                           strerror(e ? e : EIO));
+        if (rc)
+            return rc;
+        rc = nas_weights_save(net, npz, err);
+        if (!rc && npz_path && n)
+            snprintf(npz_path, n, "%s", npz);
+        return rc;
+    }
     fprintf(f, "# Usage: from %s import TinyNetwork, load_weights; model = TinyNetwork()\n", mod);
     fprintf(f, "#        model.load_state_dict(load_weights(\"%s\")); model.eval(); "
                "logits = model(x)  # x: float32 [N,%d,%d,%d]\n",

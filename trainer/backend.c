@@ -577,6 +577,117 @@ int nas_sumsq(nas_backend *be, const nas_tensor *x, double *out)
     DISPATCH(be, sumsq, x, out);
 }
 
+/* ---- chain-network ops (issue 15) ------------------------------------------- */
+
+/* Grouped conv shapes: x[N,C,H,W], w[K,C/g,R,R], y[N,K,Ho,Wo], g | C, g | K. */
+static int gconv_check(nas_backend *be, const char *op, const nas_tensor *x, const nas_tensor *w,
+                       const nas_tensor *y, int stride, int pad, int groups)
+{
+    if (!be || !owned(be, x) || !owned(be, w) || !owned(be, y))
+        return be ? nas__backend_fail(be, NAS_EINVAL, "%s: NULL or foreign tensor", op)
+                  : NAS_EINVAL;
+    int r = w->h;
+    int ho = out_extent(x->h, r, stride, pad), wo = out_extent(x->w, r, stride, pad);
+    if (groups <= 0 || x->c % groups || w->n % groups || w->w != r ||
+        w->c * groups != x->c || ho == 0 || wo == 0 || !shape_is(y, x->n, w->n, ho, wo))
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "%s: inconsistent shapes x" SHPF " w" SHPF " y" SHPF
+                                 " stride %d pad %d groups %d",
+                                 op, SHP(x), SHP(w), SHP(y), stride, pad, groups);
+    return NAS_OK;
+}
+
+int nas_gconv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
+                    int stride, int pad, int groups)
+{
+    int rc = gconv_check(be, "gconv2d_fwd", x, w, y, stride, pad, groups);
+    if (rc)
+        return rc;
+    DISPATCH(be, gconv2d_fwd, x, w, y, stride, pad, groups);
+}
+
+int nas_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                         nas_tensor *dx, int stride, int pad, int groups)
+{
+    int rc = gconv_check(be, "gconv2d_bwd_data", dx, w, dy, stride, pad, groups);
+    if (rc)
+        return rc;
+    DISPATCH(be, gconv2d_bwd_data, dy, w, dx, stride, pad, groups);
+}
+
+int nas_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                           nas_tensor *dw, int stride, int pad, int groups)
+{
+    int rc = gconv_check(be, "gconv2d_bwd_filter", x, dw, dy, stride, pad, groups);
+    if (rc)
+        return rc;
+    DISPATCH(be, gconv2d_bwd_filter, x, dy, dw, stride, pad, groups);
+}
+
+int nas_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *y)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, x) || !owned(be, y) || x->count != y->count || fn < 0 || fn > NAS_FN_SIGMOID)
+        return nas__backend_fail(be, NAS_EINVAL, "act_fwd: bad tensors or function %d", fn);
+    DISPATCH(be, act_fwd, fn, x, y);
+}
+
+int nas_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *dy,
+                nas_tensor *dx)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, x) || !owned(be, dy) || !owned(be, dx) || x->count != dy->count ||
+        x->count != dx->count || fn < 0 || fn > NAS_FN_SIGMOID)
+        return nas__backend_fail(be, NAS_EINVAL, "act_bwd: bad tensors or function %d", fn);
+    DISPATCH(be, act_bwd, fn, x, dy, dx);
+}
+
+int nas_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s, nas_tensor *y)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, x) || !owned(be, s) || !owned(be, y) || !shape_is(s, x->n, x->c, 1, 1) ||
+        !shape_is(y, x->n, x->c, x->h, x->w))
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "chscale_fwd: want x[N,C,H,W], s[N,C,1,1], y like x");
+    DISPATCH(be, chscale_fwd, x, s, y);
+}
+
+int nas_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                    const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, x) || !owned(be, s) || !owned(be, dy) || !owned(be, ds) ||
+        (dx && !owned(be, dx)) || !shape_is(s, x->n, x->c, 1, 1) ||
+        !shape_is(ds, x->n, x->c, 1, 1) || !shape_is(dy, x->n, x->c, x->h, x->w) ||
+        (dx && !shape_is(dx, x->n, x->c, x->h, x->w)))
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "chscale_bwd: want x, dy, dx [N,C,H,W] and s, ds [N,C,1,1]");
+    DISPATCH(be, chscale_bwd, x, s, dy, dx, ds);
+}
+
+int nas_dropout_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y, float p, uint64_t seed)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, x) || !owned(be, y) || x->count != y->count || !(p >= 0.0f && p < 1.0f))
+        return nas__backend_fail(be, NAS_EINVAL, "dropout_fwd: bad tensors or p %g", (double)p);
+    DISPATCH(be, dropout_fwd, x, y, p, seed);
+}
+
+int nas_dropout_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, float p,
+                    uint64_t seed)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, dy) || !owned(be, dx) || dy->count != dx->count || !(p >= 0.0f && p < 1.0f))
+        return nas__backend_fail(be, NAS_EINVAL, "dropout_bwd: bad tensors or p %g", (double)p);
+    DISPATCH(be, dropout_bwd, dy, dx, p, seed);
+}
+
 /* ---- host GEMM ------------------------------------------------------------ */
 
 void nas_host_sgemm(int trans_a, int trans_b, int m, int n, int k, float alpha, const float *a,

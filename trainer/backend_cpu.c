@@ -109,6 +109,8 @@ enum prim_kind {
     PK_POOL_BWD,
     PK_REORDER,
     PK_SUM,
+    PK_ELT_FWD, /* issue 15: relu6, hswish, sigmoid (oneDNN eltwise) */
+    PK_ELT_BWD,
     PK_COUNT
 };
 
@@ -122,13 +124,20 @@ enum prof_slot {
     PS_XENT,
     PS_SGD,
     PS_SUMSQ,
+    PS_DW_FWD, /* grouped / depthwise convolutions (issue 15) */
+    PS_DW_BWD_DATA,
+    PS_DW_BWD_FILTER,
+    PS_ACT_LOOP, /* hard sigmoid (no oneDNN eltwise in 2.6) */
+    PS_CHSCALE,
+    PS_DROPOUT,
     PS_COUNT
 };
 static const char *const prof_names[PS_COUNT] = {
     "conv_fwd", "conv_bwd_data", "conv_bwd_filter", "bn_train", "bn_infer", "bn_bwd",
-    "relu_fwd", "relu_bwd",      "pool_fwd",        "pool_bwd", "reorder",  "axpy_sum", "gap",
-    "linear",   "axpy",          "scale",           "copy",     "xent",     "sgd",
-    "sumsq"};
+    "relu_fwd", "relu_bwd",      "pool_fwd",        "pool_bwd", "reorder",  "axpy_sum",
+    "act_fwd",  "act_bwd",       "gap",             "linear",   "axpy",     "scale",
+    "copy",     "xent",          "sgd",             "sumsq",    "dwconv_fwd", "dwconv_bwd_data",
+    "dwconv_bwd_filter", "hsigmoid", "chscale", "dropout"};
 
 #define MAX_KEY 14
 #define MAX_ARGS 12
@@ -137,6 +146,7 @@ static const char *const prof_names[PS_COUNT] = {
 /* One cached primitive with a dnnl_memory per execution argument. */
 typedef struct prim {
     int kind;
+    int prof; /* profile slot (kind, or PS_DW_* for grouped convolutions) */
     int64_t key[MAX_KEY];
     dnnl_primitive_t p;
     int nargs;
@@ -376,6 +386,7 @@ static int prim_build_wa(nas_backend *be, const char *what, int kind,
     if (!p)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu %s: out of memory", what);
     p->kind = kind;
+    p->prof = kind;
     p->nthr = nthr;
     p->w_arg = -1;
     memcpy(p->key, key, sizeof p->key);
@@ -487,7 +498,7 @@ static int prim_exec(nas_backend *be, const char *what, prim *p, void *const *bu
             return rc;
     }
     DN("dnnl_stream_wait", dnnl_stream_wait(c->stream));
-    PROF1(p->kind);
+    PROF1(p->prof);
     return NAS_OK;
 fail:
     return rc;
@@ -688,7 +699,8 @@ static int pd_is_ref(cpu_ctx *c, const_dnnl_op_desc_t od, const_dnnl_primitive_d
  * set, a descriptor that only oneDNN's reference kernel implements is
  * dropped: NAS_OK with *out NULL, so that the caller tries other layouts. */
 static int conv_build(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
-                      const nas_tensor *y, int stride, int pad, int lx, int ly, int fused,
+                      const nas_tensor *y, int stride, int pad, int groups, int lx, int ly,
+                      int fused,
                       const int64_t key[MAX_KEY], const char *what, int may_reject,
                       prim **out)
 {
@@ -697,14 +709,21 @@ static int conv_build(nas_backend *be, int kind, const nas_tensor *x, const nas_
     *out = NULL;
     dnnl_memory_desc_t src, wei, dst, user_w, dwei, bia;
     dnnl_dims_t wd = {w->n, w->c, w->h, w->w}, bd = {w->n};
+    /* grouped (issue 15): weights [g, K/g, C/g, R, R], the callers' [K,C/g,R,R]
+     * buffer read as goihw */
+    dnnl_dims_t gwd = {groups, w->n / groups, w->c, w->h, w->w};
+    int wnd = groups > 1 ? 5 : 4;
+    const int64_t *wdims = groups > 1 ? gwd : wd;
     /* bf16 convolutions: bf16 weights (reordered from the fp32 masters),
      * fp32 weight gradient (oneDNN accumulates it in fp32) */
     if (md_act(&src, x->n, x->c, x->h, x->w, lx) ||
-        md_4d(&user_w, w->n, w->c, w->h, w->w, dnnl_oihw) ||
+        (groups > 1 ? dnnl_memory_desc_init_by_tag(&user_w, 5, gwd, dnnl_f32, dnnl_goihw) !=
+                          dnnl_success
+                    : md_4d(&user_w, w->n, w->c, w->h, w->w, dnnl_oihw)) ||
         md_act(&dst, y->n, y->c, y->h, y->w, ly) ||
-        dnnl_memory_desc_init_by_tag(&wei, 4, wd, dt_of(lx), dnnl_format_tag_any) !=
+        dnnl_memory_desc_init_by_tag(&wei, wnd, wdims, dt_of(lx), dnnl_format_tag_any) !=
             dnnl_success ||
-        dnnl_memory_desc_init_by_tag(&dwei, 4, wd, dnnl_f32, dnnl_format_tag_any) !=
+        dnnl_memory_desc_init_by_tag(&dwei, wnd, wdims, dnnl_f32, dnnl_format_tag_any) !=
             dnnl_success ||
         dnnl_memory_desc_init_by_tag(&bia, 1, bd, dnnl_f32, dnnl_a) != dnnl_success)
         return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: bad memory descriptor", what);
@@ -767,6 +786,8 @@ done:
     if (rc == NAS_OK && *out) {
         (*out)->lx = lx;
         (*out)->ly = ly;
+        if (groups > 1)
+            (*out)->prof = PS_DW_FWD + (kind - PK_CONV_FWD);
     }
 fail:
     if (hint)
@@ -791,21 +812,21 @@ fail:
  * one; the primitive records the pair it runs in (prim.lx, prim.ly) and
  * the ops reorder inputs into it and the output back out of it.
  */
-static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
-                     const nas_tensor *y, int stride, int pad, int lx, int ly, int fused,
-                     prim **out)
+static int conv_prim_g(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
+                       const nas_tensor *y, int stride, int pad, int groups, int lx, int ly,
+                       int fused, prim **out)
 {
     int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, w->n, w->h, y->h, y->w, stride, pad, lx, ly,
-                            fused};
+                            fused, groups};
     *out = cache_find(ctx_of(be), kind, key);
     if (*out)
         return NAS_OK;
     static const char *const names[] = {"conv2d_fwd", "conv2d_bwd_data", "conv2d_bwd_filter"};
     char what[200];
     snprintf(what, sizeof what,
-             "%s%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d%s",
+             "%s%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d groups %d%s",
              names[kind - PK_CONV_FWD], fused ? "_bias" : "", x->n, x->c, x->h, x->w, w->n, w->c,
-             w->h, w->w, y->n, y->c, y->h, y->w, stride, pad,
+             w->h, w->w, y->n, y->c, y->h, y->w, stride, pad, groups,
              fused == CONV_BIAS_SUM ? " accumulate" : "");
     int cand[4][2] = {{lx, ly}}, nc = 1;
     if (!is_bf16(lx) && !is_bf16(ly)) {
@@ -821,12 +842,20 @@ static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_t
         }
     }
     for (int i = 0; i < nc; i++) {
-        int rc = conv_build(be, kind, x, w, y, stride, pad, cand[i][0], cand[i][1], fused, key,
+        int rc = conv_build(be, kind, x, w, y, stride, pad, groups, cand[i][0], cand[i][1],
+                            fused, key,
                             what, i + 1 < nc, out);
         if (rc || *out)
             return rc;
     }
     return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: no convolution primitive", what);
+}
+
+static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
+                     const nas_tensor *y, int stride, int pad, int lx, int ly, int fused,
+                     prim **out)
+{
+    return conv_prim_g(be, kind, x, w, y, stride, pad, 1, lx, ly, fused, out);
 }
 
 /* The buffer an op's primitive writes tensor t into when it produces layout
@@ -858,8 +887,8 @@ static int out_done(nas_backend *be, nas_tensor *t, int got, const void *buf, in
     return NAS_OK;
 }
 
-static int cpu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                          nas_tensor *y, int stride, int pad)
+static int cpu_gconv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                           nas_tensor *y, int stride, int pad, int groups)
 {
     int lx = pref_layout(x), ly = pref_layout(y);
     if (is_bf16(lx) != is_bf16(ly)) {
@@ -867,7 +896,7 @@ static int cpu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor
         ly = f32_of(ly);
     }
     prim *p;
-    int rc = conv_prim(be, PK_CONV_FWD, x, w, y, stride, pad, lx, ly, CONV_PLAIN, &p);
+    int rc = conv_prim_g(be, PK_CONV_FWD, x, w, y, stride, pad, groups, lx, ly, CONV_PLAIN, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, p->lx, 0);
@@ -879,8 +908,8 @@ static int cpu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor
     return rc ? rc : out_done(be, y, p->ly, yb, ly);
 }
 
-static int cpu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
-                               nas_tensor *dx, int stride, int pad)
+static int cpu_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                                nas_tensor *dx, int stride, int pad, int groups)
 {
     int lx = pref_layout(dx), ly = pref_layout(dy);
     if (is_bf16(lx) != is_bf16(ly)) {
@@ -888,7 +917,8 @@ static int cpu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_
         ly = f32_of(ly);
     }
     prim *p;
-    int rc = conv_prim(be, PK_CONV_BWD_DATA, dx, w, dy, stride, pad, lx, ly, CONV_PLAIN, &p);
+    int rc = conv_prim_g(be, PK_CONV_BWD_DATA, dx, w, dy, stride, pad, groups, lx, ly, CONV_PLAIN,
+                         &p);
     if (rc)
         return rc;
     const float *dyb = in_layout(be, dy, p->ly, 0);
@@ -900,8 +930,8 @@ static int cpu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_
     return rc ? rc : out_done(be, dx, p->lx, dxb, lx);
 }
 
-static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
-                                 nas_tensor *dw, int stride, int pad)
+static int cpu_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                                  nas_tensor *dw, int stride, int pad, int groups)
 {
     int lx = pref_layout(x), ly = pref_layout(dy);
     if (is_bf16(lx) != is_bf16(ly)) {
@@ -909,7 +939,8 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
         ly = f32_of(ly);
     }
     prim *p;
-    int rc = conv_prim(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, lx, ly, CONV_PLAIN, &p);
+    int rc = conv_prim_g(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, groups, lx, ly,
+                         CONV_PLAIN, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, p->lx, 0), *dyb = xb ? in_layout(be, dy, p->ly, 1) : NULL;
@@ -917,6 +948,24 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, (void *)dyb, dw->buf};
     return prim_exec(be, "conv2d_bwd_filter", p, bufs);
+}
+
+static int cpu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                          nas_tensor *y, int stride, int pad)
+{
+    return cpu_gconv2d_fwd(be, x, w, y, stride, pad, 1);
+}
+
+static int cpu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                               nas_tensor *dx, int stride, int pad)
+{
+    return cpu_gconv2d_bwd_data(be, dy, w, dx, stride, pad, 1);
+}
+
+static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                                 nas_tensor *dw, int stride, int pad)
+{
+    return cpu_gconv2d_bwd_filter(be, x, dy, dw, stride, pad, 1);
 }
 
 static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
@@ -1621,6 +1670,213 @@ static void cpu_destroy(nas_backend *be)
     free(be);
 }
 
+/* ---- chain-network ops (issue 15) ------------------------------------------------ */
+
+/* oneDNN eltwise algorithm of an activation (relu6 = clip_v2 [0,6];
+ * hswish = hardswish; sigmoid = logistic); 0 for hsigmoid, which oneDNN 2.6
+ * lacks (a plain loop). */
+static int elt_alg(int fn, float *alpha, float *beta)
+{
+    *alpha = 0.0f;
+    *beta = 0.0f;
+    switch (fn) {
+    case NAS_FN_RELU:
+        return dnnl_eltwise_relu;
+    case NAS_FN_RELU6:
+        *beta = 6.0f;
+        return dnnl_eltwise_clip_v2;
+    case NAS_FN_HSWISH:
+        return dnnl_eltwise_hardswish;
+    case NAS_FN_SIGMOID:
+        return dnnl_eltwise_logistic;
+    default:
+        return 0;
+    }
+}
+
+static int elt_prim(nas_backend *be, int kind, int fn, size_t count, int layout, prim **out)
+{
+    int64_t key[MAX_KEY] = {(int64_t)count, is_bf16(layout), fn};
+    *out = cache_find(ctx_of(be), kind, key);
+    if (*out)
+        return NAS_OK;
+    char what[96];
+    snprintf(what, sizeof what, "%s fn %d [%zu elements]",
+             kind == PK_ELT_FWD ? "act_fwd" : "act_bwd", fn, count);
+    int rc = NAS_OK;
+    float alpha, beta;
+    dnnl_alg_kind_t alg = (dnnl_alg_kind_t)elt_alg(fn, &alpha, &beta);
+    dnnl_memory_desc_t data;
+    dnnl_dims_t d = {(int64_t)count};
+    DN("dnnl_memory_desc_init_by_tag",
+       dnnl_memory_desc_init_by_tag(&data, 1, d, dt_of(layout), dnnl_a));
+    dnnl_eltwise_desc_t fwd_d, bwd_d;
+    dnnl_primitive_desc_t hint = NULL;
+    int nthr = pick_threads(be, count);
+    set_threads(ctx_of(be), nthr);
+    DN("dnnl_eltwise_forward_desc_init",
+       dnnl_eltwise_forward_desc_init(&fwd_d, dnnl_forward_training, alg, &data, alpha, beta));
+    if (kind == PK_ELT_FWD) {
+        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
+        return prim_build(be, what, kind, key, &fwd_d, NULL, args, 2, nthr, out);
+    }
+    DN("dnnl_primitive_desc_create",
+       dnnl_primitive_desc_create(&hint, &fwd_d, NULL, ctx_of(be)->engine, NULL));
+    DN("dnnl_eltwise_backward_desc_init",
+       dnnl_eltwise_backward_desc_init(&bwd_d, alg, &data, &data, alpha, beta));
+    {
+        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
+        rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 3, nthr, out);
+    }
+fail:
+    if (hint)
+        dnnl_primitive_desc_destroy(hint);
+    return rc;
+}
+
+/* Activations are element-wise: they run on the flat buffer in x's layout
+ * (plain when shapes differ); hsigmoid is a plain loop, fp32 only. */
+static int cpu_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *y)
+{
+    int l = same_shape(x, y) ? x->layout : L_PLAIN;
+    float a, b;
+    if (!elt_alg(fn, &a, &b)) {
+        PROF0;
+        l = f32_of(l);
+        const float *xb = in_layout(be, x, l, 0);
+        if (!xb)
+            return NAS_EBACKEND;
+        for (size_t i = 0; i < x->count; i++)
+            F(y)[i] = nas__act(fn, xb[i]);
+        y->layout = l;
+        PROF1(PS_ACT_LOOP);
+        return NAS_OK;
+    }
+    prim *p;
+    int rc = elt_prim(be, PK_ELT_FWD, fn, x->count, l, &p);
+    if (rc)
+        return rc;
+    const float *xb = in_layout(be, x, l, 0);
+    if (!xb)
+        return NAS_EBACKEND;
+    void *const bufs[] = {(void *)xb, y->buf};
+    y->layout = l;
+    return prim_exec(be, "act_fwd", p, bufs);
+}
+
+static int cpu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *dy,
+                       nas_tensor *dx)
+{
+    int l = same_shape(x, dy) && same_shape(x, dx) ? x->layout : L_PLAIN;
+    float a, b;
+    if (!elt_alg(fn, &a, &b)) {
+        PROF0;
+        l = f32_of(l);
+        const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
+        if (!dyb)
+            return NAS_EBACKEND;
+        for (size_t i = 0; i < x->count; i++)
+            F(dx)[i] = nas__act_grad(fn, xb[i], dyb[i]);
+        dx->layout = l;
+        PROF1(PS_ACT_LOOP);
+        return NAS_OK;
+    }
+    prim *p;
+    int rc = elt_prim(be, PK_ELT_BWD, fn, x->count, l, &p);
+    if (rc)
+        return rc;
+    const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
+    if (!dyb)
+        return NAS_EBACKEND;
+    void *const bufs[] = {(void *)xb, (void *)dyb, dx->buf};
+    dx->layout = l;
+    return prim_exec(be, "act_bwd", p, bufs);
+}
+
+/* y = x * s[n,c] in x's fp32 layout (blocked or plain). */
+static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                           nas_tensor *y)
+{
+    PROF0;
+    int l = f32_of(x->layout);
+    const float *xb = in_layout(be, x, l, 0), *sb = xb ? in_layout(be, s, L_PLAIN, 1) : NULL;
+    if (!sb)
+        return NAS_EBACKEND;
+    const int b = block_of(l), cb = x->c / b;
+    const size_t hw = (size_t)x->h * x->w;
+    for (int n = 0; n < x->n; n++)
+        for (int blk = 0; blk < cb; blk++) {
+            const float *xp = xb + ((size_t)n * cb + blk) * hw * b;
+            float *yp = F(y) + ((size_t)n * cb + blk) * hw * b;
+            const float *sp = sb + (size_t)n * x->c + blk * b;
+            for (size_t q = 0; q < hw; q++)
+                for (int i = 0; i < b; i++)
+                    yp[q * b + i] = xp[q * b + i] * sp[i];
+        }
+    y->layout = l;
+    PROF1(PS_CHSCALE);
+    return NAS_OK;
+}
+
+static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                           const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
+{
+    PROF0;
+    int l = f32_of(x->layout);
+    const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
+    const float *sb = dyb ? in_layout(be, s, L_PLAIN, 2) : NULL;
+    if (!sb)
+        return NAS_EBACKEND;
+    const int b = block_of(l), cb = x->c / b;
+    const size_t hw = (size_t)x->h * x->w;
+    for (int n = 0; n < x->n; n++)
+        for (int blk = 0; blk < cb; blk++) {
+            size_t off = ((size_t)n * cb + blk) * hw * b;
+            const float *xp = xb + off, *gp = dyb + off;
+            const float *sp = sb + (size_t)n * x->c + blk * b;
+            float acc[16] = {0};
+            for (size_t q = 0; q < hw; q++)
+                for (int i = 0; i < b; i++)
+                    acc[i] += gp[q * b + i] * xp[q * b + i];
+            if (dx) {
+                float *dp = F(dx) + off;
+                for (size_t q = 0; q < hw; q++)
+                    for (int i = 0; i < b; i++)
+                        dp[q * b + i] = gp[q * b + i] * sp[i];
+            }
+            for (int i = 0; i < b; i++)
+                F(ds)[(size_t)n * x->c + blk * b + i] = acc[i];
+        }
+    if (dx)
+        dx->layout = l;
+    ds->layout = L_PLAIN;
+    PROF1(PS_CHSCALE);
+    return NAS_OK;
+}
+
+/* Dropout works on plain NCHW so that the keep decision of each element
+ * (by its NCHW index) matches every other backend. */
+static int cpu_dropout_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y, float p,
+                           uint64_t seed)
+{
+    PROF0;
+    const float *xb = in_layout(be, x, L_PLAIN, 0);
+    if (!xb)
+        return NAS_EBACKEND;
+    float scale = 1.0f / (1.0f - p);
+    for (size_t i = 0; i < x->count; i++)
+        F(y)[i] = nas__dropout_keep(seed, i, p) ? xb[i] * scale : 0.0f;
+    y->layout = L_PLAIN;
+    PROF1(PS_DROPOUT);
+    return NAS_OK;
+}
+
+static int cpu_dropout_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, float p,
+                           uint64_t seed)
+{
+    return cpu_dropout_fwd(be, dy, dx, p, seed);
+}
+
 static const nas__backend_ops cpu_ops = {
     .name = "cpu",
     .destroy = cpu_destroy,
@@ -1650,6 +1906,15 @@ static const nas__backend_ops cpu_ops = {
     .softmax_xent = cpu_softmax_xent,
     .sgd_step = cpu_sgd_step,
     .sumsq = cpu_sumsq,
+    .gconv2d_fwd = cpu_gconv2d_fwd,
+    .gconv2d_bwd_data = cpu_gconv2d_bwd_data,
+    .gconv2d_bwd_filter = cpu_gconv2d_bwd_filter,
+    .act_fwd = cpu_act_fwd,
+    .act_bwd = cpu_act_bwd,
+    .chscale_fwd = cpu_chscale_fwd,
+    .chscale_bwd = cpu_chscale_bwd,
+    .dropout_fwd = cpu_dropout_fwd,
+    .dropout_bwd = cpu_dropout_bwd,
 };
 
 static int cpu_set_precision(nas_backend *be, const char *precision)

@@ -65,6 +65,23 @@ typedef struct nas__backend_ops {
     int (*sgd_step)(nas_backend *be, nas_tensor *w, const nas_tensor *dw, nas_tensor *v,
                     float lr, float momentum, float wd, int nesterov);
     int (*sumsq)(nas_backend *be, const nas_tensor *x, double *out);
+    /* issue 15: chain-network ops (optional; NULL: NAS_EUNSUPPORTED) */
+    int (*gconv2d_fwd)(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
+                       int stride, int pad, int groups);
+    int (*gconv2d_bwd_data)(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                            nas_tensor *dx, int stride, int pad, int groups);
+    int (*gconv2d_bwd_filter)(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                              nas_tensor *dw, int stride, int pad, int groups);
+    int (*act_fwd)(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *y);
+    int (*act_bwd)(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *dy,
+                   nas_tensor *dx);
+    int (*chscale_fwd)(nas_backend *be, const nas_tensor *x, const nas_tensor *s, nas_tensor *y);
+    int (*chscale_bwd)(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                       const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds);
+    int (*dropout_fwd)(nas_backend *be, const nas_tensor *x, nas_tensor *y, float p,
+                       uint64_t seed);
+    int (*dropout_bwd)(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, float p,
+                       uint64_t seed);
 } nas__backend_ops;
 
 /*

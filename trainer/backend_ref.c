@@ -474,6 +474,166 @@ static int ref_sumsq(nas_backend *be, const nas_tensor *x, double *out)
 
 /* ---- construction -------------------------------------------------------------- */
 
+/* ---- chain-network ops (issue 15) ---------------------------------------------- */
+
+/* Grouped convolution: output channel k reads input channels
+ * g*Cg .. g*Cg+Cg-1 of its group g = k / Kg (Cg = C/groups, Kg = K/groups);
+ * w[k, j, r, s] weighs input channel g*Cg + j. */
+static int ref_gconv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                           nas_tensor *y, int stride, int pad, int groups)
+{
+    const int N = x->n, C = x->c, H = x->h, W = x->w, K = w->n, R = w->h;
+    const int Ho = y->h, Wo = y->w, Cg = C / groups, Kg = K / groups;
+    const float *xp = CF(x), *wp = CF(w);
+    float *yp = F(y);
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++)
+            for (int oh = 0; oh < Ho; oh++)
+                for (int ow = 0; ow < Wo; ow++) {
+                    double acc = 0.0;
+                    int c0 = (k / Kg) * Cg;
+                    for (int j = 0; j < Cg; j++)
+                        for (int r = 0; r < R; r++) {
+                            int ih = oh * stride - pad + r;
+                            if (ih < 0 || ih >= H)
+                                continue;
+                            for (int s2 = 0; s2 < R; s2++) {
+                                int iw = ow * stride - pad + s2;
+                                if (iw < 0 || iw >= W)
+                                    continue;
+                                acc += (double)xp[((size_t)(n * C + c0 + j) * H + ih) * W + iw] *
+                                       wp[((size_t)(k * Cg + j) * R + r) * R + s2];
+                            }
+                        }
+                    yp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] = (float)acc;
+                }
+    return NAS_OK;
+}
+
+static int ref_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                                nas_tensor *dx, int stride, int pad, int groups)
+{
+    const int N = dx->n, C = dx->c, H = dx->h, W = dx->w, K = w->n, R = w->h;
+    const int Ho = dy->h, Wo = dy->w, Cg = C / groups, Kg = K / groups;
+    const float *dyp = CF(dy), *wp = CF(w);
+    float *dxp = F(dx);
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int ih = 0; ih < H; ih++)
+                for (int iw = 0; iw < W; iw++) {
+                    double acc = 0.0;
+                    int g = c / Cg, j = c % Cg;
+                    for (int k = g * Kg; k < (g + 1) * Kg; k++)
+                        for (int r = 0; r < R; r++) {
+                            int th = ih + pad - r;
+                            if (th < 0 || th % stride)
+                                continue;
+                            int oh = th / stride;
+                            if (oh >= Ho)
+                                continue;
+                            for (int s2 = 0; s2 < R; s2++) {
+                                int tw = iw + pad - s2;
+                                if (tw < 0 || tw % stride)
+                                    continue;
+                                int ow = tw / stride;
+                                if (ow >= Wo)
+                                    continue;
+                                acc += (double)dyp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] *
+                                       wp[((size_t)(k * Cg + j) * R + r) * R + s2];
+                            }
+                        }
+                    dxp[((size_t)(n * C + c) * H + ih) * W + iw] = (float)acc;
+                }
+    return NAS_OK;
+}
+
+static int ref_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                                  nas_tensor *dw, int stride, int pad, int groups)
+{
+    const int N = x->n, C = x->c, H = x->h, W = x->w, K = dw->n, R = dw->h;
+    const int Ho = dy->h, Wo = dy->w, Cg = C / groups, Kg = K / groups;
+    const float *xp = CF(x), *dyp = CF(dy);
+    float *dwp = F(dw);
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < Cg; j++)
+            for (int r = 0; r < R; r++)
+                for (int s2 = 0; s2 < R; s2++) {
+                    double acc = 0.0;
+                    int c = (k / Kg) * Cg + j;
+                    for (int n = 0; n < N; n++)
+                        for (int oh = 0; oh < Ho; oh++) {
+                            int ih = oh * stride - pad + r;
+                            if (ih < 0 || ih >= H)
+                                continue;
+                            for (int ow = 0; ow < Wo; ow++) {
+                                int iw = ow * stride - pad + s2;
+                                if (iw < 0 || iw >= W)
+                                    continue;
+                                acc += (double)dyp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] *
+                                       xp[((size_t)(n * C + c) * H + ih) * W + iw];
+                            }
+                        }
+                    dwp[((size_t)(k * Cg + j) * R + r) * R + s2] = (float)acc;
+                }
+    return NAS_OK;
+}
+
+static int ref_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *y)
+{
+    for (size_t i = 0; i < x->count; i++)
+        F(y)[i] = nas__act(fn, CF(x)[i]);
+    return NAS_OK;
+}
+
+static int ref_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *dy,
+                       nas_tensor *dx)
+{
+    for (size_t i = 0; i < x->count; i++)
+        F(dx)[i] = nas__act_grad(fn, CF(x)[i], CF(dy)[i]);
+    return NAS_OK;
+}
+
+static int ref_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                           nas_tensor *y)
+{
+    const size_t HW = (size_t)x->h * x->w, planes = (size_t)x->n * x->c;
+    for (size_t p = 0; p < planes; p++)
+        for (size_t i = 0; i < HW; i++)
+            F(y)[p * HW + i] = CF(x)[p * HW + i] * CF(s)[p];
+    return NAS_OK;
+}
+
+static int ref_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                           const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
+{
+    const size_t HW = (size_t)x->h * x->w, planes = (size_t)x->n * x->c;
+    for (size_t p = 0; p < planes; p++) {
+        double acc = 0.0;
+        for (size_t i = 0; i < HW; i++) {
+            acc += (double)CF(dy)[p * HW + i] * CF(x)[p * HW + i];
+            if (dx)
+                F(dx)[p * HW + i] = CF(dy)[p * HW + i] * CF(s)[p];
+        }
+        F(ds)[p] = (float)acc;
+    }
+    return NAS_OK;
+}
+
+static int ref_dropout_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y, float p,
+                           uint64_t seed)
+{
+    float scale = 1.0f / (1.0f - p);
+    for (size_t i = 0; i < x->count; i++)
+        F(y)[i] = nas__dropout_keep(seed, i, p) ? CF(x)[i] * scale : 0.0f;
+    return NAS_OK;
+}
+
+static int ref_dropout_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, float p,
+                           uint64_t seed)
+{
+    return ref_dropout_fwd(be, dy, dx, p, seed);
+}
+
 static void ref_destroy(nas_backend *be) { free(be); }
 
 static const nas__backend_ops ref_ops = {
@@ -505,6 +665,15 @@ static const nas__backend_ops ref_ops = {
     .softmax_xent = ref_softmax_xent,
     .sgd_step = ref_sgd_step,
     .sumsq = ref_sumsq,
+    .gconv2d_fwd = ref_gconv2d_fwd,
+    .gconv2d_bwd_data = ref_gconv2d_bwd_data,
+    .gconv2d_bwd_filter = ref_gconv2d_bwd_filter,
+    .act_fwd = ref_act_fwd,
+    .act_bwd = ref_act_bwd,
+    .chscale_fwd = ref_chscale_fwd,
+    .chscale_bwd = ref_chscale_bwd,
+    .dropout_fwd = ref_dropout_fwd,
+    .dropout_bwd = ref_dropout_bwd,
 };
 
 /* y (+)= conv(x, w) + b: the plain convolution into a temporary, then the

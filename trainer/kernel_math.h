@@ -141,4 +141,49 @@ NAS_HD float nas__avgpool_bwd_gather(const float *dy, int iy, int ix, int h, int
     return s;
 }
 
+/* Activation functions of nas_actfn (nas/backend.h), value and gradient
+ * for one element; the gradients follow PyTorch's autograd formulas. */
+NAS_HD float nas__act(int fn, float x)
+{
+    switch (fn) {
+    case 0: return x > 0.0f ? x : 0.0f;
+    case 1: return x < 0.0f ? 0.0f : (x > 6.0f ? 6.0f : x);
+    case 2: return x <= -3.0f ? 0.0f : (x >= 3.0f ? x : x * (x + 3.0f) / 6.0f);
+    case 3: return x <= -3.0f ? 0.0f : (x >= 3.0f ? 1.0f : x / 6.0f + 0.5f);
+    default: return 1.0f / (1.0f + expf(-x));
+    }
+}
+
+NAS_HD float nas__act_grad(int fn, float x, float dy)
+{
+    switch (fn) {
+    case 0: return x > 0.0f ? dy : 0.0f;
+    case 1: return x > 0.0f && x < 6.0f ? dy : 0.0f;
+    case 2: return x < -3.0f ? 0.0f : (x > 3.0f ? dy : dy * (x / 3.0f + 0.5f));
+    case 3: return x > -3.0f && x < 3.0f ? dy / 6.0f : 0.0f;
+    default: {
+        float s = 1.0f / (1.0f + expf(-x));
+        return dy * s * (1.0f - s);
+    }
+    }
+}
+
+/*
+ * Dropout's keep decision for element i under `seed`: a counter-based
+ * draw, PCG32's output permutation XSH-RR (O'Neill 2014) applied to one
+ * LCG step of state seed + i * golden-ratio increment, mapped to [0,1) by
+ * its top 24 bits; kept when the draw is >= p. Pure, so every backend and
+ * the backward pass agree without storing a mask.
+ */
+NAS_HD int nas__dropout_keep(unsigned long long seed, unsigned long long i, float p)
+{
+    unsigned long long st = seed + i * 0x9E3779B97F4A7C15ull;
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned int xs = (unsigned int)(((st >> 18u) ^ st) >> 27u);
+    unsigned int rot = (unsigned int)(st >> 59u);
+    unsigned int r = (xs >> rot) | (xs << ((32u - rot) & 31u));
+    float u = (float)(r >> 8) * (1.0f / 16777216.0f);
+    return u >= p;
+}
+
 #endif /* NAS_TRAINER_KERNEL_MATH_H */

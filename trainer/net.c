@@ -49,6 +49,7 @@
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, realloc, free */
 #include <string.h> /* memset */
+#include "nas/layers.h"
 #include "nas/trainer.h"
 #include "trainer/backend_impl.h" /* nas__backend_fail: why a forward was refused */
 #include "trainer/net_impl.h"
@@ -59,7 +60,12 @@
 /* PCG32 stream for weight initialisation ("init" in ASCII). */
 #define INIT_STREAM 0x696e6974ull
 
-enum step_kind { S_CONV, S_BN, S_RELU, S_POOL, S_GAP, S_LINEAR, S_SUM };
+enum step_kind {
+    S_CONV, S_BN, S_RELU, S_POOL, S_GAP, S_LINEAR, S_SUM,
+    /* issue 15, chain networks: grouped / depthwise conv (k = groups), an
+     * activation (k = nas_actfn), channel scale y = x * in[0] (SE), dropout */
+    S_GCONV, S_ACT, S_CHSCALE, S_DROPOUT
+};
 
 typedef struct step {
     int kind;
@@ -76,6 +82,8 @@ typedef struct step {
     int acc_sum;  /* S_CONV with fold: the sum step it adds into in eval mode, or -1 */
     unsigned acc_mask; /* S_SUM: inputs added by their folded convolution in eval mode */
     nas_tensor *fw, *fb; /* S_CONV with fold: folded weights [K,C,R,R] and bias [1,K,1,1] */
+    int groups;   /* S_GCONV */
+    float p;      /* S_DROPOUT */
 } step;
 
 typedef struct param {
@@ -123,6 +131,8 @@ struct nas_net {
     nas_tensor **stats_copy; /* per parameter: copy of a buffer (BN running statistics)
                                 by nas__net_stats_save; NULL until first used */
     unsigned long fold_gen;  /* generation the folded weights were computed for; 0 = never */
+    uint64_t seed;           /* creation seed (dropout masks derive from it) */
+    uint64_t step;           /* training step for dropout masks (nas__net_set_step) */
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -426,6 +436,160 @@ static int b_reduction(nas_net *n, nas_rng *r, int cell, int x)
     return b_sum(n, in, 2, b);
 }
 
+/* ---- chain networks: the layer description (issue 15) ------------------------ */
+
+/* Grouped k x k conv, PyTorch's default init (bound 1/sqrt(fan_in), fan_in
+ * = C/groups * k * k). */
+static int b_gconv(nas_net *n, nas_rng *r, const char *module, int x, int cout, int k, int stride,
+                   int pad, int groups)
+{
+    if (n->build_status)
+        return 0;
+    act_info in = n->acts[x];
+    int ho = (in.h + 2 * pad - k) / stride + 1, wo = (in.w + 2 * pad - k) / stride + 1;
+    char name[96];
+    snprintf(name, sizeof name, "%s.weight", module);
+    int w = add_param(n, name, cout, in.c / groups, k, k, 1);
+    fill_param(n, w, r, 1.0f / sqrtf((float)(in.c / groups * k * k)), 0, 1);
+    int y = add_act(n, cout, ho, wo);
+    step *s = add_step(n, S_GCONV);
+    if (n->build_status)
+        return 0;
+    s->x = x;
+    s->y = y;
+    s->w = w;
+    s->k = k;
+    s->stride = stride;
+    s->pad = pad;
+    s->groups = groups;
+    return y;
+}
+
+static int b_act(nas_net *n, int x, int fn)
+{
+    if (fn == NAS_FN_RELU)
+        return b_simple(n, S_RELU, x, 0, 0, 0);
+    int y = b_simple(n, S_ACT, x, 0, 0, 0);
+    if (!n->build_status)
+        n->steps[n->n_steps - 1].k = fn;
+    return y;
+}
+
+/* A 1x1 conv with bias on a [N,C,1,1] vector, run as nas_linear_fwd; its
+ * weight is [M,C,1,1] and bias [1,M,1,1] so that weight files carry
+ * PyTorch Conv2d shapes ([M,C,1,1], [M]). */
+static int b_conv1x1_bias(nas_net *n, nas_rng *r, const char *module, int x, int m)
+{
+    if (n->build_status)
+        return 0;
+    int k = n->acts[x].c;
+    char name[96];
+    snprintf(name, sizeof name, "%s.weight", module);
+    int w = add_param(n, name, m, k, 1, 1, 1);
+    fill_param(n, w, r, 1.0f / sqrtf((float)k), 0, 1);
+    snprintf(name, sizeof name, "%s.bias", module);
+    int b = add_param(n, name, 1, m, 1, 1, 1);
+    fill_param(n, b, r, 1.0f / sqrtf((float)k), 0, 1);
+    int y = add_act(n, m, 1, 1);
+    step *s = add_step(n, S_LINEAR);
+    if (n->build_status)
+        return 0;
+    s->x = x;
+    s->y = y;
+    s->w = w;
+    s->b = b;
+    return y;
+}
+
+/* Squeeze-and-excitation (Hu et al. 2018; MobileNetV3's placement):
+ * y = x * gate(fc2(relu(fc1(gap(x))))). */
+static int b_se(nas_net *n, nas_rng *r, const nas_layer *l, int x)
+{
+    char m[96];
+    int g = b_simple(n, S_GAP, x, 0, 0, 0);
+    snprintf(m, sizeof m, "%s.fc1", l->name);
+    g = b_conv1x1_bias(n, r, m, g, l->mid);
+    g = b_simple(n, S_RELU, g, 0, 0, 0);
+    snprintf(m, sizeof m, "%s.fc2", l->name);
+    g = b_conv1x1_bias(n, r, m, g, n->build_status ? 1 : n->acts[x].c);
+    g = b_act(n, g, l->gate_sigmoid ? NAS_FN_SIGMOID : NAS_FN_HSIGMOID);
+    if (n->build_status)
+        return 0;
+    act_info a = n->acts[x];
+    int y = add_act(n, a.c, a.h, a.w);
+    step *s = add_step(n, S_CHSCALE);
+    if (n->build_status)
+        return 0;
+    s->x = x;
+    s->y = y;
+    s->in[0] = g;
+    s->n_in = 1;
+    return y;
+}
+
+/* Build every layer of `L` (nas/layers.h) in order; act_of[i] is the
+ * activation layer i produces. Parameters are named "<layer name>.weight"
+ * (BN: weight, bias, running_mean, running_var; SE: .fc1/.fc2 weight and
+ * bias; the classifier "classifier.weight/bias"). */
+static void b_layers(nas_net *n, nas_rng *r, const nas_layers *L)
+{
+    int *act_of = calloc((size_t)L->n + 1, sizeof *act_of);
+    if (!act_of) {
+        n->build_status = NAS_ENOMEM;
+        return;
+    }
+    for (int i = 0; i < L->n && !n->build_status; i++) {
+        const nas_layer *l = &L->l[i];
+        int x = l->src < 0 ? 0 : act_of[l->src], y = 0;
+        switch (l->kind) {
+        case NAS_LAYER_CONV:
+            if (l->bias || l->groups > 1) {
+                n->build_status = NAS_EUNSUPPORTED;
+                break;
+            }
+            y = b_conv(n, r, l->name, x, l->out_c, l->kernel, l->stride, l->pad);
+            break;
+        case NAS_LAYER_DWCONV:
+            y = b_gconv(n, r, l->name, x, l->out_c, l->kernel, l->stride, l->pad, l->in_c);
+            break;
+        case NAS_LAYER_BN:
+            y = b_bn(n, l->name, x);
+            break;
+        case NAS_LAYER_ACT:
+            y = b_act(n, x, l->act);
+            break;
+        case NAS_LAYER_SE:
+            y = b_se(n, r, l, x);
+            break;
+        case NAS_LAYER_ADD: {
+            int in[2] = {x, l->src2 < 0 ? 0 : act_of[l->src2]};
+            y = b_sum(n, in, 2, x);
+            break;
+        }
+        case NAS_LAYER_POOL:
+            y = b_simple(n, S_GAP, x, 0, 0, 0);
+            break;
+        case NAS_LAYER_DROPOUT:
+            y = b_simple(n, S_DROPOUT, x, 0, 0, 0);
+            if (!n->build_status)
+                n->steps[n->n_steps - 1].p = (float)l->p;
+            break;
+        case NAS_LAYER_LINEAR:
+            y = b_linear(n, r, "classifier", x, l->out_c);
+            break;
+        default:
+            n->build_status = NAS_EUNSUPPORTED;
+        }
+        if (!n->build_status && (n->acts[y].c * n->acts[y].h * n->acts[y].w !=
+                                 l->out_c * l->out_h * l->out_w))
+            n->build_status = NAS_EINVAL; /* the description's shapes disagree */
+        act_of[i] = y;
+    }
+    if (!n->build_status)
+        n->logits = act_of[L->n - 1];
+    free(act_of);
+}
+
 /* ---- views ------------------------------------------------------------------ */
 
 static void view_free(view_set *v)
@@ -559,6 +723,8 @@ static int plan_sharing(nas_net *n)
                 uses[s->in[k]]++;
         else
             uses[s->x]++;
+        if (s->kind == S_CHSCALE)
+            uses[s->in[0]]++;
     }
     for (int si = 0; si < n->n_steps; si++) {
         step *s = &n->steps[si];
@@ -626,6 +792,83 @@ void nas_net_destroy(nas_net *n)
     free(n);
 }
 
+/* Activation and gradient buffers for max_batch images (after building);
+ * destroys n on failure. */
+static int alloc_buffers(nas_net *n, int max_batch, nas_error *err)
+{
+    nas_backend *be = n->be;
+    n->act_buf = calloc((size_t)n->n_acts, sizeof *n->act_buf);
+    n->grad_buf = calloc((size_t)n->n_acts, sizeof *n->grad_buf);
+    n->ginit = calloc((size_t)n->n_acts, 1);
+    n->fuse = 1;
+    n->gen = 1;
+    int rc = (n->act_buf && n->grad_buf && n->ginit) ? plan_sharing(n) : NAS_ENOMEM;
+    size_t biggest = 0;
+    for (int i = 1; i < n->n_acts && !rc; i++) {
+        act_info a = n->acts[i];
+        if (n->act_root[i] == i)
+            rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->act_buf[i]);
+        if (!rc && n->grad_root[i] == i)
+            rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->grad_buf[i]);
+        size_t per = (size_t)a.c * a.h * a.w;
+        if (per > biggest)
+            biggest = per;
+    }
+    if (!rc)
+        rc = nas_tensor_create(be, max_batch, (int)biggest, 1, 1, &n->scratch);
+    if (rc) {
+        nas_net_destroy(n);
+        return nas_error_set(err, rc, "allocating activations for batch %d: %s", max_batch,
+                             nas_strerror(rc));
+    }
+    return NAS_OK;
+}
+
+/* issue 15: a chain genotype's network from its layer description. */
+static int create_chain(nas_backend *be, const nas_net_desc *desc, int max_batch, uint64_t seed,
+                        nas_net **out, nas_error *err)
+{
+    nas_layers L;
+    int rc = nas_space_layers(desc->space, &desc->genotype, &L, err);
+    if (rc)
+        return rc;
+    if (L.in_c != desc->in_c || L.in_h != desc->in_h || L.in_w != desc->in_w ||
+        L.classes != desc->classes || max_batch <= 0 || L.n < 1) {
+        nas_error_set(err, NAS_EINVAL,
+                      "the chain space is declared for %dx%dx%d inputs and %d classes, the "
+                      "network is asked for %dx%dx%d and %d (max batch %d): set space.input "
+                      "and space.classes to the data's",
+                      L.in_c, L.in_h, L.in_w, L.classes, desc->in_c, desc->in_h, desc->in_w,
+                      desc->classes, max_batch);
+        nas_layers_free(&L);
+        return NAS_EINVAL;
+    }
+    nas_net *n = calloc(1, sizeof *n);
+    if (!n) {
+        nas_layers_free(&L);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory creating the network");
+    }
+    n->be = be;
+    n->desc = *desc;
+    n->max_batch = max_batch;
+    n->seed = seed;
+    nas_rng r;
+    nas_rng_seed(&r, seed, INIT_STREAM);
+    add_act(n, desc->in_c, desc->in_h, desc->in_w); /* 0: input */
+    b_layers(n, &r, &L);
+    nas_layers_free(&L);
+    if (n->build_status) {
+        rc = n->build_status;
+        nas_net_destroy(n);
+        return nas_error_set(err, rc, "building the chain network: %s", nas_strerror(rc));
+    }
+    rc = alloc_buffers(n, max_batch, err);
+    if (rc)
+        return rc;
+    *out = n;
+    return NAS_OK;
+}
+
 int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uint64_t seed,
                    nas_net **out, nas_error *err)
 {
@@ -633,6 +876,8 @@ int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uin
         *out = NULL;
     if (!be || !desc || !out)
         return nas_error_set(err, NAS_EINVAL, "nas_net_create: NULL argument");
+    if (desc->space)
+        return create_chain(be, desc, max_batch, seed, out, err);
     if (desc->genotype.len != NAS_CELL_EDGES)
         return nas_error_set(err, NAS_EINVAL, "genotype has %d tokens, a cell needs %d",
                              desc->genotype.len, NAS_CELL_EDGES);
@@ -683,31 +928,9 @@ int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uin
         return nas_error_set(err, rc, "creating the network's parameters: %s", nas_strerror(rc));
     }
 
-    /* Activation and gradient buffers for max_batch images. */
-    n->act_buf = calloc((size_t)n->n_acts, sizeof *n->act_buf);
-    n->grad_buf = calloc((size_t)n->n_acts, sizeof *n->grad_buf);
-    n->ginit = calloc((size_t)n->n_acts, 1);
-    n->fuse = 1;
-    n->gen = 1;
-    int rc = (n->act_buf && n->grad_buf && n->ginit) ? plan_sharing(n) : NAS_ENOMEM;
-    size_t biggest = 0;
-    for (int i = 1; i < n->n_acts && !rc; i++) {
-        act_info a = n->acts[i];
-        if (n->act_root[i] == i)
-            rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->act_buf[i]);
-        if (!rc && n->grad_root[i] == i)
-            rc = nas_tensor_create(be, max_batch, a.c, a.h, a.w, &n->grad_buf[i]);
-        size_t per = (size_t)a.c * a.h * a.w;
-        if (per > biggest)
-            biggest = per;
-    }
-    if (!rc)
-        rc = nas_tensor_create(be, max_batch, (int)biggest, 1, 1, &n->scratch);
-    if (rc) {
-        nas_net_destroy(n);
-        return nas_error_set(err, rc, "allocating activations for batch %d: %s", max_batch,
-                             nas_strerror(rc));
-    }
+    int rc = alloc_buffers(n, max_batch, err);
+    if (rc)
+        return rc;
     *out = n;
     return NAS_OK;
 }
@@ -798,6 +1021,17 @@ static int compute_folds(nas_net *n)
     return rc;
 }
 
+/* Dropout mask seed of step s at the current training step: a function of
+ * the net's seed, the step index in the tape and the training step, so a
+ * resumed run draws the same masks (nas__net_set_step). */
+static uint64_t drop_seed(const nas_net *n, const step *s)
+{
+    uint64_t z = n->seed ^ ((uint64_t)(s - n->steps) << 40) ^ (n->step * 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64 finaliser */
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 static int run_step(nas_net *n, const step *s, int train)
 {
     nas_backend *be = n->be;
@@ -824,6 +1058,16 @@ static int run_step(nas_net *n, const step *s, int train)
         return nas_gap_fwd(be, AC(n, s->x), y);
     case S_LINEAR:
         return nas_linear_fwd(be, AC(n, s->x), P(s->w), P(s->b), y);
+    case S_GCONV:
+        return nas_gconv2d_fwd(be, AC(n, s->x), P(s->w), y, s->stride, s->pad, s->groups);
+    case S_ACT:
+        return nas_act_fwd(be, s->k, AC(n, s->x), y);
+    case S_CHSCALE:
+        return nas_chscale_fwd(be, AC(n, s->x), AC(n, s->in[0]), y);
+    case S_DROPOUT:
+        if (!train)
+            return nas_tensor_copy(y, AC(n, s->x));
+        return nas_dropout_fwd(be, AC(n, s->x), y, s->p, drop_seed(n, s));
     case S_SUM: {
         if (s->n_in == 0)
             return nas_tensor_zero(y);
@@ -966,6 +1210,28 @@ static int back_step(nas_net *n, const step *s)
     case S_LINEAR:
         rc = nas_linear_bwd(be, AC(n, s->x), P(s->w), gy, dx, PG(s->w), PG(s->b));
         break;
+    case S_GCONV:
+        rc = nas_gconv2d_bwd_filter(be, AC(n, s->x), gy, PG(s->w), s->stride, s->pad, s->groups);
+        if (!rc && dx)
+            rc = nas_gconv2d_bwd_data(be, gy, P(s->w), dx, s->stride, s->pad, s->groups);
+        break;
+    case S_ACT:
+        rc = dx ? nas_act_bwd(be, s->k, AC(n, s->x), gy, dx) : NAS_OK;
+        break;
+    case S_DROPOUT:
+        rc = dx ? nas_dropout_bwd(be, gy, dx, s->p, drop_seed(n, s)) : NAS_OK;
+        break;
+    case S_CHSCALE: {
+        /* the gate's gradient: its only reader is this step, so it is
+         * written here first (never through the scratch dx may use) */
+        int g = s->in[0];
+        if (n->ginit[g])
+            return NAS_EINVAL;
+        rc = nas_chscale_bwd(be, AC(n, s->x), AC(n, g), gy, dx, &n->cur->grad[g]);
+        if (!rc)
+            n->ginit[g] = 1;
+        break;
+    }
     case S_SUM:
         rc = NAS_OK;
         for (int i = 0; i < s->n_in && !rc; i++) {
@@ -1061,6 +1327,12 @@ const nas_net_desc *nas__net_desc(const nas_net *n)
 int nas__net_max_batch(const nas_net *n)
 {
     return n ? n->max_batch : 0;
+}
+
+void nas__net_set_step(nas_net *n, uint64_t step)
+{
+    if (n)
+        n->step = step;
 }
 
 int nas__net_set_fold(nas_net *n, int on)

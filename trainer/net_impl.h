@@ -28,6 +28,11 @@ int nas__train_step(nas_net *net, const nas_tensor *x, const nas_tensor *y,
                     const nas_recipe *recipe, int t, int total, int ep, int s, int per_epoch,
                     float *loss, int *correct, int *skipped, nas_error *err);
 
+/* Training step the next training forward belongs to (global step t of
+ * nas__train_step): dropout masks derive from it and the net's seed, so
+ * a resumed run draws the masks an uninterrupted one does (issue 15). */
+void nas__net_set_step(nas_net *net, uint64_t step);
+
 /* SGD momentum buffer of parameter i (nas_net_params order); NULL for
  * buffers (BN running statistics) and out-of-range i. For checkpoints. */
 nas_tensor *nas__net_param_momentum(nas_net *net, int i);

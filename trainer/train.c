@@ -122,6 +122,7 @@ int nas__train_step(nas_net *net, const nas_tensor *x, const nas_tensor *y,
     nas_backend *be = nas__net_backend(net);
     const nas_tensor *logits;
     double lr = nas__train_lr(recipe, t, total);
+    nas__net_set_step(net, (uint64_t)t); /* dropout masks (issue 15) */
     int sk = 0;
     if (skipped)
         *skipped = 0;

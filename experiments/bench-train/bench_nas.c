@@ -32,6 +32,7 @@
 #include "nas/evaluator.h"
 #include "nas/space.h"
 #include "nas/trainer.h"
+#include "nas/layers.h" /* nas_space_input (chain spaces) */
 
 static double now_s(void)
 {
@@ -262,11 +263,26 @@ static int cmd_train(int argc, char **argv)
     nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = (1u << NAS_OP_COUNT) - 1,
                          .channels = 16, .stages = 3, .cells_per_stage = 1};
     nas_space *space = NULL;
-    int rc = nas_space_create(&sd, &space, &err);
+    /* issue 15: --space CONF: a chain space; the genotype is one of its */
+    const char *space_conf = arg_str(argc, argv, "--space", NULL);
+    nas_config *cfg = NULL;
+    int rc;
+    if (space_conf) {
+        cfg = calloc(1, sizeof *cfg);
+        rc = cfg ? nas_config_load(space_conf, cfg, &err) : NAS_ENOMEM;
+        if (!rc)
+            rc = nas_space_create(&cfg->space, &space, &err);
+    } else {
+        rc = nas_space_create(&sd, &space, &err);
+    }
     if (rc)
         return die("space", rc, &err);
     nas_net_desc nd = {.channels = 16, .stages = 3, .cells_per_stage = 1, .in_c = 1,
                        .in_h = 28, .in_w = 28, .classes = 10};
+    if (space_conf) {
+        nd.space = space;
+        nas_space_input(space, &nd.in_c, &nd.in_h, &nd.in_w, &nd.classes);
+    }
     rc = nas_space_parse(space, geno, &nd.genotype, &err);
     if (rc)
         return die("genotype", rc, &err);
@@ -314,6 +330,7 @@ static int cmd_train(int argc, char **argv)
     nas_dataset_destroy(train);
     nas_dataset_destroy(test);
     nas_space_destroy(space);
+    free(cfg);
     return 0;
 }
 

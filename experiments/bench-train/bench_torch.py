@@ -9,6 +9,11 @@ training images/s (SGD Nesterov 0.9, weight decay 5e-4, cosine lr per step),
 evaluation images/s (eval mode, no_grad) and batch-1 latency (median ms).
 With --epochs E it also trains E epochs on the full training set and prints
 the test accuracy. Output: `key=value` lines that run.sh parses.
+
+Chain networks (issue 15): with --space-json SPACE.json (`nas space CONF
+--format json`) the genotype is a chain genotype and the network is built
+by tests/e2e/chain_torch.py's build() - idiomatic PyTorch MBConv / SE
+modules written from docs/spaces.md, independently of nas's C code.
 """
 import argparse
 import math
@@ -84,6 +89,8 @@ def main():
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--space-json", default="",
+                    help="chain space (nas space CONF --format json): genotype is a chain one")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -91,11 +98,24 @@ def main():
     gen = torch.Generator().manual_seed(a.seed)
     xs, ys = load_split(a.data, "train")
     xt, yt = load_split(a.data, "test")
-    geno = parse_genotype(a.genotype)
+    if a.space_json:
+        import json
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                        "tests", "e2e"))
+        from chain_torch import build  # noqa: E402
+        space = json.load(open(a.space_json))["space"]
+
+        def make_model(g):
+            return build(space, g)
+        geno = a.genotype
+    else:
+        def make_model(g):
+            return TinyNetwork(g)
+        geno = parse_genotype(a.genotype)
     lossf = nn.CrossEntropyLoss()
 
     # throughput: warm-up steps, then `steps` timed steps
-    model = TinyNetwork(geno)
+    model = make_model(geno)
     opt, sched = make_opt(model, a.lr, a.steps + 5)
     train_steps(model, opt, sched, xs, ys, a.batch, 5, gen, lossf)
     t0, c0 = time.perf_counter(), time.process_time()
@@ -129,7 +149,7 @@ def main():
         if a.train_subset > 0:
             xs, ys = xs[:a.train_subset], ys[:a.train_subset]
         torch.manual_seed(a.seed)
-        model = TinyNetwork(geno)
+        model = make_model(geno)
         per_epoch = math.ceil(xs.shape[0] / a.batch)
         opt, sched = make_opt(model, a.lr, per_epoch * a.epochs)
         t0 = time.perf_counter()

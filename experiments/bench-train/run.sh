@@ -4,7 +4,16 @@
 # data (Fashion-MNIST idx.gz), batch size, threads, optimiser (SGD Nesterov
 # 0.9, wd 5e-4, lr 0.05 cosine per step).
 #
-#   run.sh [--quick] [--epochs E [--train-subset N]] [--repeats R] [--threads T] [--build DIR]
+#   run.sh [--quick] [--chain-only] [--epochs E [--train-subset N]] [--repeats R] [--threads T] [--build DIR]
+#
+# Chain networks (issue 15): two genotypes of examples/spaces/fashion-chain.conf
+# (chain-se: MBConv e6 k5/k3 with squeeze-and-excitation and hswish in the
+# last stages; chain-plain: MBConv e3 k3 without SE in stage 3) get the same
+# columns, against the same network built in PyTorch by tests/e2e/
+# chain_torch.py (from docs/spaces.md, independently of nas). After the
+# table, a per-op profile of nas's chain-se training (NAS_CPU_PROFILE=1).
+# --chain-only skips the cell rows and the worker-layout line (table in
+# results/<date>-chain-<mode>.md and results/latest-chain.md).
 #
 # For each genotype (all-3x3, mixed, mostly pooling/skip) and batch (64,
 # 128) it runs bench_torch.py and bench_nas (experiments/bench-train/
@@ -28,16 +37,17 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-quick=0 epochs=0 repeats=2 threads=2 build="$root/build" subset=0
+quick=0 epochs=0 repeats=2 threads=2 build="$root/build" subset=0 chain_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; repeats=1 ;;
+    --chain-only) chain_only=1 ;;
     --epochs) epochs=$2; shift ;;
     --train-subset) subset=$2; shift ;;
     --repeats) repeats=$2; shift ;;
     --threads) threads=$2; shift ;;
     --build) build=$2; shift ;;
-    *) echo "usage: run.sh [--quick] [--epochs E [--train-subset N]] [--repeats R] [--threads T] [--build DIR]" >&2; exit 2 ;;
+    *) echo "usage: run.sh [--quick] [--chain-only] [--epochs E [--train-subset N]] [--repeats R] [--threads T] [--build DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -60,9 +70,16 @@ data=/usr/share/datasets/fashion-mnist
 G_ALL3='|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|nor_conv_3x3~0|nor_conv_3x3~1|nor_conv_3x3~2|'
 G_MIXED='|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|'
 G_POOL='|avg_pool_3x3~0|+|skip_connect~0|avg_pool_3x3~1|+|skip_connect~0|none~1|nor_conv_1x1~2|'
-names=(all-3x3 mixed pool-skip)
-genos=("$G_ALL3" "$G_MIXED" "$G_POOL")
+CHAIN_CONF="$root/examples/spaces/fashion-chain.conf"
+G_CHAIN_SE='mb1_k3|c24:d2:mb3_k5:mb6_k3|c40:d3:se_on:mb6_k5:mb6_k3:mb6_k5|mb6_k5:mb6_k3'
+G_CHAIN_PLAIN='mb1_k3|c16:d2:mb3_k3:mb3_k3|c32:d2:se_off:mb3_k3:mb3_k3:skip|mb3_k3:zero'
+names=(all-3x3 mixed pool-skip chain-se chain-plain)
+genos=("$G_ALL3" "$G_MIXED" "$G_POOL" "$G_CHAIN_SE" "$G_CHAIN_PLAIN")
 batches=(64 128)
+first_gi=0
+[ $chain_only = 1 ] && first_gi=3
+chain_json=$(mktemp)
+trap 'rm -f "$chain_json"' EXIT
 
 kv() { sed -n "s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | tail -1; }
 best_max() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b + 0 > a + 0) print b; else print a }'; }
@@ -72,8 +89,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; 
 mkdir -p "$here/results"
 stamp=$(date +%Y%m%d-%H%M)
 mode=$([ $quick = 1 ] && echo quick || echo full)
+[ $chain_only = 1 ] && mode="chain-$mode"   # written to latest-chain.md, not latest.md
 out="$here/results/$stamp-$mode.md"
 load_start=$(uptime)
+cmake --build "$build" -j2 --target nas_cli >/dev/null
+"$build/nas" space "$CHAIN_CONF" --format json >"$chain_json"
 peak=$("$nas" sgemm --threads "$threads" | sed -n 's/sgemm_gflops=//p')
 
 {
@@ -90,18 +110,21 @@ peak=$("$nas" sgemm --threads "$threads" | sed -n 's/sgemm_gflops=//p')
 } | tee "$out"
 
 min_train="" min_eval="" max_lat="" min_bf16="" min_cpu=""
-for gi in 0 1 2; do
+for gi in $(seq "$first_gi" 4); do
+  # chain rows: the genotype is one of fashion-chain.conf's, on both sides
+  tx=() nx=()
+  if [ "$gi" -ge 3 ]; then tx=(--space-json "$chain_json"); nx=(--space "$CHAIN_CONF"); fi
   for b in "${batches[@]}"; do
     tn="" tt="" en="" et="" ln="" lt="" gf="" ls="" tb="" cn="" ct=""
     for r in $(seq "$repeats"); do
-      o=$(/usr/bin/python3 "$here/bench_torch.py" --genotype "${genos[$gi]}" --batch "$b" \
+      o=$(/usr/bin/python3 "$here/bench_torch.py" "${tx[@]}" --genotype "${genos[$gi]}" --batch "$b" \
             --threads "$threads" --steps "$steps" --eval-images "$eval_n" \
             --latency-runs "$lat" --data "$data")
       tt=$(best_max "$tt" "$(kv torch_train_ips "$o")")
       et=$(best_max "$et" "$(kv torch_eval_ips "$o")")
       lt=$(best_min "$lt" "$(kv torch_latency_ms "$o")")
       ct=$(best_min "$ct" "$(kv torch_train_cpu_ms_per_img "$o")")
-      o=$("$nas" train --genotype "${genos[$gi]}" --batch "$b" --threads "$threads" \
+      o=$("$nas" train "${nx[@]}" --genotype "${genos[$gi]}" --batch "$b" --threads "$threads" \
             --steps "$steps" --eval-images "$eval_n" --latency-runs "$lat" --data "$data")
       if [ "$(best_max "$tn" "$(kv train_ips "$o")")" != "$tn" ]; then
         gf=$(kv train_gflops "$o"); ls=$(kv loader_share "$o")
@@ -110,7 +133,7 @@ for gi in 0 1 2; do
       en=$(best_max "$en" "$(kv eval_ips "$o")")
       ln=$(best_min "$ln" "$(kv latency_ms "$o")")
       cn=$(best_min "$cn" "$(kv train_cpu_ms_per_img "$o")")
-      o=$("$nas" train --genotype "${genos[$gi]}" --batch "$b" --threads "$threads" \
+      o=$("$nas" train "${nx[@]}" --genotype "${genos[$gi]}" --batch "$b" --threads "$threads" \
             --steps "$steps" --eval-images 256 --latency-runs 5 --data "$data" --precision bf16)
       tb=$(best_max "$tb" "$(kv train_ips "$o")")
     done
@@ -124,6 +147,19 @@ for gi in 0 1 2; do
   done
 done
 
+# Where nas's time goes on the chain-se network (batch 128): the cpu
+# backend's per-op profile (wall seconds summed per op kind).
+{
+  echo
+  echo "per-op profile, nas cpu, chain-se, batch 128, $threads threads ($steps + 3 resident steps, $steps loader steps, eval, latency):"
+  echo '```'
+  NAS_CPU_PROFILE=1 "$nas" train --space "$CHAIN_CONF" --genotype "$G_CHAIN_SE" --batch 128 \
+    --threads "$threads" --steps "$steps" --eval-images 256 --latency-runs 5 --data "$data" 2>&1 >/dev/null |
+    sed -n '/profile/,$p'
+  echo '```'
+} | tee -a "$out"
+
+if [ $chain_only = 0 ]; then
 # Worker layout: 1 worker x T threads vs T workers x 1 thread (nas, mixed, batch 128).
 o=$("$nas" train --genotype "$G_MIXED" --batch 128 --threads "$threads" --steps "$steps" \
       --eval-images 256 --latency-runs 5 --data "$data")
@@ -140,6 +176,7 @@ rm -rf "$tmpd"
   echo
   echo "workers (mixed, batch 128, nas): 1 x $threads threads: $one img/s; $threads x 1 thread: $many img/s in total"
 } | tee -a "$out"
+fi
 
 acc_line=""
 if [ "$epochs" -gt 0 ]; then
@@ -165,4 +202,4 @@ fi
   echo
   echo "train_ratio=$min_train eval_ratio=$min_eval latency_ratio=$max_lat$acc_line train_ratio_bf16=$min_bf16 train_cpu_ratio=$min_cpu"
 } | tee -a "$out"
-cp "$out" "$here/results/latest.md"
+if [ $chain_only = 1 ]; then cp "$out" "$here/results/latest-chain.md"; else cp "$out" "$here/results/latest.md"; fi

@@ -197,6 +197,65 @@ int nas_sgd_step(nas_backend *be, nas_tensor *w, const nas_tensor *dw, nas_tenso
 /* Sum of squares of x into *out (host) - used for NaN/explosion checks. */
 int nas_sumsq(nas_backend *be, const nas_tensor *x, double *out);
 
+/* ---- chain-network ops (issue 15; docs/spaces.md "Training") ------------- */
+
+/*
+ * Grouped convolution: y[N,K,Ho,Wo] = conv(x[N,C,H,W], w[K,C/groups,R,R])
+ * where output channel k sees only the input channels of its group
+ * (k / (K/groups)); groups divides C and K. groups == C == K is the
+ * depthwise convolution of MobileNets (Howard et al. 2017; PyTorch
+ * Conv2d(groups=C)); groups == 1 equals nas_conv2d_fwd. No bias,
+ * Ho = (H + 2*pad - R)/stride + 1. bwd_data writes dx[N,C,H,W];
+ * bwd_filter overwrites dw[K,C/groups,R,R]. Errors: NAS_EINVAL (shapes,
+ * groups not dividing C or K).
+ */
+int nas_gconv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
+                    int stride, int pad, int groups);
+int nas_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                         nas_tensor *dx, int stride, int pad, int groups);
+int nas_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                           nas_tensor *dw, int stride, int pad, int groups);
+
+/* Element-wise activations. The first three values equal nas_act
+ * (nas/chain.h). relu6 = min(max(x,0),6); hswish = x*relu6(x+3)/6 and
+ * hsigmoid = relu6(x+3)/6 (Howard et al., "Searching for MobileNetV3",
+ * ICCV 2019; PyTorch Hardswish / Hardsigmoid, gradients as PyTorch's:
+ * relu6' = 1 on (0,6), hswish' = x/3+1/2 on [-3,3], hsigmoid' = 1/6 on
+ * (-3,3)); sigmoid = 1/(1+exp(-x)). */
+typedef enum nas_actfn {
+    NAS_FN_RELU = 0,
+    NAS_FN_RELU6 = 1,
+    NAS_FN_HSWISH = 2,
+    NAS_FN_HSIGMOID = 3,
+    NAS_FN_SIGMOID = 4
+} nas_actfn;
+/* y = f(x), any shape (x and y the same count). Errors: NAS_EINVAL (fn). */
+int nas_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *y);
+/* dx = dy * f'(x), from the forward's input x. */
+int nas_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *dy,
+                nas_tensor *dx);
+
+/*
+ * Channel-wise scale, the last step of squeeze-and-excitation (Hu et al.,
+ * "Squeeze-and-Excitation Networks", CVPR 2018): y[N,C,H,W] = x * s[N,C,1,1].
+ * Backward: dx = dy * s; ds[N,C,1,1] = sum over H,W of dy * x (both
+ * overwritten; dx may be NULL).
+ */
+int nas_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s, nas_tensor *y);
+int nas_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                    const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds);
+
+/*
+ * Inverted dropout (Srivastava et al., JMLR 2014, scaled at training time as
+ * PyTorch's Dropout): y[i] = keep(i) ? x[i] / (1-p) : 0 with keep(i) =
+ * nas_dropout_keep(seed, i, p) on the element's NCHW index i, so every
+ * backend drops the same elements for the same seed. 0 <= p < 1. Backward:
+ * dx = dy * keep / (1-p) with the same seed.
+ */
+int nas_dropout_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y, float p, uint64_t seed);
+int nas_dropout_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, float p,
+                    uint64_t seed);
+
 /* ---- host GEMM ----------------------------------------------------------- */
 
 /*

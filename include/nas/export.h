@@ -88,7 +88,13 @@ int nas_arch_read_json(const char *path, nas_arch *out, nas_error *err);
  * [batch,classes]; ops Conv, BatchNormalization, Relu, AveragePool
  * (count_include_pad 0), Add, Mul (only for a cell node no edge reaches:
  * x*0), GlobalAveragePool, Flatten, Gemm; initializers named as
- * nas_net_params. `doc` (may be NULL) becomes the model's doc_string.
+ * nas_net_params. A chain network (desc.space set; issue 15) is written
+ * from its layer description: Conv (with `group` for depthwise layers;
+ * with a bias for SE's 1x1 convolutions), BatchNormalization, Relu,
+ * relu6 as 6 * HardSigmoid(x; 1/6, 0), hswish as x * HardSigmoid(x; 1/6,
+ * 1/2) (opset 13 has no HardSwish), SE as GlobalAveragePool, Conv, Relu,
+ * Conv, HardSigmoid or Sigmoid, Mul; Add for residuals; dropout omitted.
+ * `doc` (may be NULL) becomes the model's doc_string.
  * Errors: NAS_EUNSUPPORTED (built without protobuf-c), NAS_EIO,
  * NAS_ENOMEM, backend errors.
  */
@@ -99,7 +105,8 @@ int nas_export_onnx(nas_net *net, const char *path, const char *doc, nas_error *
 /*
  * Write a PyTorch module for `net` to `py_path` (readable Python: the
  * genotype spelled out, one class per block, module names matching
- * nas_net_params so state_dict keys match) and its weights next to it,
+ * nas_net_params so state_dict keys match; a chain network: its layer
+ * table and a generic ChainNetwork module) and its weights next to it,
  * with the .py suffix replaced by .npz (nas_weights_save). The file's
  * first two lines say how to use it. `a` (may be NULL) adds provenance
  * comments. The .npz path goes to npz_path (n bytes; may be NULL).

@@ -8,7 +8,8 @@
  * token interface of nas/space.h: nas_space_seq_len, nas_space_vocab_size,
  * nas_space_token_allowed). Strategies see only that. The builder
  * (nas_space_layers) turns a chain genotype into layers; counting (MACs,
- * params: nas/inspect.h) and, in the next issue, training read only them.
+ * params: nas/inspect.h), training (trainer/net.c) and the exporters read
+ * only them (cell spaces keep their own builder for now).
  */
 #ifndef NAS_LAYERS_H
 #define NAS_LAYERS_H

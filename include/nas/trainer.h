@@ -71,12 +71,24 @@ typedef struct nas_net_desc {
     int cells_per_stage;   /* N */
     int in_c, in_h, in_w;  /* input image shape */
     int classes;
+    /* issue 15: a chain space (nas/layers.h). NULL (cells, and every caller
+     * that zero-initialises the struct): the TinyNetwork above. Else the net
+     * is built from nas_space_layers(space, genotype): the layer
+     * description, with in_c/in_h/in_w/classes checked against it. The
+     * space must outlive the net. */
+    const nas_space *space;
 } nas_net_desc;
 
 typedef struct nas_net nas_net; /* opaque; owns its parameters and buffers */
 
 /*
- * Build the network for `desc` on `be` for batches of at most `max_batch`
+ * Build the network for `desc` on `be` (a chain genotype when desc->space
+ * is set: every layer of nas/layers.h on the kernel library - grouped
+ * convolution for depthwise layers, nas_act_fwd for relu6 / hswish, SE as
+ * GAP, two 1x1 convolutions with bias (nas_linear_fwd on the pooled
+ * vector), ReLU, hard-sigmoid or sigmoid gate and nas_chscale_fwd; the
+ * residual add as a sum; dropout by nas_dropout_fwd seeded per training
+ * step; docs/spaces.md "Training") for batches of at most `max_batch`
  * images, initialising weights from PCG32(seed): convolutions and linear
  * with Kaiming-uniform (a = sqrt(5), as PyTorch's default), linear bias
  * uniform(+-1/sqrt(fan_in)), BN gamma 1, beta 0, running var 1.

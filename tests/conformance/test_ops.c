@@ -44,6 +44,12 @@ static const tol TOL_LINEAR = {1e-4, 1e-4};    /* fwd, dx, dw, db */
 static const tol TOL_ELEM = {1e-6, 1e-6};      /* axpy, scale, sgd: one fma each */
 static const tol TOL_XENT = {1e-6, 1e-5};      /* loss and dlogits */
 static const tol TOL_SUMSQ = {1e-9, 1e-9};     /* double accumulation on both sides */
+/* issue 15: activations (relu6/hsigmoid: one multiply; hswish/sigmoid: oneDNN's
+ * own formula or exp approximation), channel scale (one product; its ds a
+ * sum over H*W), grouped conv as TOL_CONV, dropout exact (same keep
+ * decisions, one multiply). */
+static const tol TOL_ACT = {1e-6, 1e-5};
+static const tol TOL_CHSCALE = {1e-5, 1e-5};
 
 /* Finite differences of the ref forward (float outputs, double sums). */
 static const tol TOL_FD = {2e-3, 2e-2};
@@ -785,6 +791,167 @@ static void test_ref_xent_known(void **state)
     nas_backend_destroy(be);
 }
 
+
+/* ---- chain-network ops (issue 15) -------------------------------------------------- */
+
+typedef struct gconv_case {
+    int n, c, h, k, r, stride, groups;
+} gconv_case;
+
+/* depthwise k = 3, 5, 7 with stride 1 and 2 at plain (5, 3), nChw8c (24, 8)
+ * and nChw16c (16, 32, 96) channel counts, and true grouped convolutions */
+static const gconv_case gconv_cases[] = {
+    {3, 16, 14, 16, 3, 1, 16}, {3, 16, 14, 16, 3, 2, 16}, {2, 24, 7, 24, 5, 1, 24},
+    {2, 24, 14, 24, 5, 2, 24}, {2, 32, 7, 32, 7, 1, 32},  {2, 32, 14, 32, 7, 2, 32},
+    {3, 5, 7, 5, 3, 1, 5},     {1, 3, 9, 3, 7, 2, 3},     {2, 96, 7, 96, 3, 1, 96},
+    {2, 8, 7, 8, 5, 2, 8},     {2, 8, 7, 16, 3, 1, 4},    {3, 6, 7, 4, 3, 2, 2},
+    {2, 16, 7, 32, 1, 1, 2},
+};
+
+static void gconv_one(cmp *c, const gconv_case *k)
+{
+    int pad = k->r / 2, ho = (k->h + 2 * pad - k->r) / k->stride + 1, cg = k->c / k->groups;
+    snprintf(c->label, sizeof c->label, "gconv x[%d,%d,%d,%d] w[%d,%d,%d,%d] s%d g%d", k->n,
+             k->c, k->h, k->h, k->k, cg, k->r, k->r, k->stride, k->groups);
+    pair *x = cmp_in(c, k->n, k->c, k->h, k->h, -1, 1);
+    pair *w = cmp_in(c, k->k, cg, k->r, k->r, -1, 1);
+    pair *dy = cmp_in(c, k->n, k->k, ho, ho, -1, 1);
+    pair *y = cmp_out(c, k->n, k->k, ho, ho);
+    pair *dx = cmp_out(c, k->n, k->c, k->h, k->h);
+    pair *dw = cmp_out(c, k->k, cg, k->r, k->r);
+    BOTH(c, nas_gconv2d_fwd(c->ref, R(x), R(w), R(y), k->stride, pad, k->groups),
+         nas_gconv2d_fwd(c->be, D(x), D(w), D(y), k->stride, pad, k->groups));
+    cmp_check(c, y, "fwd y", TOL_CONV);
+    BOTH(c, nas_gconv2d_bwd_data(c->ref, R(dy), R(w), R(dx), k->stride, pad, k->groups),
+         nas_gconv2d_bwd_data(c->be, D(dy), D(w), D(dx), k->stride, pad, k->groups));
+    cmp_check(c, dx, "bwd_data dx", TOL_CONV);
+    BOTH(c, nas_gconv2d_bwd_filter(c->ref, R(x), R(dy), R(dw), k->stride, pad, k->groups),
+         nas_gconv2d_bwd_filter(c->be, D(x), D(dy), D(dw), k->stride, pad, k->groups));
+    cmp_check(c, dw, "bwd_filter dw", TOL_CONV);
+    cmp_reset(c);
+}
+
+static void test_gconv(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 1501);
+    size_t ncase = sizeof gconv_cases / sizeof gconv_cases[0];
+    for (size_t i = 0; i < ncase; i++)
+        gconv_one(&c, &gconv_cases[i]);
+    for (size_t i = ncase; i-- > 0;) /* cached primitives reused */
+        gconv_one(&c, &gconv_cases[i]);
+    close_backends(&c, "gconv");
+}
+
+static void act_one(cmp *c, int fn, int n, int ch, int h)
+{
+    snprintf(c->label, sizeof c->label, "act %d x[%d,%d,%d,%d]", fn, n, ch, h, h);
+    pair *x = cmp_in(c, n, ch, h, h, -8, 8); /* every piece of relu6, hswish, hsigmoid */
+    pair *dy = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *y = cmp_out(c, n, ch, h, h), *dx = cmp_out(c, n, ch, h, h);
+    BOTH(c, nas_act_fwd(c->ref, fn, R(x), R(y)), nas_act_fwd(c->be, fn, D(x), D(y)));
+    cmp_check(c, y, "fwd", TOL_ACT);
+    BOTH(c, nas_act_bwd(c->ref, fn, R(x), R(dy), R(dx)),
+         nas_act_bwd(c->be, fn, D(x), D(dy), D(dx)));
+    cmp_check(c, dx, "bwd", TOL_ACT);
+    cmp_reset(c);
+}
+
+static void test_act(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 1502);
+    for (int fn = NAS_FN_RELU; fn <= NAS_FN_SIGMOID; fn++) {
+        act_one(&c, fn, 3, 16, 7);
+        act_one(&c, fn, 3, 5, 7);
+        act_one(&c, fn, 4, 24, 1);
+    }
+    close_backends(&c, "act");
+}
+
+/* x comes out of a 1x1 convolution so the cpu backend holds it blocked
+ * (nChw16c / nChw8c) when C allows: the scale must honour the layout. */
+static void chscale_one(cmp *c, int n, int ch, int h)
+{
+    snprintf(c->label, sizeof c->label, "chscale x[%d,%d,%d,%d]", n, ch, h, h);
+    pair *x0 = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *w = cmp_in(c, ch, ch, 1, 1, -1, 1);
+    pair *x = cmp_out(c, n, ch, h, h);
+    pair *s = cmp_in(c, n, ch, 1, 1, 0, 1);
+    pair *dy = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *y = cmp_out(c, n, ch, h, h), *dx = cmp_out(c, n, ch, h, h);
+    pair *ds = cmp_out(c, n, ch, 1, 1);
+    BOTH(c, nas_conv2d_fwd(c->ref, R(x0), R(w), R(x), 1, 0),
+         nas_conv2d_fwd(c->be, D(x0), D(w), D(x), 1, 0));
+    BOTH(c, nas_chscale_fwd(c->ref, R(x), R(s), R(y)), nas_chscale_fwd(c->be, D(x), D(s), D(y)));
+    cmp_check(c, y, "fwd", TOL_CONV);
+    BOTH(c, nas_chscale_bwd(c->ref, R(x), R(s), R(dy), R(dx), R(ds)),
+         nas_chscale_bwd(c->be, D(x), D(s), D(dy), D(dx), D(ds)));
+    cmp_check(c, dx, "bwd dx", TOL_CHSCALE);
+    cmp_check(c, ds, "bwd ds", TOL_CONV);
+    cmp_reset(c);
+}
+
+static void test_chscale(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 1503);
+    chscale_one(&c, 3, 16, 7);
+    chscale_one(&c, 2, 24, 14);
+    chscale_one(&c, 3, 5, 7);
+    chscale_one(&c, 2, 32, 1);
+    close_backends(&c, "chscale");
+}
+
+static void test_dropout(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 1504);
+    const float ps[] = {0.0f, 0.2f, 0.5f};
+    for (int i = 0; i < 3; i++) {
+        snprintf(c.label, sizeof c.label, "dropout p %.1f", (double)ps[i]);
+        pair *x = cmp_in(&c, 8, 64, 1, 1, -1, 1), *dy = cmp_in(&c, 8, 64, 1, 1, -1, 1);
+        pair *y = cmp_out(&c, 8, 64, 1, 1), *dx = cmp_out(&c, 8, 64, 1, 1);
+        BOTH(&c, nas_dropout_fwd(c.ref, R(x), R(y), ps[i], 77),
+             nas_dropout_fwd(c.be, D(x), D(y), ps[i], 77));
+        cmp_check(&c, y, "fwd", TOL_EXACT);
+        BOTH(&c, nas_dropout_bwd(c.ref, R(dy), R(dx), ps[i], 77),
+             nas_dropout_bwd(c.be, D(dy), D(dx), ps[i], 77));
+        cmp_check(&c, dx, "bwd", TOL_EXACT);
+        /* the fraction dropped is p (512 draws: within 0.07), and the
+         * kept elements are scaled by 1/(1-p) */
+        float *hx = dl(D(x)), *hy = dl(D(y));
+        int zeros = 0;
+        for (size_t j = 0; j < D(x)->count; j++) {
+            if (hy[j] == 0.0f)
+                zeros++;
+            else
+                assert_float_equal(hy[j], hx[j] / (1.0f - ps[i]), 1e-6);
+        }
+        assert_true(fabs((double)zeros / (double)D(x)->count - ps[i]) < 0.07);
+        free(hx);
+        free(hy);
+        cmp_reset(&c);
+    }
+    /* another seed drops other elements */
+    nas_tensor *x = mk(c.ref, 1, 256, 1, 1, NULL), *a = mk(c.ref, 1, 256, 1, 1, NULL),
+               *b = mk(c.ref, 1, 256, 1, 1, NULL);
+    float ones[256];
+    for (int j = 0; j < 256; j++)
+        ones[j] = 1.0f;
+    up(x, ones);
+    assert_int_equal(nas_dropout_fwd(c.ref, x, a, 0.5f, 1), NAS_OK);
+    assert_int_equal(nas_dropout_fwd(c.ref, x, b, 0.5f, 2), NAS_OK);
+    float *ha = dl(a), *hb = dl(b);
+    assert_true(memcmp(ha, hb, sizeof ones) != 0);
+    free(ha);
+    free(hb);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(a);
+    nas_tensor_destroy(b);
+    close_backends(&c, "dropout");
+}
+
 /* ---- the ref oracle: backward ops against central finite differences ---------- */
 
 /* L(param) = sum_i g_i * f(param)_i as a double; `eval` re-uploads the
@@ -1168,6 +1335,130 @@ static void test_registry(void **state)
     nas_tensor_destroy(NULL);
 }
 
+
+/* ---- issue 15: finite differences of the chain-network ops (ref) ------------------ */
+
+typedef struct chain_fd {
+    int op; /* 0 gconv, 1 act, 2 chscale, 3 dropout */
+    int fn, stride, pad, groups;
+    nas_tensor *x, *w, *y; /* w: conv weights or the scale s */
+    float *hx, *hw, *g;
+} chain_fd;
+
+static double chain_eval(void *p)
+{
+    chain_fd *c = p;
+    nas_backend *be = c->x->be;
+    up(c->x, c->hx);
+    if (c->w)
+        up(c->w, c->hw);
+    int rc = c->op == 0   ? nas_gconv2d_fwd(be, c->x, c->w, c->y, c->stride, c->pad, c->groups)
+             : c->op == 1 ? nas_act_fwd(be, c->fn, c->x, c->y)
+             : c->op == 2 ? nas_chscale_fwd(be, c->x, c->w, c->y)
+                          : nas_dropout_fwd(be, c->x, c->y, 0.3f, 5);
+    assert_int_equal(rc, NAS_OK);
+    return dot_out(c->y, c->g);
+}
+
+static void chain_fd_free(chain_fd *c)
+{
+    free(c->hx);
+    free(c->hw);
+    free(c->g);
+    nas_tensor_destroy(c->x);
+    nas_tensor_destroy(c->w);
+    nas_tensor_destroy(c->y);
+}
+
+static void test_ref_fd_gconv(void **state)
+{
+    nas_backend *be = ref_open();
+    nas_rng rng;
+    nas_rng_seed(&rng, 15, 1);
+    const gconv_case cases[] = {{2, 4, 6, 4, 3, 1, 4}, {1, 3, 7, 3, 5, 2, 3},
+                                {1, 2, 7, 2, 7, 1, 2}, {2, 4, 5, 6, 3, 2, 2}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        const gconv_case *k = &cases[t];
+        chain_fd c = {0};
+        c.stride = k->stride;
+        c.pad = k->r / 2;
+        c.groups = k->groups;
+        int ho = (k->h + 2 * c.pad - k->r) / k->stride + 1, cg = k->c / k->groups;
+        c.x = mk(be, k->n, k->c, k->h, k->h, NULL);
+        c.w = mk(be, k->k, cg, k->r, k->r, NULL);
+        c.y = mk(be, k->n, k->k, ho, ho, NULL);
+        c.hx = rand_host(&rng, c.x->count, -1, 1);
+        c.hw = rand_host(&rng, c.w->count, -1, 1);
+        c.g = rand_host(&rng, c.y->count, -1, 1);
+        nas_tensor *g = mk(be, k->n, k->k, ho, ho, c.g);
+        nas_tensor *dx = mk(be, k->n, k->c, k->h, k->h, NULL), *dw = mk(be, k->k, cg, k->r, k->r, NULL);
+        chain_eval(&c);
+        assert_int_equal(nas_gconv2d_bwd_data(be, g, c.w, dx, c.stride, c.pad, c.groups), NAS_OK);
+        assert_int_equal(nas_gconv2d_bwd_filter(be, c.x, g, dw, c.stride, c.pad, c.groups),
+                         NAS_OK);
+        float *adx = dl(dx), *adw = dl(dw);
+        fd_check("gconv dx", chain_eval, &c, c.hx, c.x->count, adx, 1e-2f);
+        fd_check("gconv dw", chain_eval, &c, c.hw, c.w->count, adw, 1e-2f);
+        free(adx);
+        free(adw);
+        nas_tensor_destroy(g);
+        nas_tensor_destroy(dx);
+        nas_tensor_destroy(dw);
+        chain_fd_free(&c);
+    }
+    nas_backend_destroy(be);
+}
+
+/* activations (inputs kept 0.05 away from the kinks at -3, 0, 3, 6),
+ * channel scale (dx and ds) and dropout */
+static void test_ref_fd_chain_elem(void **state)
+{
+    nas_backend *be = ref_open();
+    nas_rng rng;
+    nas_rng_seed(&rng, 16, 1);
+    for (int op = 1; op <= 3; op++)
+        for (int fn = 0; fn <= (op == 1 ? NAS_FN_SIGMOID : 0); fn++) {
+            chain_fd c = {0};
+            c.op = op;
+            c.fn = fn;
+            c.x = mk(be, 2, 3, 4, 4, NULL);
+            c.y = mk(be, 2, 3, 4, 4, NULL);
+            c.hx = rand_host(&rng, c.x->count, -8, 8);
+            static const float kinks[] = {-3.0f, 0.0f, 3.0f, 6.0f};
+            for (size_t i = 0; i < c.x->count; i++)
+                for (int j = 0; j < 4; j++)
+                    if (fabsf(c.hx[i] - kinks[j]) < 0.05f)
+                        c.hx[i] = kinks[j] + 0.1f;
+            if (op == 2) {
+                c.w = mk(be, 2, 3, 1, 1, NULL);
+                c.hw = rand_host(&rng, c.w->count, -1, 1);
+            }
+            c.g = rand_host(&rng, c.y->count, -1, 1);
+            nas_tensor *g = mk(be, 2, 3, 4, 4, c.g), *dx = mk(be, 2, 3, 4, 4, NULL);
+            nas_tensor *ds = mk(be, 2, 3, 1, 1, NULL);
+            chain_eval(&c);
+            int rc = op == 1   ? nas_act_bwd(be, fn, c.x, g, dx)
+                     : op == 2 ? nas_chscale_bwd(be, c.x, c.w, g, dx, ds)
+                               : nas_dropout_bwd(be, g, dx, 0.3f, 5);
+            assert_int_equal(rc, NAS_OK);
+            float *adx = dl(dx);
+            char what[32];
+            snprintf(what, sizeof what, "%s dx", op == 1 ? "act" : op == 2 ? "chscale" : "dropout");
+            fd_check(what, chain_eval, &c, c.hx, c.x->count, adx, 1e-2f);
+            if (op == 2) {
+                float *ads = dl(ds);
+                fd_check("chscale ds", chain_eval, &c, c.hw, c.w->count, ads, 1e-2f);
+                free(ads);
+            }
+            free(adx);
+            nas_tensor_destroy(g);
+            nas_tensor_destroy(dx);
+            nas_tensor_destroy(ds);
+            chain_fd_free(&c);
+        }
+    nas_backend_destroy(be);
+}
+
 /* ---- runner: fixed tests plus one group per compiled backend --------------------- */
 
 typedef struct per_backend {
@@ -1186,6 +1477,10 @@ static const per_backend per_backend_tests[] = {
     {"softmax_xent", test_softmax_xent},
     {"sgd_formula", test_sgd_formula},
     {"shape_errors", test_shape_errors},
+    {"gconv", test_gconv},
+    {"act", test_act},
+    {"chscale", test_chscale},
+    {"dropout", test_dropout},
 };
 
 int main(void)
@@ -1202,6 +1497,8 @@ int main(void)
         cmocka_unit_test(test_ref_fd_linear),
         cmocka_unit_test(test_ref_fd_softmax_xent),
         cmocka_unit_test(test_host_sgemm),
+        cmocka_unit_test(test_ref_fd_gconv),
+        cmocka_unit_test(test_ref_fd_chain_elem),
     };
     const size_t nfixed = sizeof fixed / sizeof fixed[0];
     const size_t nper = sizeof per_backend_tests / sizeof per_backend_tests[0];

@@ -31,7 +31,8 @@ def check(py, logits_path, want_params, tol):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     torch.set_num_threads(1)
-    model = mod.TinyNetwork()
+    # a chain network (issue 15) exports ChainNetwork, a cell one TinyNetwork
+    model = (getattr(mod, "ChainNetwork", None) or mod.TinyNetwork)()
     weights = os.path.splitext(py)[0] + ".npz"
     missing = model.load_state_dict(mod.load_weights(weights), strict=True)
     assert not missing.missing_keys and not missing.unexpected_keys, missing

@@ -147,7 +147,7 @@ typedef struct block {
 enum conv_kind { CONV_FWD = 0, CONV_BWD_DATA = 1, CONV_BWD_FILTER = 2 };
 
 typedef struct conv_choice {
-    int kind, n, c, h, w, k, r, stride, pad, prec; /* the key */
+    int kind, n, c, h, w, k, r, stride, pad, prec, groups; /* the key */
     int algo;                               /* cudnnConvolution*Algo_t */
     cudnnMathType_t math;
     size_t ws;                              /* workspace bytes it needs */
@@ -462,6 +462,47 @@ __global__ void k_gap_fwd(const float *x, float *y, size_t planes, int hw)
 __global__ void k_gap_bwd(const float *dy, float *dx, size_t n, int hw)
 {
     GRID_STRIDE(i, n) dx[i] = dy[i / (size_t)hw] / (float)hw;
+}
+
+/* issue 15: activations, SE channel scale and dropout (arithmetic in
+ * trainer/kernel_math.h, as the ref backend's). */
+__global__ void k_act_fwd(int fn, const float *x, float *y, size_t n)
+{
+    GRID_STRIDE(i, n) y[i] = nas__act(fn, x[i]);
+}
+
+__global__ void k_act_bwd(int fn, const float *x, const float *dy, float *dx, size_t n)
+{
+    GRID_STRIDE(i, n) dx[i] = nas__act_grad(fn, x[i], dy[i]);
+}
+
+__global__ void k_chscale_fwd(const float *x, const float *s, float *y, size_t n, int hw)
+{
+    GRID_STRIDE(i, n) y[i] = x[i] * s[i / (size_t)hw];
+}
+
+/* ds[p] = sum over the plane of dy * x (one thread per plane: fixed order);
+ * dx = dy * s when dx is not NULL */
+__global__ void k_chscale_bwd(const float *x, const float *s, const float *dy, float *dx,
+                              float *ds, size_t planes, int hw)
+{
+    GRID_STRIDE(p, planes)
+    {
+        const float *xr = x + p * (size_t)hw, *gr = dy + p * (size_t)hw;
+        float acc = 0.0f;
+        for (int j = 0; j < hw; j++) {
+            acc += gr[j] * xr[j];
+            if (dx)
+                dx[p * (size_t)hw + j] = gr[j] * s[p];
+        }
+        ds[p] = acc;
+    }
+}
+
+__global__ void k_dropout(const float *x, float *y, size_t n, float p, unsigned long long seed)
+{
+    float scale = 1.0f / (1.0f - p);
+    GRID_STRIDE(i, n) y[i] = nas__dropout_keep(seed, i, p) ? x[i] * scale : 0.0f;
 }
 
 /* Average-pool backward: one thread per input element, the gather of
@@ -864,7 +905,7 @@ static int from_lp(nas_backend *be, const void *src, nas_tensor *t, int *flag)
  * fp32 accumulation (cuDNN's PSEUDO_HALF / PSEUDO_BFLOAT16 configurations)
  * on tensor cores (CUDNN_TENSOR_OP_MATH). */
 static int conv_descs(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                      const nas_tensor *y, int stride, int pad)
+                      const nas_tensor *y, int stride, int pad, int groups)
 {
     cuda_ctx *c = CTX(be);
     cudnnDataType_t dt = dnn_type(c->prec);
@@ -873,6 +914,9 @@ static int conv_descs(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
     CU(be, cudnnSetFilter4dDescriptor(c->wd, dt, CUDNN_TENSOR_NCHW, w->n, w->c, w->h, w->w));
     CU(be, cudnnSetConvolution2dDescriptor(c->cd, pad, pad, stride, stride, 1, 1,
                                            CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    /* issue 15: grouped / depthwise (filter [K, C/groups, R, R]); set on
+     * every call, the descriptor is shared */
+    CU(be, cudnnSetConvolutionGroupCount(c->cd, groups));
     CU(be, cudnnSetConvolutionMathType(c->cd, c->prec == PREC_FP32 ? CUDNN_FMA_MATH
                                                                     : CUDNN_TENSOR_OP_MATH));
     return NAS_OK;
@@ -902,13 +946,13 @@ static int ensure_ws(nas_backend *be)
 }
 
 static conv_choice *find_choice(cuda_ctx *c, int kind, const nas_tensor *x, const nas_tensor *w,
-                                int stride, int pad)
+                                int stride, int pad, int groups)
 {
     for (int i = 0; i < c->n_choices; i++) {
         conv_choice *q = &c->choices[i];
         if (q->kind == kind && q->n == x->n && q->c == x->c && q->h == x->h && q->w == x->w &&
             q->k == w->n && q->r == w->h && q->stride == stride && q->pad == pad &&
-            q->prec == c->prec)
+            q->prec == c->prec && q->groups == groups)
             return q;
     }
     return NULL;
@@ -938,10 +982,10 @@ static int pick_perf(const Perf *perf, int n, size_t ws_size)
  * that follows). Descriptors must be set. */
 static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
                      const void *xb, const void *wb, const void *yb, int stride, int pad,
-                     conv_choice **out)
+                     int groups, conv_choice **out)
 {
     cuda_ctx *c = CTX(be);
-    *out = find_choice(c, kind, x, w, stride, pad);
+    *out = find_choice(c, kind, x, w, stride, pad, groups);
     if (*out)
         return NAS_OK;
     TRY(ensure_ws(be));
@@ -1007,6 +1051,7 @@ static int conv_algo(nas_backend *be, int kind, const nas_tensor *x, const nas_t
     q->stride = stride;
     q->pad = pad;
     q->prec = c->prec;
+    q->groups = groups;
     q->algo = algo;
     q->math = math;
     q->ws = mem;
@@ -1055,16 +1100,16 @@ static int conv_finish(nas_backend *be, const conv_bufs *b, nas_tensor *out, int
     return NAS_OK;
 }
 
-static int cu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
-                         int stride, int pad)
+static int cu_gconv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                          nas_tensor *y, int stride, int pad, int groups)
 {
     cuda_ctx *c = CTX(be);
     conv_choice *q;
     conv_bufs b; /* in0 = x, in1 = w, out = y */
     ENTER(be);
     TRY(conv_start(be, x, fwd_flag(c), w, fwd_flag(c), y, &b));
-    TRY(conv_descs(be, x, w, y, stride, pad));
-    TRY(conv_algo(be, CONV_FWD, x, w, b.in0, b.in1, b.out, stride, pad, &q));
+    TRY(conv_descs(be, x, w, y, stride, pad, groups));
+    TRY(conv_algo(be, CONV_FWD, x, w, b.in0, b.in1, b.out, stride, pad, groups, &q));
     CU(be, cudnnSetConvolutionMathType(c->cd, q->math));
     CU(be, cudnnConvolutionForward(c->dnn, &ONE, c->xd, b.in0, c->wd, b.in1, c->cd,
                                    (cudnnConvolutionFwdAlgo_t)q->algo, c->ws, q->ws, &ZERO,
@@ -1072,16 +1117,16 @@ static int cu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor 
     return conv_finish(be, &b, y, fwd_flag(c));
 }
 
-static int cu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
-                              nas_tensor *dx, int stride, int pad)
+static int cu_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                               nas_tensor *dx, int stride, int pad, int groups)
 {
     cuda_ctx *c = CTX(be);
     conv_choice *q;
     conv_bufs b; /* in0 = dy, in1 = w, out = dx */
     ENTER(be);
     TRY(conv_start(be, dy, grad_flag(c), w, NULL, dx, &b));
-    TRY(conv_descs(be, dx, w, dy, stride, pad));
-    TRY(conv_algo(be, CONV_BWD_DATA, dx, w, b.out, b.in1, b.in0, stride, pad, &q));
+    TRY(conv_descs(be, dx, w, dy, stride, pad, groups));
+    TRY(conv_algo(be, CONV_BWD_DATA, dx, w, b.out, b.in1, b.in0, stride, pad, groups, &q));
     CU(be, cudnnSetConvolutionMathType(c->cd, q->math));
     CU(be, cudnnConvolutionBackwardData(c->dnn, &ONE, c->wd, b.in1, c->yd, b.in0, c->cd,
                                         (cudnnConvolutionBwdDataAlgo_t)q->algo, c->ws, q->ws,
@@ -1089,21 +1134,39 @@ static int cu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_t
     return conv_finish(be, &b, dx, grad_flag(c));
 }
 
-static int cu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
-                                nas_tensor *dw, int stride, int pad)
+static int cu_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                                 nas_tensor *dw, int stride, int pad, int groups)
 {
     cuda_ctx *c = CTX(be);
     conv_choice *q;
     conv_bufs b; /* in0 = x, in1 = dy, out = dw */
     ENTER(be);
     TRY(conv_start(be, x, NULL, dy, grad_flag(c), dw, &b));
-    TRY(conv_descs(be, x, dw, dy, stride, pad));
-    TRY(conv_algo(be, CONV_BWD_FILTER, x, dw, b.in0, b.out, b.in1, stride, pad, &q));
+    TRY(conv_descs(be, x, dw, dy, stride, pad, groups));
+    TRY(conv_algo(be, CONV_BWD_FILTER, x, dw, b.in0, b.out, b.in1, stride, pad, groups, &q));
     CU(be, cudnnSetConvolutionMathType(c->cd, q->math));
     CU(be, cudnnConvolutionBackwardFilter(c->dnn, &ONE, c->xd, b.in0, c->yd, b.in1, c->cd,
                                           (cudnnConvolutionBwdFilterAlgo_t)q->algo, c->ws,
                                           q->ws, &ZERO, c->wd, b.out));
     return conv_finish(be, &b, dw, grad_flag(c));
+}
+
+static int cu_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, nas_tensor *y,
+                         int stride, int pad)
+{
+    return cu_gconv2d_fwd(be, x, w, y, stride, pad, 1);
+}
+
+static int cu_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                              nas_tensor *dx, int stride, int pad)
+{
+    return cu_gconv2d_bwd_data(be, dy, w, dx, stride, pad, 1);
+}
+
+static int cu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                                nas_tensor *dw, int stride, int pad)
+{
+    return cu_gconv2d_bwd_filter(be, x, dy, dw, stride, pad, 1);
 }
 
 /* ---- batch norm ------------------------------------------------------------------ */
@@ -1236,6 +1299,65 @@ static int cu_gap_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx)
             (const float *)dy->buf, (float *)dx->buf, dx->count, dx->h * dx->w);
     LAUNCHED(be, "k_gap_bwd");
     return NAS_OK;
+}
+
+/* ---- chain-network ops (issue 15) ---------------------------------------------------- */
+
+static int cu_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *y)
+{
+    ENTER(be);
+    k_act_fwd<<<grid_for(x->count), BLOCK, 0, CTX(be)->stream>>>(fn, (const float *)x->buf,
+                                                                 (float *)y->buf, x->count);
+    LAUNCHED(be, "k_act_fwd");
+    return NAS_OK;
+}
+
+static int cu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *dy,
+                      nas_tensor *dx)
+{
+    ENTER(be);
+    k_act_bwd<<<grid_for(x->count), BLOCK, 0, CTX(be)->stream>>>(
+            fn, (const float *)x->buf, (const float *)dy->buf, (float *)dx->buf, x->count);
+    LAUNCHED(be, "k_act_bwd");
+    return NAS_OK;
+}
+
+static int cu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                          nas_tensor *y)
+{
+    ENTER(be);
+    k_chscale_fwd<<<grid_for(x->count), BLOCK, 0, CTX(be)->stream>>>(
+            (const float *)x->buf, (const float *)s->buf, (float *)y->buf, x->count, x->h * x->w);
+    LAUNCHED(be, "k_chscale_fwd");
+    return NAS_OK;
+}
+
+static int cu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
+                          const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
+{
+    ENTER(be);
+    size_t planes = (size_t)x->n * x->c;
+    k_chscale_bwd<<<grid_for(planes), BLOCK, 0, CTX(be)->stream>>>(
+            (const float *)x->buf, (const float *)s->buf, (const float *)dy->buf,
+            dx ? (float *)dx->buf : NULL, (float *)ds->buf, planes, x->h * x->w);
+    LAUNCHED(be, "k_chscale_bwd");
+    return NAS_OK;
+}
+
+static int cu_dropout_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y, float p,
+                          uint64_t seed)
+{
+    ENTER(be);
+    k_dropout<<<grid_for(x->count), BLOCK, 0, CTX(be)->stream>>>(
+            (const float *)x->buf, (float *)y->buf, x->count, p, (unsigned long long)seed);
+    LAUNCHED(be, "k_dropout");
+    return NAS_OK;
+}
+
+static int cu_dropout_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, float p,
+                          uint64_t seed)
+{
+    return cu_dropout_fwd(be, dy, dx, p, seed);
 }
 
 /* ---- linear (cuBLAS, column-major view of our row-major tensors) ------------------ */
@@ -1690,6 +1812,15 @@ static const nas__backend_ops cuda_ops = {
     /* .softmax_xent = */ cu_softmax_xent,
     /* .sgd_step = */ cu_sgd_step,
     /* .sumsq = */ cu_sumsq,
+    /* .gconv2d_fwd = */ cu_gconv2d_fwd,
+    /* .gconv2d_bwd_data = */ cu_gconv2d_bwd_data,
+    /* .gconv2d_bwd_filter = */ cu_gconv2d_bwd_filter,
+    /* .act_fwd = */ cu_act_fwd,
+    /* .act_bwd = */ cu_act_bwd,
+    /* .chscale_fwd = */ cu_chscale_fwd,
+    /* .chscale_bwd = */ cu_chscale_bwd,
+    /* .dropout_fwd = */ cu_dropout_fwd,
+    /* .dropout_bwd = */ cu_dropout_bwd,
 };
 
 /* Create-time failure: message into err (the instance does not exist yet). */

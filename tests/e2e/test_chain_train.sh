@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tests/e2e/test_chain_train.sh - a chain-space search that TRAINS its
+# networks, end to end (issue 15): a tiny chain space (tests/data/conf/
+# chain_train.conf's layer kinds at 28x28: MBConv with SE and hswish,
+# projection skip, dropout) on 1,024 Fashion-MNIST images per trial, random
+# search of 6 trials with 2 workers. The run is killed with kill -9 after
+# its first results, resumed, finishes, and is queried: every trial has a
+# validation accuracy, the counter's MACs and params, and a latency.
+. "$(dirname "$0")/search_lib.sh"
+need_fmnist
+cd "$TMP" || fail "cd"
+cat >"$TMP/c.conf" <<CONF
+experiment = "chain-train";
+seed = 3;
+data = { dataset = "fashion-mnist"; dir = "$FMNIST"; train_subset = 1024; valid = 256; };
+space: {
+  type = "chain";
+  input = [1, 28, 28];
+  classes = 10;
+  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu6"; };
+  stages = (
+    { channels = 8; stride = 1; layers = 2; ops = ["mb3_k3", "mb3_k5", "skip"]; se = "choice"; activation = "hswish"; },
+    { channels = [16, 24]; stride = 2; layers = 2; depth = [1, 2]; ops = ["mb3_k3", "mb6_k7", "skip"]; activation = "relu6"; }
+  );
+  head = { channels = 32; activation = "hswish"; pool = "avg"; dropout = 0.2; };
+};
+proxy = { epochs = 1; batch_size = 32; lr = 0.1; momentum = 0.9; nesterov = true;
+          weight_decay = 4e-5; schedule = "cosine"; threads = 1; backend = "cpu"; };
+search = { strategy = "random"; trials = 6; };
+evaluator = { kind = "train"; latency_runs = 2; latency_warmup = 1; };
+objectives = ( { metric = "val_accuracy"; goal = "max"; } );
+workers = { count = 2; device = "cpu"; };
+CONF
+DB=$TMP/c.db
+note "run, kill -9 after the first results"
+NAS_FAULT="sleep_ms=300" "$NAS" run "$TMP/c.conf" --db "$DB" --quiet >"$TMP/run.out" 2>&1 &
+RUN_PID=$!
+for _ in $(seq 600); do
+    n=$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'done'" 2>/dev/null || echo 0)
+    [ "${n:-0}" -ge 1 ] && break
+    kill -0 "$RUN_PID" 2>/dev/null || break
+    sleep 0.1
+done
+kill -9 "$RUN_PID" 2>/dev/null; wait "$RUN_PID" 2>/dev/null; RUN_PID=
+done_at_kill=$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'done'")
+[ "$done_at_kill" -ge 1 ] || { cat "$TMP/run.out"; fail "no trial finished before the kill"; }
+[ "$done_at_kill" -lt 6 ] || fail "the search finished before the kill"
+note "resume and finish ($done_at_kill done at the kill)"
+run 0 "$NAS" run "$TMP/c.conf" --db "$DB" --quiet
+expect_eq "trials done" "$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'done'")" 6
+check_db_consistent "$DB"
+note "accuracies: $(sql "$DB" "SELECT group_concat(round(val_accuracy, 3), ' ') FROM result")"
+expect_eq "trials that learned (val acc > 0.2)" \
+    "$(sql "$DB" "SELECT count(*) FROM result WHERE val_accuracy > 0.2")" 6
+# the stored MACs/params are the counter's (nas space --genotype)
+g=$(sql "$DB" "SELECT genotype FROM trial ORDER BY id LIMIT 1")
+run 0 "$NAS" space "$TMP/c.conf" --genotype "$g"
+want=$(awk '/^params/ { print $2 }' "$TMP/out")
+expect_eq "params of $g" "$(sql "$DB" "SELECT r.params FROM result r JOIN trial t ON t.id = r.trial_id WHERE t.genotype = '$g'")" "$want"
+run 0 "$NAS" query --db "$DB" --format csv --limit 3
+expect_eq "query rows" "$(tail -n +2 "$TMP/out" | wc -l)" 3
+note "best: $(sql "$DB" "SELECT max(val_accuracy) FROM result")"
+echo "PASS"

@@ -1,0 +1,284 @@
+/*
+ * tests/unit/test_chain_net.c - chain networks built from the layer
+ * description (issue 15, trainer/net.c "chain networks"):
+ *  - the built net has the counter's parameter count (nas_count_genotype);
+ *  - its whole-network gradient (conv, depthwise conv, BN, relu6, hswish,
+ *    SE with its gate, residual add, dropout, linear) matches central
+ *    finite differences of the loss on the ref backend;
+ *  - cpu's logits, loss and one SGD step agree with ref;
+ *  - every shipped space in examples/spaces trains one sampled genotype
+ *    for a few steps on cpu with a finite, falling loss.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "nas/inspect.h"
+#include "nas/layers.h"
+#include "nas/trainer.h"
+
+static nas_space *load(const char *rel, nas_config *cfg)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", NAS_SOURCE_DIR, rel);
+    nas_error err;
+    if (nas_config_load(path, cfg, &err) != NAS_OK)
+        fail_msg("%s: %s", path, err.msg);
+    nas_space *s = NULL;
+    assert_int_equal(nas_space_create(&cfg->space, &s, &err), NAS_OK);
+    return s;
+}
+
+static nas_genotype parse(const nas_space *s, const char *str)
+{
+    nas_genotype g;
+    nas_error err;
+    if (nas_space_parse(s, str, &g, &err) != NAS_OK)
+        fail_msg("%s: %s", str, err.msg);
+    return g;
+}
+
+static nas_net_desc desc_of(const nas_space *s, const nas_genotype *g)
+{
+    nas_net_desc d;
+    memset(&d, 0, sizeof d);
+    d.genotype = *g;
+    d.space = s;
+    nas_space_input(s, &d.in_c, &d.in_h, &d.in_w, &d.classes);
+    return d;
+}
+
+static nas_backend *backend(const char *name)
+{
+    nas_backend *be = NULL;
+    nas_error err;
+    if (nas_backend_create(name, 1, 0, &be, &err) != NAS_OK)
+        fail_msg("backend %s: %s", name, err.msg);
+    return be;
+}
+
+/* Random images in [-1,1] and labels; the same for the same seed. */
+static void batch(const nas_net_desc *d, int b, uint64_t seed, float **x, float **y)
+{
+    nas_rng r;
+    nas_rng_seed(&r, seed, 3);
+    size_t n = (size_t)b * d->in_c * d->in_h * d->in_w;
+    *x = malloc(n * sizeof **x);
+    *y = malloc((size_t)b * sizeof **y);
+    for (size_t i = 0; i < n; i++)
+        (*x)[i] = 2.0f * nas_rng_uniform(&r) - 1.0f;
+    for (int i = 0; i < b; i++)
+        (*y)[i] = (float)nas_rng_bounded(&r, (uint32_t)d->classes);
+}
+
+static nas_tensor *tensor(nas_backend *be, int n, int c, int h, int w, const float *host)
+{
+    nas_tensor *t = NULL;
+    assert_int_equal(nas_tensor_create(be, n, c, h, w, &t), NAS_OK);
+    assert_int_equal(nas_tensor_upload(t, host, t->count), NAS_OK);
+    return t;
+}
+
+/* train-mode loss and gradients at the current weights */
+static double loss_of(nas_net *net, const nas_tensor *x, const nas_tensor *y)
+{
+    const nas_tensor *logits;
+    assert_int_equal(nas_net_forward(net, x, 1, &logits), NAS_OK);
+    float l;
+    assert_int_equal(nas_net_backward(net, y, &l, NULL), NAS_OK);
+    return l;
+}
+
+/* The fixture: an 8x8 single-channel input, a stem, an MBConv with SE
+ * (hard-sigmoid gate) and relu6 / hswish, a residual add, a projection
+ * skip, head conv, dropout and the classifier. */
+static const char *const SMALL_CONF = "tests/data/conf/chain_train.conf";
+
+static void test_param_count_and_gradients(void **st)
+{
+    (void)st;
+    nas_config *cfg = malloc(sizeof *cfg);
+    nas_space *s = load(SMALL_CONF, cfg);
+    nas_genotype g = parse(s, "se_on:mb3_k3:mb3_k5|skip");
+    nas_net_desc d = desc_of(s, &g);
+    nas_backend *be = backend("ref");
+    nas_net *net = NULL;
+    nas_error err;
+    assert_int_equal(nas_net_create(be, &d, 4, 7, &net, &err), NAS_OK);
+    int64_t macs = 0, params = 0;
+    assert_int_equal(nas_count_genotype(NULL, s, &g, &macs, &params), NAS_OK);
+    assert_int_equal(nas_net_param_count(net), params);
+
+    float *hx, *hy;
+    batch(&d, 4, 11, &hx, &hy);
+    nas_tensor *x = tensor(be, 4, d.in_c, d.in_h, d.in_w, hx);
+    nas_tensor *y = tensor(be, 4, 1, 1, 1, hy);
+    loss_of(net, x, y);
+    nas_net_param p[256];
+    int np = nas_net_params(net, p, 256);
+    assert_true(np > 0 && np <= 256);
+    /* a few elements of every trainable parameter: analytic vs central FD */
+    int checked = 0, bad = 0;
+    for (int i = 0; i < np; i++) {
+        if (!p[i].grad)
+            continue;
+        size_t n = p[i].value->count;
+        float *v = malloc(n * sizeof *v), *gr = malloc(n * sizeof *gr);
+        assert_int_equal(nas_tensor_download(p[i].value, v, n), NAS_OK);
+        loss_of(net, x, y); /* gradients at the unperturbed weights */
+        assert_int_equal(nas_tensor_download(p[i].grad, gr, n), NAS_OK);
+        for (size_t k = 0; k < n && k < 3; k++) {
+            size_t e = (k * 7919) % n;
+            float save = v[e], h = 1e-2f;
+            v[e] = save + h;
+            nas_tensor_upload(p[i].value, v, n);
+            double lp = loss_of(net, x, y);
+            v[e] = save - h;
+            nas_tensor_upload(p[i].value, v, n);
+            double lm = loss_of(net, x, y);
+            v[e] = save;
+            nas_tensor_upload(p[i].value, v, n);
+            double num = (lp - lm) / (2.0 * h);
+            checked++;
+            if (fabs(num - gr[e]) > 2e-3 + 5e-2 * fabs(num)) {
+                bad++;
+                printf("  %s[%zu]: analytic %.6g numeric %.6g\n", p[i].name, e, (double)gr[e],
+                       num);
+            }
+        }
+        free(v);
+        free(gr);
+    }
+    printf("  %d gradient elements checked, %d off\n", checked, bad);
+    assert_true(checked > 40);
+    assert_int_equal(bad, 0);
+    free(hx);
+    free(hy);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    nas_net_destroy(net);
+    nas_backend_destroy(be);
+    nas_space_destroy(s);
+    free(cfg);
+}
+
+/* cpu against ref: eval logits, train loss, and the logits after one SGD
+ * step (every kernel, forward and backward, through the whole net). */
+static void test_cpu_matches_ref(void **st)
+{
+    (void)st;
+    nas_config *cfg = malloc(sizeof *cfg);
+    nas_space *s = load("examples/spaces/fashion-chain.conf", cfg);
+    const char *genos[] = {
+        "mb1_k3|c24:d2:mb3_k5:mb6_k3|c40:d3:se_on:mb6_k5:skip:mb3_k3|mb6_k5:zero",
+        "mb1_k3|c16:d1:skip:mb3_k3|c32:d2:se_off:mb3_k3:mb6_k3:mb3_k3|mb3_k3:mb6_k3",
+    };
+    for (int gi = 0; gi < 2; gi++) {
+        nas_genotype g = parse(s, genos[gi]);
+        nas_net_desc d = desc_of(s, &g);
+        nas_backend *bes[2] = {backend("ref"), backend("cpu")};
+        float *out[2][2], loss[2];
+        float *hx, *hy;
+        batch(&d, 8, 5, &hx, &hy);
+        for (int b = 0; b < 2; b++) {
+            nas_net *net = NULL;
+            nas_error err;
+            if (nas_net_create(bes[b], &d, 8, 3, &net, &err) != NAS_OK)
+                fail_msg("%s: %s", genos[gi], err.msg);
+            nas_tensor *x = tensor(bes[b], 8, d.in_c, d.in_h, d.in_w, hx);
+            nas_tensor *y = tensor(bes[b], 8, 1, 1, 1, hy);
+            const nas_tensor *lg;
+            for (int k = 0; k < 2; k++) {
+                assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_OK);
+                out[b][k] = malloc(lg->count * sizeof(float));
+                assert_int_equal(nas_tensor_download(lg, out[b][k], lg->count), NAS_OK);
+                if (k == 0) {
+                    loss[b] = (float)loss_of(net, x, y);
+                    assert_int_equal(nas_net_sgd_step(net, 0.05f, 0.9f, 5e-4f, 1), NAS_OK);
+                }
+            }
+            nas_tensor_destroy(x);
+            nas_tensor_destroy(y);
+            nas_net_destroy(net);
+        }
+        assert_true(fabsf(loss[0] - loss[1]) < 1e-3f);
+        for (int k = 0; k < 2; k++)
+            for (int i = 0; i < 8 * d.classes; i++)
+                if (fabsf(out[0][k][i] - out[1][k][i]) > 2e-3f + 2e-3f * fabsf(out[0][k][i]))
+                    fail_msg("%s: logits %d after %d steps: ref %g cpu %g", genos[gi], i, k,
+                             (double)out[0][k][i], (double)out[1][k][i]);
+        for (int b = 0; b < 2; b++) {
+            free(out[b][0]);
+            free(out[b][1]);
+            nas_backend_destroy(bes[b]);
+        }
+        free(hx);
+        free(hy);
+    }
+    nas_space_destroy(s);
+    free(cfg);
+}
+
+/* Every shipped space: one sampled genotype trains a few steps on cpu. */
+static void test_shipped_spaces_train(void **st)
+{
+    (void)st;
+    const char *spaces[] = {"examples/spaces/fashion-chain.conf", "examples/spaces/proxyless.conf",
+                            "examples/spaces/ofa-mbv3.conf", "examples/spaces/mobilenetv2.conf"};
+    nas_backend *be = backend("cpu");
+    for (int i = 0; i < 4; i++) {
+        nas_config *cfg = malloc(sizeof *cfg);
+        nas_space *s = load(spaces[i], cfg);
+        nas_rng r;
+        nas_rng_seed(&r, 1, 1);
+        nas_genotype g;
+        nas_space_sample(s, &r, &g);
+        nas_net_desc d = desc_of(s, &g);
+        int b = d.in_h > 64 ? 2 : 8;
+        nas_net *net = NULL;
+        nas_error err;
+        if (nas_net_create(be, &d, b, 1, &net, &err) != NAS_OK)
+            fail_msg("%s: %s", spaces[i], err.msg);
+        int64_t macs, params;
+        assert_int_equal(nas_count_genotype(NULL, s, &g, &macs, &params), NAS_OK);
+        assert_int_equal(nas_net_param_count(net), params);
+        float *hx, *hy;
+        batch(&d, b, 9, &hx, &hy);
+        nas_tensor *x = tensor(be, b, d.in_c, d.in_h, d.in_w, hx);
+        nas_tensor *y = tensor(be, b, 1, 1, 1, hy);
+        double first = 0, last = 0;
+        for (int k = 0; k < 4; k++) {
+            last = loss_of(net, x, y);
+            if (k == 0)
+                first = last;
+            assert_true(isfinite(last));
+            assert_int_equal(nas_net_sgd_step(net, 0.02f, 0.9f, 0.0f, 0), NAS_OK);
+        }
+        printf("  %s: %lld params, loss %.4f -> %.4f on one batch\n", spaces[i],
+               (long long)params, first, last);
+        assert_true(last < first);
+        free(hx);
+        free(hy);
+        nas_tensor_destroy(x);
+        nas_tensor_destroy(y);
+        nas_net_destroy(net);
+        nas_space_destroy(s);
+        free(cfg);
+    }
+    nas_backend_destroy(be);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_param_count_and_gradients),
+        cmocka_unit_test(test_cpu_matches_ref),
+        cmocka_unit_test(test_shipped_spaces_train),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
