@@ -6,7 +6,9 @@
  * found, named after what it broke) goes through nas_fuzz_<target>, the
  * code libFuzzer runs (scripts/fuzz.sh). A broken promise aborts; under
  * scripts/test-sanitize.sh, ASan and UBSan report memory errors, leaks and
- * undefined behaviour. Each target must have seeds.
+ * undefined behaviour. Allocations are capped (3 GB of address space, or
+ * 2 GB per allocation under ASan) so that a parser trusting a size a
+ * header claims fails here as under libFuzzer. Each target must have seeds.
  */
 #include <setjmp.h> /* cmocka needs these three */
 #include <stdarg.h>
@@ -17,7 +19,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h> /* setrlimit */
 #include "fuzz.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define NAS_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NAS_ASAN 1
+#endif
+#endif
+
+/* Allocations are capped as libFuzzer caps them (-malloc_limit_mb), so an
+ * input that makes a parser allocate what a header claims fails here too
+ * (a target turns NAS_ENOMEM on a small input into an abort): under ASan
+ * through its options (ASAN_OPTIONS from the environment still apply),
+ * otherwise through the address-space limit. */
+#ifdef NAS_ASAN
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "max_allocation_size_mb=2048:allocator_may_return_null=1";
+}
+#endif
+
+static void cap_memory(void)
+{
+#ifndef NAS_ASAN
+    struct rlimit rl = {(rlim_t)3 << 30, (rlim_t)3 << 30};
+    if (setrlimit(RLIMIT_AS, &rl) != 0)
+        print_message("cannot cap the address space: allocations are not checked\n");
+#endif
+}
 
 #define FUZZ_DIR NAS_SOURCE_DIR "/tests/fuzz"
 
@@ -98,5 +131,6 @@ int main(void)
 #include "targets.def"
 #undef NAS_FUZZ_TARGET
     };
+    cap_memory();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
