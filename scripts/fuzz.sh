@@ -37,6 +37,8 @@ else
     mapfile -t targets < <(sed -n 's/^NAS_FUZZ_TARGET(\([a-z0-9_]*\),.*/\1/p' "$SRC/tests/fuzz/targets.def")
 fi
 
+# scratch files of the targets (nas_fuzz_dir) in memory when possible
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # leaks inside third-party libraries only, each explained in the file
