@@ -18,6 +18,16 @@ typedef struct nas__table nas__table;
  */
 int nas__table_load(const char *path, const char *column, const char *test_column,
                     nas__table **out, nas_error *err);
+
+/* Most data rows (lines after the header) a table may have: 10 million
+ * (NAS-Bench-201 has 15,625; docs/space-conf.md, "Limits"). */
+#define NAS__TABLE_MAX_ROWS 10000000
+
+/* nas__table_load with another row limit (tests): a table with more than
+ * `max_rows` data rows is NAS_EFORMAT ("FILE:LINE: more than N data rows")
+ * as soon as the reader gets there. */
+int nas__table_load_limited(const char *path, const char *column, const char *test_column,
+                            int max_rows, nas__table **out, nas_error *err);
 void nas__table_destroy(nas__table *t); /* NULL is a no-op */
 /* 1 when the table is keyed by canonical key (column `key`, no `cellstr`
  * or `genotype` column): look genotypes up by nas_space_key. */

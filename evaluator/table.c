@@ -158,6 +158,12 @@ static int parse_num(const char *s, double *out)
 int nas__table_load(const char *path, const char *column, const char *test_column,
                     nas__table **out, nas_error *err)
 {
+    return nas__table_load_limited(path, column, test_column, NAS__TABLE_MAX_ROWS, out, err);
+}
+
+int nas__table_load_limited(const char *path, const char *column, const char *test_column,
+                            int max_rows, nas__table **out, nas_error *err)
+{
     if (out)
         *out = NULL;
     if (!path || !column || !out)
@@ -170,7 +176,7 @@ int nas__table_load(const char *path, const char *column, const char *test_colum
     size_t lcap = 0;
     char **fields = malloc(MAX_FIELDS * sizeof *fields);
     int rc = (t && fields) ? NAS_OK : NAS_ENOMEM;
-    int lineno = 0, kcol = -1, vcol = -1, tcol = -1, need = 0;
+    int lineno = 0, kcol = -1, vcol = -1, tcol = -1, need = 0, data_rows = 0;
     int want_test = test_column && test_column[0];
     if (!rc)
         rc = grow(t);
@@ -230,6 +236,13 @@ int nas__table_load(const char *path, const char *column, const char *test_colum
             need = kcol > vcol ? kcol : vcol;
             need = tcol > need ? tcol : need;
             continue;
+        }
+        if (++data_rows > max_rows) {
+            rc = nas_error_set(err, NAS_EFORMAT,
+                               "%s:%d: more than %d data rows, the most a table may have "
+                               "(docs/space-conf.md, Limits)",
+                               path, lineno, max_rows);
+            goto done;
         }
         if (nf <= need) {
             rc = nas_error_set(err, NAS_EFORMAT, "%s:%d: %d fields, expected at least %d", path,

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # scripts/deps.sh [core|test] - install the Debian packages nas needs, only
 # those missing. "core" builds and runs nas; "test" adds what the test suite
-# compares against (PyTorch, ONNX, OpenCV, Open MPI, Chromium).
+# compares against (PyTorch, ONNX, OpenCV, Open MPI, Chromium) and the
+# fuzzers need (clang with libFuzzer: scripts/fuzz.sh).
 set -euo pipefail
 group=${1:-core}
 core=(build-essential cmake pkg-config libsqlite3-dev libconfig-dev zlib1g-dev
       libcmocka-dev libdnnl-dev libopenblas-dev libjansson-dev libzip-dev sqlite3
       dataset-fashion-mnist libprotobuf-c-dev protobuf-c-compiler libonnx-dev
       libopenmpi-dev openmpi-bin)
-test_extra=(python3-torch python3-onnx python3-opencv python3-numpy chromium)
+test_extra=(python3-torch python3-onnx python3-opencv python3-numpy chromium clang libclang-rt-14-dev)
 pkgs=("${core[@]}")
 [ "$group" = test ] && pkgs+=("${test_extra[@]}")
 

@@ -944,6 +944,10 @@ static int syntax_error(const ctx *c, config_t *lc)
 {
     const char *file = config_error_file(lc);
     const char *text = config_error_text(lc) ? config_error_text(lc) : "syntax error";
+    if (strcmp(text, "memory exhausted") == 0) /* bison's stack: nesting, not memory */
+        return fail_at(c, file ? file : c->name, config_error_line(lc),
+                       "groups, lists or arrays nested too deeply for libconfig's parser (about "
+                       "1000 levels fit; space.conf needs 2)");
     return fail_at(c, file ? file : c->name, config_error_line(lc),
                    "%s, expected libconfig syntax: name = value; each name once per group, "
                    "groups in { }, lists in ( ), arrays in [ ]",
@@ -999,7 +1003,15 @@ int nas_config_load(const char *path, nas_config *cfg, nas_error *err)
         nas_config_defaults(cfg);
         return nas_error_set(err, NAS_EIO, "cannot open config file '%s': %s", path, strerror(e));
     }
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
     fclose(f);
+    if (size > NAS_CONFIG_MAX_BYTES) {
+        nas_config_defaults(cfg);
+        return nas_error_set(err, NAS_ECONFIG,
+                             "%s: the file is %ld bytes, more than the %d bytes a config may have "
+                             "(docs/space-conf.md, Limits)",
+                             path, size, NAS_CONFIG_MAX_BYTES);
+    }
     /* Relative paths in the file are taken from the file's directory, made
      * absolute so the canonical text does not depend on the working dir. */
     char dir[NAS_PATH_MAX], abs[PATH_MAX];
@@ -1015,6 +1027,14 @@ int nas_config_parse_string(const char *text, const char *name, nas_config *cfg,
         return nas_error_set(err, NAS_EINVAL, "config: NULL argument");
     if (!name)
         name = "<string>";
+    size_t len = strnlen(text, (size_t)NAS_CONFIG_MAX_BYTES + 1);
+    if (len > NAS_CONFIG_MAX_BYTES) {
+        nas_config_defaults(cfg);
+        return nas_error_set(err, NAS_ECONFIG,
+                             "%s: the config text is more than the %d bytes a config may have "
+                             "(docs/space-conf.md, Limits)",
+                             name, NAS_CONFIG_MAX_BYTES);
+    }
     char dir[NAS_PATH_MAX];
     dir_of(name, dir, sizeof dir);
     return parse_common(text, NULL, name, dir, cfg, err);

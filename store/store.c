@@ -423,6 +423,11 @@ static int query_int(nas_store *st, const char *sql, int64_t *out, nas_error *er
             nas_error_set(err, NAS_EDB,
                           "%s is not a nas database: it is not a SQLite file (%s)", st->path,
                           sqlite3_errmsg(st->db));
+        else if ((code & 0xff) == SQLITE_CORRUPT)
+            nas_error_set(err, NAS_EDB,
+                          "database %s is damaged or truncated (%s); nothing was changed: "
+                          "restore it from a copy or give another --db",
+                          st->path, sqlite3_errmsg(st->db));
         else
             db_fail(st, err, "cannot read the database header");
         sqlite3_finalize(s);
@@ -775,10 +780,15 @@ int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *e
     }
     sqlite3_extended_result_codes(st->db, 1);
     sqlite3_busy_timeout(st->db, 10000);
+    /* Until the file is known to be ours, closing must not checkpoint a
+     * WAL left beside it (a killed writer's) into it: a foreign or a newer
+     * database is never written (issue 18). Allowed again below. */
+    sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     if ((rc = check_schema(st, err)) != NAS_OK) {
         nas_store_close(st);
         return rc;
     }
+    sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
     if (!readonly) {
         int64_t dummy;
         sqlite3_stmt *s = NULL;

@@ -1156,12 +1156,12 @@ static int relu_prim(nas_backend *be, int kind, size_t count, int layout, prim *
     snprintf(what, sizeof what, "%s [%zu elements]", kind == PK_RELU_FWD ? "relu_fwd" : "relu_bwd",
              count);
     int rc = NAS_OK;
+    dnnl_primitive_desc_t hint = NULL; /* before the first DN: its failure jumps to fail */
     dnnl_memory_desc_t data;
     dnnl_dims_t d = {(int64_t)count};
     DN("dnnl_memory_desc_init_by_tag",
        dnnl_memory_desc_init_by_tag(&data, 1, d, dt_of(layout), dnnl_a));
     dnnl_eltwise_desc_t fwd_d, bwd_d;
-    dnnl_primitive_desc_t hint = NULL;
     int nthr = pick_threads(be, count);
     set_threads(ctx_of(be), nthr);
     DN("dnnl_eltwise_forward_desc_init",

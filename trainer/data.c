@@ -46,11 +46,14 @@ static int idx_open(const char *dir, const char *name, idx_file *f, nas_error *e
                          e ? strerror(e) : "unreadable");
 }
 
-/* Read exactly `n` bytes; NAS_EFORMAT (truncated) or NAS_EIO otherwise. */
-static int idx_read(idx_file *f, void *buf, size_t n, const char *what, nas_error *err)
+/* Read up to `n` bytes into buf, *got of them (fewer at the end of the
+ * file); NAS_EIO / NAS_EFORMAT only for a read error. */
+static int idx_read_some(idx_file *f, void *buf, size_t n, size_t *got_out, const char *what,
+                         nas_error *err)
 {
     unsigned char *p = buf;
     size_t got = 0;
+    *got_out = 0;
     while (got < n) {
         size_t want = n - got;
         unsigned chunk = want > (1u << 30) ? (1u << 30) : (unsigned)want;
@@ -64,10 +67,59 @@ static int idx_read(idx_file *f, void *buf, size_t n, const char *what, nas_erro
         if (r == 0)
             break;
         got += (size_t)r;
+        *got_out = got;
     }
-    if (got < n)
-        return nas_error_set(err, NAS_EFORMAT, "%s: truncated: %s needs %zu bytes, only %zu present",
-                             f->path, what, n, got);
+    return NAS_OK;
+}
+
+static int idx_truncated(idx_file *f, const char *what, size_t n, size_t got, nas_error *err)
+{
+    return nas_error_set(err, NAS_EFORMAT, "%s: truncated: %s needs %zu bytes, only %zu present",
+                         f->path, what, n, got);
+}
+
+/* Read exactly `n` bytes; NAS_EFORMAT (truncated) or NAS_EIO otherwise. */
+static int idx_read(idx_file *f, void *buf, size_t n, const char *what, nas_error *err)
+{
+    size_t got = 0;
+    int rc = idx_read_some(f, buf, n, &got, what, err);
+    if (!rc && got < n)
+        rc = idx_truncated(f, what, n, got, err);
+    return rc;
+}
+
+/* idx_read into a malloc'd buffer (*out, the caller frees it) that grows
+ * with the bytes that arrive: a header claiming more images than the file
+ * holds costs no more memory than the file (issue 18: 811 bytes claimed
+ * 10 million images, 31 GB). */
+static int idx_read_alloc(idx_file *f, size_t n, const char *what, unsigned char **out,
+                          nas_error *err)
+{
+    size_t cap = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20), got = 0;
+    unsigned char *p = malloc(cap ? cap : 1);
+    int rc = p ? NAS_OK : nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", f->path);
+    while (!rc && got < n) {
+        if (got == cap) {
+            size_t ncap = cap > n / 2 ? n : cap * 2;
+            unsigned char *np = realloc(p, ncap);
+            if (!np) {
+                rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", f->path);
+                break;
+            }
+            p = np;
+            cap = ncap;
+        }
+        size_t r = 0;
+        rc = idx_read_some(f, p + got, cap - got, &r, what, err);
+        if (!rc && r == 0)
+            rc = idx_truncated(f, what, n, got, err);
+        got += r;
+    }
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    *out = p;
     return NAS_OK;
 }
 
@@ -143,7 +195,7 @@ int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_e
 
     char name[64];
     idx_file fi = {0}, fl = {0};
-    unsigned char *raw = NULL;
+    unsigned char *raw = NULL, *labels = NULL;
     nas_dataset *d = NULL;
     uint32_t idim[3] = {0}, ldim[1] = {0}; /* set by idx_header; zeroed for -O2 flow analysis */
     int rc;
@@ -179,23 +231,20 @@ int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_e
         goto done;
     }
     int n = (int)idim[0], h = (int)idim[1], w = (int)idim[2];
+    size_t px = (size_t)n * h * w;
+    char what[96];
+    /* the bytes first, the floats once they are all there */
+    snprintf(what, sizeof what, "%d images of %dx%d", n, h, w);
+    if ((rc = idx_read_alloc(&fi, px, what, &raw, err)))
+        goto done;
+    snprintf(what, sizeof what, "%d labels", n);
+    if ((rc = idx_read_alloc(&fl, (size_t)n, what, &labels, err)))
+        goto done;
     if ((rc = dataset_alloc(n, 1, h, w, FMNIST_CLASSES, &d))) {
         rc = nas_error_set(err, rc, "out of memory loading %d images", n);
         goto done;
     }
-    size_t px = (size_t)n * h * w;
-    raw = malloc(px);
-    if (!raw) {
-        rc = nas_error_set(err, NAS_ENOMEM, "out of memory loading %d images", n);
-        goto done;
-    }
-    char what[96];
-    snprintf(what, sizeof what, "%d images of %dx%d", n, h, w);
-    if ((rc = idx_read(&fi, raw, px, what, err)))
-        goto done;
-    snprintf(what, sizeof what, "%d labels", n);
-    if ((rc = idx_read(&fl, d->labels, (size_t)n, what, err)))
-        goto done;
+    memcpy(d->labels, labels, (size_t)n);
     for (int i = 0; i < n; i++) {
         if (d->labels[i] >= FMNIST_CLASSES) {
             rc = nas_error_set(err, NAS_EFORMAT, "%s: label %d of image %d is out of range 0..%d",
@@ -211,6 +260,7 @@ int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_e
     rc = NAS_OK;
 done:
     free(raw);
+    free(labels);
     nas_dataset_destroy(d);
     if (fi.gz)
         gzclose(fi.gz);

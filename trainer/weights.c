@@ -362,7 +362,11 @@ static int read_member(zip_t *za, zip_uint64_t i, const char *path, uint64_t fsi
     if (st.comp_size > fsize || st.size > SIZE_MAX - 1)
         return nas_error_set(err, NAS_EFORMAT, "%s: member %s is truncated", path, name);
     size_t usize = (size_t)st.size;
-    unsigned char *u = malloc(usize ? usize : 1);
+    /* The buffer grows with the bytes that arrive, up to the size the
+     * directory claims: a compressed member that lies about its size costs
+     * no more memory than it holds (issue 18: 207 bytes claimed 4 GB). */
+    size_t cap = usize < ((size_t)1 << 20) ? usize : ((size_t)1 << 20);
+    unsigned char *u = malloc(cap ? cap : 1);
     if (!u)
         return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
     z->owned[z->n_owned++] = u;
@@ -375,8 +379,21 @@ static int read_member(zip_t *za, zip_uint64_t i, const char *path, uint64_t fsi
     }
     size_t got = 0;
     zip_int64_t r = 1;
-    while (got < usize && (r = zip_fread(zf, u + got, usize - got)) > 0)
+    while (got < usize) {
+        if (got == cap) {
+            size_t ncap = cap > usize / 2 ? usize : cap * 2;
+            unsigned char *nu = realloc(u, ncap);
+            if (!nu) {
+                zip_fclose(zf);
+                return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+            }
+            z->owned[z->n_owned - 1] = u = nu;
+            cap = ncap;
+        }
+        if ((r = zip_fread(zf, u + got, cap - got)) <= 0)
+            break;
         got += (size_t)r;
+    }
     char extra;
     if (r >= 0) /* read to the end, so libzip checks the CRC too */
         r = zip_fread(zf, &extra, 1);

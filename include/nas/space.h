@@ -286,6 +286,12 @@ typedef struct nas_config {
     } workers;
 } nas_config;
 
+/* Longest config text nas_config_load (the file itself) and
+ * nas_config_parse_string read: 256 KiB (docs/space-conf.md, "Limits"; a
+ * real space.conf is a few KB, and libconfig's scanner is quadratic in a
+ * string's length). Longer texts are NAS_ECONFIG. */
+#define NAS_CONFIG_MAX_BYTES (256 * 1024)
+
 /* Fill `cfg` with every default (experiment empty). */
 void nas_config_defaults(nas_config *cfg);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <limits.h>
 #include <glob.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include "nas/space.h"
 
@@ -550,6 +551,59 @@ static void test_weights_policy(void **state)
     assert_non_null(strstr(doc, "| `proxy.weights_mb` | float | 100 |"));
 }
 
+/* Issue 18, docs/space-conf.md "Limits": a config text longer than
+ * NAS_CONFIG_MAX_BYTES (string or file) is refused before libconfig reads
+ * it (libconfig's string scanner is quadratic: 4 MiB took 22 s); a text at
+ * the limit parses; nesting too deep for libconfig's parser says so. */
+static void test_limits(void **state)
+{
+    (void)state;
+    static const char head[] = "experiment = \"limits\";\n";
+    size_t n = NAS_CONFIG_MAX_BYTES;
+    char *text = malloc(n + 2);
+    assert_non_null(text);
+    memcpy(text, head, sizeof head - 1);
+    memset(text + sizeof head - 1, ' ', n - (sizeof head - 1) - 1);
+    text[n - 1] = '\n';
+    text[n] = '\0';
+    nas_config c;
+    nas_error err;
+    if (nas_config_parse_string(text, "atlimit.conf", &c, &err) != NAS_OK)
+        fail_msg("a config of exactly %zu bytes: %s", n, err.msg);
+    /* one byte more, as a string and as a file */
+    text[n] = '\n';
+    text[n + 1] = '\0';
+    assert_int_equal(nas_config_parse_string(text, "long.conf", &c, &err), NAS_ECONFIG);
+    print_message("%s\n", err.msg);
+    assert_non_null(strstr(err.msg, "long.conf"));
+    assert_non_null(strstr(err.msg, "262144"));
+    char path[] = "/tmp/nas_test_config_long_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n + 1, f), n + 1);
+    fclose(f);
+    assert_int_equal(nas_config_load(path, &c, &err), NAS_ECONFIG);
+    print_message("%s\n", err.msg);
+    assert_non_null(strstr(err.msg, path));
+    assert_non_null(strstr(err.msg, "262144"));
+    unlink(path);
+    /* 5000 nested groups: libconfig's parser stack overflows */
+    size_t k = 0;
+    k += (size_t)sprintf(text + k, "%s", head);
+    for (int d = 0; d < 5000; d++)
+        k += (size_t)sprintf(text + k, "a: {");
+    k += (size_t)sprintf(text + k, "b = 1;");
+    for (int d = 0; d < 5000; d++)
+        k += (size_t)sprintf(text + k, "};");
+    assert_int_equal(nas_config_parse_string(text, "deep.conf", &c, &err), NAS_ECONFIG);
+    print_message("%s\n", err.msg);
+    assert_non_null(strstr(err.msg, "deep.conf:2: "));
+    assert_non_null(strstr(err.msg, "nested too deeply"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -566,6 +620,7 @@ int main(void)
         cmocka_unit_test(test_defining_diff),
         cmocka_unit_test(test_docs_cover_every_key),
         cmocka_unit_test(test_weights_policy),
+        cmocka_unit_test(test_limits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,6 +125,11 @@ static void test_reader_rejects_bad_sizes(void **state)
     expect_refused("prod.npz", "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 1), }", 0);
     /* one dimension beyond int64 */
     expect_refused("huge.npz", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", 4);
+    /* issue 18: members claiming 2^60 elements (2^62, 2^63 and 2^60 bytes)
+     * are refused from the header, before anything is allocated for them */
+    expect_refused("e60f4.npz", "{'descr': '<f4', 'fortran_order': False, 'shape': (1152921504606846976,), }", 4);
+    expect_refused("e60f8.npz", "{'descr': '<f8', 'fortran_order': False, 'shape': (1073741824, 1073741824), }", 8);
+    expect_refused("e60u1.npz", "{'descr': '|u1', 'fortran_order': False, 'shape': (1024, 1024, 1024, 1024, 1024, 1024), }", 1);
     /* a product that does not overflow but exceeds the member */
     expect_refused("short.npz", "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }", 40);
     expect_refused("long.npz", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 12);

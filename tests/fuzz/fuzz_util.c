@@ -1,0 +1,79 @@
+/*
+ * tests/fuzz/fuzz_util.c - scratch files for the fuzz targets (tests/fuzz/fuzz.h).
+ * Parsers that take a path read the fuzz input from a memfd (Linux
+ * memfd_create: no disk I/O, opened by path as /proc/self/fd/N).
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h> /* memfd_create */
+#include <unistd.h>
+#include "fuzz.h"
+
+static int g_fd[4] = {-1, -1, -1, -1};
+static char g_dir[512];
+
+void nas_fuzz_fail(const char *file, int line, const char *cond, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s:%d: fuzz check failed: %s: ", file, line, cond);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    abort();
+}
+
+static void put_all(int fd, const uint8_t *data, size_t size)
+{
+    NAS_FUZZ_CHECK(ftruncate(fd, 0) == 0, "ftruncate");
+    size_t off = 0;
+    while (off < size) {
+        ssize_t w = pwrite(fd, data + off, size - off, (off_t)off);
+        NAS_FUZZ_CHECK(w > 0, "pwrite");
+        off += (size_t)w;
+    }
+}
+
+int nas_fuzz_file(int slot, const uint8_t *data, size_t size, char *path, size_t n)
+{
+    NAS_FUZZ_CHECK(slot >= 0 && slot < 4, "slot %d", slot);
+    if (g_fd[slot] < 0)
+        g_fd[slot] = memfd_create("nas-fuzz", 0);
+    NAS_FUZZ_CHECK(g_fd[slot] >= 0, "memfd_create");
+    put_all(g_fd[slot], data, size);
+    snprintf(path, n, "/proc/self/fd/%d", g_fd[slot]);
+    return 0;
+}
+
+static void remove_dir(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "fuzz: could not remove %s\n", g_dir);
+}
+
+const char *nas_fuzz_dir(void)
+{
+    if (!g_dir[0]) {
+        const char *t = getenv("TMPDIR");
+        snprintf(g_dir, sizeof g_dir, "%s/nas-fuzz-XXXXXX", t && *t ? t : "/tmp");
+        NAS_FUZZ_CHECK(mkdtemp(g_dir) != NULL, "mkdtemp %s", g_dir);
+        atexit(remove_dir);
+    }
+    return g_dir;
+}
+
+int nas_fuzz_write(const char *name, const uint8_t *data, size_t size)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", nas_fuzz_dir(), name);
+    FILE *f = fopen(path, "wb");
+    NAS_FUZZ_CHECK(f != NULL, "fopen %s", path);
+    NAS_FUZZ_CHECK(size == 0 || fwrite(data, 1, size, f) == size, "fwrite %s", path);
+    NAS_FUZZ_CHECK(fclose(f) == 0, "fclose %s", path);
+    return 0;
+}
