@@ -1708,10 +1708,10 @@ static int elt_prim(nas_backend *be, int kind, int fn, size_t count, int layout,
     dnnl_alg_kind_t alg = (dnnl_alg_kind_t)elt_alg(fn, &alpha, &beta);
     dnnl_memory_desc_t data;
     dnnl_dims_t d = {(int64_t)count};
+    dnnl_primitive_desc_t hint = NULL; /* before the first DN: `fail` reads it */
     DN("dnnl_memory_desc_init_by_tag",
        dnnl_memory_desc_init_by_tag(&data, 1, d, dt_of(layout), dnnl_a));
     dnnl_eltwise_desc_t fwd_d, bwd_d;
-    dnnl_primitive_desc_t hint = NULL;
     int nthr = pick_threads(be, count);
     set_threads(ctx_of(be), nthr);
     DN("dnnl_eltwise_forward_desc_init",
