@@ -59,12 +59,14 @@ static int ref_copy(nas_backend *be, void *dst, const void *src, size_t count)
 
 /* ---- convolution ------------------------------------------------------------ */
 
-/* y[n,k,oh,ow] = sum_{c,r,s} x[n,c,oh*S-P+r,ow*S-P+s] * w[k,c,r,s]. */
-static int ref_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                          nas_tensor *y, int stride, int pad)
+/* Grouped convolution: output channel k reads input channels
+ * g*Cg .. g*Cg+Cg-1 of its group g = k / Kg (Cg = C/groups, Kg = K/groups);
+ * w[k, j, r, s] weighs input channel g*Cg + j. */
+static int ref_gconv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                           nas_tensor *y, int stride, int pad, int groups)
 {
     const int N = x->n, C = x->c, H = x->h, W = x->w, K = w->n, R = w->h;
-    const int Ho = y->h, Wo = y->w;
+    const int Ho = y->h, Wo = y->w, Cg = C / groups, Kg = K / groups;
     const float *xp = CF(x), *wp = CF(w);
     float *yp = F(y);
     for (int n = 0; n < N; n++)
@@ -72,17 +74,18 @@ static int ref_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor
             for (int oh = 0; oh < Ho; oh++)
                 for (int ow = 0; ow < Wo; ow++) {
                     double acc = 0.0;
-                    for (int c = 0; c < C; c++)
+                    int c0 = (k / Kg) * Cg;
+                    for (int j = 0; j < Cg; j++)
                         for (int r = 0; r < R; r++) {
                             int ih = oh * stride - pad + r;
                             if (ih < 0 || ih >= H)
                                 continue;
-                            for (int s = 0; s < R; s++) {
-                                int iw = ow * stride - pad + s;
+                            for (int s2 = 0; s2 < R; s2++) {
+                                int iw = ow * stride - pad + s2;
                                 if (iw < 0 || iw >= W)
                                     continue;
-                                acc += (double)xp[((size_t)(n * C + c) * H + ih) * W + iw] *
-                                       wp[((size_t)(k * C + c) * R + r) * R + s];
+                                acc += (double)xp[((size_t)(n * C + c0 + j) * H + ih) * W + iw] *
+                                       wp[((size_t)(k * Cg + j) * R + r) * R + s2];
                             }
                         }
                     yp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] = (float)acc;
@@ -90,13 +93,11 @@ static int ref_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor
     return NAS_OK;
 }
 
-/* dx[n,c,ih,iw] = sum over (k,r,s) with ih = oh*S-P+r, iw = ow*S-P+s of
- * dy[n,k,oh,ow] * w[k,c,r,s]. */
-static int ref_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
-                               nas_tensor *dx, int stride, int pad)
+static int ref_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                                nas_tensor *dx, int stride, int pad, int groups)
 {
     const int N = dx->n, C = dx->c, H = dx->h, W = dx->w, K = w->n, R = w->h;
-    const int Ho = dy->h, Wo = dy->w;
+    const int Ho = dy->h, Wo = dy->w, Cg = C / groups, Kg = K / groups;
     const float *dyp = CF(dy), *wp = CF(w);
     float *dxp = F(dx);
     for (int n = 0; n < N; n++)
@@ -104,7 +105,8 @@ static int ref_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_
             for (int ih = 0; ih < H; ih++)
                 for (int iw = 0; iw < W; iw++) {
                     double acc = 0.0;
-                    for (int k = 0; k < K; k++)
+                    int g = c / Cg, j = c % Cg;
+                    for (int k = g * Kg; k < (g + 1) * Kg; k++)
                         for (int r = 0; r < R; r++) {
                             int th = ih + pad - r;
                             if (th < 0 || th % stride)
@@ -112,15 +114,15 @@ static int ref_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_
                             int oh = th / stride;
                             if (oh >= Ho)
                                 continue;
-                            for (int s = 0; s < R; s++) {
-                                int tw = iw + pad - s;
+                            for (int s2 = 0; s2 < R; s2++) {
+                                int tw = iw + pad - s2;
                                 if (tw < 0 || tw % stride)
                                     continue;
                                 int ow = tw / stride;
                                 if (ow >= Wo)
                                     continue;
                                 acc += (double)dyp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] *
-                                       wp[((size_t)(k * C + c) * R + r) * R + s];
+                                       wp[((size_t)(k * Cg + j) * R + r) * R + s2];
                             }
                         }
                     dxp[((size_t)(n * C + c) * H + ih) * W + iw] = (float)acc;
@@ -128,35 +130,59 @@ static int ref_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_
     return NAS_OK;
 }
 
-/* dw[k,c,r,s] = sum_{n,oh,ow} dy[n,k,oh,ow] * x[n,c,oh*S-P+r,ow*S-P+s]. */
-static int ref_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
-                                 nas_tensor *dw, int stride, int pad)
+static int ref_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                                  nas_tensor *dw, int stride, int pad, int groups)
 {
     const int N = x->n, C = x->c, H = x->h, W = x->w, K = dw->n, R = dw->h;
-    const int Ho = dy->h, Wo = dy->w;
+    const int Ho = dy->h, Wo = dy->w, Cg = C / groups, Kg = K / groups;
     const float *xp = CF(x), *dyp = CF(dy);
     float *dwp = F(dw);
     for (int k = 0; k < K; k++)
-        for (int c = 0; c < C; c++)
+        for (int j = 0; j < Cg; j++)
             for (int r = 0; r < R; r++)
-                for (int s = 0; s < R; s++) {
+                for (int s2 = 0; s2 < R; s2++) {
                     double acc = 0.0;
+                    int c = (k / Kg) * Cg + j;
                     for (int n = 0; n < N; n++)
                         for (int oh = 0; oh < Ho; oh++) {
                             int ih = oh * stride - pad + r;
                             if (ih < 0 || ih >= H)
                                 continue;
                             for (int ow = 0; ow < Wo; ow++) {
-                                int iw = ow * stride - pad + s;
+                                int iw = ow * stride - pad + s2;
                                 if (iw < 0 || iw >= W)
                                     continue;
                                 acc += (double)dyp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] *
                                        xp[((size_t)(n * C + c) * H + ih) * W + iw];
                             }
                         }
-                    dwp[((size_t)(k * C + c) * R + r) * R + s] = (float)acc;
+                    dwp[((size_t)(k * Cg + j) * R + r) * R + s2] = (float)acc;
                 }
     return NAS_OK;
+}
+
+/* Dense convolution is the groups = 1 case of the grouped one above (the
+ * same loops, in the same order, so the same sums to the last bit):
+ * y[n,k,oh,ow] = sum_{c,r,s} x[n,c,oh*S-P+r,ow*S-P+s] * w[k,c,r,s]. */
+static int ref_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                          nas_tensor *y, int stride, int pad)
+{
+    return ref_gconv2d_fwd(be, x, w, y, stride, pad, 1);
+}
+
+/* dx[n,c,ih,iw] = sum over (k,r,s) with ih = oh*S-P+r, iw = ow*S-P+s of
+ * dy[n,k,oh,ow] * w[k,c,r,s]. */
+static int ref_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
+                               nas_tensor *dx, int stride, int pad)
+{
+    return ref_gconv2d_bwd_data(be, dy, w, dx, stride, pad, 1);
+}
+
+/* dw[k,c,r,s] = sum_{n,oh,ow} dy[n,k,oh,ow] * x[n,c,oh*S-P+r,ow*S-P+s]. */
+static int ref_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                                 nas_tensor *dw, int stride, int pad)
+{
+    return ref_gconv2d_bwd_filter(be, x, dy, dw, stride, pad, 1);
 }
 
 /* ---- batch normalisation ------------------------------------------------------- */
@@ -475,108 +501,6 @@ static int ref_sumsq(nas_backend *be, const nas_tensor *x, double *out)
 /* ---- construction -------------------------------------------------------------- */
 
 /* ---- chain-network ops (issue 15) ---------------------------------------------- */
-
-/* Grouped convolution: output channel k reads input channels
- * g*Cg .. g*Cg+Cg-1 of its group g = k / Kg (Cg = C/groups, Kg = K/groups);
- * w[k, j, r, s] weighs input channel g*Cg + j. */
-static int ref_gconv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                           nas_tensor *y, int stride, int pad, int groups)
-{
-    const int N = x->n, C = x->c, H = x->h, W = x->w, K = w->n, R = w->h;
-    const int Ho = y->h, Wo = y->w, Cg = C / groups, Kg = K / groups;
-    const float *xp = CF(x), *wp = CF(w);
-    float *yp = F(y);
-    for (int n = 0; n < N; n++)
-        for (int k = 0; k < K; k++)
-            for (int oh = 0; oh < Ho; oh++)
-                for (int ow = 0; ow < Wo; ow++) {
-                    double acc = 0.0;
-                    int c0 = (k / Kg) * Cg;
-                    for (int j = 0; j < Cg; j++)
-                        for (int r = 0; r < R; r++) {
-                            int ih = oh * stride - pad + r;
-                            if (ih < 0 || ih >= H)
-                                continue;
-                            for (int s2 = 0; s2 < R; s2++) {
-                                int iw = ow * stride - pad + s2;
-                                if (iw < 0 || iw >= W)
-                                    continue;
-                                acc += (double)xp[((size_t)(n * C + c0 + j) * H + ih) * W + iw] *
-                                       wp[((size_t)(k * Cg + j) * R + r) * R + s2];
-                            }
-                        }
-                    yp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] = (float)acc;
-                }
-    return NAS_OK;
-}
-
-static int ref_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
-                                nas_tensor *dx, int stride, int pad, int groups)
-{
-    const int N = dx->n, C = dx->c, H = dx->h, W = dx->w, K = w->n, R = w->h;
-    const int Ho = dy->h, Wo = dy->w, Cg = C / groups, Kg = K / groups;
-    const float *dyp = CF(dy), *wp = CF(w);
-    float *dxp = F(dx);
-    for (int n = 0; n < N; n++)
-        for (int c = 0; c < C; c++)
-            for (int ih = 0; ih < H; ih++)
-                for (int iw = 0; iw < W; iw++) {
-                    double acc = 0.0;
-                    int g = c / Cg, j = c % Cg;
-                    for (int k = g * Kg; k < (g + 1) * Kg; k++)
-                        for (int r = 0; r < R; r++) {
-                            int th = ih + pad - r;
-                            if (th < 0 || th % stride)
-                                continue;
-                            int oh = th / stride;
-                            if (oh >= Ho)
-                                continue;
-                            for (int s2 = 0; s2 < R; s2++) {
-                                int tw = iw + pad - s2;
-                                if (tw < 0 || tw % stride)
-                                    continue;
-                                int ow = tw / stride;
-                                if (ow >= Wo)
-                                    continue;
-                                acc += (double)dyp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] *
-                                       wp[((size_t)(k * Cg + j) * R + r) * R + s2];
-                            }
-                        }
-                    dxp[((size_t)(n * C + c) * H + ih) * W + iw] = (float)acc;
-                }
-    return NAS_OK;
-}
-
-static int ref_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
-                                  nas_tensor *dw, int stride, int pad, int groups)
-{
-    const int N = x->n, C = x->c, H = x->h, W = x->w, K = dw->n, R = dw->h;
-    const int Ho = dy->h, Wo = dy->w, Cg = C / groups, Kg = K / groups;
-    const float *xp = CF(x), *dyp = CF(dy);
-    float *dwp = F(dw);
-    for (int k = 0; k < K; k++)
-        for (int j = 0; j < Cg; j++)
-            for (int r = 0; r < R; r++)
-                for (int s2 = 0; s2 < R; s2++) {
-                    double acc = 0.0;
-                    int c = (k / Kg) * Cg + j;
-                    for (int n = 0; n < N; n++)
-                        for (int oh = 0; oh < Ho; oh++) {
-                            int ih = oh * stride - pad + r;
-                            if (ih < 0 || ih >= H)
-                                continue;
-                            for (int ow = 0; ow < Wo; ow++) {
-                                int iw = ow * stride - pad + s2;
-                                if (iw < 0 || iw >= W)
-                                    continue;
-                                acc += (double)dyp[((size_t)(n * K + k) * Ho + oh) * Wo + ow] *
-                                       xp[((size_t)(n * C + c) * H + ih) * W + iw];
-                            }
-                        }
-                    dwp[((size_t)(k * Cg + j) * R + r) * R + s2] = (float)acc;
-                }
-    return NAS_OK;
-}
 
 static int ref_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *y)
 {
