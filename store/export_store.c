@@ -14,9 +14,9 @@
  *
  * Both are created on first use with CREATE TABLE IF NOT EXISTS, so a
  * database made by an older nas gains them without a schema-version bump;
- * readers treat a missing table as "no rows". Like store/query.c
- * this file opens its own SQLite connection on nas_store_path() (WAL mode
- * and a 10 s busy timeout make that safe beside the store's connection).
+ * readers treat a missing table as "no rows". It uses the store's own
+ * connection (store/store_impl.h): a second connection, opened and closed
+ * for every kept trial, made plain readers see "database is locked".
  * docs/export.md documents the columns.
  */
 #include <limits.h>   /* PATH_MAX */
@@ -28,6 +28,7 @@
 #include <unistd.h>   /* unlink: pruned weights */
 #include <sqlite3.h>  /* the database engine */
 #include "nas/store.h"
+#include "store_impl.h"
 
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
@@ -60,67 +61,20 @@ static const char EXPORT_TABLES[] =
     "  created_at TEXT NOT NULL\n"
     ");\n";
 
-/* A read-only open of a database in a directory nobody can write, with no
- * -wal or -shm beside it (nobody is writing): SQLite cannot create the
- * -shm file a WAL database needs, so read it as immutable ("file:PATH?
- * immutable=1", PATH percent-encoded), as nas_store_open does. */
-static const char *ro_name(const char *path, char *uri, size_t n, int *flags)
-{
-    char dir[PATH_MAX], side[PATH_MAX + 8];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash == path ? 1 : slash - path) : 1,
-             slash ? path : ".");
-    if (access(dir, W_OK) == 0)
-        return path;
-    snprintf(side, sizeof side, "%s-wal", path);
-    if (access(side, F_OK) == 0)
-        return path;
-    snprintf(side, sizeof side, "%s-shm", path);
-    if (access(side, F_OK) == 0)
-        return path;
-    static const char hex[] = "0123456789ABCDEF";
-    size_t k = (size_t)snprintf(uri, n, "file:");
-    for (const unsigned char *p = (const unsigned char *)path; *p && k + 4 < n; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            strchr("/-._~", *p)) {
-            uri[k++] = (char)*p;
-        } else {
-            uri[k++] = '%';
-            uri[k++] = hex[*p >> 4];
-            uri[k++] = hex[*p & 15];
-        }
-    }
-    uri[k] = '\0';
-    snprintf(uri + k, n - k, "?immutable=1");
-    *flags |= SQLITE_OPEN_URI;
-    return uri;
-}
-
+/* The store's own connection (store/store_impl.h says why not a second
+ * one); a writer first creates the export tables if they are missing. */
 static int open_db(nas_store *st, int readonly, sqlite3 **db, nas_error *err)
 {
-    const char *path = nas_store_path(st);
-    *db = NULL;
-    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
-    char uri[3 * PATH_MAX + 32];
-    const char *name = readonly ? ro_name(path, uri, sizeof uri, &flags) : path;
-    if (sqlite3_open_v2(name, db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        int rc = nas_error_set(err, NAS_EDB, "database %s: cannot open: %s", path,
-                               *db ? sqlite3_errmsg(*db) : "out of memory");
-        sqlite3_close(*db);
+    *db = nas__store_sqlite(st);
+    if (readonly || nas__store_readonly(st))
+        return NAS_OK;
+    char *msg = NULL;
+    if (sqlite3_exec(*db, EXPORT_TABLES, NULL, NULL, &msg) != SQLITE_OK) {
+        int rc = nas_error_set(err, NAS_EDB, "database %s: cannot create the export tables: %s",
+                               nas_store_path(st), msg ? msg : sqlite3_errmsg(*db));
+        sqlite3_free(msg);
         *db = NULL;
         return rc;
-    }
-    sqlite3_busy_timeout(*db, 10000);
-    if (!readonly) {
-        char *msg = NULL;
-        if (sqlite3_exec(*db, EXPORT_TABLES, NULL, NULL, &msg) != SQLITE_OK) {
-            int rc = nas_error_set(err, NAS_EDB, "database %s: cannot create the export tables: %s",
-                                   path, msg ? msg : sqlite3_errmsg(*db));
-            sqlite3_free(msg);
-            sqlite3_close(*db);
-            *db = NULL;
-            return rc;
-        }
     }
     return NAS_OK;
 }
@@ -130,7 +84,6 @@ static int fail(sqlite3 *db, sqlite3_stmt *s, nas_store *st, const char *what, n
     int rc = nas_error_set(err, NAS_EDB, "database %s: %s: %s", nas_store_path(st), what,
                            sqlite3_errmsg(db));
     sqlite3_finalize(s);
-    sqlite3_close(db);
     return rc;
 }
 
@@ -159,7 +112,6 @@ int nas_store_trial_weights_put(nas_store *st, int64_t trial_id, const char *pat
     if (sqlite3_step(s) != SQLITE_DONE)
         return fail(db, s, st, "cannot record trial weights", err);
     sqlite3_finalize(s);
-    sqlite3_close(db);
     return NAS_OK;
 }
 
@@ -200,7 +152,6 @@ int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, siz
         }
         sqlite3_finalize(s);
     }
-    sqlite3_close(db);
     if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND,
                              "trial %lld has no kept weights in %s (a search keeps the weights "
@@ -305,7 +256,6 @@ int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, d
                            nas_store_path(st), sqlite3_errmsg(db));
     if (rc)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    sqlite3_close(db);
     /* files only once their rows are gone: a crash leaves at worst a stray file */
     for (int i = 0; i < n_drop; i++) {
         if (!rc && drop[i][0] && unlink(drop[i]) == 0 && n_deleted)
@@ -379,7 +329,6 @@ int nas_store_final_training_put(nas_store *st, const nas_store_final_training *
     if (id)
         *id = (int64_t)sqlite3_last_insert_rowid(db);
     sqlite3_finalize(s);
-    sqlite3_close(db);
     return NAS_OK;
 }
 
@@ -423,7 +372,6 @@ int nas_store_final_training_list(nas_store *st, int64_t exp_id, int64_t trial_i
     sqlite3_finalize(s);
     s = NULL;
     if (!have) {
-        sqlite3_close(db);
         return NAS_OK;
     }
     if (sqlite3_prepare_v2(db,
@@ -445,7 +393,6 @@ int nas_store_final_training_list(nas_store *st, int64_t exp_id, int64_t trial_i
             if (!nv) {
                 free(v);
                 sqlite3_finalize(s);
-                sqlite3_close(db);
                 return nas_error_set(err, NAS_ENOMEM, "out of memory reading final_training");
             }
             v = nv;
@@ -478,7 +425,6 @@ int nas_store_final_training_list(nas_store *st, int64_t exp_id, int64_t trial_i
         return fail(db, s, st, "cannot read final_training", err);
     }
     sqlite3_finalize(s);
-    sqlite3_close(db);
     *out = v;
     *n = cnt;
     return NAS_OK;

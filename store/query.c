@@ -4,8 +4,8 @@
  * "read-only queries"). The Pareto front comes from evaluator/pareto.c,
  * below the store, so the store never calls into search/. Built only
  * on the public store API, except the config text, which the store does
- * not hand out: it is read over a second, read-only SQLite connection to
- * the same file (nas_store_path), so store/store.c stays untouched.
+ * not hand out: it is read over the store's own connection
+ * (store/store_impl.h).
  */
 #include <math.h>   /* isfinite, NAN */
 #include <stdio.h>
@@ -13,29 +13,20 @@
 #include <string.h>
 #include <sqlite3.h> /* the config text query */
 #include "nas/store.h"
+#include "store_impl.h"
 #include "nas/evaluator.h" /* nas_pareto_front, nas_objective_value */
 
 int nas_store_experiment_conf_text(nas_store *st, int64_t id, char **out, nas_error *err)
 {
     *out = NULL;
     const char *path = nas_store_path(st);
-    sqlite3 *db = NULL;
+    sqlite3 *db = nas__store_sqlite(st); /* the store's own (store/store_impl.h) */
     sqlite3_stmt *s = NULL;
     int rc;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        rc = nas_error_set(err, NAS_EDB, "database %s: cannot open for reading: %s", path,
-                           db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return rc;
-    }
-    sqlite3_busy_timeout(db, 10000);
     if (sqlite3_prepare_v2(db, "SELECT conf_text FROM experiment WHERE id = ?1", -1, &s, NULL) !=
-        SQLITE_OK) {
-        rc = nas_error_set(err, NAS_EDB, "database %s: cannot read the config text: %s", path,
-                           sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return rc;
-    }
+        SQLITE_OK)
+        return nas_error_set(err, NAS_EDB, "database %s: cannot read the config text: %s", path,
+                             sqlite3_errmsg(db));
     sqlite3_bind_int64(s, 1, id);
     int step = sqlite3_step(s);
     if (step == SQLITE_ROW) {
@@ -56,7 +47,6 @@ int nas_store_experiment_conf_text(nas_store *st, int64_t id, char **out, nas_er
                            sqlite3_errmsg(db));
     }
     sqlite3_finalize(s);
-    sqlite3_close(db);
     return rc;
 }
 

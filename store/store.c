@@ -788,7 +788,11 @@ int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *e
         nas_store_close(st);
         return rc;
     }
-    sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+    /* A reader never checkpoints on close: trying to would take the file's
+     * PENDING lock for a moment, and a plain reader opening it then (sqlite3
+     * with no busy timeout) would see "database is locked". */
+    if (!readonly)
+        sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
     if (!readonly) {
         int64_t dummy;
         sqlite3_stmt *s = NULL;
@@ -825,6 +829,10 @@ void nas_store_close(nas_store *st)
 }
 
 const char *nas_store_path(const nas_store *st) { return st->path; }
+
+sqlite3 *nas__store_sqlite(nas_store *st) { return st->db; }
+
+int nas__store_readonly(const nas_store *st) { return st->readonly; }
 
 /* ---- experiments ----------------------------------------------------------- */
 

@@ -1,0 +1,24 @@
+/*
+ * store/store_impl.h - the store's private seam: the files of store/ that
+ * add tables beside store/store.c's (store/export_store.c) reach the
+ * store's own SQLite connection through it.
+ *
+ * Not a public header: only store/ includes it.
+ */
+#ifndef NAS_STORE_IMPL_H
+#define NAS_STORE_IMPL_H
+
+#include <sqlite3.h>
+#include "nas/store.h"
+
+/* The store's connection (owned by the store: never closed by the caller).
+ * One connection per store: a second one on the same file, closed while a
+ * plain reader (sqlite3 with no busy timeout) opens it, briefly takes the
+ * file's PENDING lock as it tries to checkpoint, and that reader then sees
+ * "database is locked" (SQLite, "Write-Ahead Logging", section 8). */
+sqlite3 *nas__store_sqlite(nas_store *st);
+
+/* 1 when the store was opened read-only. */
+int nas__store_readonly(const nas_store *st);
+
+#endif
