@@ -211,6 +211,7 @@ static const char *const QUERIES[Q_COUNT] = {
 struct nas_store {
     sqlite3 *db;
     int readonly;
+    int ours;       /* 1 once check_schema accepted the file (closing may checkpoint it) */
     int64_t schema; /* user_version of the file (< current only when opened read-only) */
     char path[NAS_PATH_MAX];
     sqlite3_stmt *stmt[Q_COUNT];
@@ -782,17 +783,14 @@ int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *e
     sqlite3_busy_timeout(st->db, 10000);
     /* Until the file is known to be ours, closing must not checkpoint a
      * WAL left beside it (a killed writer's) into it: a foreign or a newer
-     * database is never written (issue 18). Allowed again below. */
+     * database is never written (issue 18). It stays off: a writer's
+     * nas_store_close checkpoints explicitly, without the file locks. */
     sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
     if ((rc = check_schema(st, err)) != NAS_OK) {
         nas_store_close(st);
         return rc;
     }
-    /* A reader never checkpoints on close: trying to would take the file's
-     * PENDING lock for a moment, and a plain reader opening it then (sqlite3
-     * with no busy timeout) would see "database is locked". */
-    if (!readonly)
-        sqlite3_db_config(st->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+    st->ours = !readonly; /* a reader never checkpoints */
     if (!readonly) {
         int64_t dummy;
         sqlite3_stmt *s = NULL;
@@ -824,6 +822,15 @@ void nas_store_close(nas_store *st)
         return;
     for (int i = 0; i < Q_COUNT; i++)
         sqlite3_finalize(st->stmt[i]);
+    /* A writer leaves everything in the database file (a copy of PATH alone
+     * is complete) by a TRUNCATE checkpoint, which takes only the WAL's
+     * locks, and then closes without checkpointing: SQLite's checkpoint on
+     * close takes the file's PENDING and EXCLUSIVE locks, and a plain reader
+     * opening the file in that moment (sqlite3 with no busy timeout) saw
+     * "database is locked" at the end of every run. PATH-wal (empty) and
+     * PATH-shm stay beside the file. */
+    if (st->ours && st->db)
+        sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
     sqlite3_close(st->db);
     free(st);
 }
