@@ -514,6 +514,10 @@ static const char *chain_graph(builder *b, const nas_net_desc *d)
         }
         case NAS_LAYER_DROPOUT: /* inference: identity */
             break;
+        case NAS_LAYER_AVGPOOL: /* cell layers: cells have their own writer below */
+            b->failed = nas_error_set(b->err, NAS_EUNSUPPORTED, "onnx: layer %s: %s", l->name,
+                                      "local average pooling is written by the cell writer");
+            break;
         case NAS_LAYER_LINEAR: {
             Onnx__AttributeProto *fa[1] = {attr_int(b, "axis", 1)};
             const char *in2[] = {x, NULL};

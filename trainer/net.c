@@ -363,80 +363,7 @@ static int b_linear(nas_net *n, nas_rng *r, const char *module, int x, int m)
     return y;
 }
 
-/* One NAS-Bench-201 cell (InferCell): node j = sum over k<j of op_(j<-k)(node k). */
-static int b_cell(nas_net *n, nas_rng *r, int cell, int x)
-{
-    int node[NAS_CELL_NODES], relu_of[NAS_CELL_NODES];
-    node[0] = x;
-    for (int j = 0; j < NAS_CELL_NODES; j++)
-        relu_of[j] = -1;
-    int C = n->acts[x].c;
-    char m[96];
-    for (int j = 1; j < NAS_CELL_NODES; j++) {
-        int in[NAS_CELL_NODES], n_in = 0;
-        for (int k = 0; k < j; k++) {
-            int e = j * (j - 1) / 2 + k;
-            int op = n->desc.genotype.tok[e];
-            switch (op) {
-            case NAS_OP_NONE:
-                break;
-            case NAS_OP_SKIP_CONNECT:
-                in[n_in++] = node[k];
-                break;
-            case NAS_OP_NOR_CONV_1X1:
-            case NAS_OP_NOR_CONV_3X3: {
-                int kk = op == NAS_OP_NOR_CONV_3X3 ? 3 : 1;
-                /* ReLU(node k) is shared by every conv edge leaving node k. */
-                if (relu_of[k] < 0)
-                    relu_of[k] = b_simple(n, S_RELU, node[k], 0, 0, 0);
-                snprintf(m, sizeof m, "cells.%d.layers.%d.op.1", cell, e);
-                int c = b_conv(n, r, m, relu_of[k], C, kk, 1, kk / 2);
-                snprintf(m, sizeof m, "cells.%d.layers.%d.op.2", cell, e);
-                in[n_in++] = b_bn(n, m, c);
-                break;
-            }
-            case NAS_OP_AVG_POOL_3X3:
-                in[n_in++] = b_simple(n, S_POOL, node[k], 3, 1, 1);
-                break;
-            default:
-                n->build_status = NAS_EINVAL;
-                return 0;
-            }
-        }
-        node[j] = b_sum(n, in, n_in, x);
-    }
-    return node[NAS_CELL_NODES - 1];
-}
-
-/* NAS-Bench-201's ResNetBasicblock with stride 2 between stages. */
-static int b_reduction(nas_net *n, nas_rng *r, int cell, int x)
-{
-    int cout = n->acts[x].c * 2;
-    char m[96];
-    int rx = b_simple(n, S_RELU, x, 0, 0, 0);
-    snprintf(m, sizeof m, "cells.%d.conv_a.op.1", cell);
-    int a = b_conv(n, r, m, rx, cout, 3, 2, 1);
-    snprintf(m, sizeof m, "cells.%d.conv_a.op.2", cell);
-    a = b_bn(n, m, a);
-    int ra = b_simple(n, S_RELU, a, 0, 0, 0);
-    snprintf(m, sizeof m, "cells.%d.conv_b.op.1", cell);
-    int b = b_conv(n, r, m, ra, cout, 3, 1, 1);
-    snprintf(m, sizeof m, "cells.%d.conv_b.op.2", cell);
-    b = b_bn(n, m, b);
-    int p = b_simple(n, S_POOL, x, 2, 2, 0);
-    snprintf(m, sizeof m, "cells.%d.downsample.1", cell);
-    int d = b_conv(n, r, m, p, cout, 1, 1, 0);
-    if (n->build_status)
-        return 0;
-    if (n->acts[b].h != n->acts[d].h || n->acts[b].w != n->acts[d].w) {
-        n->build_status = NAS_EINVAL;
-        return 0;
-    }
-    int in[2] = {b, d};
-    return b_sum(n, in, 2, b);
-}
-
-/* ---- chain networks: the layer description (issue 15) ------------------------ */
+/* ---- from the layer description (nas/layers.h; issue 15) ---------------------- */
 
 /* Grouped k x k conv, PyTorch's default init (bound 1/sqrt(fan_in), fan_in
  * = C/groups * k * k). */
@@ -562,10 +489,19 @@ static void b_layers(nas_net *n, nas_rng *r, const nas_layers *L)
             y = b_se(n, r, l, x);
             break;
         case NAS_LAYER_ADD: {
-            int in[2] = {x, l->src2 < 0 ? 0 : act_of[l->src2]};
-            y = b_sum(n, in, 2, x);
+            int ops[3] = {l->src, l->src2, l->src3}, in[3];
+            if (l->n_src < 0 || l->n_src > 3) {
+                n->build_status = NAS_EINVAL;
+                break;
+            }
+            for (int k = 0; k < l->n_src; k++)
+                in[k] = ops[k] < 0 ? 0 : act_of[ops[k]];
+            y = b_sum(n, in, l->n_src, x);
             break;
         }
+        case NAS_LAYER_AVGPOOL:
+            y = b_simple(n, S_POOL, x, l->kernel, l->stride, l->pad);
+            break;
         case NAS_LAYER_POOL:
             y = b_simple(n, S_GAP, x, 0, 0, 0);
             break;
@@ -825,24 +761,53 @@ static int alloc_buffers(nas_net *n, int max_batch, nas_error *err)
 }
 
 /* issue 15: a chain genotype's network from its layer description. */
-static int create_chain(nas_backend *be, const nas_net_desc *desc, int max_batch, uint64_t seed,
-                        nas_net **out, nas_error *err)
+/* The layer description of `desc`: a chain space's (its shapes checked
+ * against desc's input and classes), or the cell network's. */
+static int lower(const nas_net_desc *desc, int max_batch, nas_layers *L, nas_error *err)
 {
-    nas_layers L;
-    int rc = nas_space_layers(desc->space, &desc->genotype, &L, err);
+    if (max_batch <= 0)
+        return nas_error_set(err, NAS_EINVAL, "bad network description (max batch %d)",
+                             max_batch);
+    if (!desc->space) {
+        nas_space_desc d;
+        memset(&d, 0, sizeof d);
+        d.channels = desc->channels;
+        d.stages = desc->stages;
+        d.cells_per_stage = desc->cells_per_stage;
+        d.in_c = desc->in_c;
+        d.in_h = desc->in_h;
+        d.in_w = desc->in_w;
+        d.classes = desc->classes;
+        return nas_cell_layers(&d, &desc->genotype, L, err);
+    }
+    int rc = nas_space_layers(desc->space, &desc->genotype, L, err);
     if (rc)
         return rc;
-    if (L.in_c != desc->in_c || L.in_h != desc->in_h || L.in_w != desc->in_w ||
-        L.classes != desc->classes || max_batch <= 0 || L.n < 1) {
+    if (L->in_c != desc->in_c || L->in_h != desc->in_h || L->in_w != desc->in_w ||
+        L->classes != desc->classes || L->n < 1) {
         nas_error_set(err, NAS_EINVAL,
                       "the chain space is declared for %dx%dx%d inputs and %d classes, the "
-                      "network is asked for %dx%dx%d and %d (max batch %d): set space.input "
-                      "and space.classes to the data's",
-                      L.in_c, L.in_h, L.in_w, L.classes, desc->in_c, desc->in_h, desc->in_w,
-                      desc->classes, max_batch);
-        nas_layers_free(&L);
+                      "network is asked for %dx%dx%d and %d: set space.input and "
+                      "space.classes to the data's",
+                      L->in_c, L->in_h, L->in_w, L->classes, desc->in_c, desc->in_h, desc->in_w,
+                      desc->classes);
+        nas_layers_free(L);
         return NAS_EINVAL;
     }
+    return NAS_OK;
+}
+
+int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uint64_t seed,
+                   nas_net **out, nas_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!be || !desc || !out)
+        return nas_error_set(err, NAS_EINVAL, "nas_net_create: NULL argument");
+    nas_layers L;
+    int rc = lower(desc, max_batch, &L, err);
+    if (rc)
+        return rc;
     nas_net *n = calloc(1, sizeof *n);
     if (!n) {
         nas_layers_free(&L);
@@ -860,75 +825,10 @@ static int create_chain(nas_backend *be, const nas_net_desc *desc, int max_batch
     if (n->build_status) {
         rc = n->build_status;
         nas_net_destroy(n);
-        return nas_error_set(err, rc, "building the chain network: %s", nas_strerror(rc));
+        return nas_error_set(err, rc, "building the network from its layers: %s",
+                             nas_strerror(rc));
     }
     rc = alloc_buffers(n, max_batch, err);
-    if (rc)
-        return rc;
-    *out = n;
-    return NAS_OK;
-}
-
-int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uint64_t seed,
-                   nas_net **out, nas_error *err)
-{
-    if (out)
-        *out = NULL;
-    if (!be || !desc || !out)
-        return nas_error_set(err, NAS_EINVAL, "nas_net_create: NULL argument");
-    if (desc->space)
-        return create_chain(be, desc, max_batch, seed, out, err);
-    if (desc->genotype.len != NAS_CELL_EDGES)
-        return nas_error_set(err, NAS_EINVAL, "genotype has %d tokens, a cell needs %d",
-                             desc->genotype.len, NAS_CELL_EDGES);
-    for (int e = 0; e < NAS_CELL_EDGES; e++)
-        if (desc->genotype.tok[e] >= NAS_OP_COUNT)
-            return nas_error_set(err, NAS_EINVAL, "edge %d: invalid op id %d", e,
-                                 desc->genotype.tok[e]);
-    if (desc->channels <= 0 || desc->stages <= 0 || desc->cells_per_stage < 0 ||
-        desc->in_c <= 0 || desc->in_h <= 0 || desc->in_w <= 0 || desc->classes <= 1 ||
-        max_batch <= 0)
-        return nas_error_set(err, NAS_EINVAL,
-                             "bad network description (channels %d, stages %d, cells %d, input "
-                             "%dx%dx%d, classes %d, max batch %d)",
-                             desc->channels, desc->stages, desc->cells_per_stage, desc->in_c,
-                             desc->in_h, desc->in_w, desc->classes, max_batch);
-
-    nas_net *n = calloc(1, sizeof *n);
-    if (!n)
-        return nas_error_set(err, NAS_ENOMEM, "out of memory creating the network");
-    n->be = be;
-    n->desc = *desc;
-    n->max_batch = max_batch;
-    nas_rng r;
-    nas_rng_seed(&r, seed, INIT_STREAM);
-
-    int x = add_act(n, desc->in_c, desc->in_h, desc->in_w); /* 0: input */
-    x = b_conv(n, &r, "stem.0", x, desc->channels, 3, 1, 1);
-    x = b_bn(n, "stem.1", x);
-    int cell = 0;
-    for (int s = 0; s < desc->stages && !n->build_status; s++) {
-        if (s > 0)
-            x = b_reduction(n, &r, cell++, x);
-        for (int c = 0; c < desc->cells_per_stage; c++)
-            x = b_cell(n, &r, cell++, x);
-    }
-    x = b_bn(n, "lastact.0", x);
-    x = b_simple(n, S_RELU, x, 0, 0, 0);
-    x = b_simple(n, S_GAP, x, 0, 0, 0);
-    n->logits = b_linear(n, &r, "classifier", x, desc->classes);
-    if (n->build_status) {
-        int rc = n->build_status;
-        nas_net_destroy(n);
-        if (rc == NAS_EINVAL)
-            return nas_error_set(err, rc,
-                                 "input %dx%d cannot pass %d stages: a reduction block meets an odd "
-                                 "spatial size",
-                                 desc->in_h, desc->in_w, desc->stages);
-        return nas_error_set(err, rc, "creating the network's parameters: %s", nas_strerror(rc));
-    }
-
-    int rc = alloc_buffers(n, max_batch, err);
     if (rc)
         return rc;
     *out = n;

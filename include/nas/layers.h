@@ -7,9 +7,10 @@
  * categorical decisions; a genotype holds one token per decision (the
  * token interface of nas/space.h: nas_space_seq_len, nas_space_vocab_size,
  * nas_space_token_allowed). Strategies see only that. The builder
- * (nas_space_layers) turns a chain genotype into layers; counting (MACs,
- * params: nas/inspect.h), training (trainer/net.c) and the exporters read
- * only them (cell spaces keep their own builder for now).
+ * (nas_space_layers) turns a genotype of either space type into layers;
+ * training (trainer/net.c) reads only them for both. Counting (MACs,
+ * params: nas/inspect.h) and the exporters read them for chain spaces; for
+ * cells they still have their own copies of the TinyNetwork's structure.
  */
 #ifndef NAS_LAYERS_H
 #define NAS_LAYERS_H
@@ -88,25 +89,32 @@ typedef enum nas_layer_kind {
     NAS_LAYER_SE,       /* squeeze-and-excitation: global avg pool, 1x1 conv C->mid (bias),
                            ReLU, 1x1 conv mid->C (bias), gate (hard sigmoid or sigmoid),
                            channel-wise multiply with the input */
-    NAS_LAYER_ADD,      /* out = input + output of layer src2 (residual) */
+    NAS_LAYER_ADD,      /* out = sum of the n_src operands src, src2, src3, in that order
+                           (chain residual: n_src = 2; cell node: 0 to 3; n_src = 0:
+                           zeros of the output shape, src then only gives that shape) */
     NAS_LAYER_POOL,     /* global average pooling to C x 1 x 1 */
     NAS_LAYER_DROPOUT,  /* dropout with probability p (training only) */
-    NAS_LAYER_LINEAR    /* fully connected in_c -> out_c with bias, on the flattened input */
+    NAS_LAYER_LINEAR,   /* fully connected in_c -> out_c with bias, on the flattened input */
+    NAS_LAYER_AVGPOOL   /* k x k average pooling, stride, pad, padding excluded from the
+                           divisor (count_include_pad = False, as NAS-Bench-201) */
 } nas_layer_kind;
 
 typedef struct nas_layer {
     nas_layer_kind kind;
     int src;        /* input: index of an earlier layer, -1 = the network input */
-    int src2;       /* ADD: the other operand (index, -1 = network input); else -1 */
+    int src2, src3; /* ADD: the other operands (index, -1 = network input); else -1 */
+    int n_src;      /* ADD: number of operands (0..3) */
     int in_c, in_h, in_w;   /* NCHW shape per image */
     int out_c, out_h, out_w;
-    int kernel, stride, pad, groups, bias; /* CONV, DWCONV */
+    int kernel, stride, pad, groups, bias; /* CONV, DWCONV; AVGPOOL: kernel, stride, pad */
     int act;        /* ACT: nas_act */
     int mid;        /* SE: reduced width; */
     int gate_sigmoid; /* SE: 1 sigmoid, 0 hard sigmoid */
     double p;       /* DROPOUT */
-    int stage, index; /* chain layer it belongs to (-1: stem or head) */
-    char name[48];  /* "stem.conv", "s2.l0.expand", "head.linear", ... */
+    int stage, index; /* chain: stage and layer it belongs to; cell: stage and cell
+                         number (-1: stem or head) */
+    char name[48];  /* "stem.conv", "s2.l0.expand", "head.linear"; cells: PyTorch's
+                       module paths ("cells.3.layers.1.op.1") */
 } nas_layer;
 
 typedef struct nas_layers {
@@ -116,13 +124,35 @@ typedef struct nas_layers {
 } nas_layers;
 
 /*
- * Lower genotype `g` of a chain space to layers in execution order, with
- * every shape inferred (docs/spaces.md "Layer order"). `out` is filled and
- * owns its array: free it with nas_layers_free. Errors: NAS_EINVAL (g not
- * a member of the space), NAS_EUNSUPPORTED (cell spaces do not lower to
- * layers yet), NAS_ENOMEM.
+ * Lower genotype `g` of space `s` to layers in execution order, with every
+ * shape inferred: a chain space as docs/spaces.md "Layer order" says, a
+ * cell space as nas_cell_layers with the space's channels, stages, cells
+ * and effective input (nas_space_input). `out` is filled and owns its
+ * array: free it with nas_layers_free. Errors: NAS_EINVAL (g not a member
+ * of the space, an input the reductions cannot halve), NAS_ENOMEM.
  */
 int nas_space_layers(const nas_space *s, const nas_genotype *g, nas_layers *out, nas_error *err);
+
+/*
+ * Lower cell genotype `g` (6 edge ops, nas_op) to NAS-Bench-201's
+ * TinyNetwork (Dong & Yang, ICLR 2020; ../shared/reference/
+ * nb201-tinynetwork-fmnist.md), using d->channels, d->stages,
+ * d->cells_per_stage, d->in_c/in_h/in_w and d->classes as given (all > 0;
+ * classes > 1). Layer order = the order the trainer builds and runs them:
+ * stem conv3x3 + BN; per stage (a reduction block first from the second
+ * stage on: ReLU, conv3x3 s2, BN, ReLU, conv3x3, BN, then avgpool 2x2 s2 and
+ * conv1x1 on the block input, then their ADD) d->cells_per_stage cells, each
+ * node j in 1..3 the ADD of its non-`none` edges in edge order (an edge
+ * k->j: skip = node k itself; conv = ReLU(node k), shared by every conv
+ * edge leaving node k and created by the first, then conv and BN; pool =
+ * avgpool 3x3 s1 p1); a node of one operand is that operand (no layer);
+ * then BN, ReLU, global pool, linear. Names are PyTorch's module paths
+ * (reference above). Errors: NAS_EINVAL (bad sizes or op ids, with the
+ * reason; an odd spatial size at a reduction), NAS_ENOMEM.
+ */
+int nas_cell_layers(const nas_space_desc *d, const nas_genotype *g, nas_layers *out,
+                    nas_error *err);
+
 void nas_layers_free(nas_layers *l); /* NULL-safe; leaves *l empty */
 
 /* Name of a layer kind ("conv", "dwconv", "bn", "act", "se", "add", "pool",
