@@ -11,7 +11,7 @@
 # unnoticed), and is rebuilt when the folder changes (the same file with a
 # new mtime is decoded again and refused: exit 2 naming it, nothing
 # written). The test/ split, grey-to-RGB and the decoders themselves are
-# in tests/unit/test_data_folder.c.
+# in tests/unit/test_folder_reader.c.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/data_lib.sh"
 need_fmnist
