@@ -73,7 +73,9 @@ static void png_decode_body(png_structp png, png_infop info, png_job *j, long ma
         png_set_palette_to_rgb(png);
     if (ctype == PNG_COLOR_TYPE_GRAY && depth < 8)
         png_set_expand_gray_1_2_4_to_8(png);
-    if (ctype & PNG_COLOR_MASK_ALPHA)
+    /* alpha dropped; so is tRNS transparency, which the palette expansion
+     * would otherwise turn into a fourth channel */
+    if ((ctype & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, info, PNG_INFO_tRNS))
         png_set_strip_alpha(png);
     png_set_interlace_handling(png);
     png_read_update_info(png, info);

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_folder_reader.c - the image-folder reader (issue 16):
  * the PNG decoder's conversions (grey, RGB, RGBA and grey+alpha with the
- * alpha dropped, palette expanded, 16-bit scaled) on files libpng's own
+ * alpha dropped, palette expanded, with or without tRNS transparency,
+ * 16-bit scaled) on files libpng's own
  * writer made; JPEG grey and RGB from libjpeg's compressor; the bilinear
  * resize on values worked out by hand; the reader's order (class folders,
  * then files, by bytes), labels and channels; a grey test/ folder for an
@@ -135,6 +136,14 @@ static void test_png_conversions(void **s)
     decode_file(p, &im);
     assert_int_equal(im.c, 3);
     uint8_t want_pal[9] = {240, 230, 220, 10, 20, 30, 240, 230, 220};
+    assert_memory_equal(im.px, want_pal, 9);
+    free(im.px);
+    /* a palette with transparency (tRNS): still 3 channels, the palette's colours */
+    uint8_t cmap4[2 * 4] = {10, 20, 30, 0, 240, 230, 220, 128};
+    snprintf(p, sizeof p, "%s/pal-trns.png", dir);
+    write_png(p, 3, 1, PNG_FORMAT_RGBA_COLORMAP, idx, cmap4, 2);
+    decode_file(p, &im);
+    assert_int_equal(im.c, 3);
     assert_memory_equal(im.px, want_pal, 9);
     free(im.px);
     uint16_t g16[2] = {0x1234, 0xffff}; /* scaled: round(v * 255 / 65535) */
