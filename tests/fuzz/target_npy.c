@@ -49,5 +49,7 @@ int nas_fuzz_npy(const uint8_t *data, size_t size)
                    nas_rawset_pixel(r, (size_t)i, c, 0, 0);
     }
     nas_rawset_destroy(r);
-    return (int)(sum * 0);
+    volatile float sink = sum; /* the reads must happen; NaN pixels are fine */
+    (void)sink;
+    return 0;
 }
