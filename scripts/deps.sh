@@ -8,7 +8,7 @@ group=${1:-core}
 core=(build-essential cmake pkg-config libsqlite3-dev libconfig-dev zlib1g-dev
       libcmocka-dev libdnnl-dev libopenblas-dev libjansson-dev libzip-dev sqlite3
       dataset-fashion-mnist libprotobuf-c-dev protobuf-c-compiler libonnx-dev
-      libopenmpi-dev openmpi-bin)
+      libopenmpi-dev openmpi-bin libpng-dev libjpeg62-turbo-dev)
 test_extra=(python3-torch python3-onnx python3-opencv python3-numpy chromium clang libclang-rt-14-dev)
 pkgs=("${core[@]}")
 [ "$group" = test ] && pkgs+=("${test_extra[@]}")

@@ -76,6 +76,7 @@
 #include <string.h>
 #include <sys/stat.h> /* mkdir: the kept-weights directory */
 #include <unistd.h>
+#include "nas/data.h" /* issue 16: nas_data_cache_beside */
 #include "search/controller_impl.h"
 #include "search/pool_msg.h" /* issue 4: the Open MPI transport */
 #include "search/run_lock.h" /* issue 4: one `nas run` per database */
@@ -837,8 +838,8 @@ static int run_close(run *r, int rc, nas_error *err)
 
 /* nas/search.h. An MPI worker rank serves jobs (mpi_worker_rank); rank 0,
  * or a run without MPI, runs the steps above in order, then run_close. */
-int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
-                   nas_error *err)
+static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
+                      nas_error *err)
 {
     nas_run_summary dummy;
     if (!summary)
@@ -881,4 +882,21 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
             rc = run_finish(&r, err);
     }
     return run_close(&r, rc, err);
+}
+
+/* issue 16: the folder reader's decode cache goes beside the database
+ * ("<db>.data", nas_data_cache_beside); the rest is search_run's. */
+int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
+                   nas_error *err)
+{
+    if (!cfg || !opts || !opts->db_path)
+        return search_run(cfg, opts, summary, err);
+    nas_config *own = malloc(sizeof *own); /* large; not on the stack */
+    if (!own)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory starting the search");
+    *own = *cfg;
+    nas_data_cache_beside(&own->data, opts->db_path);
+    int rc = search_run(own, opts, summary, err);
+    free(own);
+    return rc;
 }

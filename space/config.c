@@ -50,7 +50,8 @@ typedef enum fkind {
     F_NODES,    /* space.nodes: must be 4 */
     F_GPUS,     /* workers.gpus: list of ints or "all" */
     F_OBJECTIVES, /* objectives: list of { metric; goal; } */
-    F_FLOATS    /* double[16] at off, its count (int) at offset `size`; [min, max] per value */
+    F_FLOATS,   /* double[16] at off, its count (int) at offset `size`; [min, max] per value */
+    F_SIZE      /* int[2] (height, width): an int or [H, W] or [S]; [min, max] each; 0 = unset */
 } fkind;
 
 typedef struct field {
@@ -67,7 +68,7 @@ typedef struct field {
 } field;
 
 static const char *const w_dataset[] = {"fashion-mnist", NULL};
-static const char *const w_format[] = {"idx", "npy", "cifar", NULL};
+static const char *const w_format[] = {"idx", "npy", "cifar", "folder", NULL};
 static const char *const w_layout[] = {"nhw", "nhwc", "nchw", NULL};
 static const char *const w_space_type[] = {"cell", "chain", NULL};
 static const char *const w_schedule[] = {"cosine", "constant", NULL};
@@ -110,6 +111,7 @@ static const field fields[] = {
     W("data", "layout", data.layout, w_layout),
     {"data", "mean", F_FLOATS, OFF(data.mean), OFF(data.n_mean), -1e30, 1e30, NULL, 0},
     {"data", "std", F_FLOATS, OFF(data.std), OFF(data.n_std), 1e-30, 1e30, NULL, 0},
+    {"data", "size", F_SIZE, OFF(data.size), 0, 1, 8192, NULL, 0}, /* folder: resize to [H, W] */
 
     E("space", "type", space.type, w_space_type),
     X("space", "nodes", F_NODES),
@@ -589,6 +591,33 @@ static int read_objectives(ctx *c, const config_setting_t *s)
     return NAS_OK;
 }
 
+/* F_SIZE: `S` or `[S]` (S x S), `[H, W]`, each in [min, max]; `0` (the
+ * canonical text of "not set") leaves it unset. */
+static int read_size(ctx *c, const config_setting_t *s, const field *f, const char *key)
+{
+    int *dst = field_ptr(c->cfg, f), t = config_setting_type(s);
+    int n = t == CONFIG_TYPE_ARRAY || t == CONFIG_TYPE_LIST ? config_setting_length(s) : is_int(s) ? 0 : -1;
+    if (n == 0 && is_int(s) && config_setting_get_int64(s) == 0) {
+        dst[0] = dst[1] = 0;
+        return NAS_OK;
+    }
+    if (n < 0 || n > 2 || (n == 0 && !is_int(s)))
+        return type_error(c, s, key, "an integer or [height, width], like [32, 32]");
+    long long v[2];
+    for (int i = 0; i < (n ? n : 1); i++) {
+        const config_setting_t *e = n ? config_setting_get_elem(s, (unsigned)i) : s;
+        if (!is_int(e))
+            return type_error(c, s, key, "an integer or [height, width], like [32, 32]");
+        v[i] = config_setting_get_int64(e);
+        if (v[i] < f->min || v[i] > f->max)
+            return FAIL_S(c, e, "%s = %lld is out of range, expected an image side in [%g, %g] "
+                          "pixels", key, v[i], f->min, f->max);
+    }
+    dst[0] = (int)v[0];
+    dst[1] = (int)(n == 2 ? v[1] : v[0]);
+    return NAS_OK;
+}
+
 static int read_field(ctx *c, size_t idx, const config_setting_t *s)
 {
     const field *f = &fields[idx];
@@ -694,6 +723,7 @@ static int read_field(ctx *c, size_t idx, const config_setting_t *s)
         *(int *)((char *)cfg + f->size) = n;
         return NAS_OK;
     }
+    case F_SIZE: return read_size(c, s, f, key);
     }
     return FAIL_S(c, s, "internal error: key %s has no reader", key);
 }
@@ -839,13 +869,16 @@ static int validate(ctx *c)
         char words[64];
         list_words(w_dataset, words, sizeof words);
         return FAIL_F(c, i_ds, "data.dataset = \"%s\" is not a known choice, expected one of: %s "
-                               "(or set data.format to read your own files: idx, npy, cifar)",
+                               "(or set data.format to read your own files: idx, npy, cifar, folder)",
                       cfg->data.dataset, words);
     }
     if (cfg->data.format[0] != '\0') {
         if (c->line[i_ds] == 0) /* a label for messages and exports: the format's name */
             snprintf(cfg->data.dataset, sizeof cfg->data.dataset, "%s", cfg->data.format);
-        int files = strcmp(cfg->data.format, "cifar") != 0;
+        int files = strcmp(cfg->data.format, "cifar") != 0 && strcmp(cfg->data.format, "folder") != 0;
+        if (cfg->data.size[0] > 0 && strcmp(cfg->data.format, "folder") != 0)
+            return FAIL_F(c, field_index("data", "size"), "data.size resizes the images of data.format "
+                          "= \"folder\" only, not \"%s\"", cfg->data.format);
         if (files && (cfg->data.train_images[0] == '\0' || cfg->data.train_labels[0] == '\0'))
             return FAIL_F(c, field_index("data", "format"),
                           "data.format = \"%s\" needs data.train_images and data.train_labels, "
@@ -861,6 +894,8 @@ static int validate(ctx *c)
                           "data.mean has %d values and data.std %d, expected both with one value "
                           "per channel, or neither (computed on the training split)",
                           cfg->data.n_mean, cfg->data.n_std);
+    } else if (cfg->data.size[0] > 0) {
+        return FAIL_F(c, field_index("data", "size"), "data.size needs data.format = \"folder\"");
     } else if (cfg->data.n_mean || cfg->data.n_std) {
         return FAIL_F(c, field_index("data", cfg->data.n_mean ? "mean" : "std"),
                       "data.mean and data.std need data.format (fashion-mnist keeps its fixed "
@@ -1018,7 +1053,11 @@ int nas_config_load(const char *path, nas_config *cfg, nas_error *err)
     dir_of(path, dir, sizeof dir);
     if (realpath(dir[0] ? dir : ".", abs))
         snprintf(dir, sizeof dir, "%s", abs);
-    return parse_common(NULL, path, path, dir, cfg, err);
+    int rc = parse_common(NULL, path, path, dir, cfg, err);
+    if (rc == NAS_OK) /* the folder reader's decode cache when there is no database (docs/data.md) */
+        snprintf(cfg->data.cache_dir, sizeof cfg->data.cache_dir, "%.*s/nas-data",
+                 (int)sizeof cfg->data.cache_dir - 10, dir[0] ? dir : ".");
+    return rc;
 }
 
 int nas_config_parse_string(const char *text, const char *name, nas_config *cfg, nas_error *err)
@@ -1172,6 +1211,14 @@ char *nas_config_canonical(const nas_config *cfg)
                 sb_printf(&b, "%s%s", k ? ", " : "", num);
             }
             sb_printf(&b, "]");
+            break;
+        }
+        case F_SIZE: { /* unset: 0 (read back as unset) */
+            const int *v = field_cptr(cfg, f);
+            if (v[0] > 0)
+                sb_printf(&b, "[%d, %d]", v[0], v[1]);
+            else
+                sb_printf(&b, "0");
             break;
         }
         case F_OPS: {

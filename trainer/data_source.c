@@ -71,6 +71,8 @@ int nas_data_read(const nas_data_conf *dc, int test, nas_rawset **out, nas_error
     const char *f = dc->format;
     if (!strcmp(f, "cifar"))
         return nas__read_cifar(dc->dir, test, out, err);
+    if (!strcmp(f, "folder"))
+        return nas__read_folder(dc, test, out, err);
     const char *img = test ? dc->test_images : dc->train_images;
     const char *lab = test ? dc->test_labels : dc->train_labels;
     if (!strcmp(f, "idx") || !strcmp(f, "npy")) {
@@ -92,7 +94,8 @@ int nas_data_read(const nas_data_conf *dc, int test, nas_rawset **out, nas_error
             (*out)->classes = 10;
         return rc;
     }
-    return nas_error_set(err, NAS_EINVAL, "unknown data.format \"%s\" (expected idx, npy or cifar)", f);
+    return nas_error_set(err, NAS_EINVAL, "unknown data.format \"%s\" (expected idx, npy, cifar or "
+                         "folder)", f);
 }
 
 float nas_rawset_pixel(const nas_rawset *r, size_t i, int c, int y, int x)
@@ -333,6 +336,8 @@ int nas_data_load_test(const nas_data_conf *dc, const nas_data_info *info, nas_d
     int rc = nas_data_read(dc, 1, &r, err);
     if (rc || !r)
         return rc;
+    if (!strcmp(dc->format, "folder") && r->c == 1 && info->c == 3) /* grey test, RGB training */
+        rc = nas__rawset_grey_to_rgb(r, err);
     for (int i = 0; i < r->n && !rc; i++)
         if (r->labels[i] >= info->classes)
             rc = nas_error_set(err, NAS_EFORMAT, "%s: label %d of test image %d is out of range 0..%d "

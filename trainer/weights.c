@@ -118,9 +118,8 @@ static size_t descr_itemsize(const char *d)
     return 0;
 }
 
-/* The .npy header for descr/shape, padded with spaces and ending in '\n'
- * so that magic + header is a multiple of 64 bytes. Returns its length. */
-static size_t npy_header(char *buf, size_t cap, const char *descr, int ndim, const int64_t *shape)
+/* weights_impl.h (also the folder reader's decode cache, data_folder.c) */
+size_t nas__npy_header(char *buf, size_t cap, const char *descr, int ndim, const int64_t *shape)
 {
     char dict[512];
     int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
@@ -174,7 +173,7 @@ int nas__npz_add(nas__npz_writer *z, const char *name, const char *descr, int nd
         npy_size(ndim, shape, item, &count, &need) != 0 || need != nbytes)
         return nas_error_set(err, NAS_EINVAL, "%s: member %s: bad dtype or shape", z->path, name);
     char hdr[1024];
-    size_t hl = npy_header(hdr, sizeof hdr, descr, ndim, shape);
+    size_t hl = nas__npy_header(hdr, sizeof hdr, descr, ndim, shape);
     char member[NAS_PATH_MAX];
     if (!hl || (size_t)snprintf(member, sizeof member, "%s.npy", name) >= sizeof member)
         return nas_error_set(err, NAS_EINVAL, "%s: member %s: name or shape too long", z->path,

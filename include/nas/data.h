@@ -22,6 +22,17 @@
  *          test_batch.bin; 10 classes) or 2 (CIFAR-100: coarse, fine;
  *          train.bin, test.bin; the fine label, 100 classes), then 3072
  *          pixel bytes: 1024 red, 1024 green, 1024 blue, rows of 32.
+ *   folder data.dir/train/ (and optionally test/) with one subfolder per
+ *          class: class k = the k-th subfolder in byte order (strcmp),
+ *          images in byte order of their names within a class. PNG
+ *          (libpng) or JPEG (libjpeg-turbo) files, told apart by their
+ *          first bytes; C = 1 when every image is grey, else 3 (grey
+ *          images replicated); alpha dropped, palettes expanded, 16 bits
+ *          scaled to 8. data.size resizes (bilinear, half-pixel centres);
+ *          without it the images must share one size. The decoded set is
+ *          cached as uint8 N,C,H,W .npy files in dc->cache_dir, keyed by a
+ *          fingerprint of the folder (names, sizes, mtimes, data.size);
+ *          later reads map the cache (docs/data.md).
  *
  * Every reader checks what it reads and fails with NAS_EFORMAT naming the
  * file: truncated data, a wrong magic number, counts that differ, a label
@@ -57,13 +68,19 @@ typedef struct nas_rawset {
 
 /*
  * Read the training (test = 0) or test (test = 1) images of `dc`
- * (dc->format "idx", "npy" or "cifar"; "" reads Fashion-MNIST's idx files
+ * (dc->format "idx", "npy", "cifar" or "folder"; "" reads Fashion-MNIST's idx files
  * from dc->dir). *out is NULL when test = 1 and dc names no test files.
  * Errors: NAS_EIO, NAS_EFORMAT (message names the file), NAS_EINVAL
  * (unknown format), NAS_ENOMEM.
  */
 int nas_data_read(const nas_data_conf *dc, int test, nas_rawset **out, nas_error *err);
 void nas_rawset_destroy(nas_rawset *r); /* NULL is a no-op */
+
+/* Put the folder reader's decode cache beside the database `db_path`:
+ * dc->cache_dir = "<db_path>.data" (as the kept weights go to
+ * "<db_path>.weights"). nas run calls it; without a database the cache
+ * is "<config dir>/nas-data" (nas_config_load). */
+void nas_data_cache_beside(nas_data_conf *dc, const char *db_path);
 
 /* Pixel (c, y, x) of image i, unscaled (0..255 for uint8). */
 float nas_rawset_pixel(const nas_rawset *r, size_t i, int c, int y, int x);

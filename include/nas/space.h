@@ -154,16 +154,24 @@ typedef struct nas_objective {
  * the config file's directory. */
 typedef struct nas_data_conf {
     char dataset[NAS_NAME_MAX]; /* "fashion-mnist" (the shorthand), or a label when format is set */
-    char dir[NAS_PATH_MAX];     /* /usr/share/datasets/fashion-mnist; cifar: the batch files */
+    char dir[NAS_PATH_MAX];     /* /usr/share/datasets/fashion-mnist; cifar: the batch files;
+                                   folder: train/ and test/ */
     int train_subset;           /* images used for proxy training; 0 = all left after valid */
     int valid;                  /* images held out of the training set for validation */
     /* issue 16: bring your own data */
-    char format[16];            /* "" (the data.dataset shorthand) | "idx" | "npy" | "cifar" */
+    char format[16];            /* "" (the data.dataset shorthand) | "idx" | "npy" | "cifar" | "folder" */
     char train_images[NAS_PATH_MAX], train_labels[NAS_PATH_MAX]; /* idx, npy */
     char test_images[NAS_PATH_MAX], test_labels[NAS_PATH_MAX];   /* idx, npy; "" = no test set */
     char layout[8];             /* npy images: "" (inferred) | "nhw" | "nhwc" | "nchw" */
     int n_mean, n_std;          /* data.mean / data.std given: one per channel; 0 = computed */
     double mean[16], std[16];   /* (NAS_DATA_MAX_C) */
+    /* issue 16, format "folder": every image resized to size[0] x size[1]
+     * (height, width; data.size); 0, 0 = the images' own (shared) size */
+    int size[2];
+    /* where the folder reader keeps its decode cache (docs/data.md); not a
+     * setting of the file: nas_config_load sets "<config dir>/nas-data",
+     * nas run "<database>.data" (nas_data_cache_beside); "" = no cache */
+    char cache_dir[NAS_PATH_MAX];
 } nas_data_conf;
 
 /* Most image channels a data set may have (per-channel normalisation). */
