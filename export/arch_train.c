@@ -39,25 +39,8 @@ void nas_arch_train_opts_init(nas_arch_train_opts *o)
     o->lr = o->momentum = o->weight_decay = o->progress_s = -1;
 }
 
-static int parse_augment(const char *s, nas_augment *a)
-{
-    memset(a, 0, sizeof *a);
-    if (!s || !strcmp(s, "none") || !s[0])
-        return 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(t, "crop"))
-            a->crop_pad = 4;
-        else if (!strncmp(t, "crop", 4) && t[4] >= '1' && t[4] <= '9' && !t[5])
-            a->crop_pad = t[4] - '0';
-        else if (!strcmp(t, "flip"))
-            a->flip = 1;
-        else
-            return -1;
-    }
-    return 0;
-}
+/* The one augmentation parser (nas/space.h): data.augment's spelling. */
+static int parse_augment(const char *s, nas_augment *a) { return nas_augment_parse(s, a); }
 
 int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
 {
@@ -74,8 +57,9 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
                              "--proxy redoes a search's trial: it needs ARCH.json, not --genotype");
     nas_augment chk;
     if (o->augment && parse_augment(o->augment, &chk))
-        return nas_error_set(err, NAS_ECONFIG, "--augment takes none, or crop, flip, crop,flip "
-                             "(crop pads 4 pixels; cropN pads N), not '%s'", o->augment);
+        return nas_error_set(err, NAS_ECONFIG, "--augment takes none, or a list of crop, flip, "
+                             "cutout such as crop,flip (crop pads 4 pixels, cropN N; cutout cuts "
+                             "16x16, cutoutN NxN), not '%s'", o->augment);
     if (o->schedule && strcmp(o->schedule, "cosine") && strcmp(o->schedule, "constant"))
         return nas_error_set(err, NAS_ECONFIG, "--schedule is cosine or constant, not '%s'",
                              o->schedule);
@@ -92,7 +76,7 @@ typedef struct plan {
     nas_arch a;
     nas_recipe rec;
     nas_augment aug;
-    char augs[32];          /* aug as text ("crop,flip", "none") */
+    char augs[48];          /* aug as text ("crop4,flip", "none") */
     const char *backend, *precision, *dir;
     int lowp;               /* precision other than fp32 */
     int threads;
@@ -202,6 +186,8 @@ static int resolve(const nas_arch_train_opts *o, plan *p, nas_error *err)
     const char *augment = o->augment;
     resolve_recipe(o, p, &augment);
     parse_augment(augment, &p->aug); /* checked above; NAS_FULL_AUGMENT is valid */
+    p->rec.augment = p->aug;
+    p->rec.loader_threads = 1; /* batch k+1 prepared while step k runs (issue 16) */
     if (p->rec.epochs <= 0)
         return nas_error_set(err, NAS_ECONFIG, "the recipe has 0 epochs: give --epochs N");
     p->backend = o->backend ? o->backend : (!strcmp(p->a.backend, "ref") ? "ref" : "cpu");
@@ -460,6 +446,7 @@ static int train(const nas_arch_train_opts *o, plan *p, work *w, nas_arch_train_
         return rc;
     r->epochs_done = ts.epochs;
     r->train_seconds = ts.seconds;
+    r->wait_seconds = ts.wait_seconds;
     r->train_loss = ts.train_loss;
     r->train_accuracy = ts.train_accuracy;
     return NAS_OK;
@@ -477,8 +464,9 @@ static int evaluate(const nas_arch_train_opts *o, const plan *p, work *w,
     if (rc || !o->out)
         return rc;
     FILE *f = o->out;
-    fprintf(f, "training: %d epochs, %.1f s of training steps\n", r->epochs_done,
-            r->train_seconds);
+    fprintf(f, "training: %d epochs, %.1f s of training steps, %.2f%% of it waiting for data\n",
+            r->epochs_done, r->train_seconds,
+            r->train_seconds > 0 ? 100.0 * r->wait_seconds / r->train_seconds : 0.0);
     if (o->proxy) {
         fprintf(f, "val_accuracy %.6f", r->val_accuracy);
         if (isfinite(p->a.metrics.val_accuracy))
@@ -538,6 +526,7 @@ static void result_init(nas_arch_train_result *r)
     memset(r, 0, sizeof *r);
     r->test_accuracy = r->test_loss = r->val_accuracy = NAN;
     r->train_loss = r->train_accuracy = r->train_seconds = NAN;
+    r->wait_seconds = 0;
     r->params = r->macs = -1;
     r->final_training_id = -1;
 }
