@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>     /* clock_gettime: progress ETA */
 #include <unistd.h>   /* isatty, sysconf */
+#include "nas/data.h"
 #include "nas/evaluator.h"
 #include "nas/export.h"
 #include "nas/space.h"
@@ -186,6 +187,8 @@ static int resolve(const nas_arch_train_opts *o, plan *p, nas_error *err)
     const char *augment = o->augment;
     resolve_recipe(o, p, &augment);
     parse_augment(augment, &p->aug); /* checked above; NAS_FULL_AUGMENT is valid */
+    if (o->proxy) /* issue 16: the search's own augmentation (data.augment) */
+        p->aug = p->a.recipe.augment;
     p->rec.augment = p->aug;
     p->rec.loader_threads = 1; /* batch k+1 prepared while step k runs (issue 16) */
     if (p->rec.epochs <= 0)
@@ -227,11 +230,68 @@ static void release(work *w)
     nas_dataset_destroy(w->test);
 }
 
+/* Issue 16: the experiment's data settings as ARCH.json carries them; dir
+ * is --data or the JSON's data.dir. */
+static void arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc)
+{
+    memset(dc, 0, sizeof *dc);
+    snprintf(dc->dataset, sizeof dc->dataset, "%s", a->data.dataset);
+    snprintf(dc->dir, sizeof dc->dir, "%s", dir);
+    snprintf(dc->format, sizeof dc->format, "%s", a->data.format);
+    snprintf(dc->train_images, sizeof dc->train_images, "%s", a->data.train_images);
+    snprintf(dc->train_labels, sizeof dc->train_labels, "%s", a->data.train_labels);
+    snprintf(dc->test_images, sizeof dc->test_images, "%s", a->data.test_images);
+    snprintf(dc->test_labels, sizeof dc->test_labels, "%s", a->data.test_labels);
+    snprintf(dc->layout, sizeof dc->layout, "%s", a->data.layout);
+    dc->train_subset = a->data.train_subset;
+    dc->valid = a->data.valid;
+    dc->valid_fraction = a->data.valid_fraction;
+}
+
+/* Data read through data.format (idx, npy, cifar; or the shorthand with a
+ * fractional data.valid): the same reader, split and normalisation as the
+ * search (nas/data.h), the normalisation from ARCH.json. --proxy: the
+ * search's stratified split; otherwise every training image (--subset:
+ * the first `subset` of a seeded shuffle, as for Fashion-MNIST). */
+static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas_error *err)
+{
+    nas_data_conf dc;
+    arch_data_conf(&p->a, p->dir, &dc);
+    const nas_data_info *info = &p->a.data.norm;
+    nas_rawset *r = NULL;
+    uint32_t *va = NULL, *tr = NULL;
+    int rc = nas_data_read(&dc, 0, &r, err), ntr = 0;
+    if (!rc && o->proxy) {
+        int nv = nas_config_valid_count(&dc, r->n);
+        rc = nas_data_split(r, nv, dc.train_subset, p->a.data.split_seed, &va, &tr, &ntr, NULL,
+                            NULL, err);
+        if (!rc)
+            rc = nas_data_gather(r, tr, ntr, info, &w->train, err);
+        if (!rc)
+            rc = nas_data_gather(r, va, nv, info, &w->valid, err);
+    } else if (!rc) {
+        rc = nas_data_gather(r, NULL, r->n, info, &w->full, err);
+        if (!rc && o->subset)
+            rc = nas_dataset_split(w->full, 0, o->subset, p->rec.seed, &w->train, &w->valid, err);
+    }
+    free(va);
+    free(tr);
+    nas_rawset_destroy(r);
+    if (!rc)
+        rc = nas_data_load_test(&dc, info, &w->test, err);
+    if (!rc && !w->test)
+        rc = nas_error_set(err, NAS_EINVAL, "%s: the data (format %s) names no test files "
+                           "(data.test_images, data.test_labels): nas train tests on them",
+                           o->arch ? o->arch : "the genotype", dc.format);
+    return rc;
+}
+
 static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char **stage,
                 nas_error *err)
 {
-    *stage = "loading Fashion-MNIST";
-    if (strcmp(p->a.data.dataset, "fashion-mnist") != 0)
+    int fmnist = !p->a.data.format[0] && p->a.data.valid_fraction <= 0;
+    *stage = fmnist ? "loading Fashion-MNIST" : "loading the data";
+    if (fmnist && strcmp(p->a.data.dataset, "fashion-mnist") != 0)
         return nas_error_set(err, NAS_EUNSUPPORTED, "data set '%s' is not supported",
                              p->a.data.dataset);
     int rc;
@@ -240,18 +300,21 @@ static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char
         if ((rc = nas_store_open(o->db, 0, &w->st, err)))
             return rc;
     }
-    *stage = "loading Fashion-MNIST";
-    rc = nas_fmnist_load(p->dir, "train", &w->full, err);
-    if (!rc)
+    *stage = fmnist ? "loading Fashion-MNIST" : "loading the data";
+    if (!fmnist)
+        rc = load_format(o, p, w, err);
+    else
+        rc = nas_fmnist_load(p->dir, "train", &w->full, err);
+    if (!rc && fmnist)
         rc = nas_fmnist_load(p->dir, "test", &w->test, err);
-    if (!rc && o->proxy) {
+    if (!rc && fmnist && o->proxy) {
         if (p->a.data.valid <= 0)
             rc = nas_error_set(err, NAS_EINVAL, "%s: proxy_data.valid is 0: --proxy needs the "
                                "search's validation split", o->arch);
         else
             rc = nas_dataset_split(w->full, p->a.data.valid, p->a.data.train_subset,
                                    p->a.data.split_seed, &w->train, &w->valid, err);
-    } else if (!rc && o->subset) {
+    } else if (!rc && fmnist && o->subset) {
         rc = nas_dataset_split(w->full, 0, o->subset, p->rec.seed, &w->train, &w->valid, err);
     }
     if (rc)

@@ -45,6 +45,11 @@ typedef struct nas_arch {
         uint64_t split_seed;
         char format[16];                 /* issue 16: data.format ("" = the dataset shorthand) */
         nas_data_info norm;              /* shape, classes, per-channel normalisation */
+        /* issue 16: where nas train finds the same data (idx, npy; "" = none) */
+        char train_images[NAS_PATH_MAX], train_labels[NAS_PATH_MAX];
+        char test_images[NAS_PATH_MAX], test_labels[NAS_PATH_MAX];
+        char layout[8];                  /* npy: data.layout */
+        double valid_fraction;           /* data.valid as a fraction (valid is then 0) */
     } data;
     struct {
         double val_accuracy, test_accuracy, train_loss, latency_ms, train_seconds;
