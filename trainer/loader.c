@@ -4,10 +4,17 @@
  *
  * Ring of S = threads + 1 slots; batch k lives in slot k % S. The trainer
  * holds one slot (the batch it trains on); a producer may fill slot k % S
- * once the trainer has moved past batch k - S. One mutex, two condition
- * variables (a slot became ready; the trainer released one).
+ * once the trainer has moved past batch k - S. A batch's images are handed
+ * out one at a time under the lock: when the trainer asks for a batch that
+ * is not ready (a loader thread the scheduler has not run, on a busy
+ * machine), it prepares the images nobody has taken yet itself and waits
+ * only for those in flight - the content is the same whoever prepares
+ * an image. One mutex, two condition variables (a batch became ready; the
+ * trainer released a slot).
  */
+#define _GNU_SOURCE /* SCHED_BATCH */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -17,7 +24,9 @@
 
 typedef struct slot {
     float *x, *y;
-    long batch; /* the batch it holds once ready; -1: none */
+    long batch;   /* the batch it holds once ready; -1: none */
+    long claimed; /* the batch being (or last) prepared in it; -1: none */
+    int taken, done; /* images of `claimed` handed out, finished */
 } slot;
 
 typedef struct worker {
@@ -38,7 +47,7 @@ struct nas__loader {
     int threads, nslots;
     size_t per;      /* floats per image */
     slot *slots;
-    worker *w;       /* threads workers, or one used inline (threads 0) */
+    worker *w;       /* threads workers, then the trainer's own (w[threads]) */
     int started;     /* threads running */
     long next;       /* the batch nas__loader_next hands out next */
     pthread_mutex_t mu;
@@ -53,32 +62,58 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Gather, augment and label batch k into s (no lock needed: the slot is
- * this worker's until it is marked ready). */
-static void prepare(worker *w, long k, slot *s)
+/* Gather, augment and label image i of batch k into slot s (no lock: the
+ * image is this worker's once taken). */
+static void prepare_image(worker *w, long k, int i, slot *s)
 {
     nas__loader *l = w->l;
     const nas_dataset *d = l->d;
-    int ep = l->first_epoch + (int)(k / l->per_epoch), sb = (int)(k % l->per_epoch);
-    if (w->idx_epoch != ep) {
-        for (int i = 0; i < d->n; i++)
-            w->idx[i] = (uint32_t)i;
+    int ep = l->first_epoch + (int)(k / l->per_epoch), first = (int)(k % l->per_epoch) * l->batch;
+    if (w->idx_epoch != ep) { /* this worker's copy of the epoch's order */
+        for (int j = 0; j < d->n; j++)
+            w->idx[j] = (uint32_t)j;
         nas_rng r;
         nas_rng_seed(&r, l->seed, (uint64_t)ep);
         nas_rng_shuffle(&r, w->idx, (size_t)d->n);
         w->idx_epoch = ep;
     }
-    int first = sb * l->batch;
-    int b = d->n - first < l->batch ? d->n - first : l->batch;
-    int augment = l->aug.crop_pad > 0 || l->aug.flip || l->aug.cutout > 0;
-    for (int i = 0; i < b; i++) {
-        size_t src = w->idx[first + i];
-        float *img = s->x + (size_t)i * l->per;
-        memcpy(img, d->images + src * l->per, l->per * sizeof *img);
-        s->y[i] = (float)d->labels[src];
-        if (augment)
-            nas_augment_image(&l->aug, img, w->tmp, d->c, d->h, d->w, d->black, l->seed,
-                              (uint64_t)ep * (uint64_t)d->n + (uint64_t)(first + i));
+    size_t src = w->idx[first + i];
+    float *img = s->x + (size_t)i * l->per;
+    memcpy(img, d->images + src * l->per, l->per * sizeof *img);
+    s->y[i] = (float)d->labels[src];
+    if (l->aug.crop_pad > 0 || l->aug.flip || l->aug.cutout > 0)
+        nas_augment_image(&l->aug, img, w->tmp, d->c, d->h, d->w, d->black, l->seed,
+                          (uint64_t)ep * (uint64_t)d->n + (uint64_t)(first + i));
+}
+
+/* Images of batch k in s: the last one is short. */
+static int batch_len(const nas__loader *l, long k)
+{
+    int first = (int)(k % l->per_epoch) * l->batch;
+    return l->d->n - first < l->batch ? l->d->n - first : l->batch;
+}
+
+/* With l->mu held: claim batch k in slot s if nobody has, then take its
+ * images one at a time until none is left (the lock is dropped while an
+ * image is prepared). Whoever finishes the last image marks it ready. */
+static void work_on(nas__loader *l, worker *w, long k, slot *s)
+{
+    if (s->claimed < k) {
+        s->claimed = k;
+        s->taken = s->done = 0;
+    }
+    if (s->claimed != k)
+        return;
+    int b = batch_len(l, k);
+    while (s->taken < b) {
+        int i = s->taken++;
+        pthread_mutex_unlock(&l->mu);
+        prepare_image(w, k, i, s);
+        pthread_mutex_lock(&l->mu);
+        if (++s->done == b) {
+            s->batch = k;
+            pthread_cond_broadcast(&l->ready);
+        }
     }
 }
 
@@ -86,22 +121,16 @@ static void *producer(void *arg)
 {
     worker *w = arg;
     nas__loader *l = w->l;
-    for (long k = w->j; k < l->total; k += l->threads) {
+    pthread_mutex_lock(&l->mu);
+    for (long k = w->j; k < l->total && !l->stop; k += l->threads) {
         slot *s = &l->slots[k % l->nslots];
-        pthread_mutex_lock(&l->mu);
         /* the slot is free once the trainer asked for batch k - S + 1 */
         while (!l->stop && l->next < k - l->nslots + 1 + 1 && k >= l->nslots)
             pthread_cond_wait(&l->freed, &l->mu);
-        int stop = l->stop;
-        pthread_mutex_unlock(&l->mu);
-        if (stop)
-            break;
-        prepare(w, k, s);
-        pthread_mutex_lock(&l->mu);
-        s->batch = k;
-        pthread_cond_broadcast(&l->ready);
-        pthread_mutex_unlock(&l->mu);
+        if (!l->stop)
+            work_on(l, w, k, s);
     }
+    pthread_mutex_unlock(&l->mu);
     return NULL;
 }
 
@@ -124,7 +153,7 @@ void nas__loader_destroy(nas__loader *l)
         free(l->slots[s].x);
         free(l->slots[s].y);
     }
-    for (int j = 0; l->w && j < (l->threads ? l->threads : 1); j++) {
+    for (int j = 0; l->w && j <= l->threads; j++) {
         free(l->w[j].idx);
         free(l->w[j].tmp);
     }
@@ -160,14 +189,14 @@ int nas__loader_create(const nas_dataset *data, int batch, uint64_t seed, int fi
     pthread_mutex_init(&l->mu, NULL);
     pthread_cond_init(&l->ready, NULL);
     pthread_cond_init(&l->freed, NULL);
-    int nw = threads ? threads : 1;
+    int nw = threads + 1;
     l->slots = calloc((size_t)l->nslots, sizeof *l->slots);
     l->w = calloc((size_t)nw, sizeof *l->w);
     int ok = l->slots && l->w;
     for (int s = 0; ok && s < l->nslots; s++) {
         l->slots[s].x = malloc((size_t)batch * l->per * sizeof(float));
         l->slots[s].y = malloc((size_t)batch * sizeof(float));
-        l->slots[s].batch = -1;
+        l->slots[s].batch = l->slots[s].claimed = -1;
         ok = l->slots[s].x && l->slots[s].y;
     }
     for (int j = 0; ok && j < nw; j++) {
@@ -181,14 +210,32 @@ int nas__loader_create(const nas_dataset *data, int batch, uint64_t seed, int fi
         return nas_error_set(err, NAS_ENOMEM, "out of memory for %d batches of %d images",
                              threads + 1, batch);
     }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+#ifdef SCHED_BATCH
+    /* Linux: a woken loader thread does not preempt the trainer (sched(7));
+     * an unprivileged thread may choose it; ignored where it cannot */
+    struct sched_param sp = {0};
+    if (pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED) != 0 ||
+        pthread_attr_setschedpolicy(&attr, SCHED_BATCH) != 0 ||
+        pthread_attr_setschedparam(&attr, &sp) != 0) {
+        pthread_attr_destroy(&attr);
+        pthread_attr_init(&attr);
+    }
+#endif
     for (int j = 0; j < threads; j++) {
-        if (pthread_create(&l->w[j].tid, NULL, producer, &l->w[j]) != 0) {
+        int prc = pthread_create(&l->w[j].tid, &attr, producer, &l->w[j]);
+        if (prc != 0) /* the scheduling attributes refused: the default ones */
+            prc = pthread_create(&l->w[j].tid, NULL, producer, &l->w[j]);
+        if (prc != 0) {
+            pthread_attr_destroy(&attr);
             nas__loader_destroy(l);
             return nas_error_set(err, NAS_EIO, "cannot start batch loader thread %d of %d", j + 1,
                                  threads);
         }
         l->started = j + 1;
     }
+    pthread_attr_destroy(&attr);
     *out = l;
     return NAS_OK;
 }
@@ -200,21 +247,20 @@ int nas__loader_next(nas__loader *l, const float **x, const float **y, int *b, d
     long k = l->next;
     slot *s = &l->slots[k % l->nslots];
     double t0 = now_s();
-    if (!l->threads) {
-        prepare(&l->w[0], k, s);
-        l->next++;
-    } else {
-        pthread_mutex_lock(&l->mu);
-        l->next++; /* the batch before k is released: its slot may be refilled */
-        pthread_cond_broadcast(&l->freed);
-        while (s->batch != k)
-            pthread_cond_wait(&l->ready, &l->mu);
-        pthread_mutex_unlock(&l->mu);
-    }
+    pthread_mutex_lock(&l->mu);
+    l->next++; /* the batch before k is released: its slot may be refilled */
+    /* help with (or do) what no thread has taken yet, then wait for the
+     * images in flight */
+    work_on(l, &l->w[l->threads], k, s);
+    while (s->batch != k)
+        pthread_cond_wait(&l->ready, &l->mu);
     if (wait_s)
         *wait_s += now_s() - t0;
-    int first = (int)(k % l->per_epoch) * l->batch;
-    *b = l->d->n - first < l->batch ? l->d->n - first : l->batch;
+    /* wake the producers only now: a woken thread that preempts this one
+     * then costs step time, not the wait for a batch that was ready */
+    pthread_cond_broadcast(&l->freed);
+    pthread_mutex_unlock(&l->mu);
+    *b = batch_len(l, k);
     *x = s->x;
     *y = s->y;
     return NAS_OK;
