@@ -212,6 +212,11 @@ void nas_data_norm_compute(const nas_rawset *r, const uint32_t *idx, int n, nas_
             }
         }
         double cnt = (double)n * (double)hw, mean, var;
+        if (n == 0) { /* the shape only (mean and std given): nothing read */
+            info->mean[c] = 0.0f;
+            info->std[c] = 1.0f;
+            continue;
+        }
         if (r->f32) {
             mean = s / cnt;
             var = sq / cnt - mean * mean;
@@ -304,7 +309,9 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
     if (!rc && dc->format[0] == '\0') { /* the shorthand with a fraction: its fixed normalisation */
         nas_data_info_fmnist(info);
     } else if (!rc) {
-        nas_data_norm_compute(r, rest, n_rest, info);
+        /* given in space.conf: the images are not read for statistics (a
+         * memory-mapped file larger than memory stays on disk) */
+        nas_data_norm_compute(r, rest, dc->n_mean > 0 ? 0 : n_rest, info);
         if (dc->n_mean > 0) { /* given in space.conf: one per channel */
             if (dc->n_mean != r->c || dc->n_std != r->c)
                 rc = nas_error_set(err, NAS_ECONFIG, "data.mean and data.std have %d and %d values, "

@@ -84,8 +84,8 @@ int nas_data_split(const nas_rawset *r, int n_valid, int n_train, uint64_t seed,
 
 /* Per-channel mean and standard deviation (population) of images idx[0..n)
  * after scaling (1/255 for uint8), into info->mean/std (a zero std becomes
- * 1); sets info->c, h, w, classes, u8 from r. Sums in double, in index
- * order, so the result is deterministic. */
+ * 1; n = 0: mean 0, std 1, no image read); sets info->c, h, w, classes, u8
+ * from r. Sums in double, in index order, so the result is deterministic. */
 void nas_data_norm_compute(const nas_rawset *r, const uint32_t *idx, int n, nas_data_info *info);
 
 /* Images idx[0..n) (idx NULL: 0..n-1) as a float32 N,C,H,W nas_dataset

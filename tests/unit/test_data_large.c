@@ -3,7 +3,7 @@
  * images than its file holds is refused as truncated before anything is
  * allocated (trainer/data_idx.c), plain and gzip; the npy reader maps its
  * images instead of reading them (trainer/data_npy.c), checked by the
- * mapping being there. The large-file run itself: tests/e2e/test_data_large.sh.
+ * mapping being there. The large-file run itself: tests/e2e/test_data_mmap.sh.
  */
 #include <setjmp.h> /* cmocka needs these three */
 #include <stdarg.h>
