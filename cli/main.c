@@ -41,7 +41,7 @@ static const nas_cli_cmd commands[] = {
      "print one trial in full", "  --db PATH   results database (default: nas.db)\n"},
     {"train", nas_cmd_train,
      "nas train (ARCH.json | --genotype STRING) [--epochs N] [--lr LR] [--channels C] [--cells N] [--db PATH] [--proxy] [...]",
-     "train one architecture fully on Fashion-MNIST and report its test accuracy",
+     "train one architecture fully (Fashion-MNIST, or ARCH.json's data) and report its test accuracy",
      "  ARCH.json           an architecture from `nas export --format json`\n"
      "  --genotype STRING   or any NAS-Bench-201 cell string, e.g. |nor_conv_3x3~0|+|...|\n"
      "  The full-training recipe (docs/export.md): 20 epochs over the 60,000 training images,\n"
@@ -49,7 +49,7 @@ static const nas_cli_cmd commands[] = {
      "  5e-4, crop+flip augmentation, every core; the network as exported (--genotype: C 16,\n"
      "  N 1), seed from ARCH.json (--genotype: 0). Options override it:\n"
      "  --epochs N --batch-size B --lr LR --momentum M --weight-decay W --seed S\n"
-     "  --schedule cosine|constant   --augment none|crop|flip|crop,flip (crop pads 4 pixels)\n"
+     "  --schedule cosine|constant   --augment none|crop[N]|flip|cutout[N],... (crop pads 4)\n"
      "  --channels C        first-stage channels    --cells N   cells per stage\n"
      "  --proxy             ARCH.json only: redo the search's proxy training (its recipe,\n"
      "                      split, threads and backend): reproduces the trial\n"
@@ -63,7 +63,7 @@ static const nas_cli_cmd commands[] = {
      "  --threads T (default: every core; --proxy: the trial's)  --backend cpu|ref\n"
      "  --precision P       fp32 (default), bf16 (cpu: oneDNN bf16, fp32 master weights) or\n"
      "                      fp16 (cuda only, loss scaling); an error where the backend lacks it\n"
-     "  --data DIR          Fashion-MNIST idx files   --stop-after N   stop after epoch N (tests)\n"},
+     "  --data DIR          the data directory (data.dir)   --stop-after N   stop after epoch N\n"},
     {"report", nas_cmd_report,
      "nas report [--db PATH] [--experiment NAME] [-o FILE] [--top-k K]",
      "write a self-contained HTML report of an experiment (plots, Pareto front, failures)",

@@ -206,7 +206,8 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
     nas_recipe rec = {.epochs = c->proxy.epochs, .batch_size = batch, .lr = c->proxy.lr,
                       .momentum = c->proxy.momentum, .nesterov = c->proxy.nesterov,
                       .weight_decay = c->proxy.weight_decay, .schedule = c->proxy.schedule,
-                      .seed = c->seed};
+                      .seed = c->seed, .loader_threads = c->data.loader_threads};
+    nas_augment_parse(c->data.augment, &rec.augment); /* checked by the config's pass 2 */
     nas_train_stats st;
     progress_ctx pc = {progress, ctx};
     rc = nas_train(net, ev->train, &rec, on_step, &pc, &st, &err);

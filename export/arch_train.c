@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>     /* clock_gettime: progress ETA */
 #include <unistd.h>   /* isatty, sysconf */
+#include "nas/data.h"
 #include "nas/evaluator.h"
 #include "nas/export.h"
 #include "nas/space.h"
@@ -39,25 +40,8 @@ void nas_arch_train_opts_init(nas_arch_train_opts *o)
     o->lr = o->momentum = o->weight_decay = o->progress_s = -1;
 }
 
-static int parse_augment(const char *s, nas_augment *a)
-{
-    memset(a, 0, sizeof *a);
-    if (!s || !strcmp(s, "none") || !s[0])
-        return 0;
-    char buf[64];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(t, "crop"))
-            a->crop_pad = 4;
-        else if (!strncmp(t, "crop", 4) && t[4] >= '1' && t[4] <= '9' && !t[5])
-            a->crop_pad = t[4] - '0';
-        else if (!strcmp(t, "flip"))
-            a->flip = 1;
-        else
-            return -1;
-    }
-    return 0;
-}
+/* The one augmentation parser (nas/space.h): data.augment's spelling. */
+static int parse_augment(const char *s, nas_augment *a) { return nas_augment_parse(s, a); }
 
 int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
 {
@@ -74,8 +58,9 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
                              "--proxy redoes a search's trial: it needs ARCH.json, not --genotype");
     nas_augment chk;
     if (o->augment && parse_augment(o->augment, &chk))
-        return nas_error_set(err, NAS_ECONFIG, "--augment takes none, or crop, flip, crop,flip "
-                             "(crop pads 4 pixels; cropN pads N), not '%s'", o->augment);
+        return nas_error_set(err, NAS_ECONFIG, "--augment takes none, or a list of crop, flip, "
+                             "cutout such as crop,flip (crop pads 4 pixels, cropN N; cutout cuts "
+                             "16x16, cutoutN NxN), not '%s'", o->augment);
     if (o->schedule && strcmp(o->schedule, "cosine") && strcmp(o->schedule, "constant"))
         return nas_error_set(err, NAS_ECONFIG, "--schedule is cosine or constant, not '%s'",
                              o->schedule);
@@ -92,7 +77,7 @@ typedef struct plan {
     nas_arch a;
     nas_recipe rec;
     nas_augment aug;
-    char augs[32];          /* aug as text ("crop,flip", "none") */
+    char augs[48];          /* aug as text ("crop4,flip", "none") */
     const char *backend, *precision, *dir;
     int lowp;               /* precision other than fp32 */
     int threads;
@@ -202,6 +187,10 @@ static int resolve(const nas_arch_train_opts *o, plan *p, nas_error *err)
     const char *augment = o->augment;
     resolve_recipe(o, p, &augment);
     parse_augment(augment, &p->aug); /* checked above; NAS_FULL_AUGMENT is valid */
+    if (o->proxy) /* issue 16: the search's own augmentation (data.augment) */
+        p->aug = p->a.recipe.augment;
+    p->rec.augment = p->aug;
+    p->rec.loader_threads = 1; /* batch k+1 prepared while step k runs (issue 16) */
     if (p->rec.epochs <= 0)
         return nas_error_set(err, NAS_ECONFIG, "the recipe has 0 epochs: give --epochs N");
     p->backend = o->backend ? o->backend : (!strcmp(p->a.backend, "ref") ? "ref" : "cpu");
@@ -241,11 +230,68 @@ static void release(work *w)
     nas_dataset_destroy(w->test);
 }
 
+/* Issue 16: the experiment's data settings as ARCH.json carries them; dir
+ * is --data or the JSON's data.dir. */
+static void arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc)
+{
+    memset(dc, 0, sizeof *dc);
+    snprintf(dc->dataset, sizeof dc->dataset, "%s", a->data.dataset);
+    snprintf(dc->dir, sizeof dc->dir, "%s", dir);
+    snprintf(dc->format, sizeof dc->format, "%s", a->data.format);
+    snprintf(dc->train_images, sizeof dc->train_images, "%s", a->data.train_images);
+    snprintf(dc->train_labels, sizeof dc->train_labels, "%s", a->data.train_labels);
+    snprintf(dc->test_images, sizeof dc->test_images, "%s", a->data.test_images);
+    snprintf(dc->test_labels, sizeof dc->test_labels, "%s", a->data.test_labels);
+    snprintf(dc->layout, sizeof dc->layout, "%s", a->data.layout);
+    dc->train_subset = a->data.train_subset;
+    dc->valid = a->data.valid;
+    dc->valid_fraction = a->data.valid_fraction;
+}
+
+/* Data read through data.format (idx, npy, cifar; or the shorthand with a
+ * fractional data.valid): the same reader, split and normalisation as the
+ * search (nas/data.h), the normalisation from ARCH.json. --proxy: the
+ * search's stratified split; otherwise every training image (--subset:
+ * the first `subset` of a seeded shuffle, as for Fashion-MNIST). */
+static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas_error *err)
+{
+    nas_data_conf dc;
+    arch_data_conf(&p->a, p->dir, &dc);
+    const nas_data_info *info = &p->a.data.norm;
+    nas_rawset *r = NULL;
+    uint32_t *va = NULL, *tr = NULL;
+    int rc = nas_data_read(&dc, 0, &r, err), ntr = 0;
+    if (!rc && o->proxy) {
+        int nv = nas_config_valid_count(&dc, r->n);
+        rc = nas_data_split(r, nv, dc.train_subset, p->a.data.split_seed, &va, &tr, &ntr, NULL,
+                            NULL, err);
+        if (!rc)
+            rc = nas_data_gather(r, tr, ntr, info, &w->train, err);
+        if (!rc)
+            rc = nas_data_gather(r, va, nv, info, &w->valid, err);
+    } else if (!rc) {
+        rc = nas_data_gather(r, NULL, r->n, info, &w->full, err);
+        if (!rc && o->subset)
+            rc = nas_dataset_split(w->full, 0, o->subset, p->rec.seed, &w->train, &w->valid, err);
+    }
+    free(va);
+    free(tr);
+    nas_rawset_destroy(r);
+    if (!rc)
+        rc = nas_data_load_test(&dc, info, &w->test, err);
+    if (!rc && !w->test)
+        rc = nas_error_set(err, NAS_EINVAL, "%s: the data (format %s) names no test files "
+                           "(data.test_images, data.test_labels): nas train tests on them",
+                           o->arch ? o->arch : "the genotype", dc.format);
+    return rc;
+}
+
 static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char **stage,
                 nas_error *err)
 {
-    *stage = "loading Fashion-MNIST";
-    if (strcmp(p->a.data.dataset, "fashion-mnist") != 0)
+    int fmnist = !p->a.data.format[0] && p->a.data.valid_fraction <= 0;
+    *stage = fmnist ? "loading Fashion-MNIST" : "loading the data";
+    if (fmnist && strcmp(p->a.data.dataset, "fashion-mnist") != 0)
         return nas_error_set(err, NAS_EUNSUPPORTED, "data set '%s' is not supported",
                              p->a.data.dataset);
     int rc;
@@ -254,18 +300,21 @@ static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char
         if ((rc = nas_store_open(o->db, 0, &w->st, err)))
             return rc;
     }
-    *stage = "loading Fashion-MNIST";
-    rc = nas_fmnist_load(p->dir, "train", &w->full, err);
-    if (!rc)
+    *stage = fmnist ? "loading Fashion-MNIST" : "loading the data";
+    if (!fmnist)
+        rc = load_format(o, p, w, err);
+    else
+        rc = nas_fmnist_load(p->dir, "train", &w->full, err);
+    if (!rc && fmnist)
         rc = nas_fmnist_load(p->dir, "test", &w->test, err);
-    if (!rc && o->proxy) {
+    if (!rc && fmnist && o->proxy) {
         if (p->a.data.valid <= 0)
             rc = nas_error_set(err, NAS_EINVAL, "%s: proxy_data.valid is 0: --proxy needs the "
                                "search's validation split", o->arch);
         else
             rc = nas_dataset_split(w->full, p->a.data.valid, p->a.data.train_subset,
                                    p->a.data.split_seed, &w->train, &w->valid, err);
-    } else if (!rc && o->subset) {
+    } else if (!rc && fmnist && o->subset) {
         rc = nas_dataset_split(w->full, 0, o->subset, p->rec.seed, &w->train, &w->valid, err);
     }
     if (rc)
@@ -460,6 +509,7 @@ static int train(const nas_arch_train_opts *o, plan *p, work *w, nas_arch_train_
         return rc;
     r->epochs_done = ts.epochs;
     r->train_seconds = ts.seconds;
+    r->wait_seconds = ts.wait_seconds;
     r->train_loss = ts.train_loss;
     r->train_accuracy = ts.train_accuracy;
     return NAS_OK;
@@ -477,8 +527,9 @@ static int evaluate(const nas_arch_train_opts *o, const plan *p, work *w,
     if (rc || !o->out)
         return rc;
     FILE *f = o->out;
-    fprintf(f, "training: %d epochs, %.1f s of training steps\n", r->epochs_done,
-            r->train_seconds);
+    fprintf(f, "training: %d epochs, %.1f s of training steps, %.2f%% of it waiting for data\n",
+            r->epochs_done, r->train_seconds,
+            r->train_seconds > 0 ? 100.0 * r->wait_seconds / r->train_seconds : 0.0);
     if (o->proxy) {
         fprintf(f, "val_accuracy %.6f", r->val_accuracy);
         if (isfinite(p->a.metrics.val_accuracy))
@@ -538,6 +589,7 @@ static void result_init(nas_arch_train_result *r)
     memset(r, 0, sizeof *r);
     r->test_accuracy = r->test_loss = r->val_accuracy = NAN;
     r->train_loss = r->train_accuracy = r->train_seconds = NAN;
+    r->wait_seconds = 0;
     r->params = r->macs = -1;
     r->final_training_id = -1;
 }

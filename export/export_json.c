@@ -91,6 +91,30 @@ static double float_exact(float v)
     return strtod(b, NULL);
 }
 
+/* Issue 16, added only when set (so files for Fashion-MNIST stay as they
+ * were): proxy_data's train/test files and npy layout, data.valid as a
+ * fraction (a float "valid"), the search's augmentation (recipe.augment). */
+static void data_json(const nas_arch *a, json_t *root)
+{
+    json_t *pd = json_object_get(root, "proxy_data");
+    const struct {
+        const char *key, *val;
+    } files[] = {{"train_images", a->data.train_images}, {"train_labels", a->data.train_labels},
+                 {"test_images", a->data.test_images},   {"test_labels", a->data.test_labels},
+                 {"layout", a->data.layout}};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        if (files[i].val[0])
+            json_object_set_new(pd, files[i].key, json_string(files[i].val));
+    if (a->data.valid_fraction > 0)
+        json_object_set_new(pd, "valid", json_real(a->data.valid_fraction));
+    const nas_augment *g = &a->recipe.augment;
+    if (g->crop_pad > 0 || g->flip || g->cutout > 0) {
+        char aug[48];
+        nas_augment_format(g, aug, sizeof aug);
+        json_object_set_new(json_object_get(root, "recipe"), "augment", json_string(aug));
+    }
+}
+
 int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
 {
     if (!a || !path)
@@ -153,6 +177,7 @@ int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
         json_object_set_new(in, "format", json_string(a->data.format));
         json_object_set_new(json_object_get(root, "proxy_data"), "format", json_string(a->data.format));
     }
+    data_json(a, root); /* issue 16: files, fraction, augmentation */
     json_object_set_new(root, "metrics", metrics);
     json_object_set_new(root, "source", source);
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
@@ -402,6 +427,10 @@ static void read_recipe(reader *r, nas_arch *a)
             bad(r, "recipe.schedule", "must be \"cosine\" or \"constant\"");
     }
     get_u64(r, "recipe.seed", 1, &a->recipe.seed);
+    char aug[64] = "";
+    get_str(r, "recipe.augment", 0, aug, sizeof aug); /* issue 16; absent: none */
+    if (!r->rc && nas_augment_parse(aug, &a->recipe.augment) != 0)
+        bad(r, "recipe.augment", "is not an augmentation (crop, cropN, flip, cutout, cutoutN)");
 }
 
 /* Step 4: the optional "proxy_data.*", "backend.*", "metrics.*" and "source.*" keys. */
@@ -410,7 +439,19 @@ static void read_source(reader *r, nas_arch *a)
     get_str(r, "proxy_data.dataset", 0, a->data.dataset, sizeof a->data.dataset);
     get_str(r, "proxy_data.dir", 0, a->data.dir, sizeof a->data.dir);
     get_int(r, "proxy_data.train_subset", 0, 0, 1 << 30, &a->data.train_subset);
-    get_int(r, "proxy_data.valid", 0, 0, 1 << 30, &a->data.valid);
+    json_t *vf = at(r, "proxy_data.valid");
+    if (json_is_real(vf)) { /* issue 16: a fraction */
+        a->data.valid_fraction = json_real_value(vf);
+        if (!(a->data.valid_fraction > 0 && a->data.valid_fraction < 1))
+            bad(r, "proxy_data.valid", "must be a count or a fraction in (0, 1)");
+    } else {
+        get_int(r, "proxy_data.valid", 0, 0, 1 << 30, &a->data.valid);
+    }
+    get_str(r, "proxy_data.train_images", 0, a->data.train_images, sizeof a->data.train_images);
+    get_str(r, "proxy_data.train_labels", 0, a->data.train_labels, sizeof a->data.train_labels);
+    get_str(r, "proxy_data.test_images", 0, a->data.test_images, sizeof a->data.test_images);
+    get_str(r, "proxy_data.test_labels", 0, a->data.test_labels, sizeof a->data.test_labels);
+    get_str(r, "proxy_data.layout", 0, a->data.layout, sizeof a->data.layout);
     a->data.split_seed = a->recipe.seed;
     get_u64(r, "proxy_data.split_seed", 0, &a->data.split_seed);
     get_str(r, "backend.name", 0, a->backend, sizeof a->backend);

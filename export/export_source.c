@@ -169,6 +169,13 @@ static void arch_from_config(nas_arch *a, const nas_config *cfg)
     snprintf(a->data.format, sizeof a->data.format, "%s", cfg->data.format);
     a->data.train_subset = cfg->data.train_subset;
     a->data.valid = cfg->data.valid;
+    a->data.valid_fraction = cfg->data.valid_fraction;
+    snprintf(a->data.train_images, sizeof a->data.train_images, "%s", cfg->data.train_images);
+    snprintf(a->data.train_labels, sizeof a->data.train_labels, "%s", cfg->data.train_labels);
+    snprintf(a->data.test_images, sizeof a->data.test_images, "%s", cfg->data.test_images);
+    snprintf(a->data.test_labels, sizeof a->data.test_labels, "%s", cfg->data.test_labels);
+    snprintf(a->data.layout, sizeof a->data.layout, "%s", cfg->data.layout);
+    nas_augment_parse(cfg->data.augment, &a->recipe.augment); /* the search's augmentation */
     a->data.split_seed = cfg->seed;
     snprintf(a->experiment, sizeof a->experiment, "%s", cfg->experiment);
 }

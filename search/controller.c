@@ -452,8 +452,13 @@ static int run_prepare(run *r, nas_error *err)
             snprintf(ntrain, sizeof ntrain, "all other");
         const char *from = !strcmp(cfg->data.format, "idx") || !strcmp(cfg->data.format, "npy")
                                ? cfg->data.train_images : cfg->data.dir;
-        nas__ctl_say(c, "nas: loading %s from %s (%s training and %d validation images)",
-                     cfg->data.dataset, from, ntrain, cfg->data.valid);
+        char nvalid[32];
+        if (cfg->data.valid_fraction > 0) /* issue 16: a fraction of the training images */
+            snprintf(nvalid, sizeof nvalid, "%g%% as", 100.0 * cfg->data.valid_fraction);
+        else
+            snprintf(nvalid, sizeof nvalid, "%d", cfg->data.valid);
+        nas__ctl_say(c, "nas: loading %s from %s (%s training and %s validation images)",
+                     cfg->data.dataset, from, ntrain, nvalid);
     } else {
         nas__ctl_say(c, "nas: table evaluator: %s, column %s", cfg->evaluator.table,
                      cfg->evaluator.column);

@@ -51,7 +51,9 @@ typedef enum fkind {
     F_GPUS,     /* workers.gpus: list of ints or "all" */
     F_OBJECTIVES, /* objectives: list of { metric; goal; } */
     F_FLOATS,   /* double[16] at off, its count (int) at offset `size`; [min, max] per value */
-    F_SIZE      /* int[2] (height, width): an int or [H, W] or [S]; [min, max] each; 0 = unset */
+    F_SIZE,     /* int[2] (height, width): an int or [H, W] or [S]; [min, max] each; 0 = unset */
+    F_COUNT_FRAC /* int count at off in [min, max], or a float fraction in (0, 1) stored as a
+                    double at offset `size` (the count is then 0); data.valid, issue 16 */
 } fkind;
 
 typedef struct field {
@@ -101,7 +103,8 @@ static const field fields[] = {
     S("data", "dataset", data.dataset),
     P("data", "dir", data.dir),
     I("data", "train_subset", data.train_subset, 0, NAS__DATA_MAX_N),
-    I("data", "valid", data.valid, 1, NAS__DATA_MAX_N),
+    {"data", "valid", F_COUNT_FRAC, OFF(data.valid), OFF(data.valid_fraction), 1, NAS__DATA_MAX_N,
+     NULL, 0},
     /* issue 16: the data's own format and files (docs/data.md) */
     W("data", "format", data.format, w_format),
     P("data", "train_images", data.train_images),
@@ -112,6 +115,9 @@ static const field fields[] = {
     {"data", "mean", F_FLOATS, OFF(data.mean), OFF(data.n_mean), -1e30, 1e30, NULL, 0},
     {"data", "std", F_FLOATS, OFF(data.std), OFF(data.n_std), 1e-30, 1e30, NULL, 0},
     {"data", "size", F_SIZE, OFF(data.size), 0, 1, 8192, NULL, 0}, /* folder: resize to [H, W] */
+    /* issue 16: augmentation during the search, batches prepared ahead */
+    S("data", "augment", data.augment),
+    I("data", "loader_threads", data.loader_threads, 0, 16),
 
     E("space", "type", space.type, w_space_type),
     X("space", "nodes", F_NODES),
@@ -197,6 +203,7 @@ void nas_config_defaults(nas_config *cfg)
     snprintf(cfg->data.dir, sizeof cfg->data.dir, "/usr/share/datasets/fashion-mnist");
     cfg->data.train_subset = 0;
     cfg->data.valid = 5000;
+    cfg->data.loader_threads = 1;
 
     cfg->space.type = NAS_SPACE_CELL;
     cfg->space.op_mask = NAS__ALL_OPS_MASK;
@@ -629,6 +636,22 @@ static int read_field(ctx *c, size_t idx, const config_setting_t *s)
     int t = config_setting_type(s);
 
     switch (f->kind) {
+    case F_COUNT_FRAC: {
+        double *frac = (double *)((char *)cfg + f->size);
+        *frac = 0;
+        if (t == CONFIG_TYPE_FLOAT) {
+            double v = config_setting_get_float(s);
+            if (!(v > 0 && v < 1))
+                return FAIL_S(c, s, "%s = %g is out of range, expected an integer count or a "
+                                    "fraction in (0, 1)", key, v);
+            *frac = v;
+            *(int *)field_ptr(cfg, f) = 0;
+            return NAS_OK;
+        }
+        if (!is_int(s))
+            return type_error(c, s, key, "an integer count or a fraction in (0, 1)");
+        __attribute__((fallthrough)); /* a count: as F_INT */
+    }
     case F_INT:
     case F_U64: {
         if (!is_int(s))
@@ -817,7 +840,8 @@ static int validate(ctx *c)
     for (size_t i = 0; i < N_FIELDS; i++) {
         const field *f = &fields[i];
         full_key(f, key, sizeof key);
-        if (f->kind == F_INT) {
+        if (f->kind == F_INT ||
+            (f->kind == F_COUNT_FRAC && *(const double *)((const char *)cfg + f->size) == 0)) {
             int v = *(const int *)field_cptr(cfg, f);
             if (v < f->min || v > f->max)
                 return FAIL_F(c, i, "%s = %d is out of range, expected an integer in [%.17g, %.17g]", key,
@@ -907,11 +931,24 @@ static int validate(ctx *c)
                       *(const int *)field_cptr(cfg, &fields[i]), i == field_index("data", "valid"),
                       NAS__FMNIST_TRAIN - 1, NAS__FMNIST_TRAIN);
     }
-    if (cfg->data.format[0] == '\0' && cfg->data.train_subset + cfg->data.valid > NAS__FMNIST_TRAIN) {
+    int fm_valid = cfg->data.valid_fraction > 0 ? nas_config_valid_count(&cfg->data, NAS__FMNIST_TRAIN)
+                                                : cfg->data.valid;
+    if (cfg->data.format[0] == '\0' && cfg->data.train_subset + fm_valid > NAS__FMNIST_TRAIN) {
         size_t i = field_index("data", c->line[field_index("data", "train_subset")] ? "train_subset" : "valid");
         return FAIL_F(c, i, "data.train_subset + data.valid = %d exceeds the %d training images of "
                             "fashion-mnist, expected at most %d",
-                      cfg->data.train_subset + cfg->data.valid, NAS__FMNIST_TRAIN, NAS__FMNIST_TRAIN);
+                      cfg->data.train_subset + fm_valid, NAS__FMNIST_TRAIN, NAS__FMNIST_TRAIN);
+    }
+    {
+        nas_augment aug;
+        size_t ia = field_index("data", "augment");
+        if (nas_augment_parse(cfg->data.augment, &aug) != 0)
+            return FAIL_F(c, ia, "data.augment = \"%s\" is not an augmentation, expected \"none\" "
+                                 "or a list of crop, cropN, flip, cutout, cutoutN such as "
+                                 "\"crop4,flip\"", cfg->data.augment);
+        nas_augment_format(&aug, cfg->data.augment, sizeof cfg->data.augment); /* canonical */
+        if (!strcmp(cfg->data.augment, "none"))
+            cfg->data.augment[0] = '\0';
     }
     if (cfg->search.sample_size > cfg->search.population) {
         size_t i = field_index("search", "sample_size");
@@ -932,6 +969,14 @@ static int validate(ctx *c)
 }
 
 /* ---- entry points ------------------------------------------------------------------ */
+
+int nas_config_valid_count(const nas_data_conf *dc, int n)
+{
+    if (dc->valid_fraction <= 0)
+        return dc->valid;
+    double v = floor(dc->valid_fraction * (double)n);
+    return v < 1 ? 1 : (int)v;
+}
 
 /* experiment default: the basename of `name` without its extension. */
 static void default_experiment(nas_config *cfg, const char *name)
@@ -1181,6 +1226,16 @@ char *nas_config_canonical(const nas_config *cfg)
         sb_printf(&b, "%s = ", key);
         switch (f->kind) {
         case F_INT: sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f)); break;
+        case F_COUNT_FRAC: { /* a count prints as before; a fraction as a float */
+            double fr = *(const double *)((const char *)cfg + f->size);
+            if (fr > 0) {
+                fmt_double(fr, num, sizeof num);
+                sb_printf(&b, "%s", num);
+            } else {
+                sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f));
+            }
+            break;
+        }
         case F_U64: sb_printf(&b, "%llu", (unsigned long long)*(const uint64_t *)field_cptr(cfg, f)); break;
         case F_FLOAT:
             fmt_double(*(const double *)field_cptr(cfg, f), num, sizeof num);
@@ -1271,6 +1326,7 @@ static const char *const running_keys[] = {
     "experiment",     "search.trials",   "proxy.threads", "proxy.backend",
     "proxy.keep_weights", "proxy.keep_top", "proxy.weights_mb", "data.dir",
     "data.train_images", "data.train_labels", "data.test_images", "data.test_labels",
+    "data.loader_threads",
     "evaluator.table", "workers.",
 };
 

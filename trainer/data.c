@@ -255,6 +255,7 @@ int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_e
     const float inv = 1.0f / 255.0f, inv_std = 1.0f / FMNIST_STD;
     for (size_t i = 0; i < px; i++)
         d->images[i] = ((float)raw[i] * inv - FMNIST_MEAN) * inv_std;
+    d->black[0] = (0.0f * inv - FMNIST_MEAN) * inv_std;
     *out = d;
     d = NULL;
     rc = NAS_OK;
@@ -316,6 +317,8 @@ int nas_dataset_split(const nas_dataset *full, int n_valid, int n_train, uint64_
         nas_dataset_destroy(tr);
         return nas_error_set(err, NAS_ENOMEM, "out of memory splitting %d images", full->n);
     }
+    memcpy(va->black, full->black, sizeof va->black);
+    memcpy(tr->black, full->black, sizeof tr->black);
     copy_rows(full, idx, va);
     copy_rows(full, idx + n_valid, tr);
     free(idx);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 #include "trainer/data_impl.h"
 
@@ -39,6 +40,30 @@ static int gz_read(gzFile gz, const char *path, void *buf, size_t n, const char 
         return nas_error_set(err, NAS_EFORMAT, "%s: truncated: %s needs %zu bytes, only %zu present",
                              path, what, n, got);
     return NAS_OK;
+}
+
+/* Deflate's best ratio: a gzip stream of S bytes never expands past this
+ * many times S (RFC 1951: a 258-byte match costs at least 2 bits). */
+#define GZ_MAX_RATIO 1032ull
+
+/* NAS_EFORMAT when `path` cannot hold `need` bytes after its `hdr`-byte
+ * header: a plain file shorter than that, or a gzip file so small that not
+ * even deflate's best ratio reaches it. Checked before allocating, so a
+ * header claiming more than the file holds costs no memory (issue 16). */
+static int fits(gzFile gz, const char *path, size_t hdr, size_t need, const char *what,
+                nas_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_size < 0)
+        return NAS_OK; /* not a regular file we can size: the read finds out */
+    unsigned long long size = (unsigned long long)st.st_size;
+    int plain = gzdirect(gz);
+    unsigned long long cap = plain ? (size > hdr ? size - hdr : 0) : size * GZ_MAX_RATIO;
+    if ((unsigned long long)need <= cap)
+        return NAS_OK;
+    return nas_error_set(err, NAS_EFORMAT, "%s: truncated: %s need %zu bytes, but the %s file of "
+                         "%llu bytes %s", path, what, need, plain ? "plain" : "gzip", size,
+                         plain ? "holds fewer" : "cannot expand to that many");
 }
 
 static uint32_t be32(const unsigned char *b)
@@ -99,6 +124,13 @@ int nas__read_idx(const char *images, const char *labels, nas_rawset **out, nas_
     r->h = (int)id[1];
     r->w = (int)id[2];
     size_t px = (size_t)r->n * r->h * r->w;
+    char what[96];
+    snprintf(what, sizeof what, "%d images of %dx%d", r->n, r->h, r->w);
+    if ((rc = fits(gi, images, 16, px, what, err)))
+        goto done;
+    snprintf(what, sizeof what, "%d labels", r->n);
+    if ((rc = fits(gl, labels, 8, (size_t)r->n, what, err)))
+        goto done;
     r->heap = malloc(px);
     r->labels = malloc((size_t)r->n);
     if (!r->heap || !r->labels) {
@@ -106,7 +138,6 @@ int nas__read_idx(const char *images, const char *labels, nas_rawset **out, nas_
         goto done;
     }
     r->pixels = r->heap;
-    char what[96];
     snprintf(what, sizeof what, "%d images of %dx%d", r->n, r->h, r->w);
     if ((rc = gz_read(gi, images, r->heap, px, what, err)))
         goto done;

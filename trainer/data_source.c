@@ -215,6 +215,11 @@ void nas_data_norm_compute(const nas_rawset *r, const uint32_t *idx, int n, nas_
             }
         }
         double cnt = (double)n * (double)hw, mean, var;
+        if (n == 0) { /* the shape only (mean and std given): nothing read */
+            info->mean[c] = 0.0f;
+            info->std[c] = 1.0f;
+            continue;
+        }
         if (r->f32) {
             mean = s / cnt;
             var = sq / cnt - mean * mean;
@@ -256,6 +261,7 @@ int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_d
     for (int c = 0; c < r->c; c++) {
         mean[c] = info->mean[c];
         inv[c] = 1.0f / info->std[c];
+        d->black[c] = (0.0f * scale - mean[c]) * inv[c];
     }
     size_t hw = (size_t)r->h * r->w;
     for (int j = 0; j < n; j++) {
@@ -283,7 +289,7 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
                   nas_dataset **valid, nas_error *err)
 {
     *train = *valid = NULL;
-    if (dc->format[0] == '\0') { /* the shorthand, exactly as before issue 16 */
+    if (dc->format[0] == '\0' && dc->valid_fraction <= 0) { /* the shorthand, as before issue 16 */
         nas_dataset *full = NULL;
         int rc = nas_fmnist_load(dc->dir, "train", &full, err);
         if (!rc && dc->valid <= 0)
@@ -297,11 +303,18 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
     nas_rawset *r = NULL;
     uint32_t *va = NULL, *tr = NULL, *rest = NULL;
     int n_tr = 0, n_rest = 0;
+    int n_va = 0;
     int rc = nas_data_read(dc, 0, &r, err);
-    if (!rc)
-        rc = nas_data_split(r, dc->valid, dc->train_subset, seed, &va, &tr, &n_tr, &rest, &n_rest, err);
     if (!rc) {
-        nas_data_norm_compute(r, rest, n_rest, info);
+        n_va = nas_config_valid_count(dc, r->n);
+        rc = nas_data_split(r, n_va, dc->train_subset, seed, &va, &tr, &n_tr, &rest, &n_rest, err);
+    }
+    if (!rc && dc->format[0] == '\0') { /* the shorthand with a fraction: its fixed normalisation */
+        nas_data_info_fmnist(info);
+    } else if (!rc) {
+        /* given in space.conf: the images are not read for statistics (a
+         * memory-mapped file larger than memory stays on disk) */
+        nas_data_norm_compute(r, rest, dc->n_mean > 0 ? 0 : n_rest, info);
         if (dc->n_mean > 0) { /* given in space.conf: one per channel */
             if (dc->n_mean != r->c || dc->n_std != r->c)
                 rc = nas_error_set(err, NAS_ECONFIG, "data.mean and data.std have %d and %d values, "
@@ -316,7 +329,7 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
     if (!rc)
         rc = nas_data_gather(r, tr, n_tr, info, train, err);
     if (!rc)
-        rc = nas_data_gather(r, va, dc->valid, info, valid, err);
+        rc = nas_data_gather(r, va, n_va, info, valid, err);
     if (rc) {
         nas_dataset_destroy(*train);
         *train = NULL;

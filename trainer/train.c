@@ -15,6 +15,7 @@
 #include <time.h>   /* clock_gettime */
 #include "nas/trainer.h"
 #include "trainer/backend_impl.h" /* nas__backend_step_begin, _step_end */
+#include "trainer/loader_impl.h"  /* batches prepared ahead (issue 16) */
 #include "trainer/net_impl.h"     /* nas__net_backend */
 
 #ifndef M_PI
@@ -59,25 +60,32 @@ static int io_init(batch_io *io, nas_backend *be, const nas_dataset *d, int batc
     return rc;
 }
 
-/* Upload images idx[0..b) (or first..first+b when idx is NULL) into views. */
-static int io_load(batch_io *io, const nas_dataset *d, const uint32_t *idx, int first, int b,
-                   nas_tensor *xv, nas_tensor *yv)
+/* Upload a host batch (b images hx, labels hy) into views of io's tensors. */
+static int io_upload(batch_io *io, const float *hx, const float *hy, int b, nas_tensor *xv,
+                     nas_tensor *yv)
 {
-    for (int i = 0; i < b; i++) {
-        size_t src = idx ? idx[first + i] : (size_t)(first + i);
-        memcpy(io->hx + (size_t)i * io->per, d->images + src * io->per, io->per * sizeof(float));
-        io->hy[i] = (float)d->labels[src];
-    }
     *xv = *io->x;
     xv->n = b;
     xv->count = (size_t)b * io->per;
     *yv = *io->y;
     yv->n = b;
     yv->count = (size_t)b;
-    int rc = nas_tensor_upload(xv, io->hx, xv->count);
+    int rc = nas_tensor_upload(xv, hx, xv->count);
     if (!rc)
-        rc = nas_tensor_upload(yv, io->hy, yv->count);
+        rc = nas_tensor_upload(yv, hy, yv->count);
     return rc;
+}
+
+/* Upload images first..first+b into views. */
+static int io_load(batch_io *io, const nas_dataset *d, int first, int b, nas_tensor *xv,
+                   nas_tensor *yv)
+{
+    for (int i = 0; i < b; i++) {
+        size_t src = (size_t)(first + i);
+        memcpy(io->hx + (size_t)i * io->per, d->images + src * io->per, io->per * sizeof(float));
+        io->hy[i] = (float)d->labels[src];
+    }
+    return io_upload(io, io->hx, io->hy, b, xv, yv);
 }
 
 /* Sum of squares of every trainable weight: non-finite once any weight is
@@ -196,32 +204,31 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
     if (rc)
         return nas_error_set(err, rc, "allocating a batch of %d images: %s", recipe->batch_size,
                              nas_strerror(rc));
-    uint32_t *idx = malloc((size_t)data->n * sizeof *idx);
-    if (!idx) {
+    nas__loader *ld = NULL;
+    rc = nas__loader_create(data, recipe->batch_size, recipe->seed, 0, recipe->epochs,
+                            &recipe->augment, recipe->loader_threads, &ld, err);
+    if (rc) {
         io_free(&io);
-        return nas_error_set(err, NAS_ENOMEM, "out of memory for %d indices", data->n);
+        return rc;
     }
     int per_epoch = (data->n + recipe->batch_size - 1) / recipe->batch_size;
     int total = per_epoch * recipe->epochs;
     int t = 0, done = 0;
-    double seconds = 0, load_seconds = 0, last_loss = 0, last_acc = 0;
+    double seconds = 0, load_seconds = 0, wait_seconds = 0, last_loss = 0, last_acc = 0;
     long images = 0;
     for (int ep = 0; ep < recipe->epochs && !rc; ep++) {
-        for (int i = 0; i < data->n; i++)
-            idx[i] = (uint32_t)i;
-        nas_rng r;
-        nas_rng_seed(&r, recipe->seed, (uint64_t)ep);
-        nas_rng_shuffle(&r, idx, (size_t)data->n);
         double loss_sum = 0, ep_seconds = seconds;
         long correct_sum = 0, seen = 0;
         for (int s = 0; s < per_epoch; s++, t++) {
-            int first = s * recipe->batch_size;
-            int b = data->n - first < recipe->batch_size ? data->n - first : recipe->batch_size;
+            int b = 0;
             double t0 = now_s();
             nas_tensor xv, yv;
             float loss = 0;
             int correct = 0;
-            rc = io_load(&io, data, idx, first, b, &xv, &yv);
+            const float *hx, *hy;
+            rc = nas__loader_next(ld, &hx, &hy, &b, &wait_seconds);
+            if (!rc)
+                rc = io_upload(&io, hx, hy, b, &xv, &yv);
             load_seconds += now_s() - t0;
             if (rc) {
                 nas_error_set(err, rc, "loading batch %d of epoch %d: %s", s + 1, ep + 1,
@@ -282,10 +289,11 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
         stats->train_accuracy = last_acc;
         stats->seconds = seconds;
         stats->load_seconds = load_seconds;
+        stats->wait_seconds = wait_seconds;
         stats->images_per_s = seconds > 0 ? (double)images / seconds : 0;
         stats->steps = done;
     }
-    free(idx);
+    nas__loader_destroy(ld);
     io_free(&io);
     return rc;
 }
@@ -315,7 +323,7 @@ int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, doub
         const nas_tensor *logits;
         float l = 0;
         int c = 0;
-        rc = io_load(&io, data, NULL, first, b, &xv, &yv);
+        rc = io_load(&io, data, first, b, &xv, &yv);
         if (!rc)
             rc = nas_net_forward(net, &xv, 0, &logits);
         if (!rc)

@@ -9,14 +9,13 @@
  * computes exactly what nas_train computes: on the ref backend `nas train
  * ARCH.json --proxy` reproduces a trial bit for bit. What it adds:
  *
- *  - augmentation on the host batch before upload: random crop with zero
- *    padding (a black pixel, in normalised units) and horizontal flip with
- *    probability 1/2, the CIFAR recipe of He et al., "Deep Residual
- *    Learning", CVPR 2016, section 4.2, scaled to 28x28 (4-pixel pad);
- *    one PCG32 stream drives it and its state goes into checkpoints;
+ *  - augmentation of each host image (nas_augment_image, trainer/augment.c:
+ *    random crop with zero padding, horizontal flip, cutout), prepared with
+ *    the batch by the loader (trainer/loader.c) ahead of the step; each
+ *    image's draws are keyed by (seed, epoch, position), so no generator
+ *    state needs keeping (checkpoints still carry state/aug_rng, unused);
  *  - a checkpoint after every epoch (trainer/weights.c's .npz: weights,
- *    BN statistics, SGD momentum, epoch and step counters, the
- *    augmentation generator, a fingerprint of the run: architecture,
+ *    BN statistics, SGD momentum, epoch and step counters, a fingerprint of the run: architecture,
  *    recipe, augmentation, backend, precision and a CRC-32 of the
  *    training images), written to
  *    PATH.tmp and renamed, so an interruption at any moment leaves the
@@ -33,6 +32,7 @@
 #include <zlib.h>     /* crc32: the training data's fingerprint */
 #include "nas/trainer.h"
 #include "trainer/backend_impl.h" /* nas__backend_loss_scale_get, _set */
+#include "trainer/loader_impl.h"  /* batches prepared ahead, augmented (issue 16) */
 #include "trainer/net_impl.h"     /* nas__net_backend, nas__net_param_momentum */
 #include "trainer/weights_impl.h" /* the .npz checkpoint */
 
@@ -41,52 +41,13 @@
 #endif
 
 #define CKPT_VERSION 1
-#define AUG_STREAM 0x61756730ull /* "aug0" */
-/* A black pixel after Fashion-MNIST normalisation (nas_fmnist_load). */
-#define BLACK_PIXEL ((0.0f - 0.2860f) / 0.3530f)
+#define AUG_STREAM 0x61756730ull /* "aug0": the generator checkpoints still carry */
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void nas_augment_format(const nas_augment *a, char *buf, size_t n)
-{
-    if (!a || (!a->crop_pad && !a->flip))
-        snprintf(buf, n, "none");
-    else if (a->crop_pad && a->flip)
-        snprintf(buf, n, "crop%d,flip", a->crop_pad);
-    else if (a->crop_pad)
-        snprintf(buf, n, "crop%d", a->crop_pad);
-    else
-        snprintf(buf, n, "flip");
-}
-
-/* Crop (with padding) and flip one CxHxW image in place. */
-static void augment_image(float *img, float *tmp, int c, int h, int w, const nas_augment *a,
-                          nas_rng *r)
-{
-    int dy = 0, dx = 0, flip = 0;
-    if (a->crop_pad > 0) {
-        dy = (int)nas_rng_bounded(r, (uint32_t)(2 * a->crop_pad + 1)) - a->crop_pad;
-        dx = (int)nas_rng_bounded(r, (uint32_t)(2 * a->crop_pad + 1)) - a->crop_pad;
-    }
-    if (a->flip)
-        flip = (int)nas_rng_bounded(r, 2);
-    if (!dy && !dx && !flip)
-        return;
-    size_t plane = (size_t)h * w;
-    memcpy(tmp, img, (size_t)c * plane * sizeof *tmp);
-    for (int ch = 0; ch < c; ch++)
-        for (int y = 0; y < h; y++)
-            for (int x = 0; x < w; x++) {
-                int sy = y + dy, sx = (flip ? w - 1 - x : x) + dx;
-                img[ch * plane + (size_t)y * w + x] =
-                    sy >= 0 && sy < h && sx >= 0 && sx < w ? tmp[ch * plane + (size_t)sy * w + sx]
-                                                           : BLACK_PIXEL;
-            }
 }
 
 /* ---- checkpoints ------------------------------------------------------------------ */
@@ -115,8 +76,13 @@ static void fingerprint(const nas_net *net, const nas_dataset *data, const nas_r
 {
     const nas_net_desc *d = nas__net_desc(net);
     const nas_backend *be = nas__net_backend(net);
-    char aug[32];
+    char aug[48];
     nas_augment_format(a, aug, sizeof aug);
+    /* issue 16: each image's draws are keyed by its place in the run (the
+     * loader's threads); an older checkpoint drew from one sequence, so
+     * it is another run */
+    if (strcmp(aug, "none") != 0)
+        strncat(aug, "/keyed", sizeof aug - strlen(aug) - 1);
     int k = snprintf(buf, n, "v%d ops", CKPT_VERSION);
     for (int e = 0; e < d->genotype.len && k < (int)n; e++)
         k += snprintf(buf + k, n - (size_t)k, " %d", d->genotype.tok[e]);
@@ -414,13 +380,12 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     int t = (int)t64;
     size_t per = (size_t)data->c * data->h * data->w;
     nas_tensor *x = NULL, *y = NULL;
-    float *hx = malloc((size_t)rec->batch_size * per * sizeof *hx);
-    float *hy = malloc((size_t)rec->batch_size * sizeof *hy);
-    float *tmp = malloc(per * sizeof *tmp);
-    uint32_t *idx = malloc((size_t)data->n * sizeof *idx);
-    int rc = (hx && hy && tmp && idx) ? NAS_OK : NAS_ENOMEM;
-    if (!rc)
-        rc = nas_tensor_create(be, rec->batch_size, data->c, data->h, data->w, &x);
+    nas__loader *ld = NULL;
+    int rc = nas__loader_create(data, rec->batch_size, rec->seed, start, rec->epochs, &o->augment,
+                                rec->loader_threads, &ld, err);
+    if (rc)
+        return rc;
+    rc = nas_tensor_create(be, rec->batch_size, data->c, data->h, data->w, &x);
     if (!rc)
         rc = nas_tensor_create(be, rec->batch_size, 1, 1, 1, &y);
     if (rc) {
@@ -428,28 +393,21 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
                            nas_strerror(rc));
         goto out;
     }
-    double seconds = saved[2], last_loss = saved[0], last_acc = saved[1];
+    double seconds = saved[2], last_loss = saved[0], last_acc = saved[1], wait_seconds = 0;
     long images = 0;
     int done_epochs = start;
     for (int ep = start; ep < rec->epochs && !rc; ep++) {
-        for (int i = 0; i < data->n; i++)
-            idx[i] = (uint32_t)i;
-        nas_rng r;
-        nas_rng_seed(&r, rec->seed, (uint64_t)ep);
-        nas_rng_shuffle(&r, idx, (size_t)data->n);
         double loss_sum = 0, ep0 = seconds;
         long correct_sum = 0, seen = 0;
         for (int s = 0; s < per_epoch; s++, t++) {
-            int first = s * rec->batch_size;
-            int b = data->n - first < rec->batch_size ? data->n - first : rec->batch_size;
+            int b = 0;
             double t0 = now_s();
-            for (int i = 0; i < b; i++) {
-                size_t src = idx[first + i];
-                memcpy(hx + (size_t)i * per, data->images + src * per, per * sizeof *hx);
-                hy[i] = (float)data->labels[src];
-                if (o->augment.crop_pad || o->augment.flip)
-                    augment_image(hx + (size_t)i * per, tmp, data->c, data->h, data->w,
-                                  &o->augment, &aug);
+            const float *hx, *hy;
+            rc = nas__loader_next(ld, &hx, &hy, &b, &wait_seconds);
+            if (rc) {
+                nas_error_set(err, rc, "batch %d of epoch %d: the loader has no more", s + 1,
+                              ep + 1);
+                break;
             }
             nas_tensor xv = *x, yv = *y;
             xv.n = b;
@@ -518,13 +476,11 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
         stats->train_accuracy = last_acc;
         stats->seconds = seconds;
         stats->images_per_s = seconds - saved[2] > 0 ? (double)images / (seconds - saved[2]) : 0;
+        stats->wait_seconds = wait_seconds;
     }
 out:
+    nas__loader_destroy(ld);
     nas_tensor_destroy(x);
     nas_tensor_destroy(y);
-    free(hx);
-    free(hy);
-    free(tmp);
-    free(idx);
     return rc;
 }

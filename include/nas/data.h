@@ -101,8 +101,8 @@ int nas_data_split(const nas_rawset *r, int n_valid, int n_train, uint64_t seed,
 
 /* Per-channel mean and standard deviation (population) of images idx[0..n)
  * after scaling (1/255 for uint8), into info->mean/std (a zero std becomes
- * 1); sets info->c, h, w, classes, u8 from r. Sums in double, in index
- * order, so the result is deterministic. */
+ * 1; n = 0: mean 0, std 1, no image read); sets info->c, h, w, classes, u8
+ * from r. Sums in double, in index order, so the result is deterministic. */
 void nas_data_norm_compute(const nas_rawset *r, const uint32_t *idx, int n, nas_data_info *info);
 
 /* Images idx[0..n) (idx NULL: 0..n-1) as a float32 N,C,H,W nas_dataset
@@ -113,14 +113,15 @@ int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_d
                     nas_dataset **out, nas_error *err);
 
 /*
- * The search's data: read dc's training images, split them (data.valid,
- * data.train_subset; nas_data_split), compute the normalisation on the
- * training split (every image not held out), and gather both sets into
- * *train and *valid; *info gets the shape, classes and normalisation.
- * The shorthand (dc->format "") keeps Fashion-MNIST's fixed normalisation
- * and its unstratified split (nas_fmnist_load, nas_dataset_split), so old
- * experiments train bit-identically. Errors: those of the reader and the
- * split; NAS_ENOMEM.
+ * The search's data: read dc's training images, split them (data.valid, a
+ * count or a fraction: nas_config_valid_count; data.train_subset;
+ * nas_data_split), compute the normalisation on the training split (every
+ * image not held out), and gather both sets into *train and *valid; *info
+ * gets the shape, classes and normalisation. The shorthand (dc->format
+ * "") keeps Fashion-MNIST's fixed normalisation, and with a count its
+ * unstratified split (nas_fmnist_load, nas_dataset_split), so old
+ * experiments train bit-identically; with a fraction it is split as
+ * every format is. Errors: those of the reader and the split; NAS_ENOMEM.
  */
 int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, nas_dataset **train,
                   nas_dataset **valid, nas_error *err);

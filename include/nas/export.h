@@ -45,6 +45,11 @@ typedef struct nas_arch {
         uint64_t split_seed;
         char format[16];                 /* issue 16: data.format ("" = the dataset shorthand) */
         nas_data_info norm;              /* shape, classes, per-channel normalisation */
+        /* issue 16: where nas train finds the same data (idx, npy; "" = none) */
+        char train_images[NAS_PATH_MAX], train_labels[NAS_PATH_MAX];
+        char test_images[NAS_PATH_MAX], test_labels[NAS_PATH_MAX];
+        char layout[8];                  /* npy: data.layout */
+        double valid_fraction;           /* data.valid as a fraction (valid is then 0) */
     } data;
     struct {
         double val_accuracy, test_accuracy, train_loss, latency_ms, train_seconds;
@@ -229,7 +234,8 @@ typedef struct nas_arch_train_opts {
     const char *schedule;    /* "cosine" or "constant" */
     int have_seed;           /* 1: seed replaces the recipe's seed */
     uint64_t seed;
-    const char *augment;     /* "none", "crop", "cropN", "flip", "crop,flip"; NULL: crop,flip
+    const char *augment;     /* nas_augment_parse's: "none", "crop", "cropN", "flip",
+                                "cutoutN", lists like "crop,flip"; NULL: crop,flip
                                 (full) or none (proxy) */
     int channels, cells;     /* network overrides: first-stage channels (> 0), cells per
                                 stage (>= 0); the genotype stays */
@@ -268,6 +274,8 @@ typedef struct nas_arch_train_result {
     int64_t params, macs;    /* per image */
     char checkpoint[NAS_PATH_MAX + 128]; /* "" when none */
     int64_t final_training_id; /* the row written with db; -1 */
+    double wait_seconds;     /* part of train_seconds the trainer waited for its batches
+                                (issue 16: the loader's share) */
 } nas_arch_train_result;
 
 /* Every override unset (see nas_arch_train_opts); out, progress, stop NULL. */

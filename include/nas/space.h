@@ -172,7 +172,39 @@ typedef struct nas_data_conf {
      * setting of the file: nas_config_load sets "<config dir>/nas-data",
      * nas run "<database>.data" (nas_data_cache_beside); "" = no cache */
     char cache_dir[NAS_PATH_MAX];
+    /* issue 16, augmentation, split and loader (docs/data.md) */
+    char augment[48];           /* data.augment as nas_augment_format writes it; "" = none */
+    double valid_fraction;      /* data.valid given as a fraction in (0, 1); 0: a count (valid) */
+    int loader_threads;         /* data.loader_threads: batches prepared ahead (0: in the
+                                   training thread); a running setting */
 } nas_data_conf;
+
+/* The validation images data.valid takes from n training images: the
+ * count, or floor(valid_fraction * n) and at least 1 (docs/data.md). */
+int nas_config_valid_count(const nas_data_conf *dc, int n);
+
+/*
+ * Image augmentation (data.augment, `nas train --augment`; docs/data.md):
+ * random crop with zero padding (He et al., "Deep Residual Learning",
+ * CVPR 2016, 4.2: pad, then a random crop of the original size), random
+ * horizontal flip, and cutout (DeVries & Taylor, "Improved Regularization
+ * of Convolutional Neural Networks with Cutout", 2017: one square of
+ * `cutout` pixels set to 0 after normalisation). All off: none.
+ */
+typedef struct nas_augment {
+    int crop_pad; /* > 0: offsets uniform in [-crop_pad, crop_pad], outside pixels black */
+    int flip;     /* 1: horizontal flip with probability 1/2 */
+    int cutout;   /* > 0: side of the square cut out (centre uniform over the image) */
+} nas_augment;
+
+/* Parse "none" / "" or a comma-separated list of crop (= crop4), cropN
+ * (N 1..64), flip, cutout (= cutout16), cutoutN (N 1..1024), each at most
+ * once. Returns 0, or -1 (*a zeroed) for anything else. */
+int nas_augment_parse(const char *s, nas_augment *a);
+
+/* The canonical spelling: "none", or "cropN", "flip", "cutoutN" joined by
+ * ',' in that order (e.g. "crop4,flip"), into buf[n]. */
+void nas_augment_format(const nas_augment *a, char *buf, size_t n);
 
 /* Most image channels a data set may have (per-channel normalisation). */
 #define NAS_DATA_MAX_C 16

@@ -34,6 +34,8 @@ typedef struct nas_dataset {
     float *images;   /* n*c*h*w */
     uint8_t *labels; /* n */
     int owns;        /* 1: destroy frees images/labels */
+    float black[NAS_DATA_MAX_C]; /* a 0 (black) pixel after normalisation, per channel: the
+                                    padding of augmentation's random crop (issue 16) */
 } nas_dataset;
 
 /*
@@ -144,6 +146,11 @@ typedef struct nas_recipe {
     double weight_decay;
     nas_schedule schedule; /* cosine: lr_t = lr/2 (1 + cos(pi t/T)), per step */
     uint64_t seed;       /* weight init and batch order */
+    /* issue 16 (nas_train; nas_train_resumable takes its augmentation from
+     * nas_full_train_opts): zero = none, batches prepared in the loop */
+    nas_augment augment; /* each training image, keyed by (seed, epoch, position) */
+    int loader_threads;  /* 0..16 threads preparing batches ahead of the trainer; the
+                            results do not depend on it */
 } nas_recipe;
 
 typedef struct nas_train_stats {
@@ -151,6 +158,8 @@ typedef struct nas_train_stats {
     double train_accuracy; /* over the last epoch, in [0,1] */
     double seconds;        /* wall time of the training steps */
     double load_seconds;   /* part of `seconds` spent gathering and uploading batches */
+    double wait_seconds;   /* part of load_seconds the trainer waited for the loader
+                              (loader_threads 0: the time it spent preparing batches) */
     double images_per_s;
     int epochs;
     int steps;
@@ -162,7 +171,9 @@ typedef int (*nas_train_progress)(void *ctx, int step, int steps, float loss);
 
 /*
  * Train `net` on `data` with `recipe` (shuffled each epoch with PCG32(seed,
- * epoch); the last partial batch is kept). Errors: NAS_ENAN when the loss
+ * epoch); the last partial batch is kept; recipe->augment applied to each
+ * image; batches prepared by recipe->loader_threads threads ahead of the
+ * steps, trainer/loader_impl.h). Errors: NAS_ENAN when the loss
  * becomes NaN or infinite (message gives epoch and step), NAS_EINTR,
  * backend errors.
  */
@@ -221,15 +232,24 @@ int nas_weights_load(nas_net *net, const char *path, nas_error *err);
 
 /* ---- full training with checkpoints (trainer/train_full.c; issue 5) -------- */
 
-/* Image augmentation for full training (both off: none). */
-typedef struct nas_augment {
-    int crop_pad; /* > 0: random crop of the image padded by crop_pad pixels of black
-                     (normalised), offsets uniform in [-pad, pad]; 0: off */
-    int flip;     /* 1: horizontal flip with probability 1/2 */
-} nas_augment;
+/* Image augmentation: nas_augment, nas_augment_parse, nas_augment_format
+ * (nas/space.h); nas_augment_image below applies it. */
 
-/* "none", "crop4", "flip" or "crop4,flip" into buf[n]. */
-void nas_augment_format(const nas_augment *a, char *buf, size_t n);
+/*
+ * Augment one C x H x W image `img` (normalised, NCHW) in place as `a`
+ * says, with `tmp` (C*H*W floats) as scratch. The draws come from PCG32
+ * seeded by (seed, key) alone (nas/rng.h; trainer/augment.c), so an image
+ * gets the same augmentation whichever thread prepares it and in whatever
+ * order: the loader passes key = epoch * N + position in the epoch's
+ * shuffled order. Draw order: crop dy, dx (each uniform in [-pad, pad]),
+ * flip (a bit), cutout centre cy (in [0, H)), cx (in [0, W)). Result:
+ *   crop/flip  out(c, y, x) = in(c, y + dy, x' + dx), x' = W-1-x when
+ *              flipped else x; black[c] where that falls outside;
+ *   cutout     out(c, y, x) = 0 for y in [cy - s/2, cy - s/2 + s) and x
+ *              in [cx - s/2, cx - s/2 + s), s = a->cutout, clipped.
+ */
+void nas_augment_image(const nas_augment *a, float *img, float *tmp, int c, int h, int w,
+                       const float *black, uint64_t seed, uint64_t key);
 
 /* A one-line note for the user (a warning that does not stop the run). */
 typedef void (*nas_train_note)(void *ctx, const char *msg);

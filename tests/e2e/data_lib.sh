@@ -7,6 +7,24 @@ need_numpy() {
         skip "$PY with numpy is needed to write the test data"
 }
 
+# cifar_synth DIR NPERBATCH NTEST: a synthetic CIFAR-10 in DIR (data_batch_1..5.bin
+# of NPERBATCH records each, test_batch.bin of NTEST): 1 label byte + 3x32x32
+# pixels, each class a distinct colour plus noise, so a cell learns something.
+cifar_synth() {
+    "$PY" - "$1" "$2" "$3" <<'PYEOF'
+import sys, numpy as np
+rng = np.random.default_rng(3)
+def batch(path, n):
+    lab = rng.integers(0, 10, n, dtype=np.uint8)
+    base = np.stack([(lab * 25) % 256, (lab * 70) % 256, (255 - lab * 25) % 256], 1)
+    px = np.clip(base[:, :, None, None] + rng.normal(0, 40, (n, 3, 32, 32)), 0, 255).astype(np.uint8)
+    np.concatenate([lab[:, None], px.reshape(n, 3072)], 1).tofile(path)
+for b in range(1, 6):
+    batch(f"{sys.argv[1]}/data_batch_{b}.bin", int(sys.argv[2]))
+batch(f"{sys.argv[1]}/test_batch.bin", int(sys.argv[3]))
+PYEOF
+}
+
 # fmnist_subset DIR NTRAIN NTEST: the first images of Fashion-MNIST as
 # idx (gzip) and npy files in DIR: train-images.idx.gz, train-labels.idx.gz,
 # test-*.idx.gz, train-images.npy (uint8 N,H,W), train-labels.npy (int64).

@@ -82,8 +82,8 @@ static void one_case(const char *dir, nas_space *s, nas_backend *be, const char 
         img[i] = nas_rng_normal(&r);
     for (int i = 0; i < N_TRAIN + N_EVAL; i++)
         lab[i] = (uint8_t)nas_rng_bounded(&r, (uint32_t)K);
-    nas_dataset train = {N_TRAIN, d.in_c, d.in_h, d.in_w, K, img, lab, 0};
-    nas_recipe recipe = {1, 8, 0.1, 0.9, 1, 5e-4, NAS_SCHEDULE_CONSTANT, 7};
+    nas_dataset train = {N_TRAIN, d.in_c, d.in_h, d.in_w, K, img, lab, 0, {0}};
+    nas_recipe recipe = {1, 8, 0.1, 0.9, 1, 5e-4, NAS_SCHEDULE_CONSTANT, 7, {0, 0, 0}, 0};
     nas_train_stats st;
     if (nas_train(net, &train, &recipe, NULL, NULL, &st, &err) != NAS_OK)
         fail_msg("%s on %s: training: %s", genotype, nas_backend_name(be), err.msg);

@@ -11,19 +11,7 @@
 need_numpy
 cd "$TMP" || fail "cd"
 mkdir cifar
-"$PY" - "$TMP/cifar" <<'PYEOF'
-import sys, numpy as np
-rng = np.random.default_rng(3)
-def batch(path, n):
-    lab = rng.integers(0, 10, n, dtype=np.uint8)
-    base = np.stack([(lab * 25) % 256, (lab * 70) % 256, (255 - lab * 25) % 256], 1)
-    px = np.clip(base[:, :, None, None] + rng.normal(0, 40, (n, 3, 32, 32)), 0, 255).astype(np.uint8)
-    rec = np.concatenate([lab[:, None], px.reshape(n, 3072)], 1)
-    rec.tofile(path)
-for b in range(1, 6):
-    batch(f"{sys.argv[1]}/data_batch_{b}.bin", 60)
-batch(f"{sys.argv[1]}/test_batch.bin", 50)
-PYEOF
+cifar_synth "$TMP/cifar" 60 50
 data_conf c.conf cifar 'format = "cifar"; dir = "cifar"; train_subset = 200; valid = 100;'
 sed -i 's/stages = 2/stages = 3/' c.conf
 run 0 "$NAS" run c.conf --db "$TMP/c.db"

@@ -137,8 +137,8 @@ static void one_case(const fixture *f, nas_backend *be, const char *genotype, co
     nas_net *net = NULL;
     if (nas_net_create(be, &d, 64, 7, &net, &err) != NAS_OK)
         fail_msg("%s: %s", genotype, err.msg);
-    nas_dataset train = {N_TRAIN, 1, 28, 28, 10, f->images, f->labels, 0};
-    nas_recipe recipe = {1, 32, 0.1, 0.9, 1, 5e-4, NAS_SCHEDULE_CONSTANT, 7};
+    nas_dataset train = {N_TRAIN, 1, 28, 28, 10, f->images, f->labels, 0, {0}};
+    nas_recipe recipe = {1, 32, 0.1, 0.9, 1, 5e-4, NAS_SCHEDULE_CONSTANT, 7, {0, 0, 0}, 0};
     nas_train_stats st;
     if (nas_train(net, &train, &recipe, NULL, NULL, &st, &err) != NAS_OK)
         fail_msg("%s on %s: training: %s", genotype, nas_backend_name(be), err.msg);

@@ -133,7 +133,7 @@ static void test_weights_round_trip(void **state)
     assert_int_equal(nas_net_create(be, &d, 16, 1, &a, &err), NAS_OK);
     assert_int_equal(nas_net_create(be, &d, 16, 2, &b, &err), NAS_OK);
     nas_dataset *data = synth(64, 3);
-    nas_recipe rec = {1, 16, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 11};
+    nas_recipe rec = {1, 16, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 11, {0, 0, 0}, 0};
     /* Training moves BN running statistics away from (0, 1) too. */
     assert_int_equal(nas_train(a, data, &rec, NULL, NULL, NULL, &err), NAS_OK);
     float la[8 * 5], lb[8 * 5];
@@ -311,7 +311,7 @@ static void test_resumable_training(void **state)
     (void)state;
     nas_backend *be = ref_backend();
     nas_dataset *data = synth(80, 9);
-    nas_recipe rec = {3, 16, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 21};
+    nas_recipe rec = {3, 16, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 21, {0, 0, 0}, 0};
     nas_error err;
 
     /* Same as nas_train, bit for bit, without augmentation. */
@@ -447,7 +447,7 @@ static void test_checkpoint_checks(void **state)
     (void)state;
     nas_backend *be = ref_backend();
     nas_dataset *data = synth(80, 9);
-    nas_recipe rec = {2, 16, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 21}; /* 5 steps/epoch */
+    nas_recipe rec = {2, 16, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 21, {0, 0, 0}, 0}; /* 5 steps/epoch */
     nas_full_train_opts o;
     memset(&o, 0, sizeof o);
     o.recipe = &rec;

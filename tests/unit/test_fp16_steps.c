@@ -191,7 +191,7 @@ static int train4(nas_backend *be, const nas_dataset *d, float **w, size_t *n, n
     nas_net_desc desc = tiny_net_desc(OPS, 1);
     nas_net *net = NULL;
     assert_int_equal(nas_net_create(be, &desc, 8, 5, &net, err), NAS_OK);
-    nas_recipe rec = {1, 8, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_CONSTANT, 9};
+    nas_recipe rec = {1, 8, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_CONSTANT, 9, {0, 0, 0}, 0};
     nas_train_stats st;
     int rc = nas_train(net, d, &rec, three ? stop_at_3 : NULL, NULL, &st, err);
     *w = weights_of(net, n);
@@ -254,7 +254,7 @@ static void test_overflow_skips_step(void **state)
 static void run_resumable(const nas_dataset *d, const char *ck, int resume, double out[2],
                           float **w, size_t *n)
 {
-    nas_recipe rec = {2, 8, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 9};
+    nas_recipe rec = {2, 8, 0.05, 0.9, 1, 5e-4, NAS_SCHEDULE_COSINE, 9, {0, 0, 0}, 0};
     nas_full_train_opts o;
     memset(&o, 0, sizeof o);
     o.recipe = &rec;

@@ -697,8 +697,8 @@ static void test_input_mismatch(void **state)
     /* through nas_train: the step's error carries the reason */
     float img[3 * 81] = {0};
     uint8_t lab[3] = {0, 1, 2};
-    nas_dataset data = {3, 1, 9, 9, 5, img, lab, 0};
-    nas_recipe rec = {1, 4, 0.1, 0.9, 0, 0, NAS_SCHEDULE_CONSTANT, 1};
+    nas_dataset data = {3, 1, 9, 9, 5, img, lab, 0, {0}};
+    nas_recipe rec = {1, 4, 0.1, 0.9, 0, 0, NAS_SCHEDULE_CONSTANT, 1, {0, 0, 0}, 0};
     assert_int_equal(nas_train(net, &data, &rec, NULL, NULL, NULL, &err), NAS_EINVAL);
     if (!strstr(err.msg, "1x8x8"))
         fail_msg("nas_train's message does not say why: '%s'", err.msg);
