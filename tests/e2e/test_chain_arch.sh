@@ -12,7 +12,9 @@
 #  - `nas train ARCH.json --proxy` redoes the trial: the same validation
 #    accuracy;
 #  - `nas train ARCH.json` killed with kill -9 after an epoch's checkpoint
-#    resumes from it and ends exactly where an uninterrupted run ends.
+#    resumes from it and ends exactly where an uninterrupted run ends; the
+#    checkpoint is refused for a chain network that differs only in an
+#    activation (its fingerprint holds a CRC of the layer list).
 # Each Python check skips visibly when /usr/bin/python3 lacks its modules.
 . "$(dirname "$0")/export_lib.sh"
 need_fmnist
@@ -126,4 +128,12 @@ run 0 "$NAS" train best.json "${opts[@]}" --checkpoint none
 straight=$(grep "^test accuracy" "$TMP/out")
 note "resumed: $resumed; uninterrupted: $straight"
 expect_eq "resumed vs uninterrupted" "$resumed" "$straight"
+
+note "a checkpoint of another chain network (same genotype tokens, other head activation) is refused"
+sed 's/head = { channels = 32; activation = \\"hswish\\"/head = { channels = 32; activation = \\"relu\\"/' \
+    best.json >other.json
+grep -qF 'activation = \"relu\"; pool' other.json || fail "could not edit other.json"
+run 1 "$NAS" train other.json "${opts[@]}" --checkpoint "$ck"
+grep_in "belongs to another run" "$TMP/err"
+grep_in "space: crc32:" "$TMP/err"
 echo "PASS"
