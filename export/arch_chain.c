@@ -209,9 +209,11 @@ static int layer_matches(const json_t *j, const nas_layer *l)
 int nas__arch_chain_check(const json_t *network, const nas_space *sp, const char *path,
                           nas_arch *a, nas_error *err)
 {
-    int c, h, w, classes;
+    int c, h, w, classes; /* only what the space sets: else the data's shape stands */
     nas_space_input(sp, &c, &h, &w, &classes);
-    if (c != a->net.in_c || h != a->net.in_h || w != a->net.in_w || classes != a->net.classes)
+    const nas_space_desc *d = nas_space_get_desc(sp);
+    if ((d->in_c > 0 && (c != a->net.in_c || h != a->net.in_h || w != a->net.in_w)) ||
+        (d->classes > 0 && classes != a->net.classes))
         return nas_error_set(err, NAS_EFORMAT, "%s: input.shape [%d, %d, %d] and classes %d "
                              "differ from the space's input [%d, %d, %d] and classes %d", path,
                              a->net.in_c, a->net.in_h, a->net.in_w, a->net.classes, c, h, w,

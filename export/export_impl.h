@@ -41,7 +41,7 @@ int nas__arch_chain_read_space(const json_t *space, const char *path, nas_arch *
                                nas_error *err);
 
 /* After the genotype parsed in `sp`: input.shape and classes must be the
- * space's, and "network.layers", when present, what the genotype lowers
+ * space's where it sets them (space.input, space.classes), and "network.layers", when present, what the genotype lowers
  * to (names, kinds, output shapes). Errors: NAS_EFORMAT naming `path`. */
 int nas__arch_chain_check(const json_t *network, const nas_space *sp, const char *path,
                           nas_arch *a, nas_error *err);
