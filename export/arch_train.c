@@ -74,7 +74,8 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
 
 /* What one training will do, settled before any data is read. */
 typedef struct plan {
-    nas_arch a;
+    nas_arch a;             /* a.net.space: `space` for a chain network */
+    nas_space *space;       /* the architecture's space (owned) */
     nas_recipe rec;
     nas_augment aug;
     char augs[48];          /* aug as text ("crop4,flip", "none") */
@@ -179,6 +180,16 @@ static int resolve(const nas_arch_train_opts *o, plan *p, nas_error *err)
         return rc;
     if (o->genotype && o->have_seed)
         p->a.recipe.seed = o->seed;
+    int chain = !strcmp(p->a.space_type, "chain");
+    if (chain && (o->channels > 0 || o->cells >= 0))
+        return nas_error_set(err, NAS_ECONFIG, "%s is a chain network: --channels and --cells "
+                             "widen and deepen cell networks only (a chain genotype fixes its "
+                             "widths and depths)", o->arch);
+    if (chain) { /* issue 15: the network is built from the space's layers */
+        if ((rc = nas_arch_space(&p->a, &p->space, err)))
+            return rc;
+        p->a.net.space = p->space;
+    }
     /* The network as exported, or wider/deeper (the genotype stays). */
     if (o->channels > 0)
         p->a.net.channels = o->channels;
@@ -374,9 +385,14 @@ static void print_setup(const nas_arch_train_opts *o, const plan *p, const work 
     else
         fprintf(f, "nas train: %s\n", p->a.genotype);
     const nas_recipe *rec = &p->rec;
-    fprintf(f, "%s training, C=%d N=%d, %s backend, %s, %d threads, %d train images, batch %d, "
+    char net[64];
+    if (p->space)
+        snprintf(net, sizeof net, "chain network");
+    else
+        snprintf(net, sizeof net, "C=%d N=%d", p->a.net.channels, p->a.net.cells_per_stage);
+    fprintf(f, "%s training, %s, %s backend, %s, %d threads, %d train images, batch %d, "
             "lr %g, %s schedule, %d epochs, seed %llu, augment %s\n",
-            o->proxy ? "proxy" : "full", p->a.net.channels, p->a.net.cells_per_stage, p->backend,
+            o->proxy ? "proxy" : "full", net, p->backend,
             p->precision, p->threads, w->tr->n, rec->batch_size, rec->lr,
             rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant", rec->epochs,
             (unsigned long long)rec->seed, p->augs);
@@ -555,13 +571,19 @@ static int record(const nas_arch_train_opts *o, const plan *p, work *w,
     if (o->arch)
         snprintf(f.arch_json, sizeof f.arch_json, "%s", realpath(o->arch, real) ? real : o->arch);
     f.epochs = rec->epochs;
+    char widths[64]; /* a chain genotype carries its own widths */
+    if (p->space)
+        snprintf(widths, sizeof widths, "space=chain");
+    else
+        snprintf(widths, sizeof widths, "channels=%d cells=%d", p->a.net.channels,
+                 p->a.net.cells_per_stage);
     snprintf(f.recipe, sizeof f.recipe,
              "mode=%s epochs=%d batch_size=%d lr=%g momentum=%g nesterov=%d weight_decay=%g "
-             "schedule=%s seed=%llu channels=%d cells=%d%s%s",
+             "schedule=%s seed=%llu %s%s%s",
              o->proxy ? "proxy" : "full", rec->epochs, rec->batch_size, rec->lr, rec->momentum,
              rec->nesterov, rec->weight_decay,
              rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant",
-             (unsigned long long)rec->seed, p->a.net.channels, p->a.net.cells_per_stage,
+             (unsigned long long)rec->seed, widths,
              p->lowp ? " precision=" : "", p->lowp ? p->precision : "");
     snprintf(f.augment, sizeof f.augment, "%s", p->augs);
     snprintf(f.backend, sizeof f.backend, "%s", p->backend);
@@ -622,6 +644,7 @@ int nas_arch_train(const nas_arch_train_opts *o, nas_arch_train_result *r, nas_e
         rc = record(o, p, &w, r, err);
     }
     r->arch = p->a;
+    r->arch.net.space = NULL; /* p->space is freed below */
     r->recipe = p->rec;
     snprintf(r->checkpoint, sizeof r->checkpoint, "%s", p->ckpt);
     r->train_images = w.tr ? w.tr->n : 0;
@@ -633,6 +656,7 @@ int nas_arch_train(const nas_arch_train_opts *o, nas_arch_train_result *r, nas_e
         nas_error_prefix(err, "%s", stage);
     }
     release(&w);
+    nas_space_destroy(p->space);
     free(p);
     return rc;
 }

@@ -5,6 +5,7 @@
 #ifndef NAS_EXPORT_IMPL_H
 #define NAS_EXPORT_IMPL_H
 
+#include <jansson.h>
 #include "nas/export.h"
 
 /* The trial o->trial or the best of o->experiment (o->best, o->by) as an
@@ -20,9 +21,29 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
  * has no path from input to output. export/export_source.c. */
 int nas__export_arch_from_genotype(const nas_export_opts *o, nas_arch *a, nas_error *err);
 
-/* Parse a->genotype into a->net.genotype in a's cell space; `check` 1
+/* Parse a->genotype into a->net.genotype in a's space (cell or chain); `check` 1
  * also requires a path from the cell's input to its output (NAS_EINVAL).
  * export/export_source.c. */
 int nas__export_arch_tokens(nas_arch *a, int check, nas_error *err);
+
+/* ---- chain architectures in the JSON (export/arch_chain.c) ---- */
+
+/* The JSON of chain architecture `a` (issue 15): *space = {"type":
+ * "chain", "conf": its space.conf text}, *network = {"decisions": {name:
+ * token}, "layers": [...]} (new references). Errors: NAS_EINVAL (a
+ * genotype the space does not lower), NAS_ENOMEM. */
+int nas__arch_chain_json(const nas_arch *a, json_t **space, json_t **network, nas_error *err);
+
+/* The JSON's "space" object of a chain architecture into a->space (its
+ * "conf" through nas_config_parse_string), a->space_type "chain". Errors:
+ * NAS_EFORMAT naming `path` and the key, NAS_ENOMEM. */
+int nas__arch_chain_read_space(const json_t *space, const char *path, nas_arch *a,
+                               nas_error *err);
+
+/* After the genotype parsed in `sp`: input.shape and classes must be the
+ * space's where it sets them (space.input, space.classes), and "network.layers", when present, what the genotype lowers
+ * to (names, kinds, output shapes). Errors: NAS_EFORMAT naming `path`. */
+int nas__arch_chain_check(const json_t *network, const nas_space *sp, const char *path,
+                          nas_arch *a, nas_error *err);
 
 #endif

@@ -2,10 +2,11 @@
  * export/export_json.c - the architecture description `nas export
  * --format json` writes and `nas train ARCH.json` reads (jansson).
  *
- * Schema (format "nas-architecture", version 1) in docs/export.md. The
- * reader validates like the space.conf parser: every required key with its
- * type and range, the genotype through the cell space's own parser;
- * unknown keys are ignored so later versions can add fields.
+ * Schema (format "nas-architecture", version 1 for cells, 2 for chain
+ * spaces: export/arch_chain.c) in docs/export.md. The reader validates
+ * like the space.conf parser: every required key with its type and range,
+ * the genotype through its space's own parser; unknown keys are ignored
+ * so later versions can add fields.
  */
 #include <errno.h>    /* errno */
 #include <inttypes.h> /* PRIu64 */
@@ -15,7 +16,7 @@
 #include <stdlib.h>   /* strtoull */
 #include <string.h>
 #include <jansson.h>  /* JSON reading and writing */
-#include "nas/export.h"
+#include "export/export_impl.h"
 #include "nas/trainer.h"
 
 #define FMNIST_MEAN 0.2860
@@ -127,7 +128,7 @@ int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
         "{s:s, s:i, s:{s:s, s:i, s:o}, s:s, s:{s:i, s:i, s:i}, s:{s:[i,i,i], s:s, s:f, s:f}, s:i,"
         " s:{s:i, s:i, s:f, s:f, s:b, s:f, s:s, s:o},"
         " s:{s:s, s:s, s:i, s:i, s:o}, s:{s:s, s:i}}",
-        "format", NAS_ARCH_FORMAT, "version", NAS_ARCH_VERSION,
+        "format", NAS_ARCH_FORMAT, "version", NAS_ARCH_VERSION_CELL,
         "space", "type", a->space_type, "nodes", NAS_CELL_NODES, "ops", ops,
         "genotype", a->genotype,
         "network", "channels", a->net.channels, "stages", a->net.stages, "cells_per_stage",
@@ -161,6 +162,19 @@ int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
         json_decref(metrics);
         json_decref(source);
         return nas_error_set(err, NAS_ENOMEM, "building the JSON for %s failed", path);
+    }
+    if (!strcmp(a->space_type, "chain")) { /* issue 15: version 2, the space and its layers */
+        json_t *space, *network;
+        int rc = nas__arch_chain_json(a, &space, &network, err);
+        if (rc) {
+            json_decref(root);
+            json_decref(metrics);
+            json_decref(source);
+            return rc;
+        }
+        json_object_set_new(root, "version", json_integer(NAS_ARCH_VERSION));
+        json_object_set_new(root, "space", space);
+        json_object_set_new(root, "network", network);
     }
     if (a->data.format[0]) { /* issue 16: the data's own normalisation, per channel */
         json_t *in = json_object_get(root, "input"), *m = json_array(), *sd = json_array();
@@ -319,7 +333,8 @@ static void get_str(reader *r, const char *key, int required, char *out, size_t 
     snprintf(out, n, "%s", json_string_value(v));
 }
 
-/* nas_arch_read_json, step 1: "format", "version", "space.type", "space.ops". */
+/* nas_arch_read_json, step 1: "format", "version", "space.type", "space.ops"
+ * (cell) or "space.conf" (chain). */
 static void read_space(reader *r, nas_arch *a)
 {
     char fmt[64] = "";
@@ -330,12 +345,16 @@ static void read_space(reader *r, nas_arch *a)
     get_int(r, "version", 1, 1, 1000, &version);
     if (!r->rc && version > NAS_ARCH_VERSION) {
         char m[96];
-        snprintf(m, sizeof m, "is %d; this nas reads version %d", version, NAS_ARCH_VERSION);
+        snprintf(m, sizeof m, "is %d; this nas reads versions 1 to %d", version, NAS_ARCH_VERSION);
         bad(r, "version", m);
     }
     get_str(r, "space.type", 1, a->space_type, sizeof a->space_type);
-    if (!r->rc && strcmp(a->space_type, "cell") != 0)
-        bad(r, "space.type", "must be \"cell\"");
+    if (!r->rc && strcmp(a->space_type, "cell") != 0 && strcmp(a->space_type, "chain") != 0)
+        bad(r, "space.type", "must be \"cell\" or \"chain\"");
+    if (!r->rc && !strcmp(a->space_type, "chain")) {
+        r->rc = nas__arch_chain_read_space(at(r, "space"), r->path, a, r->err);
+        return;
+    }
     json_t *ops = at(r, "space.ops");
     if (!r->rc && ops) {
         if (!json_is_array(ops) || json_array_size(ops) == 0) {
@@ -360,9 +379,11 @@ static void read_space(reader *r, nas_arch *a)
 static void read_network(reader *r, nas_arch *a)
 {
     get_str(r, "genotype", 1, a->genotype, sizeof a->genotype);
-    get_int(r, "network.channels", 1, 1, 4096, &a->net.channels);
-    get_int(r, "network.stages", 1, 1, 8, &a->net.stages);
-    get_int(r, "network.cells_per_stage", 1, 0, 64, &a->net.cells_per_stage);
+    if (strcmp(a->space_type, "chain") != 0) { /* a chain's widths are in its space */
+        get_int(r, "network.channels", 1, 1, 4096, &a->net.channels);
+        get_int(r, "network.stages", 1, 1, 8, &a->net.stages);
+        get_int(r, "network.cells_per_stage", 1, 0, 64, &a->net.cells_per_stage);
+    }
     json_t *shape = at(r, "input.shape");
     if (!r->rc) {
         if (!json_is_array(shape) || json_array_size(shape) != 3 ||
@@ -472,16 +493,15 @@ static void read_source(reader *r, nas_arch *a)
 }
 
 /* Step 5: the genotype through the space's own parser (NAS_EFORMAT naming
- * `path` when it does not parse or carries nothing from input to output). */
+ * `path` when it does not parse or carries nothing from input to output);
+ * a chain's input, classes and layer list against its space. */
 static void read_genotype(reader *r, nas_arch *a, const char *path, nas_error *err)
 {
     if (r->rc)
         return;
-    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = a->net.channels,
-                         .stages = a->net.stages, .cells_per_stage = a->net.cells_per_stage};
     nas_space *sp = NULL;
     nas_error e2;
-    if (nas_space_create(&sd, &sp, &e2) != NAS_OK)
+    if (nas_arch_space(a, &sp, &e2) != NAS_OK)
         r->rc = nas_error_set(err, NAS_EFORMAT, "%s: space: %s", path, e2.msg);
     else if (nas_space_parse(sp, a->genotype, &a->net.genotype, &e2) != NAS_OK)
         r->rc = nas_error_set(err, NAS_EFORMAT, "%s: key 'genotype': %s", path, e2.msg);
@@ -489,6 +509,8 @@ static void read_genotype(reader *r, nas_arch *a, const char *path, nas_error *e
         r->rc = nas_error_set(err, NAS_EFORMAT,
                               "%s: key 'genotype': %s carries nothing from input to output", path,
                               a->genotype);
+    else if (!strcmp(a->space_type, "chain"))
+        r->rc = nas__arch_chain_check(at(r, "network"), sp, path, a, err);
     nas_space_destroy(sp);
 }
 

@@ -150,6 +150,10 @@ static void data_from_store(nas_store *st, int64_t exp_id, nas_arch *a)
 
 static void arch_from_config(nas_arch *a, const nas_config *cfg)
 {
+    if (cfg->space.type == NAS_SPACE_CHAIN) { /* issue 15: the whole space */
+        snprintf(a->space_type, sizeof a->space_type, "chain");
+        a->space = cfg->space;
+    }
     a->op_mask = cfg->space.op_mask;
     a->net.channels = cfg->space.channels;
     a->net.stages = cfg->space.stages;
@@ -369,15 +373,13 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
     return rc;
 }
 
-/* Parse a->genotype into a->net.genotype in a's cell space. `check` 1 (a
- * --genotype from the user) also requires a path from the cell's input to
- * its output (NAS_EINVAL otherwise). */
+/* Parse a->genotype into a->net.genotype in a's space (cell or chain).
+ * `check` 1 (a --genotype from the user) also requires a path from the
+ * cell's input to its output (NAS_EINVAL otherwise). */
 int nas__export_arch_tokens(nas_arch *a, int check, nas_error *err)
 {
-    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = a->net.channels,
-                         .stages = a->net.stages, .cells_per_stage = a->net.cells_per_stage};
     nas_space *sp = NULL;
-    int rc = nas_space_create(&sd, &sp, err);
+    int rc = nas_arch_space(a, &sp, err);
     if (!rc)
         rc = nas_space_parse(sp, a->genotype, &a->net.genotype, err);
     if (!rc && check && !nas_space_is_valid(sp, &a->net.genotype))

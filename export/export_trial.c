@@ -124,15 +124,19 @@ static int write_logits(nas_net *net, nas_backend *be, const nas_export_opts *o,
 
 /* The network of r->arch on o->backend: trained weights loaded when asked
  * for and kept (a JSON only names them), the parameter count checked
- * against the trial's record. */
-static int build_net(const nas_export_opts *o, nas_export_result *r, nas_backend **be,
-                     nas_net **net, nas_error *err)
+ * against the trial's record. A chain network reads its layers from *sp,
+ * which must outlive it. */
+static int build_net(const nas_export_opts *o, nas_export_result *r, nas_space **sp,
+                     nas_backend **be, nas_net **net, nas_error *err)
 {
     nas_arch *a = &r->arch;
-    int rc = nas_backend_create(o->backend, 1, 0, be, err);
+    int rc = nas_arch_space(a, sp, err);
     if (!rc)
-        rc = nas_net_create(*be, &a->net, o->logits ? o->logits_batch : 1, a->recipe.seed, net,
-                            err);
+        rc = nas_backend_create(o->backend, 1, 0, be, err);
+    nas_net_desc d = a->net;
+    d.space = !strcmp(a->space_type, "chain") ? *sp : NULL;
+    if (!rc)
+        rc = nas_net_create(*be, &d, o->logits ? o->logits_batch : 1, a->recipe.seed, net, err);
     r->trained = !o->init_weights && a->weights[0];
     if (!rc && r->trained) {
         rc = nas_weights_load(*net, a->weights, err);
@@ -160,14 +164,22 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
                      : nas__export_arch_from_store(o, a, r, err);
     if (!rc && !o->genotype)
         rc = nas__export_arch_tokens(a, 0, err);
+    nas_space *sp = NULL;
     nas_backend *be = NULL;
     nas_net *net = NULL;
     if (!rc)
-        rc = build_net(o, r, &be, &net, err);
-    char doc[NAS_GENOTYPE_STR_MAX + 256];
-    snprintf(doc, sizeof doc, "NAS-Bench-201 TinyNetwork %s (C=%d, N=%d); trial %" PRId64
-             " of experiment '%s'; weights %s",
-             a->genotype, a->net.channels, a->net.cells_per_stage, a->trial_id,
+        rc = build_net(o, r, &sp, &be, &net, err);
+    char doc[NAS_GENOTYPE_STR_MAX + 256], what[64];
+    if (!strcmp(a->space_type, "chain"))
+        snprintf(what, sizeof what, "chain network");
+    else
+        snprintf(what, sizeof what, "NAS-Bench-201 TinyNetwork");
+    snprintf(doc, sizeof doc, "%s %s", what, a->genotype);
+    if (strcmp(a->space_type, "chain") != 0)
+        snprintf(doc + strlen(doc), sizeof doc - strlen(doc), " (C=%d, N=%d)", a->net.channels,
+                 a->net.cells_per_stage);
+    snprintf(doc + strlen(doc), sizeof doc - strlen(doc),
+             "; trial %" PRId64 " of experiment '%s'; weights %s", a->trial_id,
              a->experiment[0] ? a->experiment : "-", r->trained ? "trained" : "init");
     if (!rc) {
         if (!strcmp(o->format, "json"))
@@ -181,5 +193,6 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
         rc = write_logits(net, be, o, a, err);
     nas_net_destroy(net);
     nas_backend_destroy(be);
+    nas_space_destroy(sp);
     return rc;
 }

@@ -30,6 +30,7 @@
 #include <time.h>     /* clock_gettime */
 #include <unistd.h>   /* access */
 #include <zlib.h>     /* crc32: the training data's fingerprint */
+#include "nas/layers.h"
 #include "nas/trainer.h"
 #include "trainer/backend_impl.h" /* nas__backend_loss_scale_get, _set */
 #include "trainer/loader_impl.h"  /* batches prepared ahead, augmented (issue 16) */
@@ -67,32 +68,59 @@ static unsigned long data_crc(const nas_dataset *data)
     return crc32(c, data->labels, (uInt)data->n);
 }
 
-/* The run's fingerprint: genotype, widths, recipe, augmentation, image
- * count, then (issue 19) " | backend=NAME precision=P data=crc32:X".
- * Checkpoints of nas before issue 19 end before " | backend=" (RUN_PART). */
+/* A chain network's layers (issue 15): " space=crc32:X" of every layer's
+ * name, kind, shapes and settings, so a checkpoint of the same genotype
+ * tokens in another chain space (another activation, say) is not resumed;
+ * "" for a cell network (its fingerprint stays as before). */
+static void space_part(const nas_net_desc *d, char *buf, size_t n)
+{
+    buf[0] = 0;
+    nas_layers L;
+    memset(&L, 0, sizeof L);
+    if (!d->space || nas_space_layers(d->space, &d->genotype, &L, NULL) != NAS_OK)
+        return;
+    uLong c = crc32(0L, Z_NULL, 0);
+    for (int i = 0; i < L.n; i++) {
+        const nas_layer *l = &L.l[i];
+        char t[256];
+        int len = snprintf(t, sizeof t, "%s %d %d %d %dx%dx%d %dx%dx%d %d %d %d %d %d %d %d %d %.17g;",
+                           l->name, (int)l->kind, l->src, l->src2, l->in_c, l->in_h, l->in_w,
+                           l->out_c, l->out_h, l->out_w, l->kernel, l->stride, l->pad, l->groups,
+                           l->bias, l->act, l->mid, l->gate_sigmoid, l->p);
+        c = crc32(c, (const unsigned char *)t, (uInt)(len > 0 && len < (int)sizeof t ? len : 0));
+    }
+    snprintf(buf, n, " space=crc32:%08lx", (unsigned long)c);
+    nas_layers_free(&L);
+}
+
+/* The run's fingerprint: genotype, widths (a chain network: its layers'
+ * CRC), recipe, augmentation, image count, then (issue 19) " | backend=NAME
+ * precision=P data=crc32:X". Checkpoints of nas before issue 19 end before
+ * " | backend=" (RUN_PART). */
 #define RUN_PART " | backend="
 static void fingerprint(const nas_net *net, const nas_dataset *data, const nas_recipe *r,
                         const nas_augment *a, char *buf, size_t n)
 {
     const nas_net_desc *d = nas__net_desc(net);
     const nas_backend *be = nas__net_backend(net);
-    char aug[48];
+    char aug[48], space[40];
     nas_augment_format(a, aug, sizeof aug);
     /* issue 16: each image's draws are keyed by its place in the run (the
      * loader's threads); an older checkpoint drew from one sequence, so
      * it is another run */
     if (strcmp(aug, "none") != 0)
         strncat(aug, "/keyed", sizeof aug - strlen(aug) - 1);
+    space_part(d, space, sizeof space);
     int k = snprintf(buf, n, "v%d ops", CKPT_VERSION);
     for (int e = 0; e < d->genotype.len && k < (int)n; e++)
         k += snprintf(buf + k, n - (size_t)k, " %d", d->genotype.tok[e]);
     if (k < (int)n)
         snprintf(buf + k, n - (size_t)k,
-                 " C=%d stages=%d N=%d in=%dx%dx%d classes=%d | epochs=%d batch=%d lr=%.17g "
+                 " C=%d stages=%d N=%d in=%dx%dx%d classes=%d%s | epochs=%d batch=%d lr=%.17g "
                  "momentum=%.17g nesterov=%d wd=%.17g schedule=%d seed=%" PRIu64
                  " | augment=%s | images=%d" RUN_PART "%s precision=%s data=crc32:%08lx",
                  d->channels, d->stages, d->cells_per_stage, d->in_c, d->in_h, d->in_w, d->classes,
-                 r->epochs, r->batch_size, r->lr, r->momentum, r->nesterov, r->weight_decay,
+                 space, r->epochs, r->batch_size, r->lr, r->momentum, r->nesterov, r->weight_decay,
                  (int)r->schedule, r->seed, aug, data->n, nas_backend_name(be),
                  nas_backend_get_precision(be), data_crc(data));
 }
@@ -128,7 +156,7 @@ static int fp_value(const char *fp, const char *key, char *val, size_t n)
 static void fp_diff(const char *old, const char *cur, char *buf, size_t n)
 {
     static const char *const keys[] = {
-        "version", "ops", "C", "stages", "N", "in", "classes", "epochs", "batch", "lr",
+        "version", "ops", "C", "stages", "N", "in", "classes", "space", "epochs", "batch", "lr",
         "momentum", "nesterov", "wd", "schedule", "seed", "augment", "images", "backend",
         "precision", "data"};
     size_t k = 0;

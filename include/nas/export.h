@@ -22,7 +22,11 @@ extern "C" {
 /* ---- the architecture JSON (export/export_json.c) ----------------------------- */
 
 #define NAS_ARCH_FORMAT "nas-architecture"
-#define NAS_ARCH_VERSION 1
+/* Version 2 (issue 15) adds chain spaces ("space.type": "chain"); a cell
+ * architecture is still written as version 1, unchanged, and both are
+ * read. */
+#define NAS_ARCH_VERSION 2
+#define NAS_ARCH_VERSION_CELL 1
 
 /*
  * An architecture as `nas export --format json` writes it and `nas train
@@ -31,10 +35,14 @@ extern "C" {
  * metrics are NaN (doubles) or -1 (counts); missing strings "".
  */
 typedef struct nas_arch {
-    char space_type[16];                 /* "cell" */
-    unsigned op_mask;                    /* ops of the search space (bit = nas_op) */
-    char genotype[NAS_GENOTYPE_STR_MAX]; /* NAS-Bench-201 string */
-    nas_net_desc net;                    /* genotype tokens, widths, input shape, classes */
+    char space_type[16];                 /* "cell" or "chain" */
+    unsigned op_mask;                    /* cell: ops of the search space (bit = nas_op) */
+    nas_space_desc space;                /* chain (issue 15): the whole space (stem, stages,
+                                            head, input, classes); unused for cells */
+    char genotype[NAS_GENOTYPE_STR_MAX]; /* NAS-Bench-201 string, or a chain genotype */
+    nas_net_desc net;                    /* genotype tokens, widths (cell), input shape,
+                                            classes; net.space is NULL here: whoever builds
+                                            the network sets it (nas_arch_space) */
     nas_recipe recipe;                   /* the proxy recipe, seed = weight init and order */
     char backend[NAS_NAME_MAX];          /* backend the trial ran on ("cpu", "ref") */
     int threads;
@@ -67,15 +75,30 @@ typedef struct nas_arch {
 void nas_arch_init(nas_arch *a);
 
 /*
+ * The search space of `a` (cell: its ops and widths; chain: a->space),
+ * for parsing its genotype or building its network: a chain network's
+ * nas_net_desc.space must point at it while the network lives. The
+ * caller owns *out (nas_space_destroy). Errors: NAS_EINVAL (a bad space
+ * description), NAS_ENOMEM.
+ */
+int nas_arch_space(const nas_arch *a, nas_space **out, nas_error *err);
+
+/*
  * Write `a` as JSON (jansson) to `path` (schema: docs/export.md, format
- * NAS_ARCH_FORMAT version NAS_ARCH_VERSION). Errors: NAS_EIO.
+ * NAS_ARCH_FORMAT; a cell architecture as version 1, a chain one as
+ * version 2 with the space's space.conf text, its decisions and its layer
+ * list). Errors: NAS_EIO; NAS_EINVAL (a chain genotype its space does
+ * not lower), NAS_ENOMEM.
  */
 int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err);
 
 /*
- * Read and validate an architecture JSON: format and version, a genotype
- * the cell space parses (and whose tokens match), positive sizes, a
- * recipe in range. Unknown keys are ignored (forward compatibility).
+ * Read and validate an architecture JSON: format and version (1 or 2), a
+ * genotype its space parses (cell: the ops and widths; chain: the
+ * space.conf text in "space.conf", parsed by nas_config_parse_string; its
+ * "space.layers", when present, must be what the genotype lowers to),
+ * positive sizes, a recipe in range. Unknown keys are ignored (forward
+ * compatibility).
  * Errors: NAS_EIO (cannot read), NAS_EFORMAT ("FILE:LINE:COL: ..." for
  * bad JSON, "FILE: key 'recipe.lr' ..." for a bad or missing value).
  */

@@ -5,7 +5,10 @@
 # projection skip, dropout) on 1,024 Fashion-MNIST images per trial, random
 # search of 6 trials with 2 workers. The run is killed with kill -9 after
 # its first results, resumed, finishes, and is queried: every trial has a
-# validation accuracy, the counter's MACs and params, and a latency.
+# validation accuracy, the counter's MACs and params, and a latency; and
+# `nas export --best` writes the best trial (its weights kept by the
+# default proxy.keep_top) as json, onnx and pytorch with nas's parameter
+# count (the exports' numbers: test_chain_arch.sh).
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -60,4 +63,14 @@ expect_eq "params of $g" "$(sql "$DB" "SELECT r.params FROM result r JOIN trial 
 run 0 "$NAS" query --db "$DB" --format csv --limit 3
 expect_eq "query rows" "$(tail -n +2 "$TMP/out" | wc -l)" 3
 note "best: $(sql "$DB" "SELECT max(val_accuracy) FROM result")"
+best=$(sql "$DB" "SELECT t.id FROM trial t JOIN result r ON r.trial_id = t.id ORDER BY r.val_accuracy DESC, t.id LIMIT 1")
+bparams=$(sql "$DB" "SELECT params FROM result WHERE trial_id = $best")
+for f in json:json onnx:onnx pytorch:py; do
+    run 0 "$NAS" export --db "$DB" --best --format "${f%:*}" -o "best.${f#*:}"
+    grep_in "trial $best of 'chain-train'" "$TMP/out"
+    grep_in "^parameters: $bparams " "$TMP/out"
+    [ "$f" = json:json ] || grep_in "weights: trained from" "$TMP/out"
+done
+grep -q '"type": "chain"' best.json || fail "best.json is not a chain architecture"
+[ -s best.onnx ] && [ -s best.npz ] || fail "no ONNX model or PyTorch weights"
 echo "PASS"

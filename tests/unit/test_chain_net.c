@@ -6,7 +6,8 @@
  *    SE with its gate, residual add, dropout, linear) matches central
  *    finite differences of the loss on the ref backend;
  *  - cpu's logits, loss and one SGD step agree with ref;
- *  - every shipped space in examples/spaces trains one sampled genotype
+ *  - every shipped space in examples/spaces (every .conf file there, so a
+ *    new space is covered when it is added) trains one sampled genotype
  *    for a few steps on cpu with a finite, falling loss.
  */
 #include <math.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <dirent.h> /* the shipped spaces */
 #include "nas/inspect.h"
 #include "nas/layers.h"
 #include "nas/trainer.h"
@@ -224,14 +226,32 @@ static void test_cpu_matches_ref(void **st)
     free(cfg);
 }
 
+/* The .conf files of examples/spaces ("examples/spaces/NAME.conf"). */
+static int shipped_spaces(char names[][300], int max)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/examples/spaces", NAS_SOURCE_DIR);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL && n < max;) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && !strcmp(e->d_name + len - 5, ".conf"))
+            snprintf(names[n++], 300, "examples/spaces/%s", e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
 /* Every shipped space: one sampled genotype trains a few steps on cpu. */
 static void test_shipped_spaces_train(void **st)
 {
     (void)st;
-    const char *spaces[] = {"examples/spaces/fashion-chain.conf", "examples/spaces/proxyless.conf",
-                            "examples/spaces/ofa-mbv3.conf", "examples/spaces/mobilenetv2.conf"};
+    char spaces[32][300];
+    int n = shipped_spaces(spaces, 32);
+    assert_true(n >= 4); /* fashion-chain, proxyless, ofa-mbv3, mobilenetv2 */
     nas_backend *be = backend("cpu");
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < n; i++) {
         nas_config *cfg = malloc(sizeof *cfg);
         nas_space *s = load(spaces[i], cfg);
         nas_rng r;
