@@ -125,6 +125,8 @@ int64_t nas_fid_spent(const nas_fid *f) { return f->spent; }
 
 int64_t nas_fid_started(const nas_fid *f) { return f->n; }
 
+int nas_fid_bracket(const nas_fid *f) { return f->o.kind == NAS_FIDELITY_ASHA ? 0 : f->bracket; }
+
 int nas_fid_running(const nas_fid *f)
 {
     int r = 0;

@@ -135,6 +135,11 @@ int nas_fid_top_rung(const nas_fid *f, int64_t trial);
  * promotion, the difference of the two rungs' budgets. */
 int64_t nas_fid_spent(const nas_fid *f);
 
+/* SH / Hyperband: the bracket being filled (0, 1, ...; -1 before the
+ * first job); ASHA: 0. A trial of an earlier bracket can no longer be
+ * promoted. */
+int nas_fid_bracket(const nas_fid *f);
+
 /* Trials started (nas_fid_add) and trials running a job now. */
 int64_t nas_fid_started(const nas_fid *f);
 int nas_fid_running(const nas_fid *f);
