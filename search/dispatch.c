@@ -106,11 +106,9 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
      * `nas export --trial` take), then the budget progress */
     const char *verb = c->table ? "lookup" : "train ";
     if (f->budget > 0) /* issue 17: a rung of multi-fidelity search */
-        nas__ctl_say(c, "[trial %lld, rung %d] %s %s to %d epochs%s%s (worker %d)",
+        nas__ctl_say(c, "[trial %lld, rung %d] %s %s to %d epochs (from %d; worker %d)",
                      (long long)f->trial, f->rung, how == START_PROMOTE ? "promote" : verb,
-                     f->geno, f->budget, f->from > 0 ? " from its checkpoint at " : "",
-                     f->from > 0 ? (snprintf(used, sizeof used, "%d", f->from), used) : "",
-                     f->worker);
+                     f->geno, f->budget, f->from, f->worker);
     else if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
         nas__ctl_say(c, "[trial %lld, %d/%d] %s %s (worker %d)%s", (long long)f->trial, f->k,
                      c->budget, rerun ? "re-run" : verb, f->geno, f->worker, used);
