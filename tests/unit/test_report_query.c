@@ -376,6 +376,10 @@ static void test_query_fidelity(void **state)
     char *t = query_text(f, NAS_REPORT_TABLE, 0, 0);
     assert_null(strstr(t, "fidelity")); /* no rungs: the table as before */
     free(t);
+    int n_front;
+    char *html = render(f, "report-test", &n_front, NAS_OK);
+    assert_null(strstr(html, "id=\"rungs\"")); /* and the report */
+    free(html);
     nas_error err;
     /* ids[0] to 9, ids[1] and ids[2] to 3 (ids[3] failed) */
     nas_store_rung g[3] = {{f->ids[0], 9, 0.5, 1, 1}, {f->ids[1], 3, 0.5, 1, 1},
@@ -402,6 +406,17 @@ static void test_query_fidelity(void **state)
     char *js = query_text(f, NAS_REPORT_JSON, 9, 0);
     assert_non_null(strstr(js, "\"fidelity\": 9"));
     free(js);
+    /* the report's learning curves: a line and dots per trial with rungs */
+    html = render(f, "report-test", &n_front, NAS_OK);
+    char *sec = section(html, "rungs", "</section>");
+    assert_non_null(sec);
+    assert_int_equal(count(sec, "<path class=\"curve\""), 3);
+    assert_int_equal(count(sec, "<circle class=\"trial feasible\""), 3);
+    char want[64];
+    snprintf(want, sizeof want, "data-trial=\"%lld\"", (long long)f->ids[0]);
+    assert_non_null(strstr(sec, want));
+    free(sec);
+    free(html);
 }
 
 int main(void)
