@@ -1,6 +1,6 @@
 /*
  * cli/cmd_query.c - `nas query [--db PATH] [--experiment NAME]
- * [--format table|csv|json] [--limit N] [--pareto]`: the trials of one
+ * [--format table|csv|json] [--limit N] [--min-fidelity N] [--pareto]`: the trials of one
  * experiment, ranked, or its Pareto front (nas_report_trials,
  * report/trials.c). The database is opened read-only, so it can run while
  * a search writes.
@@ -10,7 +10,7 @@
 #include "cli/cli.h"
 #include "nas/report.h"
 
-static const char *const VALUE_OPTS[] = {"--db", "--experiment", "--format", "--limit", NULL};
+static const char *const VALUE_OPTS[] = {"--db", "--experiment", "--format", "--limit", "--min-fidelity", NULL};
 
 int nas_cmd_query(int argc, char **argv)
 {
@@ -32,11 +32,12 @@ int nas_cmd_query(int argc, char **argv)
         } else if (!strcmp(a, "--format")) {
             format = argv[i];
         } else if (nas_parse_long(argv[i], 0, 1000000000, &limit)) {
-            fprintf(stderr, "nas query: --limit expects a non-negative integer, got '%s'\n",
-                    argv[i]);
+            fprintf(stderr, "nas query: %s expects a non-negative integer, got '%s'\n", a, argv[i]);
             return NAS_EXIT_USAGE;
-        } else {
+        } else if (!strcmp(a, "--limit")) {
             o.limit = (int)limit;
+        } else { /* --min-fidelity (issue 17) */
+            o.min_fidelity = limit;
         }
     }
     if (nas_report_format_parse(format, &o.format)) {

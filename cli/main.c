@@ -27,13 +27,13 @@ static const nas_cli_cmd commands[] = {
      "  --format FMT table (default), csv or json\n"
      "The default experiment of query, show, report and export (the most recent with a\n"
      "done trial) is marked.\n"},
-    {"query", nas_cmd_query, "nas query [--db PATH] [--experiment NAME] [--format table|csv|json] [--limit N] [--pareto]",
+    {"query", nas_cmd_query, "nas query [--db PATH] [--experiment NAME] [--format table|csv|json] [--limit N] [--min-fidelity N] [--pareto]",
      "list trials ranked by validation accuracy, or the Pareto front",
      "  --db PATH           results database (default: nas.db)\n"
      "  --experiment NAME   experiment to list (default: the most recent\n"
      "                      with a done trial; `nas experiments` lists them)\n"
      "  --format FMT        table (default), csv or json\n"
-     "  --limit N           at most N rows\n"
+     "  --limit N           at most N rows (--min-fidelity N: of trials trained to >= N)\n"
      "  --pareto            only the Pareto front under the experiment's objectives\n"
      "                      (done, feasible trials no other trial dominates; best first\n"
      "                      by the first objective; same columns)\n"},

@@ -24,7 +24,7 @@ set(NAS_PUBLIC_HEADERS
   nas/backend.h:trainer nas/trainer.h:trainer nas/data.h:trainer
   nas/evaluator.h:evaluator nas/inspect.h:evaluator
   nas/store.h:store
-  nas/search.h:search
+  nas/search.h:search nas/fidelity.h:search
   nas/report.h:report
   nas/export.h:export)
 

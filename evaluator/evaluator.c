@@ -29,6 +29,8 @@ struct nas_evaluator {
     nas_data_info info; /* issue 16: the data's shape, classes, normalisation */
     nas_backend *be;
     char weights_path[NAS_PATH_MAX]; /* keep_weights: save here after training ("" = no) */
+    int fid_until, fid_max;          /* issue 17: the next run trains to epoch until of max */
+    char fid_ckpt[NAS_PATH_MAX];     /* ... from and to this checkpoint ("" = none) */
 };
 
 void nas_evaluator_destroy(nas_evaluator *ev)
@@ -210,7 +212,14 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
     nas_augment_parse(c->data.augment, &rec.augment); /* checked by the config's pass 2 */
     nas_train_stats st;
     progress_ctx pc = {progress, ctx};
-    rc = nas_train(net, ev->train, &rec, on_step, &pc, &st, &err);
+    if (ev->fid_until > 0) { /* issue 17: a rung, the schedule over the maximum budget */
+        rec.epochs = ev->fid_max;
+        nas_full_train_opts fo = {.recipe = &rec, .checkpoint = ev->fid_ckpt[0] ? ev->fid_ckpt : NULL,
+                                  .progress = on_step, .ctx = &pc, .until = ev->fid_until};
+        rc = nas_train_resumable(net, ev->train, &fo, &st, NULL, &err);
+    } else {
+        rc = nas_train(net, ev->train, &rec, on_step, &pc, &st, &err);
+    }
     res->train_loss = st.train_loss;
     res->train_seconds = st.seconds;
     res->epochs = st.epochs;
@@ -292,6 +301,17 @@ int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, 
     rc = nas_latency_ms(net, 1, warmup, runs, ms, err);
     nas_net_destroy(net);
     return rc;
+}
+
+int nas_evaluator_set_fidelity(nas_evaluator *ev, int until, int max, const char *checkpoint)
+{
+    if (!ev || until < 0 || (until > 0 && max < until) ||
+        (checkpoint && strlen(checkpoint) >= sizeof ev->fid_ckpt))
+        return NAS_EINVAL;
+    ev->fid_until = until;
+    ev->fid_max = max;
+    snprintf(ev->fid_ckpt, sizeof ev->fid_ckpt, "%s", until > 0 && checkpoint ? checkpoint : "");
+    return NAS_OK;
 }
 
 int nas_evaluator_set_weights_path(nas_evaluator *ev, const char *path)

@@ -77,7 +77,9 @@ static int parse_by(const char *by, char *name, size_t n, int *maximize, nas_err
                          list);
 }
 
-/* The best done, feasible trial of experiment `exp` under `metric`. */
+/* The best done, feasible trial of experiment `exp` under `metric`; under
+ * a multi-fidelity scheduler (issue 17), best among the trials at the
+ * highest fidelity any done trial reached. */
 static int pick_best(nas_store *st, const nas_store_experiment *exp, const char *metric,
                      int maximize, nas_store_trial *best, nas_error *err)
 {
@@ -94,6 +96,11 @@ static int pick_best(nas_store *st, const nas_store_experiment *exp, const char 
     }
     int found = -1, n_done = 0, n_failed = 0, n_infeasible = 0, n_unmeasured = 0;
     double bestv = 0;
+    int64_t top_fid = -1; /* issue 17: -1 for every trial without a scheduler */
+    for (int i = 0; i < n; i++)
+        if (all[i].status == NAS_TRIAL_DONE && nas_store_trial_feasible(&all[i]) &&
+            isfinite(column_value(&all[i], metric)) && all[i].fidelity > top_fid)
+            top_fid = all[i].fidelity;
     for (int i = 0; i < n; i++) {
         const nas_store_trial *t = &all[i];
         if (t->status == NAS_TRIAL_FAILED)
@@ -110,6 +117,8 @@ static int pick_best(nas_store *st, const nas_store_experiment *exp, const char 
             n_unmeasured++;
             continue;
         }
+        if (t->fidelity < top_fid) /* trained less than the best-trained trials */
+            continue;
         if (found < 0 || (maximize ? v > bestv : v < bestv)) {
             found = i;
             bestv = v;

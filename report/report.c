@@ -22,6 +22,7 @@
 #include "nas/report.h"
 #include "nas/store.h"
 #include "nas/evaluator.h" /* nas_pareto_front, nas_objective_value */
+#include "report_impl.h"  /* nas__report_rungs */
 
 #define PLOT_W 480
 #define PLOT_H 320
@@ -782,6 +783,7 @@ static const char CSS[] =
     "circle.hl,path.hl{stroke:#000;stroke-width:2.5;fill-opacity:1}"
     ".failed-mark{stroke:#d62728;stroke-width:2;fill:none}"
     "path.best{fill:none;stroke:#2ca02c;stroke-width:2}"
+    "path.curve{fill:none;stroke:#1f77b4;stroke-opacity:.45;stroke-width:1.2}"
     "path.pareto{fill:none;stroke:#d62728;stroke-width:1.6;stroke-dasharray:5 3}"
     ".legend text{fill:#444}"
     "rect.bar-top{fill:#1f77b4}rect.bar-all{fill:#bbb}.opname{fill:#333;font-size:12px}"
@@ -954,6 +956,9 @@ int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int 
         goto oom;
     fprintf(f, "</div>\n<p id=\"front-sizes\">Front sizes: accuracy/latency %d, accuracy/MACs %d.</p>\n</section>\n",
             nf_lat, nf_macs);
+
+    if ((rc = nas__report_rungs(f, st, r.exp.id, err)) != NAS_OK) /* issue 17 */
+        goto done;
 
     int nf = 0;
     if ((rc = front_table(&r, st, &nf, err)) != NAS_OK)

@@ -15,4 +15,12 @@ void nas__report_csv_field(FILE *f, const char *s);
  * earlier write failed. report/experiments.c. */
 int nas__report_flush(FILE *out, nas_error *err);
 
+/* Issue 17: the section of rung-by-rung learning curves of experiment
+ * `exp_id` (report/rungs.c): an SVG of validation accuracy against budget,
+ * one line per trial; nothing when the experiment has no rungs. Errors:
+ * the store's, NAS_ENOMEM. */
+#include <stdint.h>
+struct nas_store;
+int nas__report_rungs(FILE *f, struct nas_store *st, int64_t exp_id, nas_error *err);
+
 #endif

@@ -42,7 +42,16 @@ typedef struct qctx {
     int n_ft;
     int geno_w;     /* table: width of the genotype column */
     int any_device; /* table: some row has a device name (the last column) */
+    int any_fid;    /* table: some row has a fidelity (issue 17): the column shows */
+    int64_t min_fid; /* issue 17: only trials whose highest fidelity is at least this */
+    int limit;       /* rows to write (with min_fid, counted here, not in SQL) */
 } qctx;
+
+/* Issue 17: filtered out by --min-fidelity. */
+static int fid_skip(const qctx *q, const nas_store_trial *t)
+{
+    return q->min_fid > 0 && t->fidelity < q->min_fid;
+}
 
 /* The test accuracy of trial t's latest full training (NaN: none) and
  * the number of its final trainings (full or --proxy reruns). */
@@ -64,6 +73,10 @@ static double final_test(const qctx *q, int64_t trial, int *runs)
 static int measure_row(void *vctx, const nas_store_trial *t)
 {
     qctx *q = vctx;
+    if (fid_skip(q, t))
+        return 0;
+    if (t->fidelity >= 0)
+        q->any_fid = 1;
     int w = (int)strlen(t->genotype);
     if (w > q->geno_w)
         q->geno_w = w;
@@ -95,6 +108,10 @@ static json_t *jstr(const char *s) { return *s ? json_string(s) : json_null(); }
 static int print_row(void *vctx, const nas_store_trial *t)
 {
     qctx *q = vctx;
+    if (fid_skip(q, t))
+        return 0;
+    if (q->limit > 0 && q->rank >= q->limit)
+        return 1;
     q->rank++;
     const char *status = nas_trial_status_name(t->status);
     /* issue 22: a diverged trial is done, and shown as "diverged" */
@@ -111,6 +128,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
     fmt_num(lat, sizeof lat, t->latency_ms, "%.3f");
     fmt_num(secs, sizeof secs, t->train_seconds, "%.1f");
     fmt_int(ep, sizeof ep, t->epochs);
+    char fid[24];
+    fmt_int(fid, sizeof fid, t->fidelity);
     switch (q->format) {
     case NAS_REPORT_TABLE:
         fprintf(q->out, "%4d %6lld  %-11s %8s %8s %11s %8s %10s %8s", q->rank, (long long)t->id, shown,
@@ -118,6 +137,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
                params[0] ? params : "-", lat[0] ? lat : "-", secs[0] ? secs : "-");
         if (q->n_ft > 0) /* issue 22: the latest full training's test accuracy */
             fprintf(q->out, " %10s", fin[0] ? fin : "-");
+        if (q->any_fid) /* issue 17: the highest fidelity reached */
+            fprintf(q->out, " %9s", fid[0] ? fid : "-");
         fprintf(q->out, "  %-*s", q->any_device ? q->geno_w : 0, t->genotype);
         if (t->device_name[0]) /* issue 7: where it ran */
             fprintf(q->out, "  %s%s%s%s", t->device_name, t->device_cc[0] ? " (cc " : "", t->device_cc,
@@ -138,7 +159,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
         nas__report_csv_field(q->out, t->device_cc);
         fputc(',', q->out);
         nas__report_csv_field(q->out, t->flag);
-        fprintf(q->out, ",%s,%d\n", fin, runs);
+        fprintf(q->out, ",%s,%d,%s\n", fin, runs, fid);
         break;
     }
     case NAS_REPORT_JSON: {
@@ -168,6 +189,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
         json_object_set_new(o, "flag", jstr(t->flag));
         json_object_set_new(o, "final_test_accuracy", jnum(final_test(q, t->id, &runs)));
         json_object_set_new(o, "final_runs", json_integer(runs));
+        json_object_set_new(o, "fidelity", jint(t->fidelity));
         if (json_array_append_new(q->rows, o) != 0) {
             q->oom = 1;
             return 1;
@@ -219,6 +241,8 @@ static void table_header(qctx *q, nas_store *st, const nas_store_experiment *e, 
             "test_acc", "macs", "params", "latency_ms", "train_s");
     if (q->n_ft > 0)
         fprintf(f, " %10s", "final_test");
+    if (q->any_fid)
+        fprintf(f, " %9s", "fidelity");
     fprintf(f, "  %-*s%s\n", q->any_device ? q->geno_w : 0, "genotype",
             q->any_device ? "  device" : "");
 }
@@ -230,9 +254,10 @@ static void table_measure(qctx *q, nas_store *st, int64_t exp_id, const nas_repo
     nas_error err;
     q->geno_w = (int)strlen("genotype");
     if (o->pareto)
-        for (int i = 0; i < n_front && (o->limit <= 0 || i < o->limit); i++)
+        for (int i = 0; i < n_front && (o->limit <= 0 || q->min_fid > 0 || i < o->limit); i++)
             measure_row(q, &front[i]);
-    else if (nas_store_trial_foreach(st, exp_id, NAS_STORE_ORDER_RANK, o->limit, measure_row, q,
+    else if (nas_store_trial_foreach(st, exp_id, NAS_STORE_ORDER_RANK,
+                                     q->min_fid > 0 ? 0 : o->limit, measure_row, q,
                                      &err) != NAS_OK)
         q->any_device = 0;
 }
@@ -245,11 +270,11 @@ static int write_rows(qctx *q, nas_store *st, int64_t exp_id, const nas_report_t
     if (q->format == NAS_REPORT_JSON && !(q->rows = json_array()))
         return nas_error_set(err, NAS_ENOMEM, "out of memory");
     if (o->pareto)
-        for (int i = 0; i < n_front && (o->limit <= 0 || i < o->limit) && !q->oom; i++)
-            print_row(q, &front[i]);
+        for (int i = 0; i < n_front && !q->oom && !print_row(q, &front[i]); i++)
+            ;
     else
-        rc = nas_store_trial_foreach(st, exp_id, NAS_STORE_ORDER_RANK, o->limit, print_row, q,
-                                     err);
+        rc = nas_store_trial_foreach(st, exp_id, NAS_STORE_ORDER_RANK,
+                                     q->min_fid > 0 ? 0 : o->limit, print_row, q, err);
     if (rc == NAS_OK && q->oom)
         rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
     if (rc == NAS_OK && q->format == NAS_REPORT_JSON) {
@@ -283,6 +308,8 @@ int nas_report_trials(nas_store *st, const nas_report_trials_opts *o, FILE *out,
     qctx q = {0};
     q.out = out;
     q.format = o->format;
+    q.min_fid = o->min_fidelity;
+    q.limit = o->limit;
     nas_store_final_training *ft = NULL;
     rc = nas_store_final_training_list(st, e.id, -1, &ft, &q.n_ft, err);
     q.ft = ft;
@@ -292,7 +319,7 @@ int nas_report_trials(nas_store *st, const nas_report_trials_opts *o, FILE *out,
     } else if (rc == NAS_OK && q.format == NAS_REPORT_CSV) {
         fprintf(out, "rank,trial,genotype,status,val_accuracy,test_accuracy,train_loss,macs,"
                 "params,latency_ms,train_seconds,epochs,device,attempt,error,device_name,"
-                "device_cc,flag,final_test_accuracy,final_runs\n");
+                "device_cc,flag,final_test_accuracy,final_runs,fidelity\n");
     }
     if (rc == NAS_OK)
         rc = write_rows(&q, st, e.id, o, front, n_front, err);

@@ -438,7 +438,8 @@ static int run_prepare(run *r, nas_error *err)
     const nas_config *cfg = c->cfg;
     int rc;
     if ((rc = nas_space_create(&cfg->space, &c->space, err)) != NAS_OK ||
-        (rc = nas_strategy_create(cfg, c->space, &c->strat, err)) != NAS_OK)
+        (rc = nas_strategy_create(cfg, c->space, &c->strat, err)) != NAS_OK ||
+        (rc = nas__ctl_fid_init(c, r->mpi_size, err)) != NAS_OK) /* issue 17 */
         return rc;
     if ((rc = gpu_slots(cfg, r->mpi_size, &r->pl, &r->slot_gpu, &r->n_slots, err)) != NAS_OK)
         return rc;
@@ -551,7 +552,8 @@ static int run_replay(run *r, nas_error *err)
     int rc, run_width = c->width;
     if ((rc = nas__ctl_width_load(c, &r->prev_width, err)) != NAS_OK)
         return rc;
-    rc = nas__ctl_replay(c, &r->mismatch, err);
+    rc = c->fid ? nas__ctl_fid_replay(c, &r->mismatch, err) /* issue 17 */
+                : nas__ctl_replay(c, &r->mismatch, err);
     c->width = run_width;
     if (rc != NAS_OK || (rc = nas__ctl_retries_load(c, err)) != NAS_OK)
         return rc;
@@ -644,6 +646,12 @@ static int run_start(run *r, nas_error *err)
                                  cfg->proxy.keep_weights > 0 ? "proxy.keep_weights"
                                                              : "proxy.keep_top",
                                  c->weights_dir, strerror(errno));
+    }
+    if (c->fid) { /* issue 17: checkpoints of trials that may be promoted */
+        snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s.ckpt", r->opts->db_path);
+        if (mkdir(c->ckpt_dir, 0777) != 0 && errno != EEXIST)
+            return nas_error_set(err, NAS_EIO, "search.fidelity: cannot create %s: %s",
+                                 c->ckpt_dir, strerror(errno));
     }
     if (c->stop && *c->stop) {
         r->final_status = "interrupted";
@@ -822,6 +830,7 @@ static int run_close(run *r, int rc, nas_error *err)
     fill_summary(c, r->summary);
     r->summary->mpi_lost = nas__pool_lost(c->pool); /* nas_search_mpi_finish ends MPI */
     nas_pool_destroy(c->pool);
+    nas__ctl_fid_free(c); /* issue 17 */
     nas_evaluator_destroy(c->ev);
     nas_strategy_destroy(c->strat);
     nas_space_destroy(c->space);
@@ -875,14 +884,14 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
         rc = run_prepare(&r, err);
     if (rc == NAS_OK)
         rc = run_replay(&r, err);
-    if (rc == NAS_OK && c->finished >= c->budget) {
+    if (rc == NAS_OK && c->finished >= c->budget && c->nfid_requeue == 0) {
         nas__ctl_say(c, "nas: the experiment already has its %d trials; nothing to do",
                      c->budget);
         r.final_status = "done";
     } else if (rc == NAS_OK) {
         rc = run_start(&r, err);
-        if (rc == NAS_OK)
-            rc = run_loop(c, err);
+        if (rc == NAS_OK) /* issue 17: multi-fidelity search has its own loop */
+            rc = c->fid ? nas__ctl_fid_loop(c, err) : run_loop(c, err);
         if (rc == NAS_OK)
             rc = run_finish(&r, err);
     }

@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "nas/fidelity.h"
 #include "nas/search.h"
 #include "nas/store.h"
 
@@ -45,7 +46,21 @@ typedef struct flight {
     double fraction;
     double loss;
     int failures; /* issue 4: transient failures of this trial in this run (retries) */
+    int rung;     /* issue 17: the rung this job trains to (multi-fidelity) */
+    int budget;   /* ... its budget (nas_pool_job.budget; 0: no scheduler) */
+    int from;     /* ... the budget its checkpoint holds (0: a new trial) */
 } flight;
+
+/* Issue 17: a trial of a multi-fidelity search (search/fidelity_run.c). */
+typedef struct fid_trial {
+    int64_t id;
+    nas_genotype g;
+    int bracket;         /* the scheduler's bracket it started in */
+    int observed;        /* the strategy has seen it (it can no longer be promoted) */
+    int has_res;         /* res: its result at the highest rung finished */
+    int accounted;       /* counted in the budget (its first rung finished) */
+    nas_trial_result res;
+} fid_trial;
 
 typedef struct hist_entry {
     int64_t id;
@@ -134,6 +149,15 @@ typedef struct ctl {
     int n_w;
     int n_hist; /* trials the experiment had when this run started */
     int n_interrupted; /* trials this run marked interrupted (the summary's count) */
+    /* issue 17: multi-fidelity search (search/fidelity_run.c); fid NULL: none */
+    nas_fid *fid;
+    char ckpt_dir[NAS_PATH_MAX]; /* DB.ckpt: a checkpoint per trial that may be promoted */
+    fid_trial *ft;
+    int nft, cap_ft;
+    nas_fid_job fid_new;        /* a NEW job waiting for its proposal */
+    int fid_has_new;
+    flight *fid_requeue;        /* jobs the replay found unfinished */
+    int nfid_requeue;
 } ctl;
 
 /* nas__ctl_drain's modes (search/schedule.c) */
@@ -143,7 +167,8 @@ enum { DRAIN_REPLAY, DRAIN_LIVE, DRAIN_ALL };
 enum {
     START_NEW,      /* a new proposal (nas__ctl_propose) */
     START_REQUEUED, /* left unfinished by an earlier run (replay) */
-    START_RETRY     /* issue 4: again after a transient worker failure */
+    START_RETRY,    /* issue 4: again after a transient worker failure */
+    START_PROMOTE   /* issue 17: a promoted trial continues from its checkpoint */
 };
 
 /* ---- search/progress.c: messages and the status line ------------------------------ */
@@ -299,6 +324,37 @@ int nas__ctl_width_load(ctl *c, int *prev, nas_error *err);
 /* Add this run's width (c->width) to the stored history when it differs
  * from the last one. Errors: the store's. */
 int nas__ctl_width_save(ctl *c, nas_error *err);
+
+/* ---- search/fidelity_run.c: multi-fidelity search (issue 17) ------------------------- */
+
+/* Create c->fid from search.fidelity (scheduler none: c->fid stays NULL).
+ * Errors: NAS_ECONFIG (the images resource, MPI: not supported yet),
+ * nas_fid_create's. */
+int nas__ctl_fid_init(ctl *c, int mpi_size, nas_error *err);
+
+/* The checkpoint of trial `trial`: DB.ckpt/trial-ID.npz into buf[n]. */
+void nas__ctl_fid_ckpt(const ctl *c, int64_t trial, char *buf, size_t n);
+
+/* Replay a multi-fidelity experiment's stored trials and rung results
+ * into c->fid and the strategy (in place of nas__ctl_replay); unfinished
+ * jobs go to c->fid_requeue. Errors: the store's, NAS_EFORMAT, NAS_ENOMEM,
+ * the scheduler's. */
+int nas__ctl_fid_replay(ctl *c, int *mismatch, nas_error *err);
+
+/* The loop of a multi-fidelity search (in place of run_loop): start what
+ * the scheduler asks on idle workers, record results, until nothing is
+ * left or a stop. Errors: the store's, the pool's, the strategy's. */
+int nas__ctl_fid_loop(ctl *c, nas_error *err);
+
+/* The record step of a multi-fidelity job (nas__ctl_record, after retries
+ * and stops): the rung row, the trial's result, the scheduler, the
+ * strategy's observations, checkpoints no longer needed. `note` as in
+ * record_result. Errors: the store's, the scheduler's. */
+int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, char *note,
+                        size_t n, nas_error *err);
+
+/* Release what nas__ctl_fid_init and the loop made. */
+void nas__ctl_fid_free(ctl *c);
 
 /* ---- search/retries.c: retry counts kept in the store (issue 4) ---------------------- */
 

@@ -17,6 +17,13 @@ int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progre
                  nas_trial_result *res)
 {
     ctl *c = ctx;
+    if (job->budget > 0) { /* issue 17: a rung, from and to the trial's checkpoint */
+        char ck[NAS_PATH_MAX + 64];
+        nas__ctl_fid_ckpt(c, job->id, ck, sizeof ck);
+        nas_evaluator_set_fidelity(c->ev, job->budget, c->cfg->search.fidelity.max, ck);
+    } else {
+        nas_evaluator_set_fidelity(c->ev, 0, 0, NULL);
+    }
     if (c->weights_dir[0]) { /* keep_weights (issue 5): the evaluator saves the trained net */
         char wp[NAS_PATH_MAX + 64];
         snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)job->id);
@@ -79,7 +86,7 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
     int rc = nas_store_trial_start(c->st, f->trial, f->worker, device, err);
     if (rc != NAS_OK)
         return rc;
-    if (!retry) /* issue 4: a retry keeps its "trial k/N" */
+    if (!retry && how != START_PROMOTE) /* issue 4: a retry keeps its "trial k/N" */
         f->k = c->finished + c->nfl + 1;
     f->t0 = nas__ctl_now();
     if (c->nfl == c->cap_fl) {
@@ -98,14 +105,18 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
     /* issue 22: the label is the database trial id (what `nas show` and
      * `nas export --trial` take), then the budget progress */
     const char *verb = c->table ? "lookup" : "train ";
-    if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
+    if (f->budget > 0) /* issue 17: a rung of multi-fidelity search */
+        nas__ctl_say(c, "[trial %lld, rung %d] %s %s to %d epochs (from %d; worker %d)",
+                     (long long)f->trial, f->rung, how == START_PROMOTE ? "promote" : verb,
+                     f->geno, f->budget, f->from, f->worker);
+    else if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
         nas__ctl_say(c, "[trial %lld, %d/%d] %s %s (worker %d)%s", (long long)f->trial, f->k,
                      c->budget, rerun ? "re-run" : verb, f->geno, f->worker, used);
     else
         nas__ctl_say(c, "[trial %lld, %d/%d] %s %s%s", (long long)f->trial, f->k, c->budget,
                      rerun ? "re-run" : verb, f->geno, used);
     nas__ctl_draw_status(c);
-    nas_pool_job job = {f->trial, f->g, 0};
+    nas_pool_job job = {f->trial, f->g, 0, f->budget};
     nas_store_trial stt; /* issue 4: the attempt number (the NAS_FAULT hook keys on it) */
     nas_error aerr;
     if (nas_store_trial_get(c->st, f->trial, &stt, &aerr) == NAS_OK)

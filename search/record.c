@@ -145,7 +145,11 @@ static void say_result(ctl *c, const flight *f, const nas_trial_result *res, con
     char lat[32] = ""; /* a table look-up measures no latency (issue 22) */
     if (!c->table)
         snprintf(lat, sizeof lat, ", %.3f ms", res->latency_ms);
-    if (res->status == NAS_OK)
+    if (f->budget > 0 && res->status == NAS_OK) /* issue 17: a rung */
+        nas__ctl_say(c, "[trial %lld, rung %d] done   val_acc %.4f at %d epochs | %.1f s%s%s | %s | "
+                     "elapsed %s", (long long)f->trial, f->rung, res->val_accuracy, f->budget, dt,
+                     note[0] ? " | " : "", note, best, el);
+    else if (res->status == NAS_OK)
         nas__ctl_say(c,
                      "[trial %lld, %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params%s | "
                      "%.1f s%s%s | %s | elapsed %s, ETA %s",
@@ -169,7 +173,10 @@ int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err)
     if (res->status == NAS_EWORKER && f.failures < c->cfg->workers.max_retries)
         return record_retry(c, &f, res, err);
     char note[512];
-    if ((rc = record_result(c, &f, res, note, sizeof note, err)) != NAS_OK)
+    note[0] = '\0';
+    rc = c->fid ? nas__ctl_fid_record(c, &f, res, note, sizeof note, err) /* issue 17 */
+                : record_result(c, &f, res, note, sizeof note, err);
+    if (rc != NAS_OK)
         return rc;
     if (nas__ctl_rejected(
             res)) { /* issue 6: not in the budget; the strategy learns it is infeasible */

@@ -77,6 +77,8 @@ static const char *const w_schedule[] = {"cosine", "constant", NULL};
 static const char *const w_backend[] = {"cpu", "ref", "cuda", "auto", NULL};
 static const char *const w_precision[] = {"fp32", "bf16", "fp16", NULL};
 static const char *const w_strategy[] = {"random", "evolution", "nao", NULL};
+static const char *const w_resource[] = {"epochs", "images", NULL};
+static const char *const w_scheduler[] = {"none", "sh", "hyperband", "asha", NULL};
 static const char *const w_evaluator[] = {"train", "table", NULL};
 static const char *const w_device[] = {"cpu", "cuda", "auto", NULL};
 static const char *const w_metric[] = {"val_accuracy", "latency_ms", "macs", "params", NULL};
@@ -159,6 +161,12 @@ static const field fields[] = {
     I("search.nao", "max_edit", search.nao.max_edit, 0, 1000),
     D("search.nao", "rank_weight", search.nao.rank_weight, 0, 100),
     B("search.nao", "fill_neighbours", search.nao.fill_neighbours),
+    /* issue 17: multi-fidelity search (docs/multi-fidelity.md) */
+    E("search.fidelity", "resource", search.fidelity.resource, w_resource),
+    I("search.fidelity", "min", search.fidelity.min, 1, 1000000000),
+    I("search.fidelity", "max", search.fidelity.max, 1, 1000000000),
+    I("search.fidelity", "eta", search.fidelity.eta, 2, 100),
+    E("search.fidelity", "scheduler", search.fidelity.scheduler, w_scheduler),
 
     E("evaluator", "kind", evaluator.kind, w_evaluator),
     P("evaluator", "table", evaluator.table),
@@ -187,7 +195,8 @@ static const field fields[] = {
 
 /* Groups, in canonical order; "" is the file's top level. */
 static const char *const groups[] = {"",          "data",      "space",       "proxy",  "search",
-                                     "search.nao", "evaluator", "constraints", "workers"};
+                                     "search.nao", "evaluator", "constraints", "workers",
+                                     "search.fidelity"};
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 
 #define NAS__GPU_MAX ((int)(sizeof(((nas_config *)0)->workers.gpus) / sizeof(int)))
@@ -244,6 +253,11 @@ void nas_config_defaults(nas_config *cfg)
     cfg->search.nao.max_edit = 1;
     cfg->search.nao.rank_weight = 0.0;
     cfg->search.nao.fill_neighbours = 1;
+    cfg->search.fidelity.resource = NAS_FIDELITY_EPOCHS;
+    cfg->search.fidelity.min = 1;
+    cfg->search.fidelity.max = 9;
+    cfg->search.fidelity.eta = 3;
+    cfg->search.fidelity.scheduler = NAS_FIDELITY_NONE;
 
     cfg->evaluator.kind = NAS_EVALUATOR_TRAIN;
     cfg->evaluator.table[0] = '\0';
@@ -833,6 +847,8 @@ static size_t field_index(const char *group, const char *key)
 
 #define FAIL_F(c, idx, ...) fail_at((c), field_file((c), (idx)), field_line((c), (idx)), __VA_ARGS__)
 
+static int validate_fidelity(ctx *c);
+
 static int validate(ctx *c)
 {
     nas_config *cfg = c->cfg;
@@ -965,6 +981,32 @@ static int validate(ctx *c)
             return FAIL_F(c, field_index("evaluator", "column"),
                           "evaluator.column is empty, expected the name of a CSV column");
     }
+    return validate_fidelity(c);
+}
+
+/* Issue 17: search.fidelity's keys that depend on each other (a scheduler
+ * set: at least one promotion, a trained evaluator, a whole number of
+ * epochs in the LR schedule). */
+static int validate_fidelity(ctx *c)
+{
+    const nas_config *cfg = c->cfg;
+    if (cfg->search.fidelity.scheduler == NAS_FIDELITY_NONE)
+        return NAS_OK;
+    int lo = cfg->search.fidelity.min, hi = cfg->search.fidelity.max;
+    if (hi < (long long)lo * cfg->search.fidelity.eta)
+        return FAIL_F(c, field_index("search.fidelity", "max"),
+                      "search.fidelity.max = %d is less than min x eta = %lld, expected at least "
+                      "one promotion (max >= min x eta)",
+                      hi, (long long)lo * cfg->search.fidelity.eta);
+    if (cfg->search.fidelity.resource == NAS_FIDELITY_EPOCHS && hi > 1000)
+        return FAIL_F(c, field_index("search.fidelity", "max"),
+                      "search.fidelity.max = %d epochs is out of range, expected at most 1000 "
+                      "(as proxy.epochs)", hi);
+    if (cfg->evaluator.kind != NAS_EVALUATOR_TRAIN)
+        return FAIL_F(c, field_index("search.fidelity", "scheduler"),
+                      "search.fidelity.scheduler = \"%s\" needs evaluator.kind = \"train\" (a "
+                      "table has one fidelity), expected scheduler = \"none\"",
+                      w_scheduler[cfg->search.fidelity.scheduler]);
     return NAS_OK;
 }
 

@@ -112,20 +112,40 @@ static const char MIGRATE_V3[] =
 /* The version-3 column; NULL when a version-1 or -2 file is read as it is. */
 #define V3_FLAG "t.flag"
 
+/* Version 5 (issue 17, multi-fidelity search): one row per rung a trial
+ * finished - its budget (`fidelity`, in search.fidelity.resource units),
+ * validation accuracy, training loss and the seconds that rung took.
+ * Trials of a search without a scheduler have no rows. */
+static const char MIGRATE_V5[] =
+    "CREATE TABLE IF NOT EXISTS rung(\n"
+    "  trial_id INTEGER NOT NULL REFERENCES trial(id),\n"
+    "  fidelity INTEGER NOT NULL,\n"
+    "  val_accuracy REAL,\n"
+    "  loss REAL,\n"
+    "  seconds REAL,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  PRIMARY KEY(trial_id, fidelity)\n"
+    ");\n";
+
+/* A trial's highest fidelity (NULL: no rung, a search without a
+ * scheduler); NULL when a version-1 .. 4 file is read as it is. */
+#define V5_FIDELITY "(SELECT max(g.fidelity) FROM rung g WHERE g.trial_id = t.id)"
+
 #define TRIAL_COLUMNS                                                                         \
     "SELECT t.id, t.experiment_id, e.name, t.genotype, t.arch_key, t.proposed_by, t.status, " \
     "t.worker, t.attempt, t.device, t.created_at, t.started_at, t.finished_at, t.error, "     \
     "r.trial_id IS NOT NULL, r.val_accuracy, r.test_accuracy, r.train_loss, r.macs, "         \
     "r.params, r.latency_ms, r.train_seconds, r.epochs, r.score, " V2_TRIAL_COLUMNS ", "     \
-    V3_FLAG " FROM trial t JOIN experiment e ON e.id = t.experiment_id "                      \
+    V3_FLAG ", " V5_FIDELITY " FROM trial t JOIN experiment e ON e.id = t.experiment_id "                      \
     "LEFT JOIN result r ON r.trial_id = t.id "
 
 /* The best done trial of experiment e: highest val_accuracy among the
- * feasible ones (score stored), ties by id. */
+ * feasible ones (score stored) at the highest fidelity (issue 17; all
+ * NULL without a scheduler), ties by id. */
 #define BEST_TRIAL                                                                           \
     "trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = e.id AND "           \
     "t.status = 'done' AND r.score IS NOT NULL AND r.val_accuracy IS NOT NULL "              \
-    "ORDER BY r.val_accuracy DESC, t.id LIMIT 1"
+    "ORDER BY " V5_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC, t.id LIMIT 1"
 
 #define EXPERIMENT_COLUMNS                                                                   \
     "SELECT e.id, e.name, e.strategy, e.conf_path, e.seed, e.trials_budget, e.status, "      \
@@ -202,7 +222,8 @@ static const char *const QUERIES[Q_COUNT] = {
     [Q_TRIAL_BY_RANK] =
         TRIAL_COLUMNS "WHERE t.experiment_id = ?1 ORDER BY "
                       "CASE t.status WHEN 'done' THEN 0 WHEN 'failed' THEN 2 ELSE 1 END, "
-                      "r.val_accuracy DESC NULLS LAST, t.id LIMIT ?2",
+                      V5_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC NULLS LAST, t.id "
+                      "LIMIT ?2",
     [Q_STATE_PUT] = "INSERT OR REPLACE INTO strategy_state(experiment_id, name, blob, updated_at) "
                     "VALUES(?1, ?2, ?3, " NOW_SQL ")",
     [Q_STATE_GET] = "SELECT blob FROM strategy_state WHERE experiment_id = ?1 AND name = ?2",
@@ -231,7 +252,7 @@ static const char *old_schema_sql(const nas_store *st, const char *sql, char *bu
     static const struct {
         int version;
         const char *cols, *nulls;
-    } added[] = {{2, V2_TRIAL_COLUMNS, "NULL, NULL"}, {3, V3_FLAG, "NULL"}};
+    } added[] = {{2, V2_TRIAL_COLUMNS, "NULL, NULL"}, {3, V3_FLAG, "NULL"}, {5, V5_FIDELITY, "NULL"}};
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         if (st->schema >= added[i].version || !strstr(sql, added[i].cols))
             continue;
@@ -523,10 +544,10 @@ static void uri_of(const char *path, char *out, size_t n)
 
 static int create_schema(nas_store *st, nas_error *err)
 {
-    char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + sizeof MIGRATE_V3 + 256];
-    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%sPRAGMA application_id = %d;\n"
+    char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + sizeof MIGRATE_V3 + sizeof MIGRATE_V5 + 256];
+    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%s%sPRAGMA application_id = %d;\n"
              "PRAGMA user_version = %d;\nCOMMIT;",
-             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, NAS_STORE_APPLICATION_ID,
+             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, MIGRATE_V5, NAS_STORE_APPLICATION_ID,
              NAS_STORE_SCHEMA_VERSION);
     int rc = exec_sql(st, sql, "cannot create the schema", err);
     if (rc != NAS_OK)
@@ -692,6 +713,12 @@ static int migrate_v4(nas_store *st, nas_error *err)
     return migrate_step(st, 4, NULL, migrate_keys, err);
 }
 
+/* Version 4 -> 5 (MIGRATE_V5, issue 17): the rung table, empty. */
+static int migrate_v5(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 5, MIGRATE_V5, NULL, err);
+}
+
 /* Check that the file is a nas database of a version we know; create the
  * schema in a new, empty file (read-write only). */
 static int check_schema(nas_store *st, nas_error *err)
@@ -743,6 +770,8 @@ static int check_schema(nas_store *st, nas_error *err)
     if (st->schema < 3 && (rc = migrate_v3(st, err)) != NAS_OK)
         return rc;
     if (st->schema < 4 && (rc = migrate_v4(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 5 && (rc = migrate_v5(st, err)) != NAS_OK)
         return rc;
     return NAS_OK;
 }
@@ -1215,6 +1244,7 @@ static int read_trial(sqlite3_stmt *s, void *out)
     copy_text(t->device_name, sizeof t->device_name, s, 24);
     copy_text(t->device_cc, sizeof t->device_cc, s, 25);
     copy_text(t->flag, sizeof t->flag, s, 26);
+    t->fidelity = col_int(s, 27);
     return NAS_OK;
 }
 

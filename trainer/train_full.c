@@ -370,6 +370,26 @@ static int load_checkpoint(nas_net *net, const char *path, const char *fp, int e
     return rc;
 }
 
+/* Issue 17: the epoch training stops after - o->until (a rung of
+ * multi-fidelity search), else the recipe's last. */
+static int last_epoch(const nas_full_train_opts *o)
+{
+    return o->until > 0 && o->until < o->recipe->epochs ? o->until : o->recipe->epochs;
+}
+
+/* load_checkpoint for o; a checkpoint past last_epoch(o) belongs to a
+ * later rung: NAS_EEXIST. */
+static int load_upto(nas_net *net, const nas_full_train_opts *o, const char *fp, int per_epoch,
+                     int *epoch, int64_t *steps, nas_rng *aug, double stats[3], nas_error *err)
+{
+    int rc = load_checkpoint(net, o->checkpoint, fp, o->recipe->epochs, per_epoch, epoch, steps,
+                             aug, stats, o->note, o->ctx, err);
+    if (rc == NAS_OK && *epoch > last_epoch(o))
+        rc = nas_error_set(err, NAS_EEXIST, "checkpoint %s holds epoch %d, beyond epoch %d asked "
+                           "for", o->checkpoint, *epoch, last_epoch(o));
+    return rc;
+}
+
 /* ---- the loop ---------------------------------------------------------------------- */
 
 int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_train_opts *o,
@@ -395,8 +415,7 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     double saved[3] = {0, 0, 0}; /* loss, accuracy, seconds */
     int per_epoch = (data->n + rec->batch_size - 1) / rec->batch_size;
     if (o->checkpoint && access(o->checkpoint, F_OK) == 0) {
-        int rc = load_checkpoint(net, o->checkpoint, fp, rec->epochs, per_epoch, &start, &t64,
-                                 &aug, saved, o->note, o->ctx, err);
+        int rc = load_upto(net, o, fp, per_epoch, &start, &t64, &aug, saved, err);
         if (rc)
             return rc;
         if (resumed_from)
@@ -424,7 +443,7 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     double seconds = saved[2], last_loss = saved[0], last_acc = saved[1], wait_seconds = 0;
     long images = 0;
     int done_epochs = start;
-    for (int ep = start; ep < rec->epochs && !rc; ep++) {
+    for (int ep = start; ep < last_epoch(o) && !rc; ep++) {
         double loss_sum = 0, ep0 = seconds;
         long correct_sum = 0, seen = 0;
         for (int s = 0; s < per_epoch; s++, t++) {

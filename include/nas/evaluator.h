@@ -106,6 +106,17 @@ int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progres
 int nas_evaluator_set_weights_path(nas_evaluator *ev, const char *path);
 
 /*
+ * Issue 17 (multi-fidelity search): until > 0 - the following runs train
+ * only to epoch `until` of a recipe of `max` epochs (the learning-rate
+ * schedule spans max), continuing from `checkpoint` when it exists and
+ * rewriting it after every epoch (nas_train_resumable with
+ * nas_full_train_opts.until; NULL: no checkpoint). The result's epochs is
+ * `until`. until = 0: the whole proxy recipe, as before. Errors:
+ * NAS_EINVAL (until < 0, max < until, path too long).
+ */
+int nas_evaluator_set_fidelity(nas_evaluator *ev, int until, int max, const char *checkpoint);
+
+/*
  * The network genotype `g` becomes under this search (issue 6: constraints
  * checked before training): the space's widths (channels, stages,
  * cells_per_stage) and the data's shape (N x C x H x W input, `classes`

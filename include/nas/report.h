@@ -67,6 +67,8 @@ typedef struct nas_report_trials_opts {
     nas_report_format format;
     int limit;                /* at most this many rows; <= 0: all */
     int pareto;               /* 1: only the Pareto front under the experiment's objectives */
+    int64_t min_fidelity;     /* issue 17: > 0: only trials whose highest fidelity is at least
+                                 this (search.fidelity.resource units); 0: all */
 } nas_report_trials_opts;
 
 /*
@@ -79,7 +81,10 @@ typedef struct nas_report_trials_opts {
  * MACs (per image; FLOPs = 2 x MACs), params, latency_ms (batch 1),
  * train_seconds, epochs, device, attempt, error, device name and compute
  * capability, flag, the test accuracy of the trial's latest full `nas
- * train` and its count of final trainings. The table starts with the
+ * train` and its count of final trainings, and (issue 17) the highest
+ * fidelity the trial reached under a multi-fidelity scheduler (the table
+ * shows that column only when some trial has one; ranking puts the
+ * highest fidelity first). The table starts with the
  * experiment's counts. Reads only. Errors: NAS_ENOTFOUND (no such
  * experiment), NAS_EDB, NAS_ENOMEM, NAS_EIO (writing `out`); a failure in
  * the front is prefixed "--pareto".

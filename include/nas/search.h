@@ -122,6 +122,9 @@ typedef struct nas_pool_job {
     nas_genotype genotype; /* what to evaluate */
     int attempt;           /* 1 for the first run of this job, 2 for its first retry, ...
                               (0 = unknown; only the NAS_FAULT test hook reads it) */
+    int budget;            /* issue 17: > 0: a rung of multi-fidelity search - train to this
+                              many epochs of search.fidelity.max, continuing from the
+                              trial's checkpoint; 0: the whole proxy recipe */
 } nas_pool_job;
 
 /* Report progress from inside a job: fraction done in [0,1], last loss. */

@@ -139,6 +139,19 @@ typedef enum nas_strategy_kind {
 
 typedef enum nas_evaluator_kind { NAS_EVALUATOR_TRAIN = 0, NAS_EVALUATOR_TABLE } nas_evaluator_kind;
 
+/* Issue 17: multi-fidelity search (docs/multi-fidelity.md). The resource a
+ * trial's budget is counted in, and the scheduler that hands out budgets
+ * and promotions: none (every trial trains the whole proxy budget, as
+ * before), successive halving (Jamieson & Talwalkar, AISTATS 2016),
+ * Hyperband (Li et al., JMLR 2017) or ASHA (Li et al., MLSys 2020). */
+typedef enum nas_fidelity_resource { NAS_FIDELITY_EPOCHS = 0, NAS_FIDELITY_IMAGES } nas_fidelity_resource;
+typedef enum nas_fidelity_scheduler {
+    NAS_FIDELITY_NONE = 0,
+    NAS_FIDELITY_SH,
+    NAS_FIDELITY_HYPERBAND,
+    NAS_FIDELITY_ASHA
+} nas_fidelity_scheduler;
+
 typedef enum nas_schedule { NAS_SCHEDULE_COSINE = 0, NAS_SCHEDULE_CONSTANT } nas_schedule;
 
 #define NAS_PATH_MAX 1024
@@ -291,6 +304,13 @@ typedef struct nas_config {
                                     predictor's best single-token neighbours of the
                                     top_k cells (0: uniform samples) */
         } nao;
+        struct {           /* issue 17: multi-fidelity (docs/multi-fidelity.md) */
+            nas_fidelity_resource resource; /* epochs | images (training images seen) */
+            int min;       /* r: the smallest budget, in the resource's unit */
+            int max;       /* R: a trial's full budget (the LR schedule spans it) */
+            int eta;       /* reduction factor: 1/eta of a rung is promoted */
+            nas_fidelity_scheduler scheduler; /* none | sh | hyperband | asha */
+        } fidelity;
     } search;
 
     struct {

@@ -35,9 +35,10 @@
 extern "C" {
 #endif
 
-#define NAS_STORE_SCHEMA_VERSION 4 /* 2: trial.device_name, trial.device_cc;
+#define NAS_STORE_SCHEMA_VERSION 5 /* 2: trial.device_name, trial.device_cc;
                                       3: trial.flag, experiment.conf_canonical not UNIQUE;
-                                      4: arch_key is the functional key (issue 21) */
+                                      4: arch_key is the functional key (issue 21);
+                                      5: table rung (issue 17, multi-fidelity) */
 /* strategy_state row that migration 4 writes: trials with id <= its value
  * (text) were proposed under NAS-Bench-201's string (nas_space_nb201_str),
  * and the controller's replay dedupes them with it. */
@@ -180,6 +181,9 @@ typedef struct nas_store_trial {
     char device_cc[16];    /* GPU compute capability "8.0"; "" for the CPU */
     char flag[16];         /* issue 22: "diverged" for a done trial whose training diverged
                               (nas_search_diverged); "" otherwise (schema 3) */
+    int64_t fidelity;      /* issue 17: the highest budget it has a rung result at
+                              (search.fidelity.resource units); -1: none (a search
+                              without a scheduler, or a file before schema 5) */
 } nas_store_trial;
 
 /*
@@ -225,7 +229,9 @@ int nas_store_trial_get(nas_store *st, int64_t trial_id, nas_store_trial *out, n
 
 typedef enum nas_store_order {
     NAS_STORE_ORDER_ID = 0, /* trial id ascending (proposal order) */
-    NAS_STORE_ORDER_RANK    /* done by val_accuracy desc, then unfinished, failed last */
+    NAS_STORE_ORDER_RANK    /* done by highest fidelity desc (issue 17; none without a
+                               scheduler), then val_accuracy desc; then unfinished,
+                               failed last */
 } nas_store_order;
 
 /* Called once per trial; return non-zero to stop early (not an error). */
@@ -235,6 +241,32 @@ typedef int (*nas_store_trial_fn)(void *ctx, const nas_store_trial *t);
  * (0 = all). Errors: NAS_EDB. */
 int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order, int limit,
                             nas_store_trial_fn fn, void *ctx, nas_error *err);
+
+/* ---- rungs of multi-fidelity search (store/rung.c; issue 17, schema 5) --------- */
+
+/* One rung's result of a trial: its budget in search.fidelity.resource
+ * units (epochs or images), validation accuracy in [0, 1] (NaN: none),
+ * mean training loss of its last epoch, wall seconds of the rung's job. */
+typedef struct nas_store_rung {
+    int64_t trial_id;
+    int64_t fidelity;
+    double val_accuracy;
+    double loss;
+    double seconds;
+} nas_store_rung;
+
+/* Record (or replace) trial r->trial_id's result at r->fidelity, in one
+ * transaction. NaN values are stored as NULL. Errors: NAS_EDB (also a
+ * read-only store). */
+int nas_store_rung_put(nas_store *st, const nas_store_rung *r, nas_error *err);
+
+/* Called once per rung row; return non-zero to stop early. */
+typedef int (*nas_store_rung_fn)(void *ctx, const nas_store_rung *r);
+
+/* Visit every rung result of experiment `exp_id` in (trial id, fidelity)
+ * order. A file before schema 5 opened read-only has none. Errors: NAS_EDB. */
+int nas_store_rung_foreach(nas_store *st, int64_t exp_id, nas_store_rung_fn fn, void *ctx,
+                           nas_error *err);
 
 /* ---- strategy state ----------------------------------------------------------- */
 

@@ -266,6 +266,12 @@ typedef struct nas_full_train_opts {
      * was loaded: `epoch` epochs of rec->epochs are done; may be NULL */
     void (*on_resume)(void *ctx, int epoch);
     nas_train_note note;         /* warnings (an old checkpoint resumed); may be NULL */
+    /* issue 17 (multi-fidelity promotion): > 0: train only up to the end of
+     * this epoch of recipe->epochs and return NAS_OK, the learning-rate
+     * schedule still spanning all recipe->epochs; with a checkpoint, a later
+     * call with a larger `until` continues from it, and the weights equal
+     * one run to that epoch bit for bit. 0: all epochs. */
+    int until;
 } nas_full_train_opts;
 
 /*

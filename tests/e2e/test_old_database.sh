@@ -6,7 +6,7 @@
 # opens read-only as it is, is listed by `nas experiments`, and can be
 # extended: the same config with search.trials = 12 continues the most
 # recent 'old-table' (8 -> 12; its 8 trials not re-run), migrates the file
-# to schema 4, and proposes what a fresh 12-trial search proposes.
+# to schema 5, and proposes what a fresh 12-trial search proposes.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 cd "$TMP" || fail "cd"
@@ -37,7 +37,7 @@ sql "$DB" "SELECT id, genotype, attempt, started_at FROM trial WHERE experiment_
 mk 12
 run 0 "$NAS" run old.conf --db "$DB"
 grep_in "extending experiment 'old-table' (id 2)" "$TMP/err"
-expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 4
+expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 5
 expect_eq "experiments" "$(sql "$DB" "SELECT count(*) FROM experiment")" 2
 expect_eq "trials of experiment 2" "$(sql "$DB" "SELECT count(*) FROM trial WHERE experiment_id = 2 AND status = 'done'")" 12
 expect_eq "its first 8 trials, unchanged" \

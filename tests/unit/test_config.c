@@ -604,6 +604,70 @@ static void test_limits(void **state)
     free(text);
 }
 
+/* Issue 17: search.fidelity parses, its errors name file:line, and an old
+ * config's stored settings read back as scheduler "none" (no difference). */
+static void expect_fidelity_error(const char *text, const char *want)
+{
+    nas_config c;
+    nas_error err = {0};
+    assert_int_equal(nas_config_parse_string(text, "f.conf", &c, &err), NAS_ECONFIG);
+    if (!strstr(err.msg, want))
+        fail_msg("'%s': got '%s', expected '%s'", text, err.msg, want);
+}
+
+static void test_fidelity(void **state)
+{
+    (void)state;
+    nas_config c;
+    parse_ok("seed = 1;", &c);
+    assert_int_equal(c.search.fidelity.scheduler, NAS_FIDELITY_NONE);
+    assert_int_equal(c.search.fidelity.resource, NAS_FIDELITY_EPOCHS);
+    assert_int_equal(c.search.fidelity.eta, 3);
+    parse_ok("search = { fidelity = { resource = \"images\"; min = 1000; max = 27000; "
+             "scheduler = \"asha\"; }; };", &c);
+    assert_int_equal(c.search.fidelity.resource, NAS_FIDELITY_IMAGES);
+    assert_int_equal(c.search.fidelity.min, 1000);
+    assert_int_equal(c.search.fidelity.max, 27000);
+    assert_int_equal(c.search.fidelity.scheduler, NAS_FIDELITY_ASHA);
+    parse_ok("search = { fidelity = { min = 1; max = 27; eta = 3; scheduler = \"hyperband\"; }; };",
+             &c);
+    assert_int_equal(c.search.fidelity.scheduler, NAS_FIDELITY_HYPERBAND);
+    expect_fidelity_error("search = {\n fidelity = {\n scheduler = \"bohb\"; }; };",
+                          "f.conf:3: search.fidelity.scheduler");
+    expect_fidelity_error("search = {\n fidelity = {\n min = 3;\n max = 8;\n scheduler = \"sh\"; }; };",
+                          "f.conf:4: search.fidelity.max = 8 is less than min x eta = 9");
+    expect_fidelity_error("search = { fidelity = {\n eta = 1; }; };", "f.conf:2: search.fidelity.eta = 1");
+    expect_fidelity_error("search = { fidelity = { bogus = 1; }; };", "unknown key 'bogus'");
+    expect_fidelity_error("evaluator = { kind = \"table\"; table = \"t.csv\"; };\n"
+                          "search = { fidelity = {\n scheduler = \"sh\"; }; };",
+                          "f.conf:3: search.fidelity.scheduler = \"sh\" needs evaluator.kind");
+    /* none ignores min/max: the same bounds are no error */
+    parse_ok("search = { fidelity = { min = 3; max = 8; }; };", &c);
+    /* a stored canonical text from before issue 17 has no fidelity keys:
+     * they count as their defaults, so an old experiment resumes */
+    char *canon = canon_of("seed = 5;");
+    assert_non_null(strstr(canon, "search.fidelity.scheduler = \"none\";\n"));
+    char *old = strdup(canon), *w = old;
+    for (char *line = canon; *line;) { /* drop the fidelity lines */
+        char *e = strchr(line, '\n');
+        size_t n = e ? (size_t)(e - line + 1) : strlen(line);
+        if (strncmp(line, "search.fidelity.", 16) != 0) {
+            memcpy(w, line, n);
+            w += n;
+        }
+        line += n;
+    }
+    *w = '\0';
+    parse_ok("seed = 5;", &c);
+    char out[512];
+    assert_int_equal(nas_config_diff(old, &c, 1, out, sizeof out), 0);
+    parse_ok("seed = 5; search = { fidelity = { scheduler = \"sh\"; }; };", &c);
+    assert_int_equal(nas_config_diff(old, &c, 1, out, sizeof out), 1);
+    assert_string_equal(out, "  search.fidelity.scheduler: \"none\" -> \"sh\"\n");
+    free(old);
+    free(canon);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -621,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_docs_cover_every_key),
         cmocka_unit_test(test_weights_policy),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_fidelity),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

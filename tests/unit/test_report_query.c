@@ -354,12 +354,78 @@ static void test_report_errors_and_empty(void **state)
     free(html);
 }
 
+/* Issue 17: `nas query` with rung results - the fidelity column (only
+ * when some trial has one), the highest fidelity ranked first, and
+ * --min-fidelity filtering before --limit. */
+static char *query_text(fx *f, nas_report_format format, int64_t min_fid, int limit)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    nas_report_trials_opts o = {"report-test", format, limit, 0, min_fid};
+    nas_error err;
+    assert_int_equal(nas_report_trials(f->st, &o, out, &err), NAS_OK);
+    fclose(out);
+    return buf;
+}
+
+static void test_query_fidelity(void **state)
+{
+    fx *f = *state;
+    char *t = query_text(f, NAS_REPORT_TABLE, 0, 0);
+    assert_null(strstr(t, "fidelity")); /* no rungs: the table as before */
+    free(t);
+    int n_front;
+    char *html = render(f, "report-test", &n_front, NAS_OK);
+    assert_null(strstr(html, "id=\"rungs\"")); /* and the report */
+    free(html);
+    nas_error err;
+    /* ids[0] to 9, ids[1] and ids[2] to 3 (ids[3] failed) */
+    nas_store_rung g[3] = {{f->ids[0], 9, 0.5, 1, 1}, {f->ids[1], 3, 0.5, 1, 1},
+                           {f->ids[2], 3, 0.5, 1, 1}};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(nas_store_rung_put(f->st, &g[i], &err), NAS_OK);
+    t = query_text(f, NAS_REPORT_TABLE, 0, 0);
+    assert_non_null(strstr(t, " fidelity  genotype"));
+    free(t);
+    char *csv = query_text(f, NAS_REPORT_CSV, 3, 0);
+    assert_non_null(strstr(csv, ",final_runs,fidelity\n"));
+    assert_int_equal(count(csv, "\n"), 4); /* header + 3 trials */
+    char first[64];
+    snprintf(first, sizeof first, "\n1,%lld,", (long long)f->ids[0]); /* highest fidelity first */
+    assert_non_null(strstr(csv, first));
+    assert_non_null(strstr(csv, ",9\n"));
+    free(csv);
+    csv = query_text(f, NAS_REPORT_CSV, 9, 0);
+    assert_int_equal(count(csv, "\n"), 2);
+    free(csv);
+    csv = query_text(f, NAS_REPORT_CSV, 3, 2); /* filter first, then the limit */
+    assert_int_equal(count(csv, "\n"), 3);
+    free(csv);
+    char *js = query_text(f, NAS_REPORT_JSON, 9, 0);
+    assert_non_null(strstr(js, "\"fidelity\": 9"));
+    free(js);
+    /* the report's learning curves: a line and dots per trial with rungs */
+    html = render(f, "report-test", &n_front, NAS_OK);
+    char *sec = section(html, "rungs", "</section>");
+    assert_non_null(sec);
+    assert_int_equal(count(sec, "<path class=\"curve\""), 3);
+    assert_int_equal(count(sec, "<circle class=\"trial feasible\""), 3);
+    char want[64];
+    snprintf(want, sizeof want, "data-trial=\"%lld\"", (long long)f->ids[0]);
+    assert_non_null(strstr(sec, want));
+    free(sec);
+    free(html);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queries),
         cmocka_unit_test(test_report_page),
         cmocka_unit_test(test_report_errors_and_empty),
+        cmocka_unit_test(test_query_fidelity),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

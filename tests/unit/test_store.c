@@ -375,6 +375,96 @@ static void test_migrate_v2_to_v3(void **state)
     sqlite3_close(db);
 }
 
+/* Issue 17, schema 5: rung results, a trial's highest fidelity, ranking
+ * and the experiment's best at the highest fidelity; a version-4 file
+ * reads as it is (no fidelity) read-only and migrates on write. */
+static int count_rung(void *ctx, const nas_store_rung *r)
+{
+    int64_t *sum = ctx;
+    sum[0]++;
+    sum[1] += r->trial_id * 1000 + r->fidelity;
+    return 0;
+}
+
+static void test_rungs(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    int64_t exp, a, b, c;
+    assert_int_equal(nas_store_experiment_create(st, "mf", "seed = 1;", "", "", 1, "random", 3,
+                                                 &exp, &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|a|", "a", "random", &a, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|b|", "b", "random", &b, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|c|", "c", "random", &c, &err), NAS_OK);
+    /* a: 0.9 at budget 1 only; b: 0.6 at 1, 0.7 at 3; c: failed-free, 0.5 at 1 */
+    nas_trial_result r = make_result(0.9, 10, 10);
+    assert_int_equal(nas_store_trial_finish(st, a, &r, 0.9, NULL, &err), NAS_OK);
+    r = make_result(0.7, 10, 10);
+    assert_int_equal(nas_store_trial_finish(st, b, &r, 0.7, NULL, &err), NAS_OK);
+    r = make_result(0.5, 10, 10);
+    assert_int_equal(nas_store_trial_finish(st, c, &r, 0.5, NULL, &err), NAS_OK);
+    nas_store_rung g[4] = {{a, 1, 0.9, 2.0, 1.5}, {b, 1, 0.6, 2.1, 1.4}, {b, 3, 0.7, 1.9, 3.0},
+                           {c, 1, 0.5, NAN, NAN}};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(nas_store_rung_put(st, &g[i], &err), NAS_OK);
+    assert_int_equal(nas_store_rung_put(st, &g[2], &err), NAS_OK); /* again: replaced */
+    nas_store_trial t;
+    assert_int_equal(nas_store_trial_get(st, b, &t, &err), NAS_OK);
+    assert_int_equal(t.fidelity, 3);
+    assert_int_equal(nas_store_trial_get(st, a, &t, &err), NAS_OK);
+    assert_int_equal(t.fidelity, 1);
+    /* best at the highest fidelity: b (0.7 at 3) before a (0.9 at 1) */
+    collected col = {0};
+    assert_int_equal(nas_store_trial_foreach(st, exp, NAS_STORE_ORDER_RANK, 0, collect, &col, &err),
+                     NAS_OK);
+    assert_int_equal(col.n, 3);
+    assert_int_equal(col.id[0], b);
+    assert_int_equal(col.id[1], a);
+    assert_int_equal(col.id[2], c);
+    nas_store_experiment e;
+    assert_int_equal(nas_store_experiment_get(st, exp, &e, &err), NAS_OK);
+    assert_int_equal(e.best_trial, b);
+    int64_t sum[2] = {0, 0};
+    assert_int_equal(nas_store_rung_foreach(st, exp, count_rung, sum, &err), NAS_OK);
+    assert_int_equal(sum[0], 4);
+    assert_int_equal(sum[1], (a * 1000 + 1) + (b * 1000 + 1) + (b * 1000 + 3) + (c * 1000 + 1));
+    nas_store_close(st);
+
+    /* the same file made version 4: read-only reads it as it is */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE rung; PRAGMA user_version = 4;", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_get(st, b, &t, &err), NAS_OK);
+    assert_int_equal(t.fidelity, -1);
+    sum[0] = 0;
+    assert_int_equal(nas_store_rung_foreach(st, exp, count_rung, sum, &err), NAS_OK);
+    assert_int_equal(sum[0], 0);
+    assert_int_equal(nas_store_experiment_get(st, exp, &e, &err), NAS_OK);
+    assert_int_equal(e.best_trial, a); /* by val_accuracy, as before */
+    assert_int_equal(nas_store_rung_put(st, &g[0], &err), NAS_EDB);
+    nas_store_close(st);
+    /* read-write: migrated to 5, rungs recorded again */
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_rung_put(st, &g[0], &err), NAS_OK);
+    assert_int_equal(nas_store_trial_get(st, a, &t, &err), NAS_OK);
+    assert_int_equal(t.fidelity, 1);
+    nas_store_close(st);
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), 5);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+}
+
 static void test_unique_arch_key(void **state)
 {
     fixture *f = *state;
@@ -598,6 +688,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_experiment_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rungs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_sqlite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup, teardown),

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# experiments/multi-fidelity/run.sh - issue 17: multi-fidelity search
+# against full-fidelity search at equal wall-clock, on real Fashion-MNIST
+# training (docs/multi-fidelity.md, "The study").
+#
+#   experiments/multi-fidelity/run.sh            # 5 seeds x 5 methods x SECONDS (360 s): 2.5 h
+#   experiments/multi-fidelity/run.sh --quick    # 3 seeds x 5 methods x 60 s: about 16 min
+#   SEEDS=2 SECONDS_PER_RUN=20 experiments/multi-fidelity/run.sh   # a smoke run
+#
+# Methods (2 workers, 1 thread each, the same data, space and recipe; the
+# full budget R = MAX epochs): full-evolution and full-random (every trial
+# trains R epochs, scheduler none), hb-evolution and hb-nao (Hyperband,
+# r = 1, eta = 3, the strategy filling its brackets) and asha-random. Each
+# run is stopped after SECONDS_PER_RUN s of wall-clock (SIGINT, as Ctrl-C).
+# A run's curve is the best validation accuracy AT FULL FIDELITY (trials
+# trained R epochs: full runs' trials, multi-fidelity runs' top-rung rows)
+# against the seconds since the run's first trial started.
+# Outputs in results/ (or OUT): runs.csv (method, seed, seconds, best),
+# curves.svg (median best-so-far per method), summary.md, and a last line
+#   speedup_to_quality=X best_mf=A best_full=B
+# X: the median wall-clock full-evolution needs to reach Q (the median of
+# its seeds' final bests) over the same for the best multi-fidelity method
+# (the one reaching Q soonest; X = 0 when none does); A and B: the mean
+# final best of that method and of full-evolution at the end of the budget.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+seeds=${SEEDS:-5}
+secs=${SECONDS_PER_RUN:-360}
+if [ "${1:-}" = "--quick" ]; then
+    seeds=${SEEDS:-3}
+    secs=${SECONDS_PER_RUN:-60}
+fi
+max=${MAX:-9}
+fmnist=${FMNIST:-/usr/share/datasets/fashion-mnist}
+[ -f "$fmnist/train-images-idx3-ubyte.gz" ] || { echo "multi-fidelity: Fashion-MNIST not found in $fmnist (Debian package dataset-fashion-mnist)" >&2; exit 77; }
+build=${BUILD_DIR:-$src/build-study}
+[ -f "$build/CMakeCache.txt" ] || cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNAS_CUDA=OFF >/dev/null
+cmake --build "$build" -j2 --target nas_cli >/dev/null
+nas=$build/nas
+out=${OUT:-$here/results}
+mkdir -p "$out/db"
+export OPENBLAS_NUM_THREADS=1
+
+conf() { # METHOD SEED
+    local strategy sched
+    case $1 in
+    full-evolution) strategy=evolution sched=none ;;
+    full-random) strategy=random sched=none ;;
+    hb-evolution) strategy=evolution sched=hyperband ;;
+    hb-nao) strategy=nao sched=hyperband ;;
+    asha-random) strategy=random sched=asha ;;
+    esac
+    cat <<CONF
+experiment = "$1-$2";
+seed = $2;
+data: { dir = "$fmnist"; train_subset = 2000; valid = 1000; };
+space: { channels = 8; cells_per_stage = 1; };
+proxy: { epochs = $max; batch_size = 64; backend = "cpu"; threads = 1; keep_weights = false; };
+search: { strategy = "$strategy"; trials = 100000; population = 10; sample_size = 3;
+  nao: { seed_archs = 10; };
+  fidelity: { min = 1; max = $max; eta = 3; scheduler = "$sched"; }; };
+evaluator: { latency_runs = 2; latency_warmup = 1; };
+workers: { count = 2; };
+CONF
+}
+
+methods="full-evolution full-random hb-evolution hb-nao asha-random"
+echo "method,seed,seconds,best" >"$out/runs.csv"
+for seed in $(seq 1 "$seeds"); do
+    for m in $methods; do
+        db=$out/db/$m-$seed.db
+        rm -rf "$db" "$db-wal" "$db-shm" "$db.ckpt" "$db.lock"
+        conf "$m" "$seed" >"$out/db/$m-$seed.conf"
+        timeout -s INT "$secs" "$nas" run "$out/db/$m-$seed.conf" --db "$db" --quiet \
+            >"$out/db/$m-$seed.log" 2>&1 || true
+        # full fidelity: trials trained R epochs (every trial of a full run,
+        # the top-rung rows of a multi-fidelity run), seconds since the start
+        sqlite3 -batch -csv "$db" "
+            WITH t0 AS (SELECT min(julianday(started_at)) AS s FROM trial),
+            full AS (SELECT julianday(t.finished_at) AS at, r.val_accuracy AS v
+                       FROM trial t JOIN result r ON r.trial_id = t.id
+                      WHERE t.status = 'done' AND r.val_accuracy IS NOT NULL
+                        AND r.epochs = $max AND NOT EXISTS (SELECT 1 FROM rung)
+                     UNION ALL
+                     SELECT julianday(created_at), val_accuracy FROM rung WHERE fidelity = $max)
+            SELECT '$m', $seed, printf('%.1f', (full.at - t0.s) * 86400), full.v
+              FROM full, t0 ORDER BY full.at" >>"$out/runs.csv"
+        echo "multi-fidelity: $m seed $seed: $(grep -c "^$m,$seed," "$out/runs.csv" || true) full-fidelity results" >&2
+    done
+done
+/usr/bin/python3 "$here/analyse.py" "$out/runs.csv" "$secs" "$out"

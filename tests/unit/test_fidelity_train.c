@@ -1,0 +1,180 @@
+/*
+ * tests/unit/test_fidelity_train.c - issue 17, promotion continues training:
+ * a trial trained to budget b1 and later continued from its checkpoint to
+ * b2 (nas_full_train_opts.until, the learning-rate schedule spanning the
+ * maximum budget R) ends with weights equal, bit for bit, to one run
+ * trained to b2 with the same seed - on the ref and cpu backends. Also: the
+ * schedule really spans R (a run of R = b2 epochs differs), a run to R
+ * equals nas_train of R epochs, and a checkpoint beyond `until` is refused.
+ */
+#include <setjmp.h> /* cmocka needs these three */
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "nas/trainer.h"
+#include "tests/unit/tiny_net.h"
+
+enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
+       C3 = NAS_OP_NOR_CONV_3X3, POOL = NAS_OP_AVG_POOL_3X3 };
+
+static char g_dir[256];
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    snprintf(g_dir, sizeof g_dir, "/tmp/nas_test_fidtrain_XXXXXX");
+    return mkdtemp(g_dir) ? 0 : -1;
+}
+
+static int teardown_dir(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* n 1x8x8 images with a learnable label, PCG32(seed). */
+static nas_dataset *synth(int n, uint64_t seed)
+{
+    nas_dataset *d = calloc(1, sizeof *d);
+    d->n = n;
+    d->c = 1;
+    d->h = d->w = 8;
+    d->classes = 5;
+    d->owns = 1;
+    d->images = malloc((size_t)n * 64 * sizeof(float));
+    d->labels = malloc((size_t)n);
+    nas_rng r;
+    nas_rng_seed(&r, seed, 7);
+    for (int i = 0; i < n; i++) {
+        int label = (int)nas_rng_bounded(&r, 5);
+        d->labels[i] = (uint8_t)label;
+        for (int p = 0; p < 64; p++) {
+            int quad = (p / 8 >= 4) * 2 + (p % 8 >= 4);
+            d->images[i * 64 + p] = nas_rng_normal(&r) * 0.5f + (quad == label % 4 ? 1.0f : 0.0f);
+        }
+    }
+    return d;
+}
+
+/* Every parameter and buffer of net, concatenated (caller frees). */
+static float *all_weights(nas_net *net, size_t *count)
+{
+    int np = nas_net_params(net, NULL, 0);
+    nas_net_param *p = calloc((size_t)np, sizeof *p);
+    nas_net_params(net, p, np);
+    size_t total = 0;
+    for (int i = 0; i < np; i++)
+        total += p[i].value->count;
+    float *w = malloc(total * sizeof *w);
+    size_t at = 0;
+    for (int i = 0; i < np; i++) {
+        assert_int_equal(nas_tensor_download(p[i].value, w + at, p[i].value->count), NAS_OK);
+        at += p[i].value->count;
+    }
+    free(p);
+    *count = total;
+    return w;
+}
+
+/* A fresh net (seed 5) trained with recipe `rec` up to epoch `until`
+ * (0: all), from/to checkpoint `ck` (NULL: none); its weights. */
+static float *run(nas_backend *be, const nas_dataset *data, const nas_recipe *rec, int until,
+                  const char *ck, int want_rc, int *resumed, size_t *n)
+{
+    static const int ops[6] = {C3, C1, POOL, SKIP, NONE, C3};
+    nas_net_desc d = tiny_net_desc(ops, 1);
+    nas_net *net = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas_net_create(be, &d, rec->batch_size, 5, &net, &err), NAS_OK);
+    nas_full_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.recipe = rec;
+    o.checkpoint = ck;
+    o.until = until;
+    nas_train_stats st;
+    int rc = nas_train_resumable(net, data, &o, &st, resumed, &err);
+    if (rc != want_rc)
+        fail_msg("until %d: %s (rc %d, expected %d)", until, err.msg, rc, want_rc);
+    float *w = all_weights(net, n);
+    if (rc == NAS_OK)
+        assert_int_equal(st.epochs, until ? until : rec->epochs);
+    nas_net_destroy(net);
+    return w;
+}
+
+static void check_backend(const char *name)
+{
+    nas_backend *be = NULL;
+    nas_error err;
+    if (nas_backend_create(name, 1, 0, &be, &err) != NAS_OK) {
+        printf("SKIPPED the %s backend: %s\n", name, err.msg);
+        return;
+    }
+    nas_dataset *data = synth(72, 3);
+    /* R = 4 epochs, rungs 1 -> 2 -> 4 (eta = 2) */
+    nas_recipe rec = {.epochs = 4, .batch_size = 16, .lr = 0.05, .momentum = 0.9, .nesterov = 1,
+                      .weight_decay = 5e-4, .schedule = NAS_SCHEDULE_COSINE, .seed = 11};
+    char ck[300];
+    snprintf(ck, sizeof ck, "%s/%s.ckpt.npz", g_dir, name);
+    unlink(ck);
+    int resumed = -1;
+    size_t n1, n2, n3, n4, n5, n6;
+    /* promoted: budget 1, then continued to 2 from the checkpoint */
+    float *w1 = run(be, data, &rec, 1, ck, NAS_OK, &resumed, &n1);
+    assert_int_equal(resumed, 0);
+    float *w2 = run(be, data, &rec, 2, ck, NAS_OK, &resumed, &n2);
+    assert_int_equal(resumed, 1);
+    /* one uninterrupted run to 2 */
+    float *w3 = run(be, data, &rec, 2, NULL, NAS_OK, &resumed, &n3);
+    assert_int_equal(n2, n3);
+    assert_memory_equal(w2, w3, n2 * sizeof *w2);
+    assert_memory_not_equal(w1, w2, n1 * sizeof *w1);
+    /* the schedule spans R: a 2-epoch recipe anneals to 0 by epoch 2 and differs */
+    nas_recipe short_rec = rec;
+    short_rec.epochs = 2;
+    float *w4 = run(be, data, &short_rec, 0, NULL, NAS_OK, &resumed, &n4);
+    assert_memory_not_equal(w3, w4, n3 * sizeof *w3);
+    /* continued to R: equal to nas_train of R epochs */
+    float *w5 = run(be, data, &rec, 0, ck, NAS_OK, &resumed, &n5);
+    assert_int_equal(resumed, 2);
+    static const int ops[6] = {C3, C1, POOL, SKIP, NONE, C3};
+    nas_net_desc d = tiny_net_desc(ops, 1);
+    nas_net *net = NULL;
+    assert_int_equal(nas_net_create(be, &d, rec.batch_size, 5, &net, &err), NAS_OK);
+    assert_int_equal(nas_train(net, data, &rec, NULL, NULL, NULL, &err), NAS_OK);
+    float *w6 = all_weights(net, &n6);
+    nas_net_destroy(net);
+    assert_memory_equal(w5, w6, n5 * sizeof *w5);
+    /* the checkpoint now holds epoch 4: asking for 2 is refused */
+    free(run(be, data, &rec, 2, ck, NAS_EEXIST, &resumed, &n1));
+    free(w1), free(w2), free(w3), free(w4), free(w5), free(w6);
+    nas_dataset_destroy(data);
+    nas_backend_destroy(be);
+}
+
+static void test_promotion_ref(void **state)
+{
+    (void)state;
+    check_backend("ref");
+}
+
+static void test_promotion_cpu(void **state)
+{
+    (void)state;
+    check_backend("cpu");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_promotion_ref),
+        cmocka_unit_test(test_promotion_cpu),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+}
