@@ -26,22 +26,8 @@
 #include "nas/layers.h"
 #include "nas/space.h"
 
-static char g_dir[256];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/nas_test_arch_chain_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#define SCRATCH_NAME "arch_chain"
+#include "scratch_dir.h" /* g_dir */
 
 static char *slurp(const char *path)
 {
@@ -230,5 +216,5 @@ int main(void)
         cmocka_unit_test(test_chain_round_trip),
         cmocka_unit_test(test_chain_refusals),
     };
-    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+    return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }

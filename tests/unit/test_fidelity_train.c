@@ -21,22 +21,8 @@
 enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
        C3 = NAS_OP_NOR_CONV_3X3, POOL = NAS_OP_AVG_POOL_3X3 };
 
-static char g_dir[256];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/nas_test_fidtrain_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#define SCRATCH_NAME "fidtrain"
+#include "scratch_dir.h" /* g_dir */
 
 /* n 1x8x8 images with a learnable label, PCG32(seed). */
 static nas_dataset *synth(int n, uint64_t seed)
@@ -176,5 +162,5 @@ int main(void)
         cmocka_unit_test(test_promotion_ref),
         cmocka_unit_test(test_promotion_cpu),
     };
-    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+    return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }

@@ -18,22 +18,8 @@
 #include <zlib.h> /* crc32 */
 #include "trainer/weights_impl.h"
 
-static char g_dir[256];
-
-static int setup_dir(void **state)
-{
-    (void)state;
-    snprintf(g_dir, sizeof g_dir, "/tmp/nas_test_npyh_XXXXXX");
-    return mkdtemp(g_dir) ? 0 : -1;
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#define SCRATCH_NAME "npyh"
+#include "scratch_dir.h" /* g_dir */
 
 static void put16(unsigned char *p, unsigned v)
 {
@@ -193,5 +179,5 @@ int main(void)
         cmocka_unit_test(test_reader_accepts_good),
         cmocka_unit_test(test_writer_rejects_overflow),
     };
-    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+    return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
