@@ -321,7 +321,7 @@ static const char *sum(builder *b, const char *out, const char *const *v, int n,
     return acc;
 }
 
-/* One cell, as b_cell in trainer/net.c. */
+/* One cell, as space/cell_layers.c lowers it. */
 static const char *cell(builder *b, const nas_net_desc *d, int ci, const char *x)
 {
     const char *nodev[NAS_CELL_NODES], *relu_of[NAS_CELL_NODES] = {0};

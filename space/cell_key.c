@@ -5,7 +5,7 @@
  * ---- nas_space_key: the functional key (issue 21) ----
  *
  * Two cells get the same key exactly when they compute the same function
- * in this model of the network nas builds (trainer/net.c, b_cell), which
+ * in this model of the network nas builds (space/cell_layers.c), which
  * is NAS-Bench-201's InferCell:
  *   - node 0 is the input x; node j is the sum of op(node i) over i < j;
  *   - none is 0; skip_connect is the identity; a sum keeps multiplicity
