@@ -106,8 +106,9 @@ typedef struct ctl {
     /* re-queued unfinished trials */
     hist_entry *requeue;
     int nrequeue, requeue_pos;
-    /* best so far (by score) */
+    /* best so far: the highest fidelity reached, then the highest score */
     double best_score, best_val;
+    int best_fid; /* its fidelity (multi-fidelity; 0 otherwise) */
     int64_t best_trial;
     char best_geno[NAS_GENOTYPE_STR_MAX];
     /* dedupe lookups against a history prefix (replay) or the store (live) */
@@ -288,6 +289,12 @@ pend *nas__ctl_pend_find(ctl *c, int64_t trial);
  * latency rejections), whatever the strategy has seen. */
 void nas__ctl_account(ctl *c, int64_t trial, const char *geno, const nas_trial_result *res,
                       double score, int diverged);
+
+/* The best so far becomes `trial` (its score finite) when `fidelity` is
+ * higher than the best's, or equal with a higher score. Without a fidelity
+ * scheduler every result has fidelity 0: the best by score. */
+void nas__ctl_note_best(ctl *c, int64_t trial, const char *geno, double score, double val,
+                        int fidelity);
 
 /* The strategy observes one finished trial (mode: a DRAIN_* value).
  * Errors: NAS_EINFEASIBLE after MAX_LATENCY_MISSES rejections in a row

@@ -195,7 +195,10 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
     if (!t->accounted) {
         nas__ctl_account(c, f->trial, f->geno, res, score, diverged);
         t->accounted = 1;
+        c->ran += !nas__ctl_rejected(res); /* trials, not rung runs, as without fidelity */
     }
+    if (ok) /* the status line's best: the highest rung reached, then the score */
+        nas__ctl_note_best(c, f->trial, f->geno, score, res->val_accuracy, f->budget);
     if (ok || !t->has_res) {
         t->res = *res;
         t->has_res = 1;
@@ -320,7 +323,7 @@ static int fill(ctl *c, nas_error *err)
 }
 
 /* The best trial at the highest fidelity, as the store ranks it, for the
- * summary (the status line's best is over every rung). */
+ * summary (the status line's best is the live version of the same). */
 static void best_from_store(ctl *c)
 {
     nas_store_experiment e;

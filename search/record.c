@@ -189,7 +189,8 @@ int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err)
     }
     if (c->weights_dir[0] && res->status == NAS_OK) /* keep_weights: record the file */
         keep_weights(c, f.trial);
-    c->ran++;
+    if (!c->fid) /* multi-fidelity: a trial counts once, at its first rung (fidelity_run.c) */
+        c->ran++;
     say_result(c, &f, res, note);
     return NAS_OK;
 }

@@ -18,16 +18,17 @@ int nas__ctl_rejected(const nas_trial_result *res)
     return res->status == NAS_OK && !isfinite(res->val_accuracy);
 }
 
-/* The best trial so far (by score) becomes `trial` when its score is
- * finite and higher. */
-static void note_best(ctl *c, int64_t trial, const char *geno, double score, double val)
+void nas__ctl_note_best(ctl *c, int64_t trial, const char *geno, double score, double val,
+                        int fidelity)
 {
     if (!isfinite(score))
         return;
-    if (c->best_trial < 0 || score > c->best_score) {
+    if (c->best_trial < 0 || fidelity > c->best_fid ||
+        (fidelity == c->best_fid && score > c->best_score)) {
         c->best_trial = trial;
         c->best_score = score;
         c->best_val = val;
+        c->best_fid = fidelity;
         snprintf(c->best_geno, sizeof c->best_geno, "%s", geno);
     }
 }
@@ -94,7 +95,7 @@ void nas__ctl_account(ctl *c, int64_t trial, const char *geno, const nas_trial_r
     if (res->status == NAS_OK) {
         c->n_done++;
         c->n_diverged += diverged != 0;
-        note_best(c, trial, geno, score, res->val_accuracy);
+        nas__ctl_note_best(c, trial, geno, score, res->val_accuracy, 0);
     } else {
         c->n_failed++;
     }

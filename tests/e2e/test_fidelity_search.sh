@@ -46,6 +46,13 @@ expect_eq "result row: the highest rung" \
 expect_eq "trials done" "$(sql sh1.db "SELECT count(*) FROM trial WHERE status = 'done'")" 6
 expect_eq "checkpoints left" "$(find sh1.db.ckpt -type f | wc -l)" 0
 grep_in "promote" "$TMP/err"
+# the summary counts trials (6), not rung runs (8); the live status line's
+# best is the best at the highest fidelity reached, as the summary's
+grep_in "complete: 6 trials (6 done, 0 failed); this run: 6 trials" "$TMP/out"
+best=$(sql sh1.db "SELECT trial_id FROM rung WHERE fidelity = 3 ORDER BY val_accuracy DESC, trial_id LIMIT 1")
+grep_in "best:    trial $best," "$TMP/out"
+last=$(grep "\] done" "$TMP/err" | tail -1)
+case $last in *"(trial $best)"*) ;; *) fail "the last status line's best is not trial $best: $last" ;; esac
 run 0 "$NAS" query --db sh1.db --format csv --min-fidelity 3
 expect_eq "query: trials at 3 epochs" "$(($(wc -l <"$TMP/out") - 1))" 2
 
