@@ -198,6 +198,10 @@ void nas__ctl_on_progress(void *user, int64_t job_id, int worker, double fractio
  * unknown), into el (nel bytes) and eta (neta bytes). */
 void nas__ctl_eta_text(ctl *c, char *el, size_t nel, char *eta, size_t neta);
 
+/* The label of a job's progress lines into buf: "trial ID, k/N", or
+ * "trial ID, rung R" for a multi-fidelity rung job. Returns buf. */
+const char *nas__ctl_tag(const ctl *c, const flight *f, char *buf, size_t n);
+
 /* "best 0.8123 (trial 7)" (or "best --"), with the Pareto front's size
  * when there are several objectives, into buf (n bytes). */
 void nas__ctl_best_text(ctl *c, char *buf, size_t n);

@@ -65,6 +65,15 @@ void nas__ctl_eta_text(ctl *c, char *el, size_t nel, char *eta, size_t neta)
     fmt_duration(e, eta, neta);
 }
 
+const char *nas__ctl_tag(const ctl *c, const flight *f, char *buf, size_t n)
+{
+    if (f->budget > 0) /* issue 17: a rung job (a promotion has no ordinal) */
+        snprintf(buf, n, "trial %lld, rung %d", (long long)f->trial, f->rung);
+    else
+        snprintf(buf, n, "trial %lld, %d/%d", (long long)f->trial, f->k, c->budget);
+    return buf;
+}
+
 void nas__ctl_best_text(ctl *c, char *buf, size_t n)
 {
     if (c->best_trial < 0)

@@ -62,8 +62,9 @@ static int record_stopped(ctl *c, const flight *f, const nas_trial_result *res, 
     int irc = nas_store_trial_interrupt(c->st, f->trial, reason, err);
     if (irc == NAS_OK)
         c->n_interrupted++;
-    nas__ctl_say(c, "[trial %lld, %d/%d] interrupted %s (%s; no retry spent)", (long long)f->trial,
-                 f->k, c->budget, f->geno, res->error);
+    char tag[64];
+    nas__ctl_say(c, "[%s] interrupted %s (%s; no retry spent)", nas__ctl_tag(c, f, tag, sizeof tag),
+                 f->geno, res->error);
     return irc;
 }
 
@@ -87,8 +88,9 @@ static int record_retry(ctl *c, flight *f, const nas_trial_result *res, nas_erro
         c->retry = v;
         c->cap_retry = cap;
     }
-    nas__ctl_say(c, "[trial %lld, %d/%d] RETRY  %s: %s (retry %d of workers.max_retries = %d)",
-                 (long long)f->trial, f->k, c->budget, f->geno, res->error, f->failures,
+    char tag[64];
+    nas__ctl_say(c, "[%s] RETRY  %s: %s (retry %d of workers.max_retries = %d)",
+                 nas__ctl_tag(c, f, tag, sizeof tag), f->geno, res->error, f->failures,
                  c->cfg->workers.max_retries);
     c->retry[c->nretry++] = *f;
     return NAS_OK;
@@ -214,8 +216,9 @@ int nas__ctl_interrupt_flights(ctl *c, const char *reason, nas_error *err)
         nas_error ierr;
         if (nas_store_trial_interrupt(c->st, c->retry[i].trial, reason, &ierr) == NAS_OK)
             c->n_interrupted++;
-        nas__ctl_say(c, "[trial %lld, %d/%d] interrupted %s (its retry runs on resume)",
-                     (long long)c->retry[i].trial, c->retry[i].k, c->budget, c->retry[i].geno);
+        char tag[64];
+        nas__ctl_say(c, "[%s] interrupted %s (its retry runs on resume)",
+                     nas__ctl_tag(c, &c->retry[i], tag, sizeof tag), c->retry[i].geno);
     }
     c->nretry = 0;
     for (int i = 0; i < c->nfl; i++) {
@@ -227,8 +230,9 @@ int nas__ctl_interrupt_flights(ctl *c, const char *reason, nas_error *err)
             rc = irc;
             *err = ierr;
         }
-        nas__ctl_say(c, "[trial %lld, %d/%d] interrupted %s", (long long)c->fl[i].trial, c->fl[i].k,
-                     c->budget, c->fl[i].geno);
+        char tag[64];
+        nas__ctl_say(c, "[%s] interrupted %s", nas__ctl_tag(c, &c->fl[i], tag, sizeof tag),
+                     c->fl[i].geno);
     }
     c->nfl = 0;
     /* issue 20: every trial this run interrupted, also those nas__ctl_record()
