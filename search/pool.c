@@ -1014,7 +1014,7 @@ int nas_pool_submit(nas_pool *p, const nas_pool_job *job, int *worker_out, nas_e
         return NAS_OK;
     }
     attend(p);
-    uint8_t buf[NAS__MSG_HEADER + 16 + NAS_GENOTYPE_MAX_LEN];
+    uint8_t buf[NAS__MSG_HEADER + NAS__MSG_MAX_PAYLOAD]; /* the encoders' contract */
     size_t n = nas__msg_encode_job(buf, job);
     char last[160] = "";
     /* issue 20: a worker can die between jobs (right after its result,

@@ -167,6 +167,33 @@ static void test_forked_results(void **state)
     nas_pool_destroy(p);
 }
 
+/* A genotype of NAS_GENOTYPE_MAX_LEN tokens (a long chain space) with a
+ * multi-fidelity budget travels whole to a forked worker: the job message
+ * is the largest the controller sends (the send buffer overflowed by 4
+ * bytes once the budget joined the message; ASan's stack check). */
+static void test_forked_longest_job(void **state)
+{
+    (void)state;
+    nas_pool *p = NULL;
+    nas_error err;
+    assert_int_equal(nas_pool_create(1, job_fn, NULL, NULL, &p, &err), NAS_OK);
+    nas_pool_job j = make_job(9, JOB_OK, 0);
+    j.budget = 27;
+    j.genotype.len = NAS_GENOTYPE_MAX_LEN;
+    int sum = 0;
+    for (int i = 1; i < NAS_GENOTYPE_MAX_LEN; i++) {
+        j.genotype.tok[i] = (uint8_t)(i % 7);
+        sum += i % 7;
+    }
+    assert_int_equal(nas_pool_submit(p, &j, NULL, &err), NAS_OK);
+    nas_pool_event ev;
+    assert_int_equal(nas_pool_wait(p, 10000, &ev, &err), NAS_OK);
+    assert_int_equal(ev.job_id, 9);
+    assert_int_equal(ev.result.status, NAS_OK);
+    assert_float_equal(ev.result.val_accuracy, sum / 100.0 + 9, 1e-12); /* every token arrived */
+    nas_pool_destroy(p);
+}
+
 static void test_forked_crash_is_reported_and_replaced(void **state)
 {
     (void)state;
@@ -338,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_wire_format),
         cmocka_unit_test(test_in_process),
         cmocka_unit_test(test_forked_results),
+        cmocka_unit_test(test_forked_longest_job),
         cmocka_unit_test(test_forked_crash_is_reported_and_replaced),
         cmocka_unit_test(test_forked_timeout),
         cmocka_unit_test(test_forked_cancel),
