@@ -542,7 +542,7 @@ static void say_resumed(run *r)
 /*
  * Step 3, replay: replay the stored trials through the strategy, each
  * under the schedule width it was proposed with (search/replay.c), then
- * this run's width again; load the retry counts; mark the experiment
+ * this run's width again (the retry counts are loaded first); mark the experiment
  * 'running' and say what is created or resumed. Errors: those of
  * nas__ctl_width_load, nas__ctl_replay, nas__ctl_retries_load, the store.
  */
@@ -550,12 +550,15 @@ static int run_replay(run *r, nas_error *err)
 {
     ctl *c = &r->c;
     int rc, run_width = c->width;
-    if ((rc = nas__ctl_width_load(c, &r->prev_width, err)) != NAS_OK)
+    /* the retry counts first: the multi-fidelity replay re-queues rung jobs
+     * with their counts */
+    if ((rc = nas__ctl_width_load(c, &r->prev_width, err)) != NAS_OK ||
+        (rc = nas__ctl_retries_load(c, err)) != NAS_OK)
         return rc;
     rc = c->fid ? nas__ctl_fid_replay(c, &r->mismatch, err) /* issue 17 */
                 : nas__ctl_replay(c, &r->mismatch, err);
     c->width = run_width;
-    if (rc != NAS_OK || (rc = nas__ctl_retries_load(c, err)) != NAS_OK)
+    if (rc != NAS_OK)
         return rc;
     r->summary->replay_mismatch = r->mismatch;
     c->rounds_seen = nas_strategy_last_round(c->strat, NULL); /* replayed rounds stay silent */
