@@ -301,8 +301,10 @@ static int write_chain_py(FILE *f, const nas_net_desc *d, const nas_arch *a, con
                 a->metrics.epochs);
     fprintf(f, "Weights: %s (numpy .npz, one array per state_dict key).\n\"\"\"\n", npz_base);
     fprintf(f, "import numpy as np\nimport torch\nfrom torch import nn\n\n");
-    fprintf(f, "IN_SHAPE = (%d, %d, %d)\nNUM_CLASSES = %d\n\n", L.in_c, L.in_h, L.in_w,
-            L.classes);
+    fprintf(f, "IN_SHAPE = (%d, %d, %d)\nIN_CHANNELS = %d\nNUM_CLASSES = %d\n", L.in_c, L.in_h,
+            L.in_w, L.in_c, L.classes);
+    fprintf(f, "DATA_DIR = \"%s\"  # where the search read its data\n\n",
+            a && a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
     fprintf(f, "# (name, kind, src, src2, in_c, out_c, kernel, stride, pad, groups, act, "
                "se_mid, se_gate, dropout_p)\nLAYERS = [\n");
     for (int i = 0; i < L.n; i++) {
@@ -319,44 +321,50 @@ static int write_chain_py(FILE *f, const nas_net_desc *d, const nas_arch *a, con
     return NAS_OK;
 }
 
-int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, char *npz_path,
-                       size_t n, nas_error *err)
+/* issue 16: the data's own shape and normalisation (a data.format search):
+ * SCALE, MEAN and STD per channel and a preprocess() replacing the
+ * Fashion-MNIST one; needs IN_CHANNELS defined above. */
+static void write_data_py(FILE *f, const nas_arch *a)
 {
-    if (npz_path && n)
-        npz_path[0] = 0;
-    if (!net || !py_path)
-        return nas_error_set(err, NAS_EINVAL, "nas_export_pytorch: NULL argument");
-    const nas_net_desc *d = nas__net_desc(net);
-    char npz[NAS_PATH_MAX + 8];
-    size_t len = strlen(py_path);
-    if (len > 3 && strcmp(py_path + len - 3, ".py") == 0)
-        snprintf(npz, sizeof npz, "%.*s.npz", (int)(len - 3), py_path);
-    else
-        snprintf(npz, sizeof npz, "%s.npz", py_path);
-    const char *npz_base = strrchr(npz, '/') ? strrchr(npz, '/') + 1 : npz;
-    const char *py_base = strrchr(py_path, '/') ? strrchr(py_path, '/') + 1 : py_path;
-    char mod[NAS_PATH_MAX];
-    snprintf(mod, sizeof mod, "%s", py_base);
-    if (strlen(mod) > 3 && strcmp(mod + strlen(mod) - 3, ".py") == 0)
-        mod[strlen(mod) - 3] = 0;
+    const nas_data_info *di = &a->data.norm;
+    fprintf(f, "\n\n# The network was searched on data.format = \"%s\" (%s): inputs of %dx%dx%d "
+               "(C,H,W),\n# %d classes, %s pixels normalised per channel as (x * SCALE - MEAN[c]) "
+               "/ STD[c].\n",
+            a->data.format, a->data.dataset, di->c, di->h, di->w, di->classes,
+            di->u8 ? "uint8" : "float32");
+    fprintf(f, "SCALE = %s\nMEAN = [", di->u8 ? "1.0 / 255.0" : "1.0");
+    for (int c = 0; c < di->c; c++)
+        fprintf(f, "%s%.9g", c ? ", " : "", (double)di->mean[c]);
+    fprintf(f, "]\nSTD = [");
+    for (int c = 0; c < di->c; c++)
+        fprintf(f, "%s%.9g", c ? ", " : "", (double)di->std[c]);
+    fputs("]\n\n\n"
+          "def preprocess(pixels):  # noqa: F811 (replaces the Fashion-MNIST one above)\n"
+          "    \"\"\"images [N,H,W], [N,C,H,W] or [N,H,W,C] (uint8 0..255, or float32 when nas\n"
+          "    read float32 data) -> float32 tensor [N,C,H,W] normalised exactly as nas\n"
+          "    trained: (x * SCALE - MEAN[c]) * (1 / STD[c]) in float32.\"\"\"\n"
+          "    x = np.asarray(pixels).astype(np.float32)\n"
+          "    if x.ndim == 3:\n"
+          "        x = x[:, None]\n"
+          "    if x.shape[1] != IN_CHANNELS and x.shape[-1] == IN_CHANNELS:\n"
+          "        x = x.transpose(0, 3, 1, 2)\n"
+          "    one = np.float32(1.0)\n"
+          "    scale = one / np.float32(255.0) if SCALE != 1.0 else one\n"
+          "    m = np.array(MEAN, dtype=np.float32).reshape(1, -1, 1, 1)\n"
+          "    inv = (one / np.array(STD, dtype=np.float32)).reshape(1, -1, 1, 1)\n"
+          "    return torch.from_numpy(np.ascontiguousarray((x * scale - m) * inv))\n"
+          "\n\n"
+          "def load_data(split=\"test\", data_dir=DATA_DIR, limit=None):  # noqa: F811\n"
+          "    raise NotImplementedError(\"read your data set's pixels and labels yourself \"\n"
+          "                              \"(docs/data.md) and pass the pixels to preprocess()\")\n",
+          f);
+}
 
-    FILE *f = fopen(py_path, "w");
-    if (!f)
-        return nas_error_set(err, NAS_EIO, "cannot write %s: %s", py_path, strerror(errno));
-    if (d->space) { /* issue 15: a chain network */
-        int rc = write_chain_py(f, d, a, mod, npz_base, err);
-        int bad = ferror(f);
-        int e = errno;
-        if (fclose(f) != 0 || bad)
-            return rc ? rc : nas_error_set(err, NAS_EIO, "writing %s: %s", py_path,
-                                           strerror(e ? e : EIO));
-        if (rc)
-            return rc;
-        rc = nas_weights_save(net, npz, err);
-        if (!rc && npz_path && n)
-            snprintf(npz_path, n, "%s", npz);
-        return rc;
-    }
+/* The TinyNetwork module: usage note, docstring, GENOTYPE and sizes, the
+ * Fashion-MNIST data helper and the classes (CLASSES_PY). */
+static void write_cell_py(FILE *f, const nas_net_desc *d, const nas_arch *a, const char *mod,
+                          const char *npz_base)
+{
     fprintf(f, "# Usage: from %s import TinyNetwork, load_weights; model = TinyNetwork()\n", mod);
     fprintf(f, "#        model.load_state_dict(load_weights(\"%s\")); model.eval(); "
                "logits = model(x)  # x: float32 [N,%d,%d,%d]\n",
@@ -398,45 +406,44 @@ int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, cha
             NAS_FMNIST_MEAN, NAS_FMNIST_STD,
             a && a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
     fputs(CLASSES_PY, f);
-    if (a && a->data.format[0]) { /* issue 16: the data's own shape and normalisation */
-        const nas_data_info *di = &a->data.norm;
-        fprintf(f, "\n\n# The network was searched on data.format = \"%s\" (%s): inputs of %dx%dx%d "
-                   "(C,H,W),\n# %d classes, %s pixels normalised per channel as (x * SCALE - MEAN[c]) "
-                   "/ STD[c].\n",
-                a->data.format, a->data.dataset, di->c, di->h, di->w, di->classes,
-                di->u8 ? "uint8" : "float32");
-        fprintf(f, "SCALE = %s\nMEAN = [", di->u8 ? "1.0 / 255.0" : "1.0");
-        for (int c = 0; c < di->c; c++)
-            fprintf(f, "%s%.9g", c ? ", " : "", (double)di->mean[c]);
-        fprintf(f, "]\nSTD = [");
-        for (int c = 0; c < di->c; c++)
-            fprintf(f, "%s%.9g", c ? ", " : "", (double)di->std[c]);
-        fputs("]\n\n\n"
-              "def preprocess(pixels):  # noqa: F811 (replaces the Fashion-MNIST one above)\n"
-              "    \"\"\"images [N,H,W], [N,C,H,W] or [N,H,W,C] (uint8 0..255, or float32 when nas\n"
-              "    read float32 data) -> float32 tensor [N,C,H,W] normalised exactly as nas\n"
-              "    trained: (x * SCALE - MEAN[c]) * (1 / STD[c]) in float32.\"\"\"\n"
-              "    x = np.asarray(pixels).astype(np.float32)\n"
-              "    if x.ndim == 3:\n"
-              "        x = x[:, None]\n"
-              "    if x.shape[1] != IN_CHANNELS and x.shape[-1] == IN_CHANNELS:\n"
-              "        x = x.transpose(0, 3, 1, 2)\n"
-              "    one = np.float32(1.0)\n"
-              "    scale = one / np.float32(255.0) if SCALE != 1.0 else one\n"
-              "    m = np.array(MEAN, dtype=np.float32).reshape(1, -1, 1, 1)\n"
-              "    inv = (one / np.array(STD, dtype=np.float32)).reshape(1, -1, 1, 1)\n"
-              "    return torch.from_numpy(np.ascontiguousarray((x * scale - m) * inv))\n"
-              "\n\n"
-              "def load_data(split=\"test\", data_dir=DATA_DIR, limit=None):  # noqa: F811\n"
-              "    raise NotImplementedError(\"read your data set's pixels and labels yourself \"\n"
-              "                              \"(docs/data.md) and pass the pixels to preprocess()\")\n",
-              f);
-    }
+}
+
+int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, char *npz_path,
+                       size_t n, nas_error *err)
+{
+    if (npz_path && n)
+        npz_path[0] = 0;
+    if (!net || !py_path)
+        return nas_error_set(err, NAS_EINVAL, "nas_export_pytorch: NULL argument");
+    const nas_net_desc *d = nas__net_desc(net);
+    char npz[NAS_PATH_MAX + 8];
+    size_t len = strlen(py_path);
+    if (len > 3 && strcmp(py_path + len - 3, ".py") == 0)
+        snprintf(npz, sizeof npz, "%.*s.npz", (int)(len - 3), py_path);
+    else
+        snprintf(npz, sizeof npz, "%s.npz", py_path);
+    const char *npz_base = strrchr(npz, '/') ? strrchr(npz, '/') + 1 : npz;
+    const char *py_base = strrchr(py_path, '/') ? strrchr(py_path, '/') + 1 : py_path;
+    char mod[NAS_PATH_MAX];
+    snprintf(mod, sizeof mod, "%s", py_base);
+    if (strlen(mod) > 3 && strcmp(mod + strlen(mod) - 3, ".py") == 0)
+        mod[strlen(mod) - 3] = 0;
+
+    FILE *f = fopen(py_path, "w");
+    if (!f)
+        return nas_error_set(err, NAS_EIO, "cannot write %s: %s", py_path, strerror(errno));
+    int rc = d->space ? write_chain_py(f, d, a, mod, npz_base, err) /* issue 15 */
+                      : (write_cell_py(f, d, a, mod, npz_base), NAS_OK);
+    if (rc == NAS_OK && a && a->data.format[0])
+        write_data_py(f, a);
     int bad = ferror(f);
     int e = errno;
     if (fclose(f) != 0 || bad)
-        return nas_error_set(err, NAS_EIO, "writing %s: %s", py_path, strerror(e ? e : EIO));
-    int rc = nas_weights_save(net, npz, err);
+        return rc ? rc : nas_error_set(err, NAS_EIO, "writing %s: %s", py_path,
+                                       strerror(e ? e : EIO));
+    if (rc)
+        return rc;
+    rc = nas_weights_save(net, npz, err);
     if (rc)
         return rc;
     if (npz_path && n)

@@ -27,4 +27,20 @@ sql "$TMP/m.db" "SELECT conf_canonical FROM experiment" >canon.txt
 grep_in '^# data: input = \[3, 32, 32\]; classes = 10;' canon.txt
 grep_in '^data.augment = "crop4,flip";' canon.txt
 grep_in '^data.valid = 0.2;' canon.txt
+# the chain trial's PyTorch export carries the data's preprocessing, as a
+# cell trial's does: 3 per-channel means and a preprocess() for [N,H,W,C]
+run 0 "$NAS" export --db "$TMP/m.db" --best --format pytorch -o m.py
+grep_in '^MEAN = \[.*, .*, .*\]$' m.py
+grep_in '^def preprocess(pixels)' m.py
+if "$PY" -c "import torch, numpy" 2>/dev/null; then
+    "$PY" -c "
+import numpy as np, m
+x = m.preprocess(np.full((2, 32, 32, 3), 128, np.uint8))
+assert tuple(x.shape) == (2, 3, 32, 32), x.shape
+want = (128 / 255 - np.array(m.MEAN)) / np.array(m.STD)
+assert np.allclose(x[0, :, 0, 0].numpy(), want, atol=1e-5), (x[0, :, 0, 0], want)
+m.ChainNetwork().load_state_dict(m.load_weights('m.npz'))" || fail "the chain export's preprocess()"
+else
+    note "SKIPPED the preprocess() call: $PY lacks torch or numpy"
+fi
 echo "PASS"
