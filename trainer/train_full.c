@@ -428,7 +428,7 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     size_t per = (size_t)data->c * data->h * data->w;
     nas_tensor *x = NULL, *y = NULL;
     nas__loader *ld = NULL;
-    int rc = nas__loader_create(data, rec->batch_size, rec->seed, start, rec->epochs, &o->augment,
+    int rc = nas__loader_create(data, rec->batch_size, rec->seed, start, last_epoch(o), &o->augment,
                                 rec->loader_threads, &ld, err);
     if (rc)
         return rc;
