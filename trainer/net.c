@@ -242,8 +242,13 @@ static int fill_param(nas_net *n, int pi, nas_rng *r, float bound, float constan
     return rc;
 }
 
+/* A k x k convolution of `groups` groups (1: dense; step S_CONV, whose BN
+ * may fold at eval; S_GCONV: grouped / depthwise), no bias; weight
+ * [cout, C/groups, k, k] with PyTorch's default init: Kaiming uniform with
+ * a = sqrt(5), bound = gain*sqrt(3/fan_in) with gain = sqrt(2/(1+a^2)),
+ * i.e. 1/sqrt(fan_in), fan_in = C/groups * k * k. */
 static int b_conv(nas_net *n, nas_rng *r, const char *module, int x, int cout, int k, int stride,
-                  int pad)
+                  int pad, int groups, int kind)
 {
     if (n->build_status)
         return 0;
@@ -251,12 +256,10 @@ static int b_conv(nas_net *n, nas_rng *r, const char *module, int x, int cout, i
     int ho = (in.h + 2 * pad - k) / stride + 1, wo = (in.w + 2 * pad - k) / stride + 1;
     char name[96];
     snprintf(name, sizeof name, "%s.weight", module);
-    int w = add_param(n, name, cout, in.c, k, k, 1);
-    /* Kaiming uniform with a = sqrt(5): bound = gain*sqrt(3/fan_in) with
-     * gain = sqrt(2/(1+a^2)), i.e. 1/sqrt(fan_in) (PyTorch's default). */
-    fill_param(n, w, r, 1.0f / sqrtf((float)(in.c * k * k)), 0, 1);
+    int w = add_param(n, name, cout, in.c / groups, k, k, 1);
+    fill_param(n, w, r, 1.0f / sqrtf((float)(in.c / groups * k * k)), 0, 1);
     int y = add_act(n, cout, ho, wo);
-    step *s = add_step(n, S_CONV);
+    step *s = add_step(n, kind);
     if (n->build_status)
         return 0;
     s->x = x;
@@ -265,6 +268,8 @@ static int b_conv(nas_net *n, nas_rng *r, const char *module, int x, int cout, i
     s->k = k;
     s->stride = stride;
     s->pad = pad;
+    if (kind == S_GCONV)
+        s->groups = groups;
     return y;
 }
 
@@ -340,7 +345,11 @@ static int b_sum(nas_net *n, const int *in, int n_in, int like)
     return y;
 }
 
-static int b_linear(nas_net *n, nas_rng *r, const char *module, int x, int m)
+/* Fully connected C -> m with bias on the flattened [N,C,1,1] input
+ * (nas_linear_fwd), PyTorch's default init (bound 1/sqrt(C)). Weight
+ * [m,C,1,1]; bias [m,1,1,1] (Linear), or [1,m,1,1] for an SE 1x1 conv
+ * (conv_bias) so that weight files carry PyTorch's shapes. */
+static int b_linear(nas_net *n, nas_rng *r, const char *module, int x, int m, int conv_bias)
 {
     if (n->build_status)
         return 0;
@@ -350,7 +359,7 @@ static int b_linear(nas_net *n, nas_rng *r, const char *module, int x, int m)
     int w = add_param(n, name, m, k, 1, 1, 1);
     fill_param(n, w, r, 1.0f / sqrtf((float)k), 0, 1);
     snprintf(name, sizeof name, "%s.bias", module);
-    int b = add_param(n, name, m, 1, 1, 1, 1);
+    int b = conv_bias ? add_param(n, name, 1, m, 1, 1, 1) : add_param(n, name, m, 1, 1, 1, 1);
     fill_param(n, b, r, 1.0f / sqrtf((float)k), 0, 1);
     int y = add_act(n, m, 1, 1);
     step *s = add_step(n, S_LINEAR);
@@ -365,33 +374,6 @@ static int b_linear(nas_net *n, nas_rng *r, const char *module, int x, int m)
 
 /* ---- from the layer description (nas/layers.h; issue 15) ---------------------- */
 
-/* Grouped k x k conv, PyTorch's default init (bound 1/sqrt(fan_in), fan_in
- * = C/groups * k * k). */
-static int b_gconv(nas_net *n, nas_rng *r, const char *module, int x, int cout, int k, int stride,
-                   int pad, int groups)
-{
-    if (n->build_status)
-        return 0;
-    act_info in = n->acts[x];
-    int ho = (in.h + 2 * pad - k) / stride + 1, wo = (in.w + 2 * pad - k) / stride + 1;
-    char name[96];
-    snprintf(name, sizeof name, "%s.weight", module);
-    int w = add_param(n, name, cout, in.c / groups, k, k, 1);
-    fill_param(n, w, r, 1.0f / sqrtf((float)(in.c / groups * k * k)), 0, 1);
-    int y = add_act(n, cout, ho, wo);
-    step *s = add_step(n, S_GCONV);
-    if (n->build_status)
-        return 0;
-    s->x = x;
-    s->y = y;
-    s->w = w;
-    s->k = k;
-    s->stride = stride;
-    s->pad = pad;
-    s->groups = groups;
-    return y;
-}
-
 static int b_act(nas_net *n, int x, int fn)
 {
     if (fn == NAS_FN_RELU)
@@ -402,32 +384,6 @@ static int b_act(nas_net *n, int x, int fn)
     return y;
 }
 
-/* A 1x1 conv with bias on a [N,C,1,1] vector, run as nas_linear_fwd; its
- * weight is [M,C,1,1] and bias [1,M,1,1] so that weight files carry
- * PyTorch Conv2d shapes ([M,C,1,1], [M]). */
-static int b_conv1x1_bias(nas_net *n, nas_rng *r, const char *module, int x, int m)
-{
-    if (n->build_status)
-        return 0;
-    int k = n->acts[x].c;
-    char name[96];
-    snprintf(name, sizeof name, "%s.weight", module);
-    int w = add_param(n, name, m, k, 1, 1, 1);
-    fill_param(n, w, r, 1.0f / sqrtf((float)k), 0, 1);
-    snprintf(name, sizeof name, "%s.bias", module);
-    int b = add_param(n, name, 1, m, 1, 1, 1);
-    fill_param(n, b, r, 1.0f / sqrtf((float)k), 0, 1);
-    int y = add_act(n, m, 1, 1);
-    step *s = add_step(n, S_LINEAR);
-    if (n->build_status)
-        return 0;
-    s->x = x;
-    s->y = y;
-    s->w = w;
-    s->b = b;
-    return y;
-}
-
 /* Squeeze-and-excitation (Hu et al. 2018; MobileNetV3's placement):
  * y = x * gate(fc2(relu(fc1(gap(x))))). */
 static int b_se(nas_net *n, nas_rng *r, const nas_layer *l, int x)
@@ -435,10 +391,10 @@ static int b_se(nas_net *n, nas_rng *r, const nas_layer *l, int x)
     char m[96];
     int g = b_simple(n, S_GAP, x, 0, 0, 0);
     snprintf(m, sizeof m, "%s.fc1", l->name);
-    g = b_conv1x1_bias(n, r, m, g, l->mid);
+    g = b_linear(n, r, m, g, l->mid, 1);
     g = b_simple(n, S_RELU, g, 0, 0, 0);
     snprintf(m, sizeof m, "%s.fc2", l->name);
-    g = b_conv1x1_bias(n, r, m, g, n->build_status ? 1 : n->acts[x].c);
+    g = b_linear(n, r, m, g, n->build_status ? 1 : n->acts[x].c, 1);
     g = b_act(n, g, l->gate_sigmoid ? NAS_FN_SIGMOID : NAS_FN_HSIGMOID);
     if (n->build_status)
         return 0;
@@ -474,10 +430,10 @@ static void b_layers(nas_net *n, nas_rng *r, const nas_layers *L)
                 n->build_status = NAS_EUNSUPPORTED;
                 break;
             }
-            y = b_conv(n, r, l->name, x, l->out_c, l->kernel, l->stride, l->pad);
+            y = b_conv(n, r, l->name, x, l->out_c, l->kernel, l->stride, l->pad, 1, S_CONV);
             break;
         case NAS_LAYER_DWCONV:
-            y = b_gconv(n, r, l->name, x, l->out_c, l->kernel, l->stride, l->pad, l->in_c);
+            y = b_conv(n, r, l->name, x, l->out_c, l->kernel, l->stride, l->pad, l->in_c, S_GCONV);
             break;
         case NAS_LAYER_BN:
             y = b_bn(n, l->name, x);
@@ -511,7 +467,7 @@ static void b_layers(nas_net *n, nas_rng *r, const nas_layers *L)
                 n->steps[n->n_steps - 1].p = (float)l->p;
             break;
         case NAS_LAYER_LINEAR:
-            y = b_linear(n, r, "classifier", x, l->out_c);
+            y = b_linear(n, r, "classifier", x, l->out_c, 0);
             break;
         default:
             n->build_status = NAS_EUNSUPPORTED;
