@@ -40,9 +40,6 @@ void nas_arch_train_opts_init(nas_arch_train_opts *o)
     o->lr = o->momentum = o->weight_decay = o->progress_s = -1;
 }
 
-/* The one augmentation parser (nas/space.h): data.augment's spelling. */
-static int parse_augment(const char *s, nas_augment *a) { return nas_augment_parse(s, a); }
-
 int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
 {
     if (!o->arch == !o->genotype)
@@ -57,7 +54,7 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
         return nas_error_set(err, NAS_ECONFIG,
                              "--proxy redoes a search's trial: it needs ARCH.json, not --genotype");
     nas_augment chk;
-    if (o->augment && parse_augment(o->augment, &chk))
+    if (o->augment && nas_augment_parse(o->augment, &chk))
         return nas_error_set(err, NAS_ECONFIG, "--augment takes none, or a list of crop, flip, "
                              "cutout such as crop,flip (crop pads 4 pixels, cropN N; cutout cuts "
                              "16x16, cutoutN NxN), not '%s'", o->augment);
@@ -197,7 +194,7 @@ static int resolve(const nas_arch_train_opts *o, plan *p, nas_error *err)
         p->a.net.cells_per_stage = o->cells;
     const char *augment = o->augment;
     resolve_recipe(o, p, &augment);
-    parse_augment(augment, &p->aug); /* checked above; NAS_FULL_AUGMENT is valid */
+    nas_augment_parse(augment, &p->aug); /* checked above; NAS_FULL_AUGMENT is valid */
     if (o->proxy) /* issue 16: the search's own augmentation (data.augment) */
         p->aug = p->a.recipe.augment;
     p->rec.augment = p->aug;

@@ -93,7 +93,7 @@ typedef struct ctl {
     nas_space *space;
     nas_strategy *strat;
     nas_evaluator *ev;
-    int classes; /* of the data (issue 16): the chance level of nas_search_diverged_k */
+    int classes; /* of the data (issue 16): the chance level of nas_search_diverged */
     nas_pool *pool;
     int budget;
     int finished;          /* done + failed in the experiment */

@@ -51,16 +51,8 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
     return maximize ? v : -v;
 }
 
-/* The data's classes set the chance level (Fashion-MNIST: 10). */
-#define DATA_CLASSES classes
-
-int nas_search_diverged(const nas_config *cfg, const nas_trial_result *res, char *why, size_t n)
-{
-    return nas_search_diverged_k(cfg, 10, res, why, n);
-}
-
-int nas_search_diverged_k(const nas_config *cfg, int classes, const nas_trial_result *res,
-                          char *why, size_t n)
+int nas_search_diverged(const nas_config *cfg, int classes, const nas_trial_result *res,
+                        char *why, size_t n)
 {
     if (classes < 2)
         classes = 10;
@@ -68,23 +60,23 @@ int nas_search_diverged_k(const nas_config *cfg, int classes, const nas_trial_re
         why[0] = '\0';
     if (res->status != NAS_OK || !isfinite(res->val_accuracy))
         return 0; /* failed, or rejected before training */
-    const double loss_max = 10.0 * log((double)DATA_CLASSES);
+    const double loss_max = 10.0 * log((double)classes);
     int trained = cfg->evaluator.kind == NAS_EVALUATOR_TRAIN;
     if ((trained || isfinite(res->train_loss)) && !(res->train_loss <= loss_max)) {
         if (why && n)
             snprintf(why, n, "diverged: train_loss %.4g is not finite or > %.2f (10 x ln %d)",
-                     res->train_loss, loss_max, DATA_CLASSES);
+                     res->train_loss, loss_max, classes);
         return 1;
     }
     if (trained && cfg->data.valid > 0) {
-        double p = 1.0 / DATA_CLASSES;
+        double p = 1.0 / classes;
         double chance = p + 3.0 * sqrt(p * (1.0 - p) / cfg->data.valid);
         if (res->val_accuracy <= chance) {
             if (why && n)
                 snprintf(why, n,
                          "diverged: val_accuracy %.4f is chance level (<= %.4f: 1/%d + 3 "
                          "standard errors over %d validation images)",
-                         res->val_accuracy, chance, DATA_CLASSES, cfg->data.valid);
+                         res->val_accuracy, chance, classes, cfg->data.valid);
             return 1;
         }
     }

@@ -296,13 +296,11 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
  * at most 1/C + 3 standard errors of a guess over data.valid images,
  * 1/C + 3 sqrt((1/C)(1 - 1/C) / valid) (0.1127 for 5000 images). Failed
  * and latency-rejected trials are never diverged. `why` (may be NULL) gets
- * the reason ("diverged: train_loss ...").
+ * the reason ("diverged: train_loss ..."). C = `classes`, the data's
+ * class count (issue 16; < 2 means Fashion-MNIST's 10).
  */
-int nas_search_diverged(const nas_config *cfg, const nas_trial_result *res, char *why, size_t n);
-/* The same for data of `classes` classes (issue 16; nas_search_diverged
- * assumes Fashion-MNIST's 10). */
-int nas_search_diverged_k(const nas_config *cfg, int classes, const nas_trial_result *res,
-                          char *why, size_t n);
+int nas_search_diverged(const nas_config *cfg, int classes, const nas_trial_result *res,
+                        char *why, size_t n);
 
 /* ---- devices and placement (search/placement.c) ---------------------------- */
 
