@@ -9,6 +9,7 @@
 #include <inttypes.h> /* PRId64 */
 #include <limits.h>   /* PATH_MAX */
 #include <math.h>     /* isfinite, NAN */
+#include <stdint.h>   /* INT32_MAX */
 #include <stdio.h>
 #include <stdlib.h>   /* realpath */
 #include <string.h>
@@ -255,7 +256,20 @@ static char *canonical_to_conf(const char *canon)
             len += (size_t)snprintf(out + len, cap - len, "%*s%s: {\n", 2 * depth, "",
                                     parts[depth]);
         }
-        if (np > 0 && eq)
+        /* An unset setting is written as "" or [] (or 0 for data.size), which the
+         * parser refuses as a value: leave it out, the default it stands for. */
+        const char *v = eq ? eq + 1 : "";
+        while (*v == ' ')
+            v++;
+        int unset = !strncmp(v, "\"\";", 3) || !strncmp(v, "[];", 3);
+        /* libconfig reads an integer beyond 32 bits (a seed) only with an L */
+        char *end;
+        long long iv = strtoll(v, &end, 10);
+        int wide = end != v && *end == ';' && (iv > INT32_MAX || iv < INT32_MIN);
+        if (np > 0 && eq && !unset && wide)
+            len += (size_t)snprintf(out + len, cap - len, "%*s%s = %lldL;\n", 2 * depth, "",
+                                    parts[np - 1], iv);
+        else if (np > 0 && eq && !unset)
             len += (size_t)snprintf(out + len, cap - len, "%*s%s %.*s\n", 2 * depth, "",
                                     parts[np - 1], (int)(n - (size_t)(eq - p)), eq);
         if (len + 512 > cap) {

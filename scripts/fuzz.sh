@@ -15,7 +15,9 @@
 #   build-fuzz/tests/fuzz/fuzz_<target> FILE
 # and commit it to tests/fuzz/regressions/<target>/ with the fix
 # (tests/fuzz/README.md). CI (.ci/run) runs `scripts/fuzz.sh 20`.
-# FUZZ_JOBS=N runs N targets at once (default 1).
+# FUZZ_JOBS=N runs N targets at once (default 1). FUZZ_BUILD=0 skips the
+# build (runs the harnesses already in build-fuzz/, e.g. while another
+# fuzz.sh is running beside this one).
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 SECS=${1:-60}
@@ -27,9 +29,11 @@ if ! command -v clang >/dev/null; then
     echo "fuzz.sh: clang is missing; install it with scripts/deps.sh test (Debian: clang libclang-rt-14-dev)" >&2
     exit 2
 fi
-cmake -S "$SRC" -B "$B" -DCMAKE_C_COMPILER=clang -DNAS_FUZZ=ON -DNAS_CUDA=OFF -DNAS_MPI=OFF \
-      -DNAS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$B" --target nas_fuzzers -j"$(nproc)"
+if [ "${FUZZ_BUILD:-1}" != 0 ]; then
+    cmake -S "$SRC" -B "$B" -DCMAKE_C_COMPILER=clang -DNAS_FUZZ=ON -DNAS_CUDA=OFF -DNAS_MPI=OFF \
+          -DNAS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build "$B" --target nas_fuzzers -j"$(nproc)"
+fi
 
 if [ $# -gt 0 ]; then
     targets=("$@")

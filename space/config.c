@@ -412,6 +412,10 @@ static int range_error(const ctx *c, const config_setting_t *s, const field *f, 
 {
     char key[160];
     full_key(f, key, sizeof key);
+    if (f->kind == F_U64 && config_setting_type(s) == CONFIG_TYPE_INT)
+        return FAIL_S(c, s, "%s = %s is out of range, expected an integer in [0, 2^63-1] "
+                      "(libconfig reads a literal beyond 2147483647 as 32 bits, wrapped: write "
+                      "it with an L suffix, e.g. %s = 12345678901L)", key, val, key);
     if (f->kind == F_U64)
         return FAIL_S(c, s, "%s = %s is out of range, expected an integer in [0, 2^63-1]", key, val);
     return FAIL_S(c, s, "%s = %s is out of range, expected an integer in [%.17g, %.17g]", key, val,
