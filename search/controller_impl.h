@@ -59,6 +59,7 @@ typedef struct fid_trial {
     int observed;        /* the strategy has seen it (it can no longer be promoted) */
     int has_res;         /* res: its result at the highest rung finished */
     int accounted;       /* counted in the budget (its first rung finished) */
+    int ckpt_gone;       /* its checkpoint was deleted (it can no longer be promoted) */
     nas_trial_result res;
 } fid_trial;
 

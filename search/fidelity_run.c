@@ -142,10 +142,11 @@ static int observe_finals(ctl *c, int mode, int all, nas_error *err)
         fid_trial *t = &c->ft[i];
         if (t->observed || !t->has_res || busy(c, t->id) || nas_fid_promotable(c->fid, t->id))
             continue;
-        if (!c->table) {
+        if (!c->table && !t->ckpt_gone) { /* it can no longer be promoted: delete it once */
             char ck[NAS_PATH_MAX + 64];
             nas__ctl_fid_ckpt(c, t->id, ck, sizeof ck);
-            unlink(ck); /* it can no longer be promoted */
+            unlink(ck);
+            t->ckpt_gone = 1;
         }
         if (sync && !all && t->bracket >= nas_fid_bracket(c->fid))
             continue;
