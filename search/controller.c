@@ -492,6 +492,8 @@ static void say_resumed(run *r)
 {
     ctl *c = &r->c;
     const char *db = r->opts->db_path;
+    /* multi-fidelity (issue 17): the replay re-queues jobs, promotions too */
+    int unfinished = c->nrequeue + c->nfid_requeue;
     if (r->n_running > 0)
         nas__ctl_say(c, "nas: running settings changed since the last run (stored -> now):\n%.*s",
                      (int)(strlen(r->running) > 0 ? strlen(r->running) - 1 : 0), r->running);
@@ -500,13 +502,13 @@ static void say_resumed(run *r)
                      "nas: extending experiment '%s' (id %lld) in %s from %d to %d trials: %d "
                      "done, %d failed; %d unfinished trial(s) to re-run",
                      r->name, (long long)c->exp, db, r->before.trials_budget, c->budget, c->n_done,
-                     c->n_failed, c->nrequeue);
+                     c->n_failed, unfinished);
     else
         nas__ctl_say(c,
                      "nas: resuming experiment '%s' (id %lld) in %s: %d done, %d failed of %d; "
                      "%d unfinished trial(s) to re-run",
                      r->name, (long long)c->exp, db, c->n_done, c->n_failed, c->budget,
-                     c->nrequeue);
+                     unfinished);
     if (strcmp(r->before.status, "running") == 0 && r->before.n_running > 0)
         nas__ctl_say(c,
                      "nas: note: %d trial(s) were left 'running' (the last `nas run` ended "
@@ -528,7 +530,7 @@ static void say_resumed(run *r)
                      "after the results of trials 1..k-%d), so they differ from a fresh run "
                      "with %d workers (docs/cluster.md)",
                      c->width, prev, c->n_hist, c->width, c->width, c->width);
-    else if (prev == 0 && c->n_done + c->n_failed + c->nrequeue > 0 && c->width > 1)
+    else if (prev == 0 && c->n_done + c->n_failed + unfinished > 0 && c->width > 1)
         nas__ctl_say(c, "nas: note: the earlier runs of this experiment did not record their "
                         "number of workers (an older nas): their schedule may differ from this "
                         "one");
