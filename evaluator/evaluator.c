@@ -116,6 +116,11 @@ int nas_evaluator_data_info(const nas_evaluator *ev, nas_data_info *info)
     return ev->cfg.data.format[0] != '\0';
 }
 
+int nas_evaluator_valid_count(const nas_evaluator *ev)
+{
+    return ev && ev->valid ? ev->valid->n : 0;
+}
+
 /* Network description for genotype g: the space's widths, the data's shape. */
 static nas_net_desc net_desc(const nas_evaluator *ev, const nas_genotype *g)
 {

@@ -391,6 +391,7 @@ static int data_identity(ctl *c, const nas_config *cfg, int64_t exp_id, char **c
     nas_data_info info;
     int own = nas_evaluator_data_info(c->ev, &info);
     c->classes = info.classes;
+    c->n_valid = nas_evaluator_valid_count(c->ev);
     if (!own)
         return NAS_OK;
     char line[1024];

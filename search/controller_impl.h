@@ -95,6 +95,7 @@ typedef struct ctl {
     nas_strategy *strat;
     nas_evaluator *ev;
     int classes; /* of the data (issue 16): the chance level of nas_search_diverged */
+    int n_valid; /* validation images (data.valid, a count or a fraction): the same */
     nas_pool *pool;
     int budget;
     int finished;          /* done + failed in the experiment */

@@ -170,7 +170,7 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
     char why[200];
     double score = nas_search_score(c->cfg, res, note, 256);
     int ok = res->status == NAS_OK && !nas__ctl_rejected(res);
-    int diverged = nas_search_diverged(c->cfg, c->classes, res, why, sizeof why);
+    int diverged = nas_search_diverged(c->cfg, c->classes, c->n_valid, res, why, sizeof why);
     if (diverged) {
         size_t len = strlen(note);
         snprintf(note + len, n - len, "%s%s", len ? "; " : "", why);

@@ -112,7 +112,7 @@ static int record_result(ctl *c, const flight *f, const nas_trial_result *res, c
                  len ? " " : "infeasible ");
     }
     /* issue 22: a done trial whose training diverged stays done, flagged */
-    int diverged = nas_search_diverged(c->cfg, c->classes, res, why, sizeof why);
+    int diverged = nas_search_diverged(c->cfg, c->classes, c->n_valid, res, why, sizeof why);
     if (diverged) {
         size_t len = strlen(note);
         snprintf(note + len, n - len, "%s%s", len ? "; " : "", why);

@@ -51,11 +51,13 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
     return maximize ? v : -v;
 }
 
-int nas_search_diverged(const nas_config *cfg, int classes, const nas_trial_result *res,
+int nas_search_diverged(const nas_config *cfg, int classes, int valid, const nas_trial_result *res,
                         char *why, size_t n)
 {
     if (classes < 2)
         classes = 10;
+    if (valid <= 0)
+        valid = cfg->data.valid; /* 0 for a fraction: unknown here */
     if (why && n)
         why[0] = '\0';
     if (res->status != NAS_OK || !isfinite(res->val_accuracy))
@@ -68,15 +70,15 @@ int nas_search_diverged(const nas_config *cfg, int classes, const nas_trial_resu
                      res->train_loss, loss_max, classes);
         return 1;
     }
-    if (trained && cfg->data.valid > 0) {
+    if (trained && valid > 0) {
         double p = 1.0 / classes;
-        double chance = p + 3.0 * sqrt(p * (1.0 - p) / cfg->data.valid);
+        double chance = p + 3.0 * sqrt(p * (1.0 - p) / valid);
         if (res->val_accuracy <= chance) {
             if (why && n)
                 snprintf(why, n,
                          "diverged: val_accuracy %.4f is chance level (<= %.4f: 1/%d + 3 "
                          "standard errors over %d validation images)",
-                         res->val_accuracy, chance, classes, cfg->data.valid);
+                         res->val_accuracy, chance, classes, valid);
             return 1;
         }
     }

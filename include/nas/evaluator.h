@@ -136,6 +136,11 @@ int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
  */
 int nas_evaluator_data_info(const nas_evaluator *ev, nas_data_info *info);
 
+/* The number of validation images this evaluator measures val_accuracy
+ * on (data.valid as a count, or its fraction of the training images:
+ * nas_config_valid_count); 0 for a table evaluator. */
+int nas_evaluator_valid_count(const nas_evaluator *ev);
+
 /*
  * Batch-1 latency of `g` untrained, in ms (median of
  * cfg->evaluator.latency_runs passes, 10 when unset, after latency_warmup):

@@ -297,9 +297,11 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
  * 1/C + 3 sqrt((1/C)(1 - 1/C) / valid) (0.1127 for 5000 images). Failed
  * and latency-rejected trials are never diverged. `why` (may be NULL) gets
  * the reason ("diverged: train_loss ..."). C = `classes`, the data's
- * class count (issue 16; < 2 means Fashion-MNIST's 10).
+ * class count (issue 16; < 2 means Fashion-MNIST's 10); `valid` the
+ * number of validation images (nas_evaluator_valid_count; <= 0: data.valid
+ * as a count, and no chance-level check when data.valid is a fraction).
  */
-int nas_search_diverged(const nas_config *cfg, int classes, const nas_trial_result *res,
+int nas_search_diverged(const nas_config *cfg, int classes, int valid, const nas_trial_result *res,
                         char *why, size_t n);
 
 /* ---- devices and placement (search/placement.c) ---------------------------- */
