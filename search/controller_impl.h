@@ -75,6 +75,13 @@ typedef struct hist_entry {
     nas_trial_result res; /* the stored result (nas_store_trial_result), for replay */
 } hist_entry;
 
+/* The experiment's stored trials in id order, as the replays read them
+ * (nas__ctl_replay_load). */
+typedef struct hist_vec {
+    hist_entry *v;
+    int n;
+} hist_vec;
+
 /* A trial proposed and not yet observed: in flight, waiting for a retry,
  * re-queued, or finished (final) and waiting for the earlier ones. */
 typedef struct pend {
@@ -268,6 +275,12 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err);
  * rejections in a row). */
 int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err);
 
+/* Judge result res as the record step stores it: *score (what the
+ * strategy observes; NaN when failed or infeasible), `note` (n bytes) the
+ * constraint note, the latency rejection and the diverged reason; returns
+ * 1 when the training diverged (nas_search_diverged), else 0. */
+int nas__ctl_judge(ctl *c, const nas_trial_result *res, char *note, size_t n, double *score);
+
 /* A stop or a failure: record the results already back, kill the jobs in
  * flight, and mark them and the waiting retries interrupted (`reason`).
  * Returns how many trials this run has marked interrupted in all
@@ -328,6 +341,19 @@ int nas__ctl_observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int
  * last stored width. Errors: the store's, NAS_EFORMAT (a stored genotype
  * this space cannot read), NAS_EDB, NAS_ENOMEM, the strategy's. */
 int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err);
+
+/* Read the experiment's trials into h (in id order, h->v malloc'd: the
+ * caller frees) with both keys of each (the functional key and
+ * NAS-Bench-201's string), make room for the re-queued ones (c->requeue),
+ * and find the last trial proposed under NAS-Bench-201's string
+ * (*nb201_until). Errors: the store's, NAS_ENOMEM, NAS_EDB (a bad
+ * strategy_state row). */
+int nas__ctl_replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *err);
+
+/* A nas_known_fn (ctx = ctl): g is among the stored trials before the one
+ * replayed, c->hist[0 .. c->hist_n), under the key that trial was
+ * proposed with (c->hist_nb201: NAS-Bench-201's string). */
+int nas__ctl_known_in_history(void *ctx, const nas_genotype *g);
 
 /* Read the schedule widths of the earlier runs (strategy_state
  * "controller.workers") into c; *prev gets the last one (0: none).

@@ -167,24 +167,16 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
     if (!t)
         return nas_error_set(err, NAS_EWORKER, "trial %lld finished but was never proposed",
                              (long long)f->trial);
-    char why[200];
-    double score = nas_search_score(c->cfg, res, note, 256);
+    double score;
+    int diverged = nas__ctl_judge(c, res, note, n, &score);
     int ok = res->status == NAS_OK && !nas__ctl_rejected(res);
-    int diverged = nas_search_diverged(c->cfg, c->classes, c->n_valid, res, why, sizeof why);
-    if (diverged) {
-        size_t len = strlen(note);
-        snprintf(note + len, n - len, "%s%s", len ? "; " : "", why);
-    }
-    int rc = NAS_OK;
-    if (ok) { /* the rung first: a kill after it leaves the rung, which the replay reads */
+    int rc;
+    if (ok || !t->has_res) { /* the rung and the trial's result in one transaction */
         nas_store_rung g = {f->trial, f->budget, res->val_accuracy, res->train_loss,
                             nas__ctl_now() - f->t0};
-        rc = nas_store_rung_put(c->st, &g, err);
-    }
-    if (rc == NAS_OK && (ok || !t->has_res)) {
-        rc = nas_store_trial_finish_flagged(c->st, f->trial, res, score, note,
-                                            diverged ? "diverged" : NULL, err);
-    } else if (rc == NAS_OK) { /* a failed promotion: the trial keeps its last rung */
+        rc = nas_store_trial_finish_rung(c->st, f->trial, res, score, note,
+                                         diverged ? "diverged" : NULL, ok ? &g : NULL, err);
+    } else { /* a failed promotion: the trial keeps its last rung */
         char keep[512];
         snprintf(keep, sizeof keep, "promotion to %d failed: %s", f->budget,
                  res->error[0] ? res->error : nas_strerror(res->status));
@@ -213,40 +205,20 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
 
 /* ---- the loop -------------------------------------------------------------------------- */
 
-/* A rung result the store already holds (a replayed run's): val and loss. */
-typedef struct known_rung {
-    int64_t trial, fidelity;
-    double val, loss;
-} known_rung;
-
-typedef struct rung_vec {
-    known_rung *v;
-    int n, cap, oom;
-} rung_vec;
-
-static int collect_rung(void *ctx, const nas_store_rung *r)
+/* The stored rung of `trial` at `fidelity` among rv[0..n) (in (trial,
+ * fidelity) order, nas_store_rung_list); NULL when none. */
+static const nas_store_rung *rung_of(const nas_store_rung *rv, int n, int64_t trial,
+                                     int64_t fidelity)
 {
-    rung_vec *rv = ctx;
-    if (rv->n == rv->cap) {
-        int cap = rv->cap ? 2 * rv->cap : 64;
-        known_rung *v = realloc(rv->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            rv->oom = 1;
-            return 1;
-        }
-        rv->v = v;
-        rv->cap = cap;
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (rv[mid].trial_id < trial || (rv[mid].trial_id == trial && rv[mid].fidelity < fidelity))
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    rv->v[rv->n++] = (known_rung){r->trial_id, r->fidelity, r->val_accuracy, r->loss};
-    return 0;
-}
-
-static const known_rung *rung_of(const rung_vec *rv, int64_t trial, int64_t fidelity)
-{
-    for (int i = 0; i < rv->n; i++)
-        if (rv->v[i].trial == trial && rv->v[i].fidelity == fidelity)
-            return &rv->v[i];
-    return NULL;
+    return lo < n && rv[lo].trial_id == trial && rv[lo].fidelity == fidelity ? &rv[lo] : NULL;
 }
 
 /* Start job `job` of the scheduler: a new proposal (NEW) or a promotion. */
@@ -369,42 +341,12 @@ int nas__ctl_fid_loop(ctl *c, nas_error *err)
 
 /* ---- the replay ------------------------------------------------------------------------ */
 
-typedef struct fid_hist {
-    nas_store_trial *v;
-    int n, cap, oom;
-} fid_hist;
-
-static int collect_hist(void *ctx, const nas_store_trial *t)
-{
-    fid_hist *h = ctx;
-    if (h->n == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 64;
-        nas_store_trial *v = realloc(h->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            h->oom = 1;
-            return 1;
-        }
-        h->v = v;
-        h->cap = cap;
-    }
-    h->v[h->n++] = *t;
-    return 0;
-}
-
-/* Known among the stored trials before the one replayed (ctx = ctl;
- * c->hist_n of c->ft's first entries). */
-static int known_before(void *ctx, const nas_genotype *g)
-{
-    ctl *c = ctx;
-    char key[NAS_GENOTYPE_STR_MAX], k2[NAS_GENOTYPE_STR_MAX];
-    nas_space_key(c->space, g, key, sizeof key);
-    for (int i = 0; i < c->hist_n && i < c->nft; i++) {
-        nas_space_key(c->space, &c->ft[i].g, k2, sizeof k2);
-        if (strcmp(key, k2) == 0)
-            return 1;
-    }
-    return 0;
-}
+/* What the replay reads: the stored trials (with their keys) and rungs. */
+typedef struct fid_store {
+    hist_vec h;
+    nas_store_rung *rv;
+    int nr;
+} fid_store;
 
 static int requeue(ctl *c, const fid_trial *t, const nas_fid_job *job, nas_error *err)
 {
@@ -428,14 +370,13 @@ static int requeue(ctl *c, const fid_trial *t, const nas_fid_job *job, nas_error
 /* Replay one job of the scheduler against the stored trial `s` (the
  * trial it concerns) and its rungs: report a stored result, a stored
  * first-rung failure, or re-queue the job. */
-static int replay_job(ctl *c, const nas_store_trial *s, fid_trial *t, const nas_fid_job *job,
-                      const rung_vec *rv, nas_error *err)
+static int replay_job(ctl *c, const hist_entry *s, fid_trial *t, const nas_fid_job *job,
+                      const fid_store *fs, nas_error *err)
 {
-    const known_rung *k = rung_of(rv, t->id, job->to);
-    nas_trial_result res;
-    nas_store_trial_result(s, &res);
+    const nas_store_rung *k = rung_of(fs->rv, fs->nr, t->id, job->to);
+    nas_trial_result res = s->res;
     if (!k && job->kind == NAS_FID_NEW && s->status == NAS_TRIAL_FAILED) {
-        nas__ctl_account(c, t->id, s->genotype, &res, NAN, 0);
+        nas__ctl_account(c, t->id, s->geno, &res, NAN, 0);
         t->accounted = 1;
         t->has_res = 1;
         t->res = res;
@@ -445,12 +386,12 @@ static int replay_job(ctl *c, const nas_store_trial *s, fid_trial *t, const nas_
         return requeue(c, t, job, err);
     res.status = NAS_OK;
     res.error[0] = '\0';
-    res.val_accuracy = k->val;
+    res.val_accuracy = k->val_accuracy;
     res.train_loss = k->loss;
     res.epochs = (int)job->to;
     double score = nas_search_score(c->cfg, &res, NULL, 0);
     if (!t->accounted) {
-        nas__ctl_account(c, t->id, s->genotype, &res, score, !strcmp(s->flag, "diverged"));
+        nas__ctl_account(c, t->id, s->geno, &res, score, s->diverged);
         t->accounted = 1;
     }
     t->res = res;
@@ -460,10 +401,27 @@ static int replay_job(ctl *c, const nas_store_trial *s, fid_trial *t, const nas_
     return nas_fid_report(c->fid, t->id, job->rung, 1, obj, err);
 }
 
-/* The scheduler's jobs, replayed until one needs a new proposal beyond
- * the stored trials, or it waits for re-queued jobs. */
-static int replay_jobs(ctl *c, fid_hist *h, const rung_vec *rv, int *mismatch, nas_error *err)
+/* The stored trial `id` (the store's list is in id order). */
+static const hist_entry *stored(const hist_vec *h, int64_t id)
 {
+    int lo = 0, hi = h->n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (h->v[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->n && h->v[lo].id == id ? &h->v[lo] : NULL;
+}
+
+/* The scheduler's jobs, replayed until one needs a new proposal beyond
+ * the stored trials, or it waits for re-queued jobs. A proposal is
+ * deduplicated against the stored trials before it (their stored keys,
+ * nas__ctl_known_in_history) and compared with the stored trial's key. */
+static int replay_jobs(ctl *c, const fid_store *fs, int *mismatch, nas_error *err)
+{
+    const hist_vec *h = &fs->h;
     int next = 0, rc = NAS_OK;
     while (rc == NAS_OK) {
         nas_fid_job job;
@@ -472,10 +430,8 @@ static int replay_jobs(ctl *c, fid_hist *h, const rung_vec *rv, int *mismatch, n
             break;
         if (job.kind == NAS_FID_PROMOTE) {
             fid_trial *t = ft_find(c, job.trial);
-            const nas_store_trial *s = NULL;
-            for (int i = 0; i < h->n && !s; i++)
-                s = h->v[i].id == job.trial ? &h->v[i] : NULL;
-            rc = t && s ? replay_job(c, s, t, &job, rv, err)
+            const hist_entry *s = stored(h, job.trial);
+            rc = t && s ? replay_job(c, s, t, &job, fs, err)
                         : nas_error_set(err, NAS_EDB, "replay: promoted trial %lld is not stored",
                                         (long long)job.trial);
             continue;
@@ -485,50 +441,53 @@ static int replay_jobs(ctl *c, fid_hist *h, const rung_vec *rv, int *mismatch, n
             c->fid_has_new = 1;
             break;
         }
-        const nas_store_trial *s = &h->v[next++];
-        nas_genotype g, stored;
-        char key[NAS_GENOTYPE_STR_MAX], skey[NAS_GENOTYPE_STR_MAX];
+        const hist_entry *s = &h->v[next++];
+        nas_genotype g, st;
+        char key[NAS_GENOTYPE_STR_MAX];
         if ((rc = observe_finals(c, DRAIN_REPLAY, 0, err)) != NAS_OK)
             break;
-        if (nas_space_parse(c->space, s->genotype, &stored, err) != NAS_OK) {
+        if (nas_space_parse(c->space, s->geno, &st, err) != NAS_OK) {
             rc = nas_error_set(err, NAS_EFORMAT, "trial %lld: %s", (long long)s->id, err->msg);
             break;
         }
-        c->hist_n = c->nft;
+        c->hist = h->v;
+        c->hist_n = next - 1;
         nas_error perr;
-        if (nas__ctl_propose_new(c, known_before, &g, key, &perr) != NAS_OK ||
-            (nas_space_key(c->space, &stored, skey, sizeof skey), strcmp(key, skey) != 0))
+        if (nas__ctl_propose_new(c, nas__ctl_known_in_history, &g, key, &perr) != NAS_OK ||
+            strcmp(key, s->key) != 0)
             ++*mismatch;
         if ((rc = nas_fid_add(c->fid, s->id, &job, err)) != NAS_OK ||
-            (rc = ft_add(c, s->id, &stored, job.bracket, err)) != NAS_OK)
+            (rc = ft_add(c, s->id, &st, job.bracket, err)) != NAS_OK)
             break;
-        rc = replay_job(c, s, &c->ft[c->nft - 1], &job, rv, err);
+        rc = replay_job(c, s, &c->ft[c->nft - 1], &job, fs, err);
     }
+    c->hist = NULL;
+    c->hist_n = 0;
     return rc;
 }
 
 int nas__ctl_fid_replay(ctl *c, int *mismatch, nas_error *err)
 {
     *mismatch = 0;
-    fid_hist h = {0};
-    rung_vec rv = {0};
-    int rc = nas_store_trial_foreach(c->st, c->exp, NAS_STORE_ORDER_ID, 0, collect_hist, &h, err);
+    fid_store fs = {{0}, NULL, 0};
+    int64_t nb201_until; /* a multi-fidelity experiment (schema 5) has none */
+    int rc = nas__ctl_replay_load(c, &fs.h, &nb201_until, err);
     if (rc == NAS_OK)
-        rc = nas_store_rung_foreach(c->st, c->exp, collect_rung, &rv, err);
-    if (rc == NAS_OK && (h.oom || rv.oom))
-        rc = nas_error_set(err, NAS_ENOMEM, "out of memory replaying the trials");
-    c->n_hist = h.n;
+        rc = nas_store_rung_list(c->st, c->exp, &fs.rv, &fs.nr, err);
+    c->n_hist = fs.h.n;
     if (rc == NAS_OK)
-        rc = replay_jobs(c, &h, &rv, mismatch, err);
-    for (int i = 0; rc == NAS_OK && i < h.n; i++) { /* killed between the rung and the trial row */
-        fid_trial *t = ft_find(c, h.v[i].id);
-        if (t && t->has_res && !busy(c, t->id) && h.v[i].status != NAS_TRIAL_DONE &&
-            h.v[i].status != NAS_TRIAL_FAILED)
+        rc = replay_jobs(c, &fs, mismatch, err);
+    /* A file written before the rung and the trial's result were one
+     * transaction may hold a rung whose trial row a kill left unfinished:
+     * finish it from the rung (nas_store_trial_finish_rung writes both). */
+    for (int i = 0; rc == NAS_OK && i < fs.h.n; i++) {
+        fid_trial *t = ft_find(c, fs.h.v[i].id);
+        if (t && t->has_res && !busy(c, t->id) && fs.h.v[i].status != NAS_TRIAL_DONE &&
+            fs.h.v[i].status != NAS_TRIAL_FAILED)
             rc = nas_store_trial_finish(c->st, t->id, &t->res,
                                         nas_search_score(c->cfg, &t->res, NULL, 0), NULL, err);
     }
-    c->hist_n = 0;
-    free(h.v);
-    free(rv.v);
+    free(fs.h.v);
+    free(fs.rv);
     return rc;
 }

@@ -96,16 +96,10 @@ static int record_retry(ctl *c, flight *f, const nas_trial_result *res, nas_erro
     return NAS_OK;
 }
 
-/* Store trial f's final result (score, note, the diverged flag), count it
- * and hand it to the schedule: observed now (workers.ordered = false) or
- * in its turn (nas__ctl_drain). `note` (n bytes, 512) gets the note stored
- * with it. Errors: the store's, NAS_EWORKER (a trial never proposed), the
- * observation's (NAS_EINFEASIBLE after MAX_LATENCY_MISSES). */
-static int record_result(ctl *c, const flight *f, const nas_trial_result *res, char *note, size_t n,
-                         nas_error *err)
+int nas__ctl_judge(ctl *c, const nas_trial_result *res, char *note, size_t n, double *score)
 {
     char why[200];
-    double score = nas_search_score(c->cfg, res, note, 256); /* room for what follows */
+    *score = nas_search_score(c->cfg, res, note, 256); /* room for what follows */
     if (nas__ctl_rejected(res)) {
         size_t len = strlen(note);
         snprintf(note + len, n - len, "%s(measured before training; not trained)",
@@ -117,6 +111,19 @@ static int record_result(ctl *c, const flight *f, const nas_trial_result *res, c
         size_t len = strlen(note);
         snprintf(note + len, n - len, "%s%s", len ? "; " : "", why);
     }
+    return diverged;
+}
+
+/* Store trial f's final result (score, note, the diverged flag), count it
+ * and hand it to the schedule: observed now (workers.ordered = false) or
+ * in its turn (nas__ctl_drain). `note` (n bytes, 512) gets the note stored
+ * with it. Errors: the store's, NAS_EWORKER (a trial never proposed), the
+ * observation's (NAS_EINFEASIBLE after MAX_LATENCY_MISSES). */
+static int record_result(ctl *c, const flight *f, const nas_trial_result *res, char *note, size_t n,
+                         nas_error *err)
+{
+    double score;
+    int diverged = nas__ctl_judge(c, res, note, n, &score);
     int rc = nas_store_trial_finish_flagged(c->st, f->trial, res, score, note,
                                             diverged ? "diverged" : NULL, err);
     if (rc != NAS_OK)

@@ -19,44 +19,10 @@
 
 /* ---- the stored trials -------------------------------------------------------- */
 
-/* The experiment's trials in id order, as the replay reads them. */
-typedef struct hist_vec {
-    hist_entry *v;
-    int n, cap;
-    int oom;
-} hist_vec;
-
-/* nas_store_trial_foreach's callback (ctx = hist_vec): append one stored
- * trial; returns 1 (stop) when out of memory (h->oom). */
-static int collect_trial(void *ctx, const nas_store_trial *t)
-{
-    hist_vec *h = ctx;
-    if (h->n == h->cap) {
-        int cap = h->cap ? 2 * h->cap : 64;
-        hist_entry *v = realloc(h->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            h->oom = 1;
-            return 1;
-        }
-        h->v = v;
-        h->cap = cap;
-    }
-    hist_entry *e = &h->v[h->n++];
-    e->id = t->id;
-    e->status = t->status;
-    e->key[0] = e->key_nb201[0] = '\0'; /* computed from geno by replay */
-    snprintf(e->geno, sizeof e->geno, "%s", t->genotype);
-    e->score = t->score;
-    e->val = t->val_accuracy;
-    e->diverged = strcmp(t->flag, "diverged") == 0;
-    nas_store_trial_result(t, &e->res);
-    return 0;
-}
-
 /* Known among the trials before the one replayed, under the key that
  * trial was proposed with (c->hist_nb201: NAS-Bench-201's string, set on
  * the space; see replay_trial). */
-static int known_in_history(void *ctx, const nas_genotype *g)
+int nas__ctl_known_in_history(void *ctx, const nas_genotype *g)
 {
     ctl *c = ctx;
     char key[NAS_GENOTYPE_STR_MAX];
@@ -180,21 +146,30 @@ int nas__ctl_width_save(ctl *c, nas_error *err)
 
 /* ---- the replay --------------------------------------------------------------- */
 
-/* Read the experiment's trials into h (in id order) with both keys of each
- * (the functional key and NAS-Bench-201's string), make room for the
- * re-queued ones, and find the last trial proposed under NAS-Bench-201's
- * string (*nb201_until). Errors: the store's, NAS_ENOMEM, NAS_EDB (a bad
- * strategy_state row). */
-static int replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *err)
+int nas__ctl_replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *err)
 {
-    int rc = nas_store_trial_foreach(c->st, c->exp, NAS_STORE_ORDER_ID, 0, collect_trial, h, err);
-    if (rc == NAS_OK && h->oom)
-        rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading the trials");
+    nas_store_trial *t = NULL;
+    int n = 0;
+    int rc = nas_store_trial_list(c->st, c->exp, &t, &n, err);
     if (rc != NAS_OK)
         return rc;
-    c->requeue = calloc((size_t)(h->n > 0 ? h->n : 1), sizeof *c->requeue);
-    if (!c->requeue)
-        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    h->v = calloc((size_t)(n > 0 ? n : 1), sizeof *h->v);
+    c->requeue = calloc((size_t)(n > 0 ? n : 1), sizeof *c->requeue);
+    if (!h->v || !c->requeue) {
+        free(t);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory reading the trials");
+    }
+    for (h->n = 0; h->n < n; h->n++) {
+        hist_entry *e = &h->v[h->n];
+        e->id = t[h->n].id;
+        e->status = t[h->n].status;
+        snprintf(e->geno, sizeof e->geno, "%s", t[h->n].genotype);
+        e->score = t[h->n].score;
+        e->val = t[h->n].val_accuracy;
+        e->diverged = strcmp(t[h->n].flag, "diverged") == 0;
+        nas_store_trial_result(&t[h->n], &e->res);
+    }
+    free(t);
     /* Issue 21: trials up to `nb201_until` (schema migration 3 records it)
      * were proposed by an older nas whose key was NAS-Bench-201's string;
      * their proposals are replayed with that key, so the replay makes the
@@ -243,7 +218,7 @@ static int replay_trial(ctl *c, const hist_vec *h, int i, int64_t nb201_until, i
         nas_genotype g;
         char key[NAS_GENOTYPE_STR_MAX];
         nas_error pe;
-        int prc = nas__ctl_propose_new(c, known_in_history, &g, key, &pe);
+        int prc = nas__ctl_propose_new(c, nas__ctl_known_in_history, &g, key, &pe);
         if (prc == NAS_EINFEASIBLE)
             *exhausted = 1;
         else if (prc != NAS_OK) {
@@ -274,7 +249,7 @@ int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err)
     hist_vec h = {0};
     int64_t nb201_until = 0;
     *mismatch = 0;
-    int rc = replay_load(c, &h, &nb201_until, err);
+    int rc = nas__ctl_replay_load(c, &h, &nb201_until, err);
     if (rc != NAS_OK) {
         free(h.v);
         return rc;

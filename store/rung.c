@@ -7,6 +7,7 @@
  */
 #include <math.h>   /* isfinite, NAN */
 #include <stdio.h>
+#include <stdlib.h> /* realloc, free */
 #include <sqlite3.h>
 #include "nas/store.h"
 #include "store_impl.h"
@@ -28,28 +29,43 @@ static void bind_num(sqlite3_stmt *s, int i, double v)
         sqlite3_bind_null(s, i);
 }
 
-int nas_store_rung_put(nas_store *st, const nas_store_rung *r, nas_error *err)
+/* Prepare `sql` on the store's connection into *s; NAS_EDB (with `what`)
+ * when SQLite refuses it. */
+static int prepare(nas_store *st, const char *sql, sqlite3_stmt **s, const char *what,
+                   nas_error *err)
 {
-    if (nas__store_readonly(st))
-        return nas_error_set(err, NAS_EDB, "database %s: opened read-only, cannot record a rung",
-                             nas_store_path(st));
-    sqlite3 *db = nas__store_sqlite(st);
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "INSERT OR REPLACE INTO rung(trial_id, fidelity, val_accuracy, loss, "
-                           "seconds, created_at) VALUES(?1, ?2, ?3, ?4, ?5, "
-                           "strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
-                           -1, &s, NULL) != SQLITE_OK)
-        return rung_fail(st, s, "cannot record a rung result", err);
+    *s = NULL;
+    if (sqlite3_prepare_v2(nas__store_sqlite(st), sql, -1, s, NULL) != SQLITE_OK)
+        return rung_fail(st, *s, what, err);
+    return NAS_OK;
+}
+
+int nas__store_rung_insert(nas_store *st, const nas_store_rung *r, nas_error *err)
+{
+    static const char what[] = "cannot record a rung result";
+    sqlite3_stmt *s;
+    if (prepare(st,
+                "INSERT OR REPLACE INTO rung(trial_id, fidelity, val_accuracy, loss, seconds, "
+                "created_at) VALUES(?1, ?2, ?3, ?4, ?5, strftime('%Y-%m-%dT%H:%M:%fZ','now'))",
+                &s, what, err) != NAS_OK)
+        return NAS_EDB;
     sqlite3_bind_int64(s, 1, r->trial_id);
     sqlite3_bind_int64(s, 2, r->fidelity);
     bind_num(s, 3, r->val_accuracy);
     bind_num(s, 4, r->loss);
     bind_num(s, 5, r->seconds);
     if (sqlite3_step(s) != SQLITE_DONE)
-        return rung_fail(st, s, "cannot record a rung result", err);
+        return rung_fail(st, s, what, err);
     sqlite3_finalize(s);
     return NAS_OK;
+}
+
+int nas_store_rung_put(nas_store *st, const nas_store_rung *r, nas_error *err)
+{
+    if (nas__store_readonly(st))
+        return nas_error_set(err, NAS_EDB, "database %s: opened read-only, cannot record a rung",
+                             nas_store_path(st));
+    return nas__store_rung_insert(st, r, err); /* one statement: its own transaction */
 }
 
 static double col_num(sqlite3_stmt *s, int i)
@@ -60,25 +76,25 @@ static double col_num(sqlite3_stmt *s, int i)
 int nas_store_rung_foreach(nas_store *st, int64_t exp_id, nas_store_rung_fn fn, void *ctx,
                            nas_error *err)
 {
-    sqlite3 *db = nas__store_sqlite(st);
-    sqlite3_stmt *s = NULL;
+    static const char what[] = "cannot read the rung results";
+    sqlite3_stmt *s;
     /* a file before schema 5 read as it is has no rung table: no rungs */
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rung'",
-                           -1, &s, NULL) != SQLITE_OK)
-        return rung_fail(st, s, "cannot read the rung results", err);
+    if (prepare(st, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'rung'", &s,
+                what, err) != NAS_OK)
+        return NAS_EDB;
     int step = sqlite3_step(s);
     sqlite3_finalize(s);
     s = NULL;
     if (step == SQLITE_DONE)
         return NAS_OK;
     if (step != SQLITE_ROW)
-        return rung_fail(st, s, "cannot read the rung results", err);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT g.trial_id, g.fidelity, g.val_accuracy, g.loss, g.seconds "
-                           "FROM rung g JOIN trial t ON t.id = g.trial_id "
-                           "WHERE t.experiment_id = ?1 ORDER BY g.trial_id, g.fidelity",
-                           -1, &s, NULL) != SQLITE_OK)
-        return rung_fail(st, s, "cannot read the rung results", err);
+        return rung_fail(st, s, what, err);
+    if (prepare(st,
+                "SELECT g.trial_id, g.fidelity, g.val_accuracy, g.loss, g.seconds "
+                "FROM rung g JOIN trial t ON t.id = g.trial_id "
+                "WHERE t.experiment_id = ?1 ORDER BY g.trial_id, g.fidelity",
+                &s, what, err) != NAS_OK)
+        return NAS_EDB;
     sqlite3_bind_int64(s, 1, exp_id);
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
         nas_store_rung r = {sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
@@ -87,7 +103,50 @@ int nas_store_rung_foreach(nas_store *st, int64_t exp_id, nas_store_rung_fn fn, 
             break;
     }
     if (step != SQLITE_ROW && step != SQLITE_DONE)
-        return rung_fail(st, s, "cannot read the rung results", err);
+        return rung_fail(st, s, what, err);
     sqlite3_finalize(s);
+    return NAS_OK;
+}
+
+typedef struct rung_vec {
+    nas_store_rung *v;
+    int n, cap, oom;
+} rung_vec;
+
+/* nas_store_rung_foreach's callback (ctx = rung_vec): append one row;
+ * 1 (stop) when out of memory. */
+static int rung_add(void *ctx, const nas_store_rung *r)
+{
+    rung_vec *a = ctx;
+    if (a->n == a->cap) {
+        int cap = a->cap ? 2 * a->cap : 64;
+        nas_store_rung *v = realloc(a->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            a->oom = 1;
+            return 1;
+        }
+        a->v = v;
+        a->cap = cap;
+    }
+    a->v[a->n++] = *r;
+    return 0;
+}
+
+int nas_store_rung_list(nas_store *st, int64_t exp_id, nas_store_rung **out, int *n,
+                        nas_error *err)
+{
+    rung_vec a = {0};
+    *out = NULL;
+    *n = 0;
+    int rc = nas_store_rung_foreach(st, exp_id, rung_add, &a, err);
+    if (rc == NAS_OK && a.oom)
+        rc = nas_error_set(err, NAS_ENOMEM, "database %s: out of memory reading the rungs",
+                           nas_store_path(st));
+    if (rc != NAS_OK) {
+        free(a.v);
+        return rc;
+    }
+    *out = a.v;
+    *n = a.n;
     return NAS_OK;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sqlite3.h> /* the database engine */
 #include "nas/store.h"
+#include "store_impl.h" /* nas__store_rung_insert */
 
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
@@ -1150,15 +1151,18 @@ int nas_store_trial_finish_flagged(nas_store *st, int64_t trial_id, const nas_tr
                                    double score, const char *note, const char *flag,
                                    nas_error *err)
 {
-    int rc = require_rw(st, err);
-    if (rc != NAS_OK)
-        return rc;
+    return nas_store_trial_finish_rung(st, trial_id, res, score, note, flag, NULL, err);
+}
+
+/* The trial and result rows of nas_store_trial_finish_flagged, inside the
+ * caller's transaction. Errors: NAS_EDB. */
+static int finish_rows(nas_store *st, int64_t trial_id, const nas_trial_result *res, double score,
+                       const char *note, const char *flag, nas_error *err)
+{
     int ok = res->status == NAS_OK;
-    if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin a transaction", err) != NAS_OK)
-        return NAS_EDB;
     sqlite3_stmt *s = stmt_id(st, Q_TRIAL_FINISH, trial_id, 0, err);
     if (!s)
-        goto fail;
+        return NAS_EDB;
     sqlite3_bind_text(s, 2, ok ? "done" : "failed", -1, SQLITE_STATIC);
     if (!ok)
         sqlite3_bind_text(s, 3, res->error[0] ? res->error : nas_strerror(res->status), -1,
@@ -1173,10 +1177,10 @@ int nas_store_trial_finish_flagged(nas_store *st, int64_t trial_id, const nas_tr
     if (ok && flag && *flag) /* issue 22: e.g. "diverged" */
         sqlite3_bind_text(s, 6, flag, -1, SQLITE_TRANSIENT);
     if (step_write(st, s, "cannot record a trial", err) != NAS_OK)
-        goto fail;
+        return NAS_EDB;
     s = stmt_id(st, Q_RESULT_INSERT, trial_id, 0, err);
     if (!s)
-        goto fail;
+        return NAS_EDB;
     if (ok)
         bind_real_or_null(s, 2, res->val_accuracy, 0);
     bind_real_or_null(s, 3, res->test_accuracy, 0);
@@ -1190,10 +1194,21 @@ int nas_store_trial_finish_flagged(nas_store *st, int64_t trial_id, const nas_tr
     if (res->epochs > 0)
         sqlite3_bind_int(s, 9, res->epochs);
     bind_real_or_null(s, 10, score, 1);
-    if (step_write(st, s, "cannot record a result", err) != NAS_OK)
-        goto fail;
-    return commit(st, "cannot commit a result", err);
-fail:
+    return step_write(st, s, "cannot record a result", err);
+}
+
+int nas_store_trial_finish_rung(nas_store *st, int64_t trial_id, const nas_trial_result *res,
+                                double score, const char *note, const char *flag,
+                                const nas_store_rung *rung, nas_error *err)
+{
+    int rc = require_rw(st, err);
+    if (rc != NAS_OK)
+        return rc;
+    if (exec_sql(st, "BEGIN IMMEDIATE", "cannot begin a transaction", err) != NAS_OK)
+        return NAS_EDB;
+    if ((!rung || nas__store_rung_insert(st, rung, err) == NAS_OK) &&
+        finish_rows(st, trial_id, res, score, note, flag, err) == NAS_OK)
+        return commit(st, "cannot commit a result", err);
     sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     return NAS_EDB;
 }

@@ -21,4 +21,8 @@ sqlite3 *nas__store_sqlite(nas_store *st);
 /* 1 when the store was opened read-only. */
 int nas__store_readonly(const nas_store *st);
 
+/* Insert (or replace) rung row r inside the caller's transaction
+ * (store/rung.c; nas_store_trial_finish_rung). Errors: NAS_EDB. */
+int nas__store_rung_insert(nas_store *st, const nas_store_rung *r, nas_error *err);
+
 #endif

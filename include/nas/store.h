@@ -260,6 +260,20 @@ typedef struct nas_store_rung {
  * read-only store). */
 int nas_store_rung_put(nas_store *st, const nas_store_rung *r, nas_error *err);
 
+/* Issue 17: nas_store_trial_finish_flagged, and with `rung` (may be NULL) its rung row
+ * (nas_store_rung_put), all in one transaction: a multi-fidelity search's
+ * finished rung and the trial's result are stored together or not at all.
+ * Errors: NAS_EDB (also a read-only store). */
+int nas_store_trial_finish_rung(nas_store *st, int64_t trial_id, const nas_trial_result *res,
+                                double score, const char *note, const char *flag,
+                                const nas_store_rung *rung, nas_error *err);
+
+/* Every rung row of experiment `exp_id` in (trial id, fidelity) order,
+ * malloc'd into *out (caller frees; NULL when none), *n of them: the list
+ * nas_store_rung_foreach visits. Errors: NAS_EDB, NAS_ENOMEM. */
+int nas_store_rung_list(nas_store *st, int64_t exp_id, nas_store_rung **out, int *n,
+                        nas_error *err);
+
 /* Called once per rung row; return non-zero to stop early. */
 typedef int (*nas_store_rung_fn)(void *ctx, const nas_store_rung *r);
 

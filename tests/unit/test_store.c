@@ -386,6 +386,63 @@ static int count_rung(void *ctx, const nas_store_rung *r)
     return 0;
 }
 
+/* Issue 17: a finished rung and the trial's result are written in one
+ * transaction (nas_store_trial_finish_rung): when the result cannot be
+ * written, the rung is not written either (found in review: they were two
+ * transactions, and a failure or a kill between them left a rung without
+ * its trial's result). */
+static int64_t count_sql(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return v;
+}
+
+static void test_finish_rung_atomic(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    int64_t exp, a, b;
+    assert_int_equal(nas_store_experiment_create(st, "mf", "seed = 1;", "", "", 1, "random", 2,
+                                                 &exp, &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|a|", "a", "random", &a, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|b|", "b", "random", &b, &err), NAS_OK);
+    nas_trial_result r = make_result(0.8, 10, 10);
+    nas_store_rung g = {a, 1, 0.8, 2.0, 1.0};
+    assert_int_equal(nas_store_trial_finish_rung(st, a, &r, 0.8, NULL, NULL, &g, &err), NAS_OK);
+    nas_store_close(st);
+    assert_int_equal(count_sql(f->db, "SELECT count(*) FROM rung"), 1);
+    assert_int_equal(count_sql(f->db, "SELECT count(*) FROM result"), 1);
+    /* the result row of trial b cannot be written: neither is its rung */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TRIGGER no_result BEFORE INSERT ON result BEGIN "
+                                  "SELECT RAISE(ABORT, 'refused by the test'); END;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    g.trial_id = b;
+    assert_int_equal(nas_store_trial_finish_rung(st, b, &r, 0.8, NULL, NULL, &g, &err), NAS_EDB);
+    assert_non_null(strstr(err.msg, "refused by the test"));
+    nas_store_trial t;
+    assert_int_equal(nas_store_trial_get(st, b, &t, &err), NAS_OK);
+    assert_int_equal(t.status, NAS_TRIAL_PENDING);
+    assert_int_equal(t.fidelity, -1);
+    nas_store_close(st);
+    assert_int_equal(count_sql(f->db, "SELECT count(*) FROM rung"), 1);
+}
+
 static void test_rungs(void **state)
 {
     fixture *f = *state;
@@ -689,6 +746,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_experiment_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rungs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_finish_rung_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_sqlite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup, teardown),
