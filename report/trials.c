@@ -44,10 +44,11 @@ typedef struct qctx {
     int any_device; /* table: some row has a device name (the last column) */
     int any_fid;    /* table: some row has a fidelity (issue 17): the column shows */
     int64_t min_fid; /* issue 17: only trials whose highest fidelity is at least this */
-    int limit;       /* rows to write (with min_fid, counted here, not in SQL) */
+    int limit;       /* --pareto: rows to write (the front is a list, not a query) */
 } qctx;
 
-/* Issue 17: filtered out by --min-fidelity. */
+/* Issue 17: a --pareto row filtered out by --min-fidelity (the trial
+ * listing filters in its query: nas_store_trial_foreach_min). */
 static int fid_skip(const qctx *q, const nas_store_trial *t)
 {
     return q->min_fid > 0 && t->fidelity < q->min_fid;
@@ -256,9 +257,8 @@ static void table_measure(qctx *q, nas_store *st, int64_t exp_id, const nas_repo
     if (o->pareto)
         for (int i = 0; i < n_front && (o->limit <= 0 || q->min_fid > 0 || i < o->limit); i++)
             measure_row(q, &front[i]);
-    else if (nas_store_trial_foreach(st, exp_id, NAS_STORE_ORDER_RANK,
-                                     q->min_fid > 0 ? 0 : o->limit, measure_row, q,
-                                     &err) != NAS_OK)
+    else if (nas_store_trial_foreach_min(st, exp_id, NAS_STORE_ORDER_RANK, o->limit, q->min_fid,
+                                         measure_row, q, &err) != NAS_OK)
         q->any_device = 0;
 }
 
@@ -273,8 +273,8 @@ static int write_rows(qctx *q, nas_store *st, int64_t exp_id, const nas_report_t
         for (int i = 0; i < n_front && !q->oom && !print_row(q, &front[i]); i++)
             ;
     else
-        rc = nas_store_trial_foreach(st, exp_id, NAS_STORE_ORDER_RANK,
-                                     q->min_fid > 0 ? 0 : o->limit, print_row, q, err);
+        rc = nas_store_trial_foreach_min(st, exp_id, NAS_STORE_ORDER_RANK, o->limit, q->min_fid,
+                                         print_row, q, err);
     if (rc == NAS_OK && q->oom)
         rc = nas_error_set(err, NAS_ENOMEM, "out of memory");
     if (rc == NAS_OK && q->format == NAS_REPORT_JSON) {

@@ -116,11 +116,6 @@ void nas_fid_destroy(nas_fid *f)
 
 int nas_fid_rungs(const nas_fid *f) { return f->s_max + 1; }
 
-int64_t nas_fid_budget(const nas_fid *f, int k)
-{
-    return k < 0 ? 0 : f->budget[k > f->s_max ? f->s_max : k];
-}
-
 int64_t nas_fid_spent(const nas_fid *f) { return f->spent; }
 
 int64_t nas_fid_started(const nas_fid *f) { return f->n; }

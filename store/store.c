@@ -132,6 +132,10 @@ static const char MIGRATE_V5[] =
  * scheduler); NULL when a version-1 .. 4 file is read as it is. */
 #define V5_FIDELITY "(SELECT max(g.fidelity) FROM rung g WHERE g.trial_id = t.id)"
 
+/* ?3 > 0: only trials whose highest fidelity is at least ?3 (issue 17,
+ * `nas query --min-fidelity`); a file before schema 5 has none. */
+#define MIN_FIDELITY "(?3 <= 0 OR coalesce(" V5_FIDELITY ", -1) >= ?3)"
+
 #define TRIAL_COLUMNS                                                                         \
     "SELECT t.id, t.experiment_id, e.name, t.genotype, t.arch_key, t.proposed_by, t.status, " \
     "t.worker, t.attempt, t.device, t.created_at, t.started_at, t.finished_at, t.error, "     \
@@ -219,9 +223,10 @@ static const char *const QUERIES[Q_COUNT] = {
     [Q_TRIAL_INTERRUPT] = "UPDATE trial SET status = 'interrupted', error = ?2, finished_at = "
                           NOW_SQL " WHERE id = ?1",
     [Q_TRIAL_GET] = TRIAL_COLUMNS "WHERE t.id = ?1",
-    [Q_TRIAL_BY_ID] = TRIAL_COLUMNS "WHERE t.experiment_id = ?1 ORDER BY t.id LIMIT ?2",
+    [Q_TRIAL_BY_ID] = TRIAL_COLUMNS "WHERE t.experiment_id = ?1 AND " MIN_FIDELITY
+                                   " ORDER BY t.id LIMIT ?2",
     [Q_TRIAL_BY_RANK] =
-        TRIAL_COLUMNS "WHERE t.experiment_id = ?1 ORDER BY "
+        TRIAL_COLUMNS "WHERE t.experiment_id = ?1 AND " MIN_FIDELITY " ORDER BY "
                       "CASE t.status WHEN 'done' THEN 0 WHEN 'failed' THEN 2 ELSE 1 END, "
                       V5_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC NULLS LAST, t.id "
                       "LIMIT ?2",
@@ -1278,6 +1283,13 @@ int nas_store_trial_get(nas_store *st, int64_t trial_id, nas_store_trial *out, n
 int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order, int limit,
                             nas_store_trial_fn fn, void *ctx, nas_error *err)
 {
+    return nas_store_trial_foreach_min(st, exp_id, order, limit, 0, fn, ctx, err);
+}
+
+int nas_store_trial_foreach_min(nas_store *st, int64_t exp_id, nas_store_order order, int limit,
+                                int64_t min_fidelity, nas_store_trial_fn fn, void *ctx,
+                                nas_error *err)
+{
     /* A private statement, so `fn` may call other store functions. */
     int q = order == NAS_STORE_ORDER_RANK ? Q_TRIAL_BY_RANK : Q_TRIAL_BY_ID;
     sqlite3_stmt *s = NULL;
@@ -1287,6 +1299,7 @@ int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order
         return db_fail(st, err, "cannot prepare the trial listing");
     sqlite3_bind_int64(s, 1, exp_id);
     sqlite3_bind_int(s, 2, limit > 0 ? limit : -1);
+    sqlite3_bind_int64(s, 3, min_fidelity);
     nas_store_trial *t = malloc(sizeof *t);
     if (!t) {
         sqlite3_finalize(s);

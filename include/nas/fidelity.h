@@ -82,9 +82,8 @@ typedef struct nas_fid nas_fid; /* opaque */
 int nas_fid_create(const nas_fid_opts *o, nas_fid **out, nas_error *err);
 void nas_fid_destroy(nas_fid *f); /* NULL is a no-op */
 
-/* Rungs (s_max + 1) and rung k's budget. */
+/* Rungs (s_max + 1); a job carries its rung's budget (nas_fid_job.to). */
 int nas_fid_rungs(const nas_fid *f);
-int64_t nas_fid_budget(const nas_fid *f, int k);
 
 typedef enum nas_fid_kind {
     NAS_FID_NEW = 0,  /* start a new trial at `rung` (nas_fid_add its id) */

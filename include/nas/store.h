@@ -242,6 +242,14 @@ typedef int (*nas_store_trial_fn)(void *ctx, const nas_store_trial *t);
 int nas_store_trial_foreach(nas_store *st, int64_t exp_id, nas_store_order order, int limit,
                             nas_store_trial_fn fn, void *ctx, nas_error *err);
 
+/* The same, only the trials whose highest fidelity (nas_store_trial.
+ * fidelity, issue 17) is at least `min_fidelity` (<= 0: all), filtered in
+ * the query, so `limit` counts the trials that pass. A file before schema
+ * 5 has no fidelity: none pass a min_fidelity > 0. Errors: NAS_EDB. */
+int nas_store_trial_foreach_min(nas_store *st, int64_t exp_id, nas_store_order order, int limit,
+                                int64_t min_fidelity, nas_store_trial_fn fn, void *ctx,
+                                nas_error *err);
+
 /* ---- rungs of multi-fidelity search (store/rung.c; issue 17, schema 5) --------- */
 
 /* One rung's result of a trial: its budget in search.fidelity.resource

@@ -481,6 +481,19 @@ static void test_rungs(void **state)
     assert_int_equal(col.id[0], b);
     assert_int_equal(col.id[1], a);
     assert_int_equal(col.id[2], c);
+    /* --min-fidelity in the query: the limit counts the trials that pass */
+    memset(&col, 0, sizeof col);
+    assert_int_equal(nas_store_trial_foreach_min(st, exp, NAS_STORE_ORDER_RANK, 0, 3, collect,
+                                                 &col, &err),
+                     NAS_OK);
+    assert_int_equal(col.n, 1);
+    assert_int_equal(col.id[0], b);
+    memset(&col, 0, sizeof col);
+    assert_int_equal(nas_store_trial_foreach_min(st, exp, NAS_STORE_ORDER_ID, 1, 1, collect, &col,
+                                                 &err),
+                     NAS_OK);
+    assert_int_equal(col.n, 1);
+    assert_int_equal(col.id[0], a);
     nas_store_experiment e;
     assert_int_equal(nas_store_experiment_get(st, exp, &e, &err), NAS_OK);
     assert_int_equal(e.best_trial, b);
@@ -500,6 +513,11 @@ static void test_rungs(void **state)
     assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK);
     assert_int_equal(nas_store_trial_get(st, b, &t, &err), NAS_OK);
     assert_int_equal(t.fidelity, -1);
+    memset(&col, 0, sizeof col); /* no fidelity in a version-4 file: none pass */
+    assert_int_equal(nas_store_trial_foreach_min(st, exp, NAS_STORE_ORDER_RANK, 0, 1, collect,
+                                                 &col, &err),
+                     NAS_OK);
+    assert_int_equal(col.n, 0);
     sum[0] = 0;
     assert_int_equal(nas_store_rung_foreach(st, exp, count_rung, sum, &err), NAS_OK);
     assert_int_equal(sum[0], 0);
