@@ -376,12 +376,11 @@ static int plot_tradeoff(rep *r, const char *id, const char *path_id, const char
     double *pts = calloc((size_t)n * 2, sizeof *pts);
     unsigned char *on = malloc((size_t)n);
     tpoint *order = malloc((size_t)n * sizeof *order);
-    if (!idx || !pts || !on || !order) {
-        free(idx);
-        free(pts);
-        free(on);
-        free(order);
-        return NAS_ENOMEM;
+    int *fidx = malloc((size_t)n * sizeof *fidx);
+    int rc = NAS_OK;
+    if (!idx || !pts || !on || !order || !fidx) {
+        rc = NAS_ENOMEM;
+        goto done;
     }
     int m = 0, nf = 0;
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
@@ -397,14 +396,6 @@ static int plot_tradeoff(rep *r, const char *id, const char *path_id, const char
         yhi = fmax(yhi, t->val_accuracy);
     }
     /* the front of the feasible points */
-    int *fidx = malloc((size_t)n * sizeof *fidx);
-    if (!fidx) {
-        free(idx);
-        free(pts);
-        free(on);
-        free(order);
-        return NAS_ENOMEM;
-    }
     for (int j = 0; j < m; j++) {
         const nas_store_trial *t = &r->t[idx[j]];
         if (!nas_store_trial_feasible(t))
@@ -420,12 +411,7 @@ static int plot_tradeoff(rep *r, const char *id, const char *path_id, const char
     if (m == 0) {
         svg_message(f, missing);
         svg_close(f);
-        free(idx);
-        free(pts);
-        free(on);
-        free(order);
-        free(fidx);
-        return NAS_OK;
+        goto done;
     }
     plot p = {.f = f};
     axis_fit(&p.x, xlo, xhi, 6);
@@ -467,12 +453,13 @@ static int plot_tradeoff(rep *r, const char *id, const char *path_id, const char
     legend(f, 2, "infeasible", "infeasible");
     svg_close(f);
     *n_front = count;
+done:
     free(idx);
     free(pts);
     free(on);
     free(order);
     free(fidx);
-    return NAS_OK;
+    return rc;
 }
 
 /* ---- op frequency in the top-k ---------------------------------------------------- */

@@ -19,27 +19,11 @@
 #define RT 44
 #define RB 46
 
+/* The experiment's rung rows (nas_store_rung_list), in (trial, fidelity) order. */
 typedef struct rungs {
     nas_store_rung *v;
-    int n, cap, oom;
+    int n;
 } rungs;
-
-static int collect(void *ctx, const nas_store_rung *r)
-{
-    rungs *a = ctx;
-    if (a->n == a->cap) {
-        int cap = a->cap ? 2 * a->cap : 64;
-        nas_store_rung *v = realloc(a->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            a->oom = 1;
-            return 1;
-        }
-        a->v = v;
-        a->cap = cap;
-    }
-    a->v[a->n++] = *r;
-    return 0;
-}
 
 /* Axes of the plot: x 0 .. xmax (ticks at the rung budgets), y lo .. hi. */
 static void axes(FILE *f, const rungs *a, double xmax, double lo, double hi)
@@ -74,10 +58,8 @@ static void axes(FILE *f, const rungs *a, double xmax, double lo, double hi)
 
 int nas__report_rungs(FILE *f, nas_store *st, int64_t exp_id, nas_error *err)
 {
-    rungs a = {0};
-    int rc = nas_store_rung_foreach(st, exp_id, collect, &a, err);
-    if (rc == NAS_OK && a.oom)
-        rc = nas_error_set(err, NAS_ENOMEM, "report: out of memory");
+    rungs a = {NULL, 0};
+    int rc = nas_store_rung_list(st, exp_id, &a.v, &a.n, err);
     if (rc != NAS_OK || a.n == 0) {
         free(a.v);
         return rc;

@@ -666,6 +666,21 @@ static int run_start(run *r, nas_error *err)
     return run_pool(r, err);
 }
 
+/* See controller_impl.h. */
+int nas__ctl_start_status(ctl *c, int rc, nas_error *err)
+{
+    if (rc == NAS_EINFEASIBLE && c->n_done == 0 && c->nfl == 0 &&
+        (c->n_infeasible > 0 || c->n_rejected > 0))
+        return rc; /* issue 6: nothing in the space meets the constraints */
+    if (rc == NAS_EINFEASIBLE) {
+        nas__ctl_say(c, "nas: %s", err->msg);
+        c->exhausted = 1;
+        nas_error_clear(err);
+        rc = NAS_OK;
+    }
+    return rc;
+}
+
 /*
  * Propose and dispatch: while the budget has room (done + failed + in
  * flight), a worker is idle and there is something to start - a retry, a
@@ -682,16 +697,7 @@ static int run_start_trials(ctl *c, nas_error *err)
            nas_pool_idle(c->pool) > 0 &&
            (c->nretry > 0 || c->requeue_pos < c->nrequeue ||
             (!c->exhausted && (nas__ctl_pend_len(c) < c->width || !c->cfg->workers.ordered)))) {
-        int rc = nas__ctl_start_next(c, err);
-        if (rc == NAS_EINFEASIBLE && c->n_done == 0 && c->nfl == 0 &&
-            (c->n_infeasible > 0 || c->n_rejected > 0))
-            return rc; /* issue 6: nothing in the space meets the constraints */
-        if (rc == NAS_EINFEASIBLE) {
-            nas__ctl_say(c, "nas: %s", err->msg);
-            c->exhausted = 1;
-            nas_error_clear(err);
-            rc = NAS_OK;
-        }
+        int rc = nas__ctl_start_status(c, nas__ctl_start_next(c, err), err);
         if (rc != NAS_OK)
             return rc;
         if ((rc = nas__ctl_drain(c, DRAIN_LIVE, err)) != NAS_OK)

@@ -275,6 +275,13 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err);
  * rejections in a row). */
 int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err);
 
+/* The status of starting a trial (rc): NAS_EINFEASIBLE stays an error
+ * when nothing in the space ever met the constraints (issue 6: no trial
+ * done, none in flight, some infeasible or rejected); otherwise the
+ * strategy found nothing new: it is said, c->exhausted set, NAS_OK. Any
+ * other rc is returned as it is. */
+int nas__ctl_start_status(ctl *c, int rc, nas_error *err);
+
 /* Judge result res as the record step stores it: *score (what the
  * strategy observes; NaN when failed or infeasible), `note` (n bytes) the
  * constraint note, the latency rejection and the diverged reason; returns

@@ -277,16 +277,9 @@ static int fill(ctl *c, nas_error *err)
                 return NAS_OK;
             c->fid_has_new = c->fid_new.kind == NAS_FID_NEW;
             rc = start_job(c, &c->fid_new, err);
-            if (rc == NAS_EINFEASIBLE && c->n_done == 0 && c->nfl == 0 &&
-                (c->n_infeasible > 0 || c->n_rejected > 0))
-                return rc; /* issue 6: nothing in the space meets the constraints */
-            if (rc == NAS_EINFEASIBLE) {
-                nas__ctl_say(c, "nas: %s", err->msg);
-                c->exhausted = 1;
-                c->fid_has_new = 0;
+            if (rc == NAS_EINFEASIBLE && (rc = nas__ctl_start_status(c, rc, err)) == NAS_OK) {
+                c->fid_has_new = 0; /* the strategy found nothing new: no more new trials */
                 nas_fid_no_new(c->fid);
-                nas_error_clear(err);
-                rc = NAS_OK;
             }
         }
         if (rc != NAS_OK)

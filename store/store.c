@@ -18,20 +18,23 @@
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 
 /* Schema version 1. docs/schema.md describes every column. */
-static const char SCHEMA_V1[] =
-    "CREATE TABLE experiment(\n"
-    "  id INTEGER PRIMARY KEY,\n"
-    "  name TEXT NOT NULL,\n"
-    "  conf_canonical TEXT NOT NULL UNIQUE,\n"
-    "  conf_text TEXT NOT NULL,\n"
-    "  conf_path TEXT NOT NULL,\n"
-    "  seed INTEGER NOT NULL,\n"
-    "  strategy TEXT NOT NULL,\n"
-    "  trials_budget INTEGER NOT NULL,\n"
-    "  created_at TEXT NOT NULL,\n"
-    "  updated_at TEXT NOT NULL,\n"
+/* The experiment table's columns: `canonical` is the constraint of
+ * conf_canonical (" UNIQUE" in version 1, "" from version 3). */
+#define EXPERIMENT_TABLE(canonical)                                                       \
+    "  id INTEGER PRIMARY KEY,\n"                                                           \
+    "  name TEXT NOT NULL,\n"                                                               \
+    "  conf_canonical TEXT NOT NULL" canonical ",\n"                                         \
+    "  conf_text TEXT NOT NULL,\n"                                                          \
+    "  conf_path TEXT NOT NULL,\n"                                                          \
+    "  seed INTEGER NOT NULL,\n"                                                            \
+    "  strategy TEXT NOT NULL,\n"                                                           \
+    "  trials_budget INTEGER NOT NULL,\n"                                                   \
+    "  created_at TEXT NOT NULL,\n"                                                         \
+    "  updated_at TEXT NOT NULL,\n"                                                         \
     "  status TEXT NOT NULL CHECK(status IN ('running','done','interrupted','failed','exhausted'))\n"
-    ");\n"
+
+static const char SCHEMA_V1[] =
+    "CREATE TABLE experiment(\n" EXPERIMENT_TABLE(" UNIQUE") ");\n"
     "CREATE TABLE trial(\n"
     "  id INTEGER PRIMARY KEY,\n"
     "  experiment_id INTEGER NOT NULL REFERENCES experiment(id),\n"
@@ -90,19 +93,7 @@ static const char MIGRATE_V2[] =
  * on, and keeps every id). trial.flag marks a done trial whose training
  * diverged ('diverged'; NULL otherwise). */
 static const char MIGRATE_V3[] =
-    "CREATE TABLE experiment_v3(\n"
-    "  id INTEGER PRIMARY KEY,\n"
-    "  name TEXT NOT NULL,\n"
-    "  conf_canonical TEXT NOT NULL,\n"
-    "  conf_text TEXT NOT NULL,\n"
-    "  conf_path TEXT NOT NULL,\n"
-    "  seed INTEGER NOT NULL,\n"
-    "  strategy TEXT NOT NULL,\n"
-    "  trials_budget INTEGER NOT NULL,\n"
-    "  created_at TEXT NOT NULL,\n"
-    "  updated_at TEXT NOT NULL,\n"
-    "  status TEXT NOT NULL CHECK(status IN ('running','done','interrupted','failed','exhausted'))\n"
-    ");\n"
+    "CREATE TABLE experiment_v3(\n" EXPERIMENT_TABLE("") ");\n"
     "INSERT INTO experiment_v3 SELECT id, name, conf_canonical, conf_text, conf_path, seed, "
     "strategy, trials_budget, created_at, updated_at, status FROM experiment;\n"
     "DROP TABLE experiment;\n"
