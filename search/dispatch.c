@@ -63,6 +63,20 @@ int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progre
 
 /* ---- the dispatch --------------------------------------------------------------- */
 
+int nas__ctl_grow(void *pv, int n, int *cap, int first, size_t elem, nas_error *err)
+{
+    if (n < *cap)
+        return NAS_OK;
+    void *old, *v;
+    memcpy(&old, pv, sizeof old);
+    int want = *cap ? 2 * *cap : first;
+    if (!(v = realloc(old, (size_t)want * elem)))
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    memcpy(pv, &v, sizeof v);
+    *cap = want;
+    return NAS_OK;
+}
+
 /* The next re-queued trial (left unfinished by an earlier run) into *f,
  * with the retries it used before. Errors: NAS_EFORMAT (its genotype). */
 static int next_requeued(ctl *c, flight *f, nas_error *err)
@@ -89,14 +103,8 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
     if (!retry && how != START_PROMOTE) /* issue 4: a retry keeps its "trial k/N" */
         f->k = c->finished + c->nfl + 1;
     f->t0 = nas__ctl_now();
-    if (c->nfl == c->cap_fl) {
-        int cap = c->cap_fl ? 2 * c->cap_fl : 8;
-        flight *v = realloc(c->fl, (size_t)cap * sizeof *v);
-        if (!v)
-            return nas_error_set(err, NAS_ENOMEM, "out of memory");
-        c->fl = v;
-        c->cap_fl = cap;
-    }
+    if ((rc = nas__ctl_grow(&c->fl, c->nfl, &c->cap_fl, 8, sizeof *c->fl, err)) != NAS_OK)
+        return rc;
     c->fl[c->nfl++] = *f;
     char used[96] = ""; /* issue 4: a re-queued trial that already failed transiently */
     if (rerun && !retry && f->failures > 0)

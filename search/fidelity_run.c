@@ -19,12 +19,13 @@
  * number of workers. ASHA observes each trial as soon as it is final
  * (asynchronous: no worker waits, and the order depends on timing).
  *
- * Store: every finished rung is a row of the rung table (written first),
- * then the trial's result row holds its latest rung (epochs = its budget).
- * A resumed search (after Ctrl-C or kill -9) replays the scheduler from the
- * stored trials and rungs (nas__ctl_fid_replay): finished rungs are not run
- * again; a job that was under way runs again from its checkpoint, which
- * holds its last finished epoch.
+ * Store: every finished rung is a row of the rung table, written in one
+ * transaction with the trial's result row, which holds its latest rung
+ * (epochs = its budget; nas_store_trial_finish_rung). A resumed search
+ * (after Ctrl-C or kill -9) replays the scheduler from the stored trials
+ * and rungs (nas__ctl_fid_replay): finished rungs are not run again; a job
+ * that was under way runs again from its checkpoint, which holds its last
+ * finished epoch.
  */
 #include <math.h>
 #include <stdio.h>
@@ -84,14 +85,9 @@ static fid_trial *ft_find(ctl *c, int64_t id)
 
 static int ft_add(ctl *c, int64_t id, const nas_genotype *g, int bracket, nas_error *err)
 {
-    if (c->nft == c->cap_ft) {
-        int cap = c->cap_ft ? 2 * c->cap_ft : 64;
-        fid_trial *v = realloc(c->ft, (size_t)cap * sizeof *v);
-        if (!v)
-            return nas_error_set(err, NAS_ENOMEM, "out of memory");
-        c->ft = v;
-        c->cap_ft = cap;
-    }
+    int rc = nas__ctl_grow(&c->ft, c->nft, &c->cap_ft, 64, sizeof *c->ft, err);
+    if (rc != NAS_OK)
+        return rc;
     fid_trial *t = &c->ft[c->nft++];
     memset(t, 0, sizeof *t);
     t->id = id;

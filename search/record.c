@@ -80,14 +80,9 @@ static int record_retry(ctl *c, flight *f, const nas_trial_result *res, nas_erro
     int prc = nas__ctl_retries_set(c, f->trial, f->failures, err);
     if (prc != NAS_OK)
         return prc;
-    if (c->nretry == c->cap_retry) {
-        int cap = c->cap_retry ? 2 * c->cap_retry : 4;
-        flight *v = realloc(c->retry, (size_t)cap * sizeof *v);
-        if (!v)
-            return nas_error_set(err, NAS_ENOMEM, "out of memory");
-        c->retry = v;
-        c->cap_retry = cap;
-    }
+    if ((prc = nas__ctl_grow(&c->retry, c->nretry, &c->cap_retry, 4, sizeof *c->retry, err)) !=
+        NAS_OK)
+        return prc;
     char tag[64];
     nas__ctl_say(c, "[%s] RETRY  %s: %s (retry %d of workers.max_retries = %d)",
                  nas__ctl_tag(c, f, tag, sizeof tag), f->geno, res->error, f->failures,

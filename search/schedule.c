@@ -53,12 +53,9 @@ int nas__ctl_pend_push(ctl *c, int64_t trial, const nas_genotype *g, const nas_t
             c->pq_n -= c->pq_head;
             c->pq_head = 0;
         } else {
-            int cap = c->pq_cap ? 2 * c->pq_cap : 16;
-            pend *v = realloc(c->pq, (size_t)cap * sizeof *v);
-            if (!v)
-                return nas_error_set(err, NAS_ENOMEM, "out of memory");
-            c->pq = v;
-            c->pq_cap = cap;
+            int rc = nas__ctl_grow(&c->pq, c->pq_n, &c->pq_cap, 16, sizeof *c->pq, err);
+            if (rc != NAS_OK)
+                return rc;
         }
     }
     pend *p = &c->pq[c->pq_n++];
