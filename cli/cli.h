@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include "nas/status.h"
 #include "nas/parse.h" /* nas_parse_long, nas_parse_u64, nas_parse_double */
+#include "nas/report.h" /* nas_report_*, and nas_store (nas/store.h) */
 
 #define NAS_EXIT_OK 0
 #define NAS_EXIT_FAIL 1
@@ -45,6 +46,23 @@ int nas_cli_exit_code(int status);
 
 /* 1 if `arg` is one of the NULL-terminated `names`. */
 int nas_cli_is_one_of(const char *arg, const char *const *names);
+
+/* An integer option: its value lo..hi goes to *dst; `range` says so in messages. */
+typedef struct nas_cli_int { const char *name; long lo, hi; int *dst; const char *range; } nas_cli_int;
+
+/* Option `a` with value `v` when it is one of t[0..n): -1 once stored,
+ * else a usage error "nas CMD: A needs RANGE, not 'V'" (its exit code);
+ * 0 when `a` is none of them. */
+int nas_cli_ints(const char *cmd, const nas_cli_int *t, size_t n, const char *a, const char *v);
+
+/* "table", "csv" or "json" into *fmt: -1; else "nas CMD: unknown format"
+ * on stderr and NAS_EXIT_USAGE. */
+int nas_cli_format(const char *cmd, const char *s, nas_report_format *fmt);
+
+/* Open the store `db` read-only, call fn(store, arg, err), close it: 0,
+ * or "nas CMD: why" on stderr and NAS_EXIT_FAIL. */
+int nas_cli_read_store(const char *cmd, const char *db,
+                       int (*fn)(nas_store *st, const void *arg, nas_error *err), const void *arg);
 
 
 #endif

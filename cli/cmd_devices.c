@@ -6,15 +6,11 @@
  */
 #include <stdio.h>
 #include "cli/cli.h"
-#include "nas/report.h"
 
 int nas_cmd_devices(int argc, char **argv)
 {
-    if (argc > 1) {
-        fprintf(stderr, "nas devices: unexpected argument '%s'\n", argv[1]);
-        nas_cli_usage(stderr, "devices");
-        return NAS_EXIT_USAGE;
-    }
+    if (argc > 1)
+        return nas_cli_usage_error("devices", "unexpected argument '%s'", argv[1]);
     nas_error err;
     nas_error_clear(&err);
     if (nas_report_devices(stdout, &err) != NAS_OK) {

@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
-#include "nas/report.h"
+
+static int list(nas_store *st, const void *fmt, nas_error *err)
+{
+    return nas_report_experiments(st, *(const nas_report_format *)fmt, stdout, err);
+}
 
 int nas_cmd_experiments(int argc, char **argv)
 {
@@ -24,20 +28,6 @@ int nas_cmd_experiments(int argc, char **argv)
         *target = argv[i];
     }
     nas_report_format fmt;
-    if (nas_report_format_parse(format, &fmt)) {
-        fprintf(stderr, "nas experiments: unknown format '%s' (expected table, csv or json)\n",
-                format);
-        return NAS_EXIT_USAGE;
-    }
-    nas_error err;
-    nas_store *st = NULL;
-    int rc = nas_store_open(db, 1, &st, &err);
-    if (rc == NAS_OK)
-        rc = nas_report_experiments(st, fmt, stdout, &err);
-    nas_store_close(st);
-    if (rc != NAS_OK) {
-        fprintf(stderr, "nas experiments: %s\n", err.msg);
-        return NAS_EXIT_FAIL;
-    }
-    return NAS_EXIT_OK;
+    int rc = nas_cli_format("experiments", format, &fmt);
+    return rc >= 0 ? rc : nas_cli_read_store("experiments", db, list, &fmt);
 }

@@ -3,12 +3,10 @@
  * nas_export_trial call (export/export_trial.c, docs/export.md), and a
  * summary of what was written.
  */
-#include <errno.h>
 #include <inttypes.h> /* PRId64 */
 #include <limits.h>   /* LONG_MAX */
 #include <math.h>     /* isfinite */
 #include <stdio.h>
-#include <stdlib.h>   /* strtoull */
 #include <string.h>
 #include "cli/cli.h"
 #include "nas/export.h"
@@ -16,7 +14,13 @@
 /* One option with its value v; -1 when handled, else the exit code. */
 static int option(nas_export_opts *o, const char *a, const char *v)
 {
+    const nas_cli_int ints[] = {{"--logits-batch", 1, 10000, &o->logits_batch, "1..10000"},
+                                {"--channels", 1, 4096, &o->channels, "1..4096"},
+                                {"--cells", 0, 64, &o->cells, "0..64"}};
     long n;
+    int rc = nas_cli_ints("export", ints, sizeof ints / sizeof ints[0], a, v); /* v: not NULL */
+    if (rc)
+        return rc;
     if (!strcmp(a, "--db")) {
         o->db = v;
     } else if (!strcmp(a, "--experiment")) {
@@ -29,10 +33,7 @@ static int option(nas_export_opts *o, const char *a, const char *v)
         o->genotype = v;
     } else if (!strcmp(a, "--by")) {
         o->by = v;
-    } else if (!strcmp(a, "--format")) {
-        if (strcmp(v, "json") && strcmp(v, "onnx") && strcmp(v, "pytorch"))
-            return nas_cli_usage_error("export",
-                                       "--format must be json, onnx or pytorch, not '%s'", v);
+    } else if (!strcmp(a, "--format")) { /* checked by nas_export_opts_check */
         o->format = v;
     } else if (!strcmp(a, "--weights")) {
         if (strcmp(v, "trained") && strcmp(v, "init"))
@@ -42,22 +43,10 @@ static int option(nas_export_opts *o, const char *a, const char *v)
         o->out = v;
     } else if (!strcmp(a, "--logits")) {
         o->logits = v;
-    } else if (!strcmp(a, "--logits-batch")) {
-        if (nas_parse_long(v, 1, 10000, &n))
-            return nas_cli_usage_error("export", "--logits-batch needs 1..10000, not '%s'", v);
-        o->logits_batch = (int)n;
     } else if (!strcmp(a, "--backend")) {
         o->backend = v;
     } else if (!strcmp(a, "--data")) {
         o->data = v;
-    } else if (!strcmp(a, "--channels")) {
-        if (nas_parse_long(v, 1, 4096, &n))
-            return nas_cli_usage_error("export", "--channels needs 1..4096, not '%s'", v);
-        o->channels = (int)n;
-    } else if (!strcmp(a, "--cells")) {
-        if (nas_parse_long(v, 0, 64, &n))
-            return nas_cli_usage_error("export", "--cells needs 0..64, not '%s'", v);
-        o->cells = (int)n;
     } else if (!strcmp(a, "--seed")) {
         if (nas_parse_u64(v, &o->seed))
             return nas_cli_usage_error("export",

@@ -8,9 +8,13 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
-#include "nas/report.h"
 
 static const char *const VALUE_OPTS[] = {"--db", "--experiment", "--format", "--limit", "--min-fidelity", NULL};
+
+static int list(nas_store *st, const void *o, nas_error *err)
+{
+    return nas_report_trials(st, o, stdout, err);
+}
 
 int nas_cmd_query(int argc, char **argv)
 {
@@ -40,19 +44,6 @@ int nas_cmd_query(int argc, char **argv)
             o.min_fidelity = limit;
         }
     }
-    if (nas_report_format_parse(format, &o.format)) {
-        fprintf(stderr, "nas query: unknown format '%s' (expected table, csv or json)\n", format);
-        return NAS_EXIT_USAGE;
-    }
-    nas_error err;
-    nas_store *st = NULL;
-    int rc = nas_store_open(db, 1, &st, &err);
-    if (rc == NAS_OK)
-        rc = nas_report_trials(st, &o, stdout, &err);
-    nas_store_close(st);
-    if (rc != NAS_OK) {
-        fprintf(stderr, "nas query: %s\n", err.msg);
-        return NAS_EXIT_FAIL;
-    }
-    return NAS_EXIT_OK;
+    int rc = nas_cli_format("query", format, &o.format);
+    return rc >= 0 ? rc : nas_cli_read_store("query", db, list, &o);
 }

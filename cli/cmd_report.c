@@ -7,8 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
-#include "nas/report.h"
-#include "nas/store.h"
 
 static const char *const VALUE_OPTS[] = {"--db", "--experiment", "-o", "--output", "--top-k",
                                          NULL};

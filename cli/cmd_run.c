@@ -11,7 +11,6 @@
 #include <time.h> /* clock_gettime */
 #include <unistd.h>
 #include "cli/cli.h"
-#include "nas/report.h"
 #include "nas/search.h"
 #include "nas/space.h"
 

@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
-#include "nas/report.h"
+
+static int show(nas_store *st, const void *id, nas_error *err)
+{
+    return nas_report_trial(st, *(const long *)id, stdout, err);
+}
 
 int nas_cmd_show(int argc, char **argv)
 {
@@ -34,15 +38,5 @@ int nas_cmd_show(int argc, char **argv)
                 trial_arg);
         return NAS_EXIT_USAGE;
     }
-    nas_error err;
-    nas_store *st = NULL;
-    int rc = nas_store_open(db, 1, &st, &err);
-    if (rc == NAS_OK)
-        rc = nas_report_trial(st, id, stdout, &err);
-    nas_store_close(st);
-    if (rc != NAS_OK) {
-        fprintf(stderr, "nas show: %s\n", err.msg);
-        return NAS_EXIT_FAIL;
-    }
-    return NAS_EXIT_OK;
+    return nas_cli_read_store("show", db, show, &id);
 }

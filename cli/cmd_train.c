@@ -23,12 +23,7 @@ static void on_signal(int sig)
  * integer and plain-text options are tables of where each value goes. */
 static int option(nas_arch_train_opts *o, const char *a, const char *v)
 {
-    const struct {
-        const char *name;
-        long lo, hi;
-        int *dst;
-        const char *range; /* for the message */
-    } ints[] = {
+    const nas_cli_int ints[] = {
         {"--channels", 1, 4096, &o->channels, "1..4096"},
         {"--cells", 0, 64, &o->cells, "0..64 (cells per stage)"},
         {"--epochs", 1, 100000, &o->epochs, "1..100000"},
@@ -43,16 +38,11 @@ static int option(nas_arch_train_opts *o, const char *a, const char *v)
         const char **dst;
     } texts[] = {{"--genotype", &o->genotype}, {"--db", &o->db},
                  {"--augment", &o->augment},   {"--backend", &o->backend},
-                 {"--data", &o->data},         {"--checkpoint", &o->checkpoint}};
-    for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
-        long n;
-        if (strcmp(a, ints[k].name))
-            continue;
-        if (nas_parse_long(v, ints[k].lo, ints[k].hi, &n))
-            return nas_cli_usage_error("train", "%s needs %s, not '%s'", a, ints[k].range, v);
-        *ints[k].dst = (int)n;
-        return -1;
-    }
+                 {"--data", &o->data},         {"--checkpoint", &o->checkpoint},
+                 {"--schedule", &o->schedule}, {"--precision", &o->precision}};
+    int rc = nas_cli_ints("train", ints, sizeof ints / sizeof ints[0], a, v);
+    if (rc)
+        return rc;
     for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++)
         if (!strcmp(a, texts[k].name)) {
             *texts[k].dst = v;
@@ -68,10 +58,6 @@ static int option(nas_arch_train_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--weight-decay")) {
         if (nas_parse_double(v, 0, 1, 1, &o->weight_decay))
             return nas_cli_usage_error("train", "--weight-decay needs 0..1, not '%s'", v);
-    } else if (!strcmp(a, "--schedule")) {
-        if (strcmp(v, "cosine") && strcmp(v, "constant"))
-            return nas_cli_usage_error("train", "--schedule is cosine or constant, not '%s'", v);
-        o->schedule = v;
     } else if (!strcmp(a, "--progress")) {
         if (nas_parse_double(v, 0, 1, 86400, &o->progress_s))
             return nas_cli_usage_error("train", "--progress needs seconds between progress "
@@ -80,10 +66,6 @@ static int option(nas_arch_train_opts *o, const char *a, const char *v)
         if (nas_parse_u64(v, &o->seed))
             return nas_cli_usage_error("train", "--seed needs a non-negative integer, not '%s'", v);
         o->have_seed = 1;
-    } else if (!strcmp(a, "--precision")) {
-        if (strcmp(v, "fp32") && strcmp(v, "bf16") && strcmp(v, "fp16"))
-            return nas_cli_usage_error("train", "--precision: '%s' is not fp32, bf16 or fp16", v);
-        o->precision = v;
     } else {
         return nas_cli_usage_error("train", "unknown option '%s'", a);
     }
@@ -131,10 +113,6 @@ int nas_cmd_train(int argc, char **argv)
     int prc = parse(argc, argv, &o);
     if (prc >= 0)
         return prc;
-    nas_error err;
-    nas_error_clear(&err);
-    if (nas_arch_train_opts_check(&o, &err))
-        return nas_cli_usage_error("train", "%s", err.msg);
     o.out = stdout;
     o.progress = stderr;
     o.stop = &g_stop;
@@ -145,10 +123,12 @@ int nas_cmd_train(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     nas_arch_train_result r;
+    nas_error err;
+    nas_error_clear(&err);
     int rc = nas_arch_train(&o, &r, &err);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (rc == NAS_ECONFIG) /* a recipe with 0 epochs */
+    if (rc == NAS_ECONFIG) /* the options (nas_arch_train_opts_check), a recipe of 0 epochs */
         return nas_cli_usage_error("train", "%s", err.msg);
     if (rc)
         fprintf(stderr, "nas train: %s\n", err.msg[0] ? err.msg : nas_strerror(rc));

@@ -153,6 +153,43 @@ int nas_cli_is_one_of(const char *arg, const char *const *names)
     return 0;
 }
 
+int nas_cli_ints(const char *cmd, const nas_cli_int *t, size_t n, const char *a, const char *v)
+{
+    long x;
+    for (size_t k = 0; k < n; k++) {
+        if (strcmp(a, t[k].name))
+            continue;
+        if (nas_parse_long(v, t[k].lo, t[k].hi, &x))
+            return nas_cli_usage_error(cmd, "%s needs %s, not '%s'", a, t[k].range, v);
+        *t[k].dst = (int)x;
+        return -1;
+    }
+    return 0;
+}
+
+int nas_cli_format(const char *cmd, const char *s, nas_report_format *fmt)
+{
+    if (!nas_report_format_parse(s, fmt))
+        return -1;
+    fprintf(stderr, "nas %s: unknown format '%s' (expected table, csv or json)\n", cmd, s);
+    return NAS_EXIT_USAGE;
+}
+
+int nas_cli_read_store(const char *cmd, const char *db,
+                       int (*fn)(nas_store *st, const void *arg, nas_error *err), const void *arg)
+{
+    nas_error err;
+    nas_store *st = NULL;
+    int rc = nas_store_open(db, 1, &st, &err);
+    if (rc == NAS_OK)
+        rc = fn(st, arg, &err);
+    nas_store_close(st);
+    if (rc == NAS_OK)
+        return NAS_EXIT_OK;
+    fprintf(stderr, "nas %s: %s\n", cmd, err.msg);
+    return NAS_EXIT_FAIL;
+}
+
 /* 1 if argv has -h/--help (then main prints the command's usage). */
 static int wants_help(int argc, char **argv)
 {

@@ -76,15 +76,7 @@ int nas_count_genotype(const nas_evaluator *ev, const nas_space *space, const na
         *params = 0;
     if (!g || (!ev && !space))
         return NAS_EINVAL;
-    if (space && nas_space_get_desc(space)->type == NAS_SPACE_CHAIN) {
-        nas_layers l;
-        int rc = nas_space_layers(space, g, &l, NULL);
-        if (rc == NAS_OK)
-            rc = nas_count_layers(&l, macs, params);
-        nas_layers_free(&l);
-        return rc;
-    }
-    nas_net_desc d;
+    nas_net_desc d; /* a chain space's desc carries it: nas_count_net counts its layers */
     if (nas_evaluator_net_desc(ev, space, g, &d) != NAS_OK)
         return NAS_EINVAL;
     return nas_count_net(&d, macs, params, NULL, NULL);

@@ -29,6 +29,23 @@ int nas_arch_space(const nas_arch *a, nas_space **out, nas_error *err)
     return nas_space_create(&sd, out, err);
 }
 
+int nas__arch_parse(nas_arch *a, nas_space **sp, int *valid, int *step, nas_error *err)
+{
+    nas_space *s = NULL;
+    int rc = nas_arch_space(a, &s, err);
+    if (step)
+        *step = rc ? 0 : 1;
+    if (!rc)
+        rc = nas_space_parse(s, a->genotype, &a->net.genotype, err);
+    if (!rc && valid)
+        *valid = nas_space_is_valid(s, &a->net.genotype);
+    if (sp && !rc)
+        *sp = s;
+    else
+        nas_space_destroy(s);
+    return rc;
+}
+
 /* ---- writing ------------------------------------------------------------------------ */
 
 /* "space: {\n  type = \"chain\";\n  ...\n};\n": the space group of the

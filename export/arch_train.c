@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>     /* clock_gettime: progress ETA */
 #include <unistd.h>   /* isatty, sysconf */
+#include "export/export_impl.h"
 #include "nas/data.h"
 #include "nas/evaluator.h"
 #include "nas/export.h"
@@ -98,16 +99,13 @@ static int arch_from_genotype(const char *genotype, nas_arch *a, nas_error *err)
     snprintf(a->backend, sizeof a->backend, "cpu");
     snprintf(a->data.dataset, sizeof a->data.dataset, "fashion-mnist");
     snprintf(a->data.dir, sizeof a->data.dir, "%s", NAS_FMNIST_DIR);
-    nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = 16,
-                         .stages = 3, .cells_per_stage = 1};
-    nas_space *sp = NULL;
-    int rc = nas_space_create(&sd, &sp, err);
-    if (!rc && (rc = nas_space_parse(sp, genotype, &a->net.genotype, err)) != NAS_OK)
+    int valid = 0, step = 0;
+    int rc = nas__arch_parse(a, NULL, &valid, &step, err);
+    if (rc && step)
         nas_error_prefix(err, "bad genotype '%s'", genotype);
-    if (!rc && !nas_space_is_valid(sp, &a->net.genotype))
+    if (!rc && !valid)
         rc = nas_error_set(err, NAS_EINVAL, "genotype '%s' has no path from the cell input to "
                            "its output", genotype);
-    nas_space_destroy(sp);
     return rc ? NAS_EINVAL : NAS_OK;
 }
 

@@ -21,10 +21,14 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
  * has no path from input to output. export/export_source.c. */
 int nas__export_arch_from_genotype(const nas_export_opts *o, nas_arch *a, nas_error *err);
 
-/* Parse a->genotype into a->net.genotype in a's space (cell or chain); `check` 1
- * also requires a path from the cell's input to its output (NAS_EINVAL).
- * export/export_source.c. */
-int nas__export_arch_tokens(nas_arch *a, int check, nas_error *err);
+/* Parse a->genotype into a->net.genotype in a's space (nas_arch_space;
+ * cell or chain). *valid (may be NULL) is then nas_space_is_valid's
+ * answer: 1 when a path carries the input to the output. *step (may be
+ * NULL) names what failed: 0 creating the space, 1 parsing. *sp (may be
+ * NULL) receives the space on success (caller destroys it). Errors: the
+ * space's (NAS_EINVAL, NAS_ENOMEM) or the parser's, unprefixed.
+ * export/arch_chain.c. */
+int nas__arch_parse(nas_arch *a, nas_space **sp, int *valid, int *step, nas_error *err);
 
 /* ---- chain architectures in the JSON (export/arch_chain.c) ---- */
 

@@ -501,11 +501,11 @@ static void read_genotype(reader *r, nas_arch *a, const char *path, nas_error *e
         return;
     nas_space *sp = NULL;
     nas_error e2;
-    if (nas_arch_space(a, &sp, &e2) != NAS_OK)
-        r->rc = nas_error_set(err, NAS_EFORMAT, "%s: space: %s", path, e2.msg);
-    else if (nas_space_parse(sp, a->genotype, &a->net.genotype, &e2) != NAS_OK)
-        r->rc = nas_error_set(err, NAS_EFORMAT, "%s: key 'genotype': %s", path, e2.msg);
-    else if (!nas_space_is_valid(sp, &a->net.genotype))
+    int valid = 0, step = 0;
+    if (nas__arch_parse(a, &sp, &valid, &step, &e2) != NAS_OK)
+        r->rc = nas_error_set(err, NAS_EFORMAT, "%s: %s: %s", path,
+                              step ? "key 'genotype'" : "space", e2.msg);
+    else if (!valid)
         r->rc = nas_error_set(err, NAS_EFORMAT,
                               "%s: key 'genotype': %s carries nothing from input to output", path,
                               a->genotype);

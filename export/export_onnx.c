@@ -115,25 +115,21 @@ static Onnx__AttributeProto *attr_ints(builder *b, const char *name, const int64
     return a;
 }
 
-static Onnx__AttributeProto *attr_int(builder *b, const char *name, int64_t v)
+/* A scalar attribute: FLOAT f when is_float, else INT i. */
+static Onnx__AttributeProto *attr_num(builder *b, const char *name, int is_float, int64_t i,
+                                      float f)
 {
-    Onnx__AttributeProto *a = attr_new(b, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
-    if (!a)
-        return NULL;
-    a->has_i = 1;
-    a->i = v;
+    Onnx__AttributeProto *a =
+        attr_new(b, name, is_float ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+                                   : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    if (a && is_float)
+        a->has_f = 1, a->f = f;
+    else if (a)
+        a->has_i = 1, a->i = i;
     return a;
 }
-
-static Onnx__AttributeProto *attr_float(builder *b, const char *name, float v)
-{
-    Onnx__AttributeProto *a = attr_new(b, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
-    if (!a)
-        return NULL;
-    a->has_f = 1;
-    a->f = v;
-    return a;
-}
+#define attr_int(b, name, v) attr_num(b, name, 0, v, 0.0f)
+#define attr_float(b, name, v) attr_num(b, name, 1, 0, v)
 
 /* Append a node; `inputs` is NULL-terminated; attrs n_attr pointers. */
 static const char *node(builder *b, const char *op, const char *out, const char *const *inputs,

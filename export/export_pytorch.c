@@ -169,19 +169,7 @@ static const char *const CLASSES_PY =
     "        pixels, labels = pixels[:limit], labels[:limit]\n"
     "    return preprocess(pixels), torch.from_numpy(labels.copy())\n"
     "\n"
-    "\n"
-    "def count_parameters(model):\n"
-    "    return sum(p.numel() for p in model.parameters())\n"
-    "\n"
-    "\n"
-    "if __name__ == \"__main__\":\n"
-    "    import os\n"
-    "    import sys\n"
-    "    model = TinyNetwork()\n"
-    "    weights = sys.argv[1] if len(sys.argv) > 1 else os.path.splitext(__file__)[0] + \".npz\"\n"
-    "    model.load_state_dict(load_weights(weights))\n"
-    "    model.eval()\n"
-    "    print(\"parameters:\", count_parameters(model))\n";
+    "\n";
 
 /* The generic chain module (issue 15); LAYERS rows are (name, kind, src,
  * src2, in_c, out_c, kernel, stride, pad, groups, act, se_mid, se_gate, p). */
@@ -262,19 +250,48 @@ static const char *const CHAIN_PY =
     "    with np.load(path) as z:\n"
     "        return {k: torch.from_numpy(z[k]) for k in z.files if \"/\" not in k}\n"
     "\n"
-    "\n"
-    "def count_parameters(model):\n"
-    "    return sum(p.numel() for p in model.parameters())\n"
-    "\n"
-    "\n"
-    "if __name__ == \"__main__\":\n"
-    "    import os\n"
-    "    import sys\n"
-    "    model = ChainNetwork()\n"
-    "    weights = sys.argv[1] if len(sys.argv) > 1 else os.path.splitext(__file__)[0] + \".npz\"\n"
-    "    model.load_state_dict(load_weights(weights))\n"
-    "    model.eval()\n"
-    "    print(\"parameters:\", count_parameters(model))\n";
+    "\n";
+
+/* The module's ending, after either network's classes and load_weights:
+ * count_parameters() and a __main__ that loads the .npz into class `cls`. */
+static void write_main_py(FILE *f, const char *cls)
+{
+    fprintf(f, "def count_parameters(model):\n"
+               "    return sum(p.numel() for p in model.parameters())\n"
+               "\n\n"
+               "if __name__ == \"__main__\":\n"
+               "    import os\n"
+               "    import sys\n"
+               "    model = %s()\n"
+               "    weights = sys.argv[1] if len(sys.argv) > 1 else "
+               "os.path.splitext(__file__)[0] + \".npz\"\n"
+               "    model.load_state_dict(load_weights(weights))\n"
+               "    model.eval()\n"
+               "    print(\"parameters:\", count_parameters(model))\n",
+            cls);
+}
+
+/* The usage note of class `cls` and the docstring's opening: "`what`
+ * exported by nas VERSION`tail`", then the genotype, trial and proxy
+ * accuracy of `a` (may be NULL). */
+static void write_head_py(FILE *f, const char *cls, const nas_net_desc *d, const nas_arch *a,
+                          const char *mod, const char *npz_base, const char *what,
+                          const char *tail)
+{
+    fprintf(f, "# Usage: from %s import %s, load_weights; model = %s()\n", mod, cls, cls);
+    fprintf(f, "#        model.load_state_dict(load_weights(\"%s\")); model.eval(); "
+               "logits = model(x)  # x: float32 [N,%d,%d,%d]\n",
+            npz_base, d->in_c, d->in_h, d->in_w);
+    fprintf(f, "\"\"\"%s exported by nas %s%s\n\n", what, NAS_VERSION, tail);
+    if (a && a->genotype[0])
+        fprintf(f, "Genotype: %s\n", a->genotype);
+    if (a && a->trial_id >= 0)
+        fprintf(f, "Trial %lld of experiment \"%s\" (%s).\n", (long long)a->trial_id,
+                a->experiment, a->db_path);
+    if (a && isfinite(a->metrics.val_accuracy))
+        fprintf(f, "Proxy validation accuracy %.4f after %d epoch(s).\n", a->metrics.val_accuracy,
+                a->metrics.epochs);
+}
 
 /* The chain network's module (CHAIN_PY) with its LAYERS table. */
 static int write_chain_py(FILE *f, const nas_net_desc *d, const nas_arch *a, const char *mod,
@@ -284,21 +301,8 @@ static int write_chain_py(FILE *f, const nas_net_desc *d, const nas_arch *a, con
     int rc = nas_space_layers(d->space, &d->genotype, &L, err);
     if (rc)
         return rc;
-    fprintf(f, "# Usage: from %s import ChainNetwork, load_weights; model = ChainNetwork()\n", mod);
-    fprintf(f, "#        model.load_state_dict(load_weights(\"%s\")); model.eval(); "
-               "logits = model(x)  # x: float32 [N,%d,%d,%d]\n",
-            npz_base, d->in_c, d->in_h, d->in_w);
-    fprintf(f, "\"\"\"A chain (MobileNet-style) network exported by nas %s: the layer\n"
-               "description of docs/spaces.md, one row per layer in LAYERS.\n\n",
-            NAS_VERSION);
-    if (a && a->genotype[0])
-        fprintf(f, "Genotype: %s\n", a->genotype);
-    if (a && a->trial_id >= 0)
-        fprintf(f, "Trial %lld of experiment \"%s\" (%s).\n", (long long)a->trial_id,
-                a->experiment, a->db_path);
-    if (a && isfinite(a->metrics.val_accuracy))
-        fprintf(f, "Proxy validation accuracy %.4f after %d epoch(s).\n", a->metrics.val_accuracy,
-                a->metrics.epochs);
+    write_head_py(f, "ChainNetwork", d, a, mod, npz_base, "A chain (MobileNet-style) network",
+                  ": the layer\ndescription of docs/spaces.md, one row per layer in LAYERS.");
     fprintf(f, "Weights: %s (numpy .npz, one array per state_dict key).\n\"\"\"\n", npz_base);
     fprintf(f, "import numpy as np\nimport torch\nfrom torch import nn\n\n");
     fprintf(f, "IN_SHAPE = (%d, %d, %d)\nIN_CHANNELS = %d\nNUM_CLASSES = %d\n", L.in_c, L.in_h,
@@ -365,20 +369,8 @@ static void write_data_py(FILE *f, const nas_arch *a)
 static void write_cell_py(FILE *f, const nas_net_desc *d, const nas_arch *a, const char *mod,
                           const char *npz_base)
 {
-    fprintf(f, "# Usage: from %s import TinyNetwork, load_weights; model = TinyNetwork()\n", mod);
-    fprintf(f, "#        model.load_state_dict(load_weights(\"%s\")); model.eval(); "
-               "logits = model(x)  # x: float32 [N,%d,%d,%d]\n",
-            npz_base, d->in_c, d->in_h, d->in_w);
-    fprintf(f, "\"\"\"NAS-Bench-201 TinyNetwork (Dong & Yang, ICLR 2020) exported by nas %s.\n\n",
-            NAS_VERSION);
-    if (a && a->genotype[0])
-        fprintf(f, "Genotype: %s\n", a->genotype);
-    if (a && a->trial_id >= 0)
-        fprintf(f, "Trial %lld of experiment \"%s\" (%s).\n", (long long)a->trial_id,
-                a->experiment, a->db_path);
-    if (a && isfinite(a->metrics.val_accuracy))
-        fprintf(f, "Proxy validation accuracy %.4f after %d epoch(s).\n", a->metrics.val_accuracy,
-                a->metrics.epochs);
+    write_head_py(f, "TinyNetwork", d, a, mod, npz_base,
+                  "NAS-Bench-201 TinyNetwork (Dong & Yang, ICLR 2020)", ".");
     fprintf(f, "Input: images normalised as (pixel/255 - %.4f) / %.4f (Fashion-MNIST);\n"
                "load_data() reads the data set and preprocess() normalises raw pixels so.\n",
             NAS_FMNIST_MEAN, NAS_FMNIST_STD);
@@ -434,6 +426,8 @@ int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, cha
         return nas_error_set(err, NAS_EIO, "cannot write %s: %s", py_path, strerror(errno));
     int rc = d->space ? write_chain_py(f, d, a, mod, npz_base, err) /* issue 15 */
                       : (write_cell_py(f, d, a, mod, npz_base), NAS_OK);
+    if (rc == NAS_OK)
+        write_main_py(f, d->space ? "ChainNetwork" : "TinyNetwork");
     if (rc == NAS_OK && a && a->data.format[0])
         write_data_py(f, a);
     int bad = ferror(f);

@@ -396,22 +396,6 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
     return rc;
 }
 
-/* Parse a->genotype into a->net.genotype in a's space (cell or chain).
- * `check` 1 (a --genotype from the user) also requires a path from the
- * cell's input to its output (NAS_EINVAL otherwise). */
-int nas__export_arch_tokens(nas_arch *a, int check, nas_error *err)
-{
-    nas_space *sp = NULL;
-    int rc = nas_arch_space(a, &sp, err);
-    if (!rc)
-        rc = nas_space_parse(sp, a->genotype, &a->net.genotype, err);
-    if (!rc && check && !nas_space_is_valid(sp, &a->net.genotype))
-        rc = nas_error_set(err, NAS_EINVAL, "--genotype %s: no path carries the input to the "
-                           "cell's output", a->genotype);
-    nas_space_destroy(sp);
-    return rc;
-}
-
 int nas__export_arch_from_genotype(const nas_export_opts *o, nas_arch *a, nas_error *err)
 {
     snprintf(a->genotype, sizeof a->genotype, "%s", o->genotype);
@@ -419,7 +403,11 @@ int nas__export_arch_from_genotype(const nas_export_opts *o, nas_arch *a, nas_er
     a->net.cells_per_stage = (int)o->cells;
     a->recipe.seed = o->seed;
     a->data.split_seed = o->seed;
-    int rc = nas__export_arch_tokens(a, 1, err);
+    int valid = 0;
+    int rc = nas__arch_parse(a, NULL, &valid, NULL, err);
+    if (!rc && !valid)
+        rc = nas_error_set(err, NAS_EINVAL, "--genotype %s: no path carries the input to the "
+                           "cell's output", a->genotype);
     if (rc)
         return rc == NAS_EFORMAT ? NAS_EINVAL : rc;
     int64_t macs, params;

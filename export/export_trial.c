@@ -163,7 +163,7 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
     rc = o->genotype ? nas__export_arch_from_genotype(o, a, err)
                      : nas__export_arch_from_store(o, a, r, err);
     if (!rc && !o->genotype)
-        rc = nas__export_arch_tokens(a, 0, err);
+        rc = nas__arch_parse(a, NULL, NULL, NULL, err);
     nas_space *sp = NULL;
     nas_backend *be = NULL;
     nas_net *net = NULL;

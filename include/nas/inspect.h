@@ -33,9 +33,9 @@ int64_t nas_layer_params(const nas_layer *l);
 int nas_count_layers(const nas_layers *l, int64_t *macs, int64_t *params);
 
 /*
- * MACs and params of genotype g of any space: chain spaces through
- * nas_space_layers and nas_count_layers, cell spaces through
- * nas_evaluator_net_desc and nas_count_net. The shape is the evaluator's
+ * MACs and params of genotype g of any space: nas_evaluator_net_desc and
+ * nas_count_net (a chain space's layers, nas_space_layers and
+ * nas_count_layers; a cell network's modules). The shape is the evaluator's
  * data when `ev` is non-NULL (then `space` may be NULL), else `space`'s
  * (space.input / space.classes, default 1 x 28 x 28, 10 classes).
  * Errors: NAS_EINVAL (g not in the space), NAS_ENOMEM.

@@ -17,32 +17,11 @@
 #include <cmocka.h>
 #include "nas/inspect.h"
 #include "nas/layers.h"
-
-static nas_space *load(const char *rel, nas_config *cfg)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", NAS_SOURCE_DIR, rel);
-    nas_error err;
-    int rc = nas_config_load(path, cfg, &err);
-    if (rc != NAS_OK)
-        fail_msg("%s: %s", path, err.msg);
-    nas_space *s = NULL;
-    assert_int_equal(nas_space_create(&cfg->space, &s, &err), NAS_OK);
-    return s;
-}
-
-static nas_genotype parse(const nas_space *s, const char *str)
-{
-    nas_genotype g;
-    nas_error err;
-    if (nas_space_parse(s, str, &g, &err) != NAS_OK)
-        fail_msg("%s", err.msg);
-    return g;
-}
+#include "tests/unit/chain_space.h"
 
 static void key_of(const nas_space *s, const char *str, char *buf)
 {
-    nas_genotype g = parse(s, str);
+    nas_genotype g = space_parse(s, str);
     nas_space_key(s, &g, buf, NAS_GENOTYPE_STR_MAX);
 }
 
@@ -73,7 +52,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static void check_keys_against_networks(const char *rel, uint64_t want)
 {
     nas_config *cfg = malloc(sizeof *cfg);
-    nas_space *s = load(rel, cfg);
+    nas_space *s = space_load(rel, cfg);
     nas_space_counts cnt;
     assert_int_equal(nas_space_counts_get(s, &cnt), NAS_OK);
     assert_true(cnt.size_exact && cnt.keys_exact && cnt.keys_counted);
@@ -138,7 +117,7 @@ static void test_key_rules(void **st)
 {
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg);
-    nas_space *s = load("examples/spaces/fashion-chain.conf", cfg);
+    nas_space *s = space_load("examples/spaces/fashion-chain.conf", cfg);
     char a[NAS_GENOTYPE_STR_MAX], b[NAS_GENOTYPE_STR_MAX];
     /* layers beyond the chosen depth do not matter */
     key_of(s, "mb1_k3|c16:d1:mb3_k3:mb3_k3|c32:d2:se_off:mb3_k3:mb3_k3:mb3_k5|mb3_k3:mb6_k3", a);
@@ -175,7 +154,7 @@ static void test_strings_and_tokens(void **st)
 {
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg);
-    nas_space *s = load("examples/spaces/fashion-chain.conf", cfg);
+    nas_space *s = space_load("examples/spaces/fashion-chain.conf", cfg);
     assert_int_equal(nas_space_seq_len(s), 13);
     assert_true(nas_space_vocab_size(s) <= 255);
     for (int i = 0; i < nas_space_seq_len(s); i++) {
@@ -193,7 +172,7 @@ static void test_strings_and_tokens(void **st)
         nas_space_sample(s, &r, &g);
         char buf[NAS_GENOTYPE_STR_MAX], buf2[NAS_GENOTYPE_STR_MAX];
         assert_int_equal(nas_space_format(s, &g, buf, sizeof buf), NAS_OK);
-        back = parse(s, buf);
+        back = space_parse(s, buf);
         assert_int_equal(back.len, g.len);
         assert_memory_equal(back.tok, g.tok, (size_t)g.len);
         nas_space_mutate(s, &r, &g, &child);
@@ -233,7 +212,7 @@ static void test_counts_past_2_63(void **st)
 {
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg);
-    nas_space *s = load("examples/spaces/ofa-mbv3.conf", cfg);
+    nas_space *s = space_load("examples/spaces/ofa-mbv3.conf", cfg);
     nas_space_counts c;
     assert_int_equal(nas_space_counts_get(s, &c), NAS_OK);
     assert_int_equal(c.size_exact, 0);
@@ -246,7 +225,7 @@ static void test_counts_past_2_63(void **st)
     uint64_t d;
     assert_int_equal(nas_space_enumerate_keys(s, 1000, &d, NULL), NAS_EUNSUPPORTED);
     nas_space_destroy(s);
-    s = load("examples/spaces/proxyless.conf", cfg);
+    s = space_load("examples/spaces/proxyless.conf", cfg);
     assert_int_equal(nas_space_counts_get(s, &c), NAS_OK);
     assert_true(c.size_exact && c.size == UINT64_C(221502229807900608)); /* 6^6 x 7^15 */
     nas_space_destroy(s);
@@ -257,7 +236,7 @@ static void test_report_without_cli(void **st)
 {
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg);
-    nas_space *s = load("tests/data/conf/chain_small.conf", cfg);
+    nas_space *s = space_load("tests/data/conf/chain_small.conf", cfg);
     nas_space_destroy(s);
     char *text = NULL;
     size_t len = 0;
@@ -297,7 +276,7 @@ static void test_canonical(void **st)
 {
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg), *back = malloc(sizeof *back);
-    nas_space_destroy(load("tests/data/conf/chain_mixed.conf", cfg));
+    nas_space_destroy(space_load("tests/data/conf/chain_mixed.conf", cfg));
     char *text = nas_config_canonical(cfg);
     assert_non_null(text);
     assert_non_null(strstr(text, "\nspace.type = \"chain\";\nspace.input = [3, 20, 20];\nspace.classes = 7;\n"));
@@ -333,7 +312,7 @@ static void test_cell_space_counts(void **st)
 {
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg);
-    nas_space *s = load("examples/nb201-table.conf", cfg);
+    nas_space *s = space_load("examples/nb201-table.conf", cfg);
     nas_space_counts c;
     assert_int_equal(nas_space_counts_get(s, &c), NAS_OK);
     assert_true(c.size_exact && c.size == 15625 && c.keys_counted && c.keys_exact);

@@ -23,27 +23,7 @@
 #include "nas/inspect.h"
 #include "nas/layers.h"
 #include "nas/trainer.h"
-
-static nas_space *load(const char *rel, nas_config *cfg)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", NAS_SOURCE_DIR, rel);
-    nas_error err;
-    if (nas_config_load(path, cfg, &err) != NAS_OK)
-        fail_msg("%s: %s", path, err.msg);
-    nas_space *s = NULL;
-    assert_int_equal(nas_space_create(&cfg->space, &s, &err), NAS_OK);
-    return s;
-}
-
-static nas_genotype parse(const nas_space *s, const char *str)
-{
-    nas_genotype g;
-    nas_error err;
-    if (nas_space_parse(s, str, &g, &err) != NAS_OK)
-        fail_msg("%s: %s", str, err.msg);
-    return g;
-}
+#include "tests/unit/chain_space.h"
 
 static nas_net_desc desc_of(const nas_space *s, const nas_genotype *g)
 {
@@ -105,8 +85,8 @@ static void test_param_count_and_gradients(void **st)
 {
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg);
-    nas_space *s = load(SMALL_CONF, cfg);
-    nas_genotype g = parse(s, "se_on:mb3_k3:mb3_k5|skip");
+    nas_space *s = space_load(SMALL_CONF, cfg);
+    nas_genotype g = space_parse(s, "se_on:mb3_k3:mb3_k5|skip");
     nas_net_desc d = desc_of(s, &g);
     nas_backend *be = backend("ref");
     nas_net *net = NULL;
@@ -175,13 +155,13 @@ static void test_cpu_matches_ref(void **st)
 {
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg);
-    nas_space *s = load("examples/spaces/fashion-chain.conf", cfg);
+    nas_space *s = space_load("examples/spaces/fashion-chain.conf", cfg);
     const char *genos[] = {
         "mb1_k3|c24:d2:mb3_k5:mb6_k3|c40:d3:se_on:mb6_k5:skip:mb3_k3|mb6_k5:zero",
         "mb1_k3|c16:d1:skip:mb3_k3|c32:d2:se_off:mb3_k3:mb6_k3:mb3_k3|mb3_k3:mb6_k3",
     };
     for (int gi = 0; gi < 2; gi++) {
-        nas_genotype g = parse(s, genos[gi]);
+        nas_genotype g = space_parse(s, genos[gi]);
         nas_net_desc d = desc_of(s, &g);
         nas_backend *bes[2] = {backend("ref"), backend("cpu")};
         float *out[2][2], loss[2];
@@ -253,7 +233,7 @@ static void test_shipped_spaces_train(void **st)
     nas_backend *be = backend("cpu");
     for (int i = 0; i < n; i++) {
         nas_config *cfg = malloc(sizeof *cfg);
-        nas_space *s = load(spaces[i], cfg);
+        nas_space *s = space_load(spaces[i], cfg);
         nas_rng r;
         nas_rng_seed(&r, 1, 1);
         nas_genotype g;

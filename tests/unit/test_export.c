@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include "nas/export.h"
 #include "nas/trainer.h"
+#include "tests/unit/tiny_data.h"
 #include "tests/unit/tiny_net.h"
 #include "trainer/weights_impl.h" /* nas__npz_*: rewriting checkpoints */
 
@@ -54,14 +55,7 @@ static nas_backend *ref_backend(void)
  * the quadrant-brightness pattern), PCG32(seed). */
 static nas_dataset *synth(int n, uint64_t seed)
 {
-    nas_dataset *d = calloc(1, sizeof *d);
-    d->n = n;
-    d->c = 1;
-    d->h = d->w = 8;
-    d->classes = 5;
-    d->owns = 1;
-    d->images = malloc((size_t)n * 64 * sizeof(float));
-    d->labels = malloc((size_t)n);
+    nas_dataset *d = tiny_data_alloc(n);
     nas_rng r;
     nas_rng_seed(&r, seed, 7);
     for (int i = 0; i < n; i++) {

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "nas/trainer.h"
+#include "tests/unit/tiny_data.h"
 #include "tests/unit/tiny_net.h"
 
 enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
@@ -27,14 +28,7 @@ enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
 /* n 1x8x8 images with a learnable label, PCG32(seed). */
 static nas_dataset *synth(int n, uint64_t seed)
 {
-    nas_dataset *d = calloc(1, sizeof *d);
-    d->n = n;
-    d->c = 1;
-    d->h = d->w = 8;
-    d->classes = 5;
-    d->owns = 1;
-    d->images = malloc((size_t)n * 64 * sizeof(float));
-    d->labels = malloc((size_t)n);
+    nas_dataset *d = tiny_data_alloc(n);
     nas_rng r;
     nas_rng_seed(&r, seed, 7);
     for (int i = 0; i < n; i++) {

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "nas/trainer.h"
+#include "tests/unit/tiny_data.h"
 #include "tests/unit/tiny_net.h"
 #include "trainer/backend_impl.h"
 #include "trainer/cuda/loss_scale.h"
@@ -138,14 +139,7 @@ static void mock_destroy(nas_backend *be)
 
 static nas_dataset *synth(int n)
 {
-    nas_dataset *d = calloc(1, sizeof *d);
-    d->n = n;
-    d->c = 1;
-    d->h = d->w = 8;
-    d->classes = 5;
-    d->owns = 1;
-    d->images = malloc((size_t)n * 64 * sizeof(float));
-    d->labels = malloc((size_t)n);
+    nas_dataset *d = tiny_data_alloc(n);
     nas_rng r;
     nas_rng_seed(&r, 3, 7);
     for (int i = 0; i < n; i++) {

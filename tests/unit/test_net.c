@@ -16,6 +16,7 @@
 #include "nas/evaluator.h"
 #include "nas/trainer.h"
 #include "trainer/net_impl.h" /* nas__net_set_fold, nas__net_folded_convs */
+#include "tests/unit/tiny_data.h"
 #include "tests/unit/tiny_net.h"
 
 enum { NONE = NAS_OP_NONE, SKIP = NAS_OP_SKIP_CONNECT, C1 = NAS_OP_NOR_CONV_1X1,
@@ -339,14 +340,7 @@ static void test_batch_views(void **state)
 /* A learnable synthetic set: class k lights a 2x2 patch at position k. */
 static nas_dataset *synthetic(int n, uint64_t seed)
 {
-    nas_dataset *d = calloc(1, sizeof *d);
-    d->n = n;
-    d->c = 1;
-    d->h = d->w = 8;
-    d->classes = 5;
-    d->owns = 1;
-    d->images = malloc((size_t)n * 64 * sizeof(float));
-    d->labels = malloc((size_t)n);
+    nas_dataset *d = tiny_data_alloc(n);
     nas_rng r;
     nas_rng_seed(&r, seed, 3);
     for (int i = 0; i < n; i++) {
