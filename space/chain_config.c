@@ -374,11 +374,9 @@ int nas__chain_validate(const nas_space_desc *d, int space_line, int *line, char
     if (c->n_stages == 0)
         return vbad(line, space_line, msg, n, "space.type = \"chain\" has no stages, expected "
                                               "stages = ( { channels = ...; stride = ...; layers = ...; ops = [...]; }, ... );");
-    int ch, h, w;
-    ch = d->in_c > 0 ? d->in_c : 1;
-    h = d->in_h > 0 ? d->in_h : 28;
-    w = d->in_w > 0 ? d->in_w : 28;
-    (void)ch;
+    int input_h, input_w;
+    nas__desc_input(d, NULL, &input_h, &input_w, NULL);
+    int h = input_h, w = input_w;
     if (h < c->stem_stride || w < c->stem_stride)
         return vbad(line, c->line_stem, msg, n, "the stem's stride %d shrinks the %dx%d input below 1x1, "
                                                 "expected a stride of at most %d",
@@ -393,8 +391,7 @@ int nas__chain_validate(const nas_space_desc *d, int space_line, int *line, char
             return vbad(line, st->line_stride ? st->line_stride : sl, msg, n,
                         "space.stages[%d]: stride %d shrinks the %dx%d feature map below 1x1, expected a "
                         "stride of at most %d here (input %dx%d)",
-                        s, st->stride, h, w, h < w ? h : w, d->in_h > 0 ? d->in_h : 28,
-                        d->in_w > 0 ? d->in_w : 28);
+                        s, st->stride, h, w, h < w ? h : w, input_h, input_w);
         h = (h - 1) / st->stride + 1;
         w = (w - 1) / st->stride + 1;
         for (int i = 0; i < st->n_depth; i++)
