@@ -33,6 +33,20 @@ typedef struct npy {
     size_t len;
 } npy;
 
+/* What a header nas__npy_parse refused with `rc` lacks (the kinds whose
+ * message names nothing but the file). */
+static const char *npy_why(int rc)
+{
+    switch (rc) {
+    case NAS__NPY_EKEYS: return "malformed .npy header (no descr, fortran_order or shape)";
+    case NAS__NPY_EDESCR: return "malformed .npy descr";
+    case NAS__NPY_EFORTRAN:
+        return "Fortran-ordered array, expected C order (numpy.ascontiguousarray before numpy.save)";
+    case NAS__NPY_EBIG: return "implausibly large .npy shape";
+    default: return "malformed .npy shape"; /* NAS__NPY_ESHAPE, NAS__NPY_ENEG */
+    }
+}
+
 /* Map `path` and parse its header (nas__npy_parse). `what` is "images" or
  * "labels". */
 static int npy_map(const char *path, const char *what, npy *a, nas_error *err)
@@ -62,39 +76,19 @@ static int npy_map(const char *path, const char *what, npy *a, nas_error *err)
     a->base = m;
     nas__npy_hdr h;
     int rc = nas__npy_parse(m, a->len, NPY_MAX_HLEN, NPY_MAX_COUNT, &h);
-    switch (rc) {
-    case NAS__NPY_OK:
-        break;
-    case NAS__NPY_EMAGIC:
+    if (rc == NAS__NPY_EMAGIC)
         rc = nas_error_set(err, NAS_EFORMAT, "%s: bad magic number, expected \"\\x93NUMPY\" (a .npy "
                            "file of %s)", path, what);
-        goto fail;
-    case NAS__NPY_EVERSION:
+    else if (rc == NAS__NPY_EVERSION)
         rc = nas_error_set(err, NAS_EFORMAT, "%s: unsupported .npy version %d.%d", path,
                            a->base[6], a->base[7]);
-        goto fail;
-    case NAS__NPY_ETRUNC:
+    else if (rc == NAS__NPY_ETRUNC)
         rc = nas_error_set(err, NAS_EFORMAT, "%s: truncated: the .npy header needs %zu bytes, the "
                            "file has %zu", path, h.offset, a->len);
+    else if (rc)
+        rc = nas_error_set(err, NAS_EFORMAT, "%s: %s", path, npy_why(rc));
+    if (rc)
         goto fail;
-    case NAS__NPY_EKEYS:
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: malformed .npy header (no descr, fortran_order "
-                           "or shape)", path);
-        goto fail;
-    case NAS__NPY_EDESCR:
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: malformed .npy descr", path);
-        goto fail;
-    case NAS__NPY_EFORTRAN:
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: Fortran-ordered array, expected C order "
-                           "(numpy.ascontiguousarray before numpy.save)", path);
-        goto fail;
-    case NAS__NPY_EBIG:
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: implausibly large .npy shape", path);
-        goto fail;
-    default: /* NAS__NPY_ESHAPE, NAS__NPY_ENEG */
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: malformed .npy shape", path);
-        goto fail;
-    }
     memcpy(a->descr, h.descr, sizeof a->descr);
     a->ndim = h.ndim;
     for (int i = 0; i < h.ndim; i++)

@@ -501,6 +501,16 @@ int nas_weights_save(nas_net *net, const char *path, nas_error *err)
     return nas__npz_close(z, err);
 }
 
+/* "d0,d1,..." of shape[0..nd) into buf[n] (n > 24), leaving out the
+ * dimensions from the one that might not fit. */
+static void fmt_dims(const int64_t *shape, int nd, char *buf, size_t n)
+{
+    int k = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < nd && k < (int)n - 24; d++)
+        k += snprintf(buf + k, n - (size_t)k, "%s%lld", d ? "," : "", (long long)shape[d]);
+}
+
 /* Load every parameter of net from members "<prefix><name>" of z. */
 int nas__weights_load_from(nas_net *net, const nas__npz *z, const char *path, const char *prefix,
                            nas_error *err)
@@ -526,15 +536,9 @@ int nas__weights_load_from(nas_net *net, const nas__npz *z, const char *path, co
         for (int d = 0; same && d < nd; d++)
             same = a->shape[d] == shape[d];
         if (!same) {
-            char want[96] = "", got[96] = "";
-            int k = 0;
-            for (int d = 0; d < nd; d++)
-                k += snprintf(want + k, sizeof want - (size_t)k, "%s%lld", d ? "," : "",
-                              (long long)shape[d]);
-            k = 0;
-            for (int d = 0; d < a->ndim && k < (int)sizeof got - 24; d++)
-                k += snprintf(got + k, sizeof got - (size_t)k, "%s%lld", d ? "," : "",
-                              (long long)a->shape[d]);
+            char want[96], got[96];
+            fmt_dims(shape, nd, want, sizeof want);
+            fmt_dims(a->shape, a->ndim, got, sizeof got);
             rc = nas_error_set(err, NAS_EFORMAT,
                                "%s: '%s' is %s (%s), the network needs float32 (%s): the weights "
                                "are for another architecture",
