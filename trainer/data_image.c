@@ -19,6 +19,17 @@
 #include <jerror.h> /* after jpeglib.h: the message codes, ERREXIT */
 #include "trainer/data_impl.h"
 
+/* A decoder's ending: on success (rc 0) the pixels px go to im, else they
+ * are freed. Returns rc. */
+static int hand_over(int rc, uint8_t *px, nas__image *im)
+{
+    if (rc)
+        free(px);
+    else
+        im->px = px;
+    return rc;
+}
+
 /* ---- PNG ---------------------------------------------------------------- */
 
 typedef struct png_job {
@@ -118,10 +129,7 @@ static int decode_png(const uint8_t *buf, size_t len, const char *name, long max
                            "%s: corrupt PNG: %s", name, j->msg);
     png_destroy_read_struct(&png, &info, NULL);
     free(j->rows);
-    if (rc)
-        free(j->px);
-    else
-        im->px = j->px;
+    rc = hand_over(rc, j->px, im);
     free(j);
     return rc;
 }
@@ -213,10 +221,7 @@ static int decode_jpeg(const uint8_t *buf, size_t len, const char *name, long ma
     if (!rc && j->bad_warning)
         rc = nas_error_set(err, NAS_EFORMAT, "%s: corrupt JPEG: %s", name, j->msg);
     jpeg_destroy_decompress(&j->ci);
-    if (rc)
-        free(j->px);
-    else
-        im->px = j->px;
+    rc = hand_over(rc, j->px, im);
     free(j);
     return rc;
 }
