@@ -35,3 +35,10 @@ int nas_parse_double(const char *s, double lo, int lo_ok, double hi, double *out
     *out = d;
     return 0;
 }
+
+int nas_parse_list_next(const char **p, char close)
+{
+    while (**p == ' ' || **p == ',')
+        (*p)++;
+    return **p != close;
+}

@@ -61,3 +61,10 @@ void nas_rng_shuffle(nas_rng *r, uint32_t *idx, size_t n)
         idx[j] = t;
     }
 }
+
+uint64_t nas_rng_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}

@@ -48,6 +48,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "nas/rng.h" /* nas_rng_mix64 */
 #include "search/pool_msg.h"
 
 /* ---- wire format ------------------------------------------------------------- */
@@ -471,11 +472,8 @@ static long fault_jitter_ms(const char *spec, const nas_pool_job *job)
     unsigned long long seed = *rest == '/' ? strtoull(rest + 1, NULL, 10) : 0;
     if (ms <= 0)
         return 0;
-    uint64_t z = seed * 0x9E3779B97F4A7C15ull + (uint64_t)job->id * 0xBF58476D1CE4E5B9ull +
-                 (uint64_t)job->attempt;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
+    uint64_t z = nas_rng_mix64(seed * NAS_RNG_GOLDEN + (uint64_t)job->id * 0xBF58476D1CE4E5B9ull +
+                               (uint64_t)job->attempt);
     return (long)(z % (uint64_t)(ms + 1));
 }
 

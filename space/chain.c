@@ -214,10 +214,7 @@ int nas__chain_create(const nas_space_desc *desc, nas__chain **out, nas_error *e
     if (!c)
         return nas_error_set(err, NAS_ENOMEM, "space: out of memory");
     c->d = *d;
-    c->in_c = desc->in_c > 0 ? desc->in_c : 1;
-    c->in_h = desc->in_h > 0 ? desc->in_h : 28;
-    c->in_w = desc->in_w > 0 ? desc->in_w : 28;
-    c->classes = desc->classes > 0 ? desc->classes : 10;
+    nas__desc_input(desc, &c->in_c, &c->in_h, &c->in_w, &c->classes);
     int rc = NAS_OK;
     for (int s = 0; s < d->n_stages && rc == NAS_OK; s++) {
         const nas_chain_stage *st = &d->stages[s];
@@ -476,9 +473,8 @@ int nas__chain_parse(const nas__chain *c, const char *str, nas_genotype *out, na
 
 /* ---- canonical key ----------------------------------------------------------------------- */
 
-/* 1 when op at a layer whose shape is preserved (stride 1, same width) does
- * nothing: zero, or skip. */
-static int is_noop(uint16_t op, int same)
+/* space_impl.h */
+int nas__chain_op_is_noop(uint16_t op, int same)
 {
     int k = nas_chain_op_kind_of(op);
     return k == NAS_CHAIN_ZERO || (k == NAS_CHAIN_SKIP && same);
@@ -512,7 +508,7 @@ void nas__chain_key(const nas__chain *c, const nas_genotype *g, char *buf, size_
         int ne = 0, any_mb = 0;
         for (int l = 0; l < p.depth[s]; l++) {
             int same = l > 0 || (st->stride == 1 && cin == w);
-            if (is_noop(p.op[s][l], same))
+            if (nas__chain_op_is_noop(p.op[s][l], same))
                 continue;
             if (nas_chain_op_kind_of(p.op[s][l]) == NAS_CHAIN_MB)
                 any_mb = 1;
@@ -572,7 +568,7 @@ static opset classify(const uint16_t *ops, int n, int same)
 {
     opset o = {0, 0, 0};
     for (int i = 0; i < n; i++) {
-        if (is_noop(ops[i], same)) {
+        if (nas__chain_op_is_noop(ops[i], same)) {
             o.noop = 1;
             continue;
         }
@@ -595,7 +591,8 @@ static void common(const nas_chain_stage *st, int same0, int *both, int *both_no
         return;
     }
     for (int i = 0; i < st->n_first; i++) {
-        if (is_noop(st->first[i], same0) || is_noop(st->first[i], 1))
+        if (nas__chain_op_is_noop(st->first[i], same0) ||
+            nas__chain_op_is_noop(st->first[i], 1))
             continue; /* a no-op in the other layers never appears in a key there */
         for (int j = 0; j < st->n_ops; j++)
             if (st->ops[j] == st->first[i]) {
@@ -603,6 +600,37 @@ static void common(const nas_chain_stage *st, int same0, int *both, int *both_no
                 if (nas_chain_op_kind_of(st->first[i]) != NAS_CHAIN_MB)
                     (*both_nomb)++;
             }
+    }
+}
+
+/* A stage's op sets: F those of layer 0 (keeping the shape when same0),
+ * R those of the later layers, and the effective ops both share. */
+typedef struct stage_sets {
+    opset F, R;
+    int both, both_nomb;
+} stage_sets;
+
+static stage_sets stage_sets_of(const nas_chain_stage *st, int same0)
+{
+    const uint16_t *f = st->n_first ? st->first : st->ops;
+    int nf = st->n_first ? st->n_first : st->n_ops;
+    stage_sets S = {classify(f, nf, same0), classify(st->ops, st->n_ops, 1), 0, 0};
+    common(st, same0, &S.both, &S.both_nomb);
+    return S;
+}
+
+/* Whether, for some depth choice, l effective ops can run with the first
+ * at layer 0 (*a) or with layer 0 a no-op (*b); see stage_sequences. */
+static void stage_runs(const nas_chain_stage *st, const stage_sets *S, int l, int *a, int *b)
+{
+    *a = *b = 0;
+    int nd = st->n_depth ? st->n_depth : 1;
+    for (int i = 0; i < nd; i++) {
+        int d = st->n_depth ? st->depth[i] : st->layers;
+        if (l >= 1 && l <= d && (S->R.noop || l == d))
+            *a = 1;
+        if (S->F.noop && l <= d - 1 && (S->R.noop || l == d - 1))
+            *b = 1;
     }
 }
 
@@ -617,28 +645,11 @@ static void common(const nas_chain_stage *st, int same0, int *both, int *both_no
 static void stage_sequences(const nas_chain_stage *st, int same0, uint64_t *all, uint64_t *nomb,
                             int *exact)
 {
-    const uint16_t *f = st->n_first ? st->first : st->ops;
-    int nf = st->n_first ? st->n_first : st->n_ops;
-    opset F = classify(f, nf, same0), R = classify(st->ops, st->n_ops, 1);
-    int both, both_nomb;
-    common(st, same0, &both, &both_nomb);
-    int depths[NAS_CHAIN_MAX_CHOICES], nd = st->n_depth;
-    if (nd == 0) {
-        depths[0] = st->layers;
-        nd = 1;
-    } else {
-        memcpy(depths, st->depth, sizeof depths);
-    }
+    stage_sets S = stage_sets_of(st, same0);
     *all = *nomb = 0;
     for (int l = 0; l <= st->layers; l++) {
-        int a = 0, b = 0;
-        for (int i = 0; i < nd; i++) {
-            int d = depths[i];
-            if (l >= 1 && l <= d && (R.noop || l == d))
-                a = 1;
-            if (F.noop && l <= d - 1 && (R.noop || l == d - 1))
-                b = 1;
-        }
+        int a, b;
+        stage_runs(st, &S, l, &a, &b);
         if (l == 0) {
             if (b) {
                 *all = sat_add(*all, 1, exact);
@@ -649,11 +660,11 @@ static void stage_sequences(const nas_chain_stage *st, int same0, uint64_t *all,
         /* |E_R|^(l-1) * (a|E_F| + b|E_R| - ab|E_F n E_R|), with and without MBConv */
         uint64_t pw = 1, pw_n = 1;
         for (int i = 0; i < l - 1; i++) {
-            pw = sat_mul(pw, (uint64_t)R.eff, exact);
-            pw_n = sat_mul(pw_n, (uint64_t)R.eff_nomb, exact);
+            pw = sat_mul(pw, (uint64_t)S.R.eff, exact);
+            pw_n = sat_mul(pw_n, (uint64_t)S.R.eff_nomb, exact);
         }
-        uint64_t k = (uint64_t)(a * F.eff + b * R.eff - a * b * both);
-        uint64_t k_n = (uint64_t)(a * F.eff_nomb + b * R.eff_nomb - a * b * both_nomb);
+        uint64_t k = (uint64_t)(a * S.F.eff + b * S.R.eff - a * b * S.both);
+        uint64_t k_n = (uint64_t)(a * S.F.eff_nomb + b * S.R.eff_nomb - a * b * S.both_nomb);
         *all = sat_add(*all, sat_mul(pw, k, exact), exact);
         *nomb = sat_add(*nomb, sat_mul(pw_n, k_n, exact), exact);
     }
@@ -662,29 +673,19 @@ static void stage_sequences(const nas_chain_stage *st, int same0, uint64_t *all,
 static double stage_sequences_log10(const nas_chain_stage *st, int same0)
 {
     /* magnitude only (for "about 10^x" past the cap): sum in doubles */
-    const uint16_t *f = st->n_first ? st->first : st->ops;
-    int nf = st->n_first ? st->n_first : st->n_ops;
-    opset F = classify(f, nf, same0), R = classify(st->ops, st->n_ops, 1);
-    int both, both_nomb;
-    common(st, same0, &both, &both_nomb);
+    stage_sets S = stage_sets_of(st, same0);
     double total = 0, total_n = 0;
     for (int l = 0; l <= st->layers; l++) {
-        int a = 0, b = 0;
-        int nd = st->n_depth ? st->n_depth : 1;
-        for (int i = 0; i < nd; i++) {
-            int d = st->n_depth ? st->depth[i] : st->layers;
-            if (l >= 1 && l <= d && (R.noop || l == d))
-                a = 1;
-            if (F.noop && l <= d - 1 && (R.noop || l == d - 1))
-                b = 1;
-        }
+        int a, b;
+        stage_runs(st, &S, l, &a, &b);
         if (l == 0) {
             total += b;
             total_n += b;
             continue;
         }
-        total += pow(R.eff, l - 1) * (a * F.eff + b * R.eff - a * b * both);
-        total_n += pow(R.eff_nomb, l - 1) * (a * F.eff_nomb + b * R.eff_nomb - a * b * both_nomb);
+        total += pow(S.R.eff, l - 1) * (a * S.F.eff + b * S.R.eff - a * b * S.both);
+        total_n += pow(S.R.eff_nomb, l - 1) *
+                   (a * S.F.eff_nomb + b * S.R.eff_nomb - a * b * S.both_nomb);
     }
     double keys = st->se == 2 ? total_n + 2 * (total - total_n) : total;
     return keys > 0 ? log10(keys) : -INFINITY;

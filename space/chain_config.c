@@ -16,6 +16,7 @@
 #include "nas/layers.h"
 #include "space_impl.h"
 #include "chain_config.h"
+#include "text_impl.h"
 
 static const char *const act_words = "\"relu\", \"relu6\", \"hswish\"";
 static const char *const op_words =
@@ -374,11 +375,9 @@ int nas__chain_validate(const nas_space_desc *d, int space_line, int *line, char
     if (c->n_stages == 0)
         return vbad(line, space_line, msg, n, "space.type = \"chain\" has no stages, expected "
                                               "stages = ( { channels = ...; stride = ...; layers = ...; ops = [...]; }, ... );");
-    int ch, h, w;
-    ch = d->in_c > 0 ? d->in_c : 1;
-    h = d->in_h > 0 ? d->in_h : 28;
-    w = d->in_w > 0 ? d->in_w : 28;
-    (void)ch;
+    int input_h, input_w;
+    nas__desc_input(d, NULL, &input_h, &input_w, NULL);
+    int h = input_h, w = input_w;
     if (h < c->stem_stride || w < c->stem_stride)
         return vbad(line, c->line_stem, msg, n, "the stem's stride %d shrinks the %dx%d input below 1x1, "
                                                 "expected a stride of at most %d",
@@ -393,8 +392,7 @@ int nas__chain_validate(const nas_space_desc *d, int space_line, int *line, char
             return vbad(line, st->line_stride ? st->line_stride : sl, msg, n,
                         "space.stages[%d]: stride %d shrinks the %dx%d feature map below 1x1, expected a "
                         "stride of at most %d here (input %dx%d)",
-                        s, st->stride, h, w, h < w ? h : w, d->in_h > 0 ? d->in_h : 28,
-                        d->in_w > 0 ? d->in_w : 28);
+                        s, st->stride, h, w, h < w ? h : w, input_h, input_w);
         h = (h - 1) / st->stride + 1;
         w = (w - 1) / st->stride + 1;
         for (int i = 0; i < st->n_depth; i++)
@@ -431,49 +429,25 @@ int nas__chain_validate(const nas_space_desc *d, int space_line, int *line, char
 
 /* ---- canonical text -------------------------------------------------------------- */
 
-typedef struct tb {
-    char *p;
-    size_t len, cap;
-} tb;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void put(tb *b, const char *fmt, ...)
-{
-    if (!b->p)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    if (k < 0 || (size_t)k >= b->cap - b->len) {
-        free(b->p);
-        b->p = NULL;
-        return;
-    }
-    b->len += (size_t)k;
-}
-
-static void put_ints(tb *b, const int *v, int n, int list)
+static void put_ints(nas__sbuf *b, const int *v, int n, int list)
 {
     if (!list) {
-        put(b, "%d", v[0]);
+        nas__sb_printf(b, "%d", v[0]);
         return;
     }
-    put(b, "[");
+    nas__sb_printf(b, "[");
     for (int i = 0; i < n; i++)
-        put(b, "%s%d", i ? ", " : "", v[i]);
-    put(b, "]");
+        nas__sb_printf(b, "%s%d", i ? ", " : "", v[i]);
+    nas__sb_printf(b, "]");
 }
 
-static void put_ops(tb *b, const uint16_t *ops, int n)
+static void put_ops(nas__sbuf *b, const uint16_t *ops, int n)
 {
     char w[16];
-    put(b, "[");
+    nas__sb_printf(b, "[");
     for (int i = 0; i < n; i++)
-        put(b, "%s\"%s\"", i ? ", " : "", nas_chain_op_name(ops[i], w, sizeof w));
-    put(b, "]");
+        nas__sb_printf(b, "%s\"%s\"", i ? ", " : "", nas_chain_op_name(ops[i], w, sizeof w));
+    nas__sb_printf(b, "]");
 }
 
 static const char *const cell_only[] = {"nodes", "ops", "channels", "cells_per_stage", NULL};
@@ -493,60 +467,56 @@ char *nas__space_canonical_field(const nas_space_desc *d, const char *key, int *
             }
     if (chain && !stages)
         return NULL;
-    tb b = {malloc(65536), 0, 65536};
+    nas__sbuf b = nas__sb_new(4096);
     if (!b.p)
         return NULL;
-    b.p[0] = '\0';
     *replace = 1;
     if (!chain) { /* cell: its own line, then input and classes when set */
-        put(&b, "space.cells_per_stage = %d;\n", d->cells_per_stage);
+        nas__sb_printf(&b, "space.cells_per_stage = %d;\n", d->cells_per_stage);
     }
     if (d->in_c > 0)
-        put(&b, "space.input = [%d, %d, %d];\n", d->in_c, d->in_h, d->in_w);
+        nas__sb_printf(&b, "space.input = [%d, %d, %d];\n", d->in_c, d->in_h, d->in_w);
     if (d->classes > 0)
-        put(&b, "space.classes = %d;\n", d->classes);
+        nas__sb_printf(&b, "space.classes = %d;\n", d->classes);
     if (chain) {
         const nas_chain_desc *c = &d->chain;
-        put(&b, "space.stem = { kernel = %d; channels = %d; stride = %d; activation = \"%s\"; };\n",
+        nas__sb_printf(&b, "space.stem = { kernel = %d; channels = %d; stride = %d; activation = \"%s\"; };\n",
             c->stem_kernel, c->stem_channels, c->stem_stride, nas_act_name(c->stem_act));
-        put(&b, "space.stages = (");
+        nas__sb_printf(&b, "space.stages = (");
         for (int s = 0; s < c->n_stages; s++) {
             const nas_chain_stage *st = &c->stages[s];
-            put(&b, "%s { channels = ", s ? "," : "");
+            nas__sb_printf(&b, "%s { channels = ", s ? "," : "");
             put_ints(&b, st->width, st->n_width, st->width_choice);
-            put(&b, "; stride = %d; layers = %d;", st->stride, st->layers);
+            nas__sb_printf(&b, "; stride = %d; layers = %d;", st->stride, st->layers);
             if (st->n_depth) {
-                put(&b, " depth = ");
+                nas__sb_printf(&b, " depth = ");
                 put_ints(&b, st->depth, st->n_depth, 1);
-                put(&b, ";");
+                nas__sb_printf(&b, ";");
             }
-            put(&b, " ops = ");
+            nas__sb_printf(&b, " ops = ");
             put_ops(&b, st->ops, st->n_ops);
-            put(&b, ";");
+            nas__sb_printf(&b, ";");
             if (st->n_first) {
-                put(&b, " first_ops = ");
+                nas__sb_printf(&b, " first_ops = ");
                 put_ops(&b, st->first, st->n_first);
-                put(&b, ";");
+                nas__sb_printf(&b, ";");
             }
-            put(&b, " se = %s; activation = \"%s\"; }",
+            nas__sb_printf(&b, " se = %s; activation = \"%s\"; }",
                 st->se == 2 ? "\"choice\"" : st->se ? "true" : "false", nas_act_name(st->act));
         }
-        put(&b, " );\n");
-        /* dropout: shortest round-trip text */
+        nas__sb_printf(&b, " );\n");
         char dr[40];
-        for (int prec = 1; prec <= 17; prec++) {
-            snprintf(dr, sizeof dr, "%.*g", prec, c->dropout);
-            if (strtod(dr, NULL) == c->dropout)
-                break;
-        }
-        if (!strpbrk(dr, ".eE"))
-            strcat(dr, ".0");
-        put(&b, "space.head = { channels = %d; activation = \"%s\"; pool = \"avg\"; mix = %d; "
+        nas__fmt_double(c->dropout, dr, sizeof dr); /* shortest round-trip text */
+        nas__sb_printf(&b, "space.head = { channels = %d; activation = \"%s\"; pool = \"avg\"; mix = %d; "
                 "dropout = %s; };\n",
             c->head_channels, nas_act_name(c->head_act), c->head_mix, dr);
-        put(&b, "space.se_gate = \"%s\";\n", c->se_gate_sigmoid ? "sigmoid" : "hsigmoid");
+        nas__sb_printf(&b, "space.se_gate = \"%s\";\n", c->se_gate_sigmoid ? "sigmoid" : "hsigmoid");
     }
-    if (b.p && b.len > 0 && b.p[b.len - 1] == '\n')
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    if (b.len > 0 && b.p[b.len - 1] == '\n')
         b.p[--b.len] = '\0'; /* config.c ends the line */
     return b.p;
 }

@@ -72,7 +72,7 @@ int nas_space_layers(const nas_space *s, const nas_genotype *g, nas_layers *out,
             b.stage = si + 1;
             b.index = li;
 #define NAME(part) (snprintf(nm, sizeof nm, "s%d.l%d.%s", si + 1, li, part), nm)
-            if (kind == NAS_CHAIN_ZERO || (kind == NAS_CHAIN_SKIP && same))
+            if (nas__chain_op_is_noop(op, same))
                 continue; /* dropped / identity: no layer */
             if (kind == NAS_CHAIN_SKIP) { /* projection shortcut (He et al. 2016, option B) */
                 nas__lb_conv(&b, NAME("proj"), w, 1, stride, -1, 0, 0);

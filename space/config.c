@@ -28,6 +28,7 @@
 #include "nas/space.h"
 #include "space_impl.h"
 #include "chain_config.h"
+#include "text_impl.h"
 
 /* Fashion-MNIST has 60,000 training images; valid and train_subset split them. */
 #define NAS__FMNIST_TRAIN 60000
@@ -1172,85 +1173,11 @@ int nas_config_parse_string(const char *text, const char *name, nas_config *cfg,
 
 /* ---- canonical text ------------------------------------------------------------------ */
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if ((size_t)n < b->cap - b->len) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap * 2 + (size_t)n + 1;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-}
-
-static void sb_quoted(sbuf *b, const char *s)
-{
-    sb_printf(b, "\"");
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            sb_printf(b, "\\%c", *s);
-        else
-            sb_printf(b, "%c", *s);
-    }
-    sb_printf(b, "\"");
-}
-
-/* Shortest decimal text that reads back as exactly `v`, always with a '.'
- * or an exponent so it is a float literal. */
-static void fmt_double(double v, char *buf, size_t n)
-{
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    /* Prefer plain decimals ("50.0", not "5e+01") in the usual range. */
-    if (strpbrk(buf, "eE") && fabs(v) >= 1e-4 && fabs(v) < 1e15) {
-        for (int dec = 0; dec <= 17; dec++) {
-            snprintf(buf, n, "%.*f", dec, v);
-            if (strtod(buf, NULL) == v)
-                break;
-        }
-    }
-    if (!strpbrk(buf, ".eEn")) {
-        size_t len = strlen(buf);
-        if (len + 2 < n)
-            memcpy(buf + len, ".0", 3);
-    }
-}
-
 char *nas_config_canonical(const nas_config *cfg)
 {
-    sbuf b = {malloc(2048), 0, 2048, 0};
+    nas__sbuf b = nas__sb_new(2048);
     if (!b.p)
         return NULL;
-    b.p[0] = '\0';
     char key[160], num[64];
     for (size_t i = 0; i < N_FIELDS; i++) {
         const field *f = &fields[i];
@@ -1264,98 +1191,98 @@ char *nas_config_canonical(const nas_config *cfg)
                 if (!text)
                     b.oom = 1;
                 else if (text[0])
-                    sb_printf(&b, "%s\n", text);
+                    nas__sb_printf(&b, "%s\n", text);
                 free(text);
                 continue;
             }
         }
-        sb_printf(&b, "%s = ", key);
+        nas__sb_printf(&b, "%s = ", key);
         switch (f->kind) {
-        case F_INT: sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f)); break;
+        case F_INT: nas__sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f)); break;
         case F_COUNT_FRAC: { /* a count prints as before; a fraction as a float */
             double fr = *(const double *)((const char *)cfg + f->size);
             if (fr > 0) {
-                fmt_double(fr, num, sizeof num);
-                sb_printf(&b, "%s", num);
+                nas__fmt_double(fr, num, sizeof num);
+                nas__sb_printf(&b, "%s", num);
             } else {
-                sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f));
+                nas__sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f));
             }
             break;
         }
-        case F_U64: sb_printf(&b, "%llu", (unsigned long long)*(const uint64_t *)field_cptr(cfg, f)); break;
+        case F_U64: nas__sb_printf(&b, "%llu", (unsigned long long)*(const uint64_t *)field_cptr(cfg, f)); break;
         case F_FLOAT:
-            fmt_double(*(const double *)field_cptr(cfg, f), num, sizeof num);
-            sb_printf(&b, "%s", num);
+            nas__fmt_double(*(const double *)field_cptr(cfg, f), num, sizeof num);
+            nas__sb_printf(&b, "%s", num);
             break;
         /* proxy.keep_weights not set (-1) prints as false, its old default,
          * so experiments started before proxy.keep_top keep their identity */
-        case F_BOOL: sb_printf(&b, "%s", *(const int *)field_cptr(cfg, f) > 0 ? "true" : "false"); break;
+        case F_BOOL: nas__sb_printf(&b, "%s", *(const int *)field_cptr(cfg, f) > 0 ? "true" : "false"); break;
         case F_STR:
         case F_NAME:
         case F_PATH:
-        case F_WORD: sb_quoted(&b, (const char *)field_cptr(cfg, f)); break;
+        case F_WORD: nas__sb_quoted(&b, (const char *)field_cptr(cfg, f)); break;
         case F_ENUM: {
             int v = *(const int *)field_cptr(cfg, f);
             int n = 0;
             while (f->words[n])
                 n++;
-            sb_quoted(&b, v >= 0 && v < n ? f->words[v] : "?");
+            nas__sb_quoted(&b, v >= 0 && v < n ? f->words[v] : "?");
             break;
         }
-        case F_NODES: sb_printf(&b, "%d", NAS_CELL_NODES); break;
+        case F_NODES: nas__sb_printf(&b, "%d", NAS_CELL_NODES); break;
         case F_FLOATS: {
             int cnt = *(const int *)((const char *)cfg + f->size);
             const double *v = field_cptr(cfg, f);
-            sb_printf(&b, "[");
+            nas__sb_printf(&b, "[");
             for (int k = 0; k < cnt && k < 16; k++) {
-                fmt_double(v[k], num, sizeof num);
-                sb_printf(&b, "%s%s", k ? ", " : "", num);
+                nas__fmt_double(v[k], num, sizeof num);
+                nas__sb_printf(&b, "%s%s", k ? ", " : "", num);
             }
-            sb_printf(&b, "]");
+            nas__sb_printf(&b, "]");
             break;
         }
         case F_SIZE: { /* unset: 0 (read back as unset) */
             const int *v = field_cptr(cfg, f);
             if (v[0] > 0)
-                sb_printf(&b, "[%d, %d]", v[0], v[1]);
+                nas__sb_printf(&b, "[%d, %d]", v[0], v[1]);
             else
-                sb_printf(&b, "0");
+                nas__sb_printf(&b, "0");
             break;
         }
         case F_OPS: {
             int first = 1;
-            sb_printf(&b, "[");
+            nas__sb_printf(&b, "[");
             for (int op = 0; op < NAS_OP_COUNT; op++) {
                 if (!(cfg->space.op_mask & (1u << op)))
                     continue;
-                sb_printf(&b, "%s", first ? "" : ", ");
-                sb_quoted(&b, nas_op_name(op));
+                nas__sb_printf(&b, "%s", first ? "" : ", ");
+                nas__sb_quoted(&b, nas_op_name(op));
                 first = 0;
             }
-            sb_printf(&b, "]");
+            nas__sb_printf(&b, "]");
             break;
         }
         case F_GPUS:
             if (cfg->workers.n_gpus < 0) {
-                sb_printf(&b, "\"all\"");
+                nas__sb_printf(&b, "\"all\"");
             } else {
-                sb_printf(&b, "[");
+                nas__sb_printf(&b, "[");
                 for (int g = 0; g < cfg->workers.n_gpus && g < NAS__GPU_MAX; g++)
-                    sb_printf(&b, "%s%d", g ? ", " : "", cfg->workers.gpus[g]);
-                sb_printf(&b, "]");
+                    nas__sb_printf(&b, "%s%d", g ? ", " : "", cfg->workers.gpus[g]);
+                nas__sb_printf(&b, "]");
             }
             break;
         case F_OBJECTIVES:
-            sb_printf(&b, "(");
+            nas__sb_printf(&b, "(");
             for (int o = 0; o < cfg->n_objectives && o < NAS_MAX_OBJECTIVES; o++) {
-                sb_printf(&b, "%s{ metric = ", o ? ", " : " ");
-                sb_quoted(&b, cfg->objectives[o].metric);
-                sb_printf(&b, "; goal = \"%s\"; }", cfg->objectives[o].maximize ? "max" : "min");
+                nas__sb_printf(&b, "%s{ metric = ", o ? ", " : " ");
+                nas__sb_quoted(&b, cfg->objectives[o].metric);
+                nas__sb_printf(&b, "; goal = \"%s\"; }", cfg->objectives[o].maximize ? "max" : "min");
             }
-            sb_printf(&b, " )");
+            nas__sb_printf(&b, " )");
             break;
         }
-        sb_printf(&b, ";\n");
+        nas__sb_printf(&b, ";\n");
     }
     if (b.oom) {
         free(b.p);

@@ -10,6 +10,7 @@
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* strtof, strtol */
 #include <string.h> /* strstr, strncmp */
+#include "nas/parse.h" /* nas_parse_list_next */
 #include "nas/space.h"
 
 #define LINE_TAG "# data: "
@@ -70,11 +71,7 @@ static int floats(const char **p, float *out, int cap)
         return -1;
     q++;
     int k = 0;
-    for (;;) {
-        while (*q == ' ' || *q == ',')
-            q++;
-        if (*q == ']')
-            break;
+    while (nas_parse_list_next(&q, ']')) {
         char *end;
         float v = strtof(q, &end);
         if (end == q || k >= cap || !isfinite(v))

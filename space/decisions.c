@@ -71,7 +71,11 @@ void nas_space_genotype_at(const nas_space *s, uint64_t idx, nas_genotype *g)
 
 void nas_space_input(const nas_space *s, int *c, int *h, int *w, int *classes)
 {
-    const nas_space_desc *d = nas_space_get_desc(s);
+    nas__desc_input(nas_space_get_desc(s), c, h, w, classes);
+}
+
+void nas__desc_input(const nas_space_desc *d, int *c, int *h, int *w, int *classes)
+{
     if (c)
         *c = d->in_c > 0 ? d->in_c : 1;
     if (h)

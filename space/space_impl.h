@@ -65,4 +65,14 @@ int nas__chain_decision_choices(const nas__chain *c, int i);
 uint8_t nas__chain_decision_token(const nas__chain *c, int i, int j);
 void nas__chain_input(const nas__chain *c, int *ch, int *h, int *w, int *classes);
 
+/* The input shape and class count of d, each unset one (0) as the default
+ * (Fashion-MNIST's 1 x 28 x 28, 10 classes; docs/space-conf.md). NULL
+ * outputs are skipped. decisions.c; nas_space_input for a built space. */
+void nas__desc_input(const nas_space_desc *d, int *c, int *h, int *w, int *classes);
+
+/* 1 when chain op `op` does nothing at a layer that keeps the shape
+ * (`same`: stride 1, same width): zero, or skip. Such a layer has no
+ * network layer and no place in the canonical key. chain.c. */
+int nas__chain_op_is_noop(uint16_t op, int same);
+
 #endif

@@ -5,7 +5,7 @@
  * CVPR 2016, 4.2), cutout (DeVries & Taylor, 2017).
  *
  * Every image draws from its own PCG32 generator, seeded from (seed, key)
- * by two rounds of the splitmix64 finaliser (Steele, Lea & Flood, "Fast
+ * by two splitmix64 steps (nas_rng_mix64; Steele, Lea & Flood, "Fast
  * Splittable Pseudorandom Number Generators", OOPSLA 2014), so the result
  * depends on nothing but the seed and the image's place in the run: loader
  * threads can prepare batches in any order and at any time.
@@ -15,21 +15,14 @@
 
 #define AUG_STREAM 0x61756731ull /* "aug1" */
 
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 void nas_augment_image(const nas_augment *a, float *img, float *tmp, int c, int h, int w,
                        const float *black, uint64_t seed, uint64_t key)
 {
     if (!a || (a->crop_pad <= 0 && !a->flip && a->cutout <= 0))
         return;
     nas_rng r;
-    nas_rng_seed(&r, mix64(seed ^ mix64(key)), AUG_STREAM);
+    uint64_t k = nas_rng_mix64(key + NAS_RNG_GOLDEN); /* one splitmix64 step from key */
+    nas_rng_seed(&r, nas_rng_mix64((seed ^ k) + NAS_RNG_GOLDEN), AUG_STREAM);
     int dy = 0, dx = 0, flip = 0;
     if (a->crop_pad > 0) {
         dy = (int)nas_rng_bounded(&r, (uint32_t)(2 * a->crop_pad + 1)) - a->crop_pad;

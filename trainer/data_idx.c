@@ -18,27 +18,81 @@
 #define IDX_IMAGES 0x00000803u
 #define IDX_LABELS 0x00000801u
 
-static int gz_read(gzFile gz, const char *path, void *buf, size_t n, const char *what,
-                   nas_error *err)
+/* Read up to `n` bytes into buf, *got of them (fewer at the end of the
+ * file). NAS_EIO (a system read error) or NAS_EFORMAT (damaged gzip data)
+ * only for a read error. */
+static int read_some(gzFile gz, const char *path, void *buf, size_t n, size_t *got_out,
+                     const char *what, nas_error *err)
 {
     unsigned char *p = buf;
     size_t got = 0;
+    *got_out = 0;
     while (got < n) {
         size_t want = n - got;
         int r = gzread(gz, p + got, want > (1u << 30) ? (1u << 30) : (unsigned)want);
         if (r < 0) {
-            int e = 0;
-            const char *m = gzerror(gz, &e);
-            return nas_error_set(err, NAS_EFORMAT, "%s: reading %s: %s", path, what,
-                                 m ? m : "read error");
+            int errnum = 0;
+            const char *m = gzerror(gz, &errnum);
+            return nas_error_set(err, errnum == Z_ERRNO ? NAS_EIO : NAS_EFORMAT,
+                                 "%s: reading %s: %s", path, what, m ? m : "read error");
         }
         if (r == 0)
             break;
         got += (size_t)r;
+        *got_out = got;
     }
-    if (got < n)
-        return nas_error_set(err, NAS_EFORMAT, "%s: truncated: %s needs %zu bytes, only %zu present",
-                             path, what, n, got);
+    return NAS_OK;
+}
+
+static int truncated(const char *path, const char *what, size_t n, size_t got, nas_error *err)
+{
+    return nas_error_set(err, NAS_EFORMAT, "%s: truncated: %s needs %zu bytes, only %zu present",
+                         path, what, n, got);
+}
+
+/* Read exactly `n` bytes; NAS_EFORMAT (truncated) or a read_some error. */
+static int read_all(gzFile gz, const char *path, void *buf, size_t n, const char *what,
+                    nas_error *err)
+{
+    size_t got = 0;
+    int rc = read_some(gz, path, buf, n, &got, what, err);
+    if (!rc && got < n)
+        rc = truncated(path, what, n, got, err);
+    return rc;
+}
+
+/* read_all into a malloc'd buffer (*out, the caller frees it) that grows
+ * with the bytes that arrive: a header claiming more images than the file
+ * holds costs no more memory than the file, also where fits() cannot size
+ * it (issue 18: 811 bytes claimed 10 million images, 31 GB). */
+static int read_alloc(gzFile gz, const char *path, size_t n, const char *what, uint8_t **out,
+                      nas_error *err)
+{
+    size_t cap = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20), got = 0;
+    unsigned char *p = malloc(cap ? cap : 1);
+    int rc = p ? NAS_OK : nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+    while (!rc && got < n) {
+        if (got == cap) {
+            size_t ncap = cap > n / 2 ? n : cap * 2;
+            unsigned char *np = realloc(p, ncap);
+            if (!np) {
+                rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+                break;
+            }
+            p = np;
+            cap = ncap;
+        }
+        size_t r = 0;
+        rc = read_some(gz, path, p + got, cap - got, &r, what, err);
+        if (!rc && r == 0)
+            rc = truncated(path, what, n, got, err);
+        got += r;
+    }
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    *out = p;
     return NAS_OK;
 }
 
@@ -75,7 +129,7 @@ static int header(gzFile gz, const char *path, uint32_t magic, int ndim, uint32_
                   nas_error *err)
 {
     unsigned char h[16];
-    int rc = gz_read(gz, path, h, 4 + 4 * (size_t)ndim, "the header", err);
+    int rc = read_all(gz, path, h, 4 + 4 * (size_t)ndim, "the header", err);
     if (rc)
         return rc;
     if (be32(h) != magic)
@@ -87,7 +141,8 @@ static int header(gzFile gz, const char *path, uint32_t magic, int ndim, uint32_
     return NAS_OK;
 }
 
-int nas__read_idx(const char *images, const char *labels, nas_rawset **out, nas_error *err)
+int nas__read_idx(const char *images, const char *labels, int side, nas_rawset **out,
+                  nas_error *err)
 {
     *out = NULL;
     gzFile gi = gzopen(images, "rb"), gl = NULL;
@@ -115,6 +170,16 @@ int nas__read_idx(const char *images, const char *labels, nas_rawset **out, nas_
                            (unsigned)ld[0], images, (unsigned)id[0]);
         goto done;
     }
+    if (side > 0 && (id[1] != (uint32_t)side || id[2] != (uint32_t)side)) {
+        /* Fashion-MNIST: the networks nas builds take 28x28 inputs: refuse
+         * before reading the images rather than fail at the first training
+         * step (issue 19) */
+        rc = nas_error_set(err, NAS_EFORMAT,
+                           "%s: images are %ux%u pixels, but Fashion-MNIST and the networks nas "
+                           "builds are %dx%d (other sizes are not supported yet)",
+                           images, (unsigned)id[1], (unsigned)id[2], side, side);
+        goto done;
+    }
     if (!(r = nas__rawset_new(images))) {
         rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", images);
         goto done;
@@ -124,25 +189,16 @@ int nas__read_idx(const char *images, const char *labels, nas_rawset **out, nas_
     r->h = (int)id[1];
     r->w = (int)id[2];
     size_t px = (size_t)r->n * r->h * r->w;
-    char what[96];
-    snprintf(what, sizeof what, "%d images of %dx%d", r->n, r->h, r->w);
-    if ((rc = fits(gi, images, 16, px, what, err)))
+    char wi[96], wl[96];
+    snprintf(wi, sizeof wi, "%d images of %dx%d", r->n, r->h, r->w);
+    snprintf(wl, sizeof wl, "%d labels", r->n);
+    uint8_t *heap = NULL;
+    if ((rc = fits(gi, images, 16, px, wi, err)) || (rc = fits(gl, labels, 8, (size_t)r->n, wl, err)) ||
+        (rc = read_alloc(gi, images, px, wi, &heap, err)))
         goto done;
-    snprintf(what, sizeof what, "%d labels", r->n);
-    if ((rc = fits(gl, labels, 8, (size_t)r->n, what, err)))
-        goto done;
-    r->heap = malloc(px);
-    r->labels = malloc((size_t)r->n);
-    if (!r->heap || !r->labels) {
-        rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading %d images from %s", r->n, images);
-        goto done;
-    }
-    r->pixels = r->heap;
-    snprintf(what, sizeof what, "%d images of %dx%d", r->n, r->h, r->w);
-    if ((rc = gz_read(gi, images, r->heap, px, what, err)))
-        goto done;
-    snprintf(what, sizeof what, "%d labels", r->n);
-    if ((rc = gz_read(gl, labels, r->labels, (size_t)r->n, what, err)))
+    r->heap = heap;
+    r->pixels = heap;
+    if ((rc = read_alloc(gl, labels, (size_t)r->n, wl, &r->labels, err)))
         goto done;
     if ((rc = nas__labels_check(r->labels, r->n, &r->classes, labels, err)))
         goto done;

@@ -19,6 +19,17 @@
 #include <jerror.h> /* after jpeglib.h: the message codes, ERREXIT */
 #include "trainer/data_impl.h"
 
+/* A decoder's ending: on success (rc 0) the pixels px go to im, else they
+ * are freed. Returns rc. */
+static int hand_over(int rc, uint8_t *px, nas__image *im)
+{
+    if (rc)
+        free(px);
+    else
+        im->px = px;
+    return rc;
+}
+
 /* ---- PNG ---------------------------------------------------------------- */
 
 typedef struct png_job {
@@ -118,10 +129,7 @@ static int decode_png(const uint8_t *buf, size_t len, const char *name, long max
                            "%s: corrupt PNG: %s", name, j->msg);
     png_destroy_read_struct(&png, &info, NULL);
     free(j->rows);
-    if (rc)
-        free(j->px);
-    else
-        im->px = j->px;
+    rc = hand_over(rc, j->px, im);
     free(j);
     return rc;
 }
@@ -213,10 +221,7 @@ static int decode_jpeg(const uint8_t *buf, size_t len, const char *name, long ma
     if (!rc && j->bad_warning)
         rc = nas_error_set(err, NAS_EFORMAT, "%s: corrupt JPEG: %s", name, j->msg);
     jpeg_destroy_decompress(&j->ci);
-    if (rc)
-        free(j->px);
-    else
-        im->px = j->px;
+    rc = hand_over(rc, j->px, im);
     free(j);
     return rc;
 }
@@ -237,6 +242,19 @@ int nas__image_decode(const uint8_t *buf, size_t len, const char *name, long max
                          "are not a PNG or JPEG signature)", name);
 }
 
+/* The two source taps of output coordinate i for a scale s = side / out
+ * (half-pixel centres: (i + 0.5) * s - 0.5, clamped at 0): *i0, *i1 (the
+ * next, clamped to the edge); returns the weight of *i1. */
+static float src_taps(int i, float s, int side, int *i0, int *i1)
+{
+    float f = ((float)i + 0.5f) * s - 0.5f;
+    if (f < 0)
+        f = 0;
+    *i0 = (int)f;
+    *i1 = *i0 + 1 < side ? *i0 + 1 : side - 1;
+    return f - (float)*i0;
+}
+
 void nas__image_resize(const uint8_t *src, int h, int w, int c, uint8_t *dst, int oh, int ow)
 {
     if (oh == h && ow == w) {
@@ -245,17 +263,11 @@ void nas__image_resize(const uint8_t *src, int h, int w, int c, uint8_t *dst, in
     }
     const float sy = (float)h / (float)oh, sx = (float)w / (float)ow;
     for (int y = 0; y < oh; y++) {
-        float fy = ((float)y + 0.5f) * sy - 0.5f;
-        if (fy < 0)
-            fy = 0;
-        int y0 = (int)fy, y1 = y0 + 1 < h ? y0 + 1 : h - 1;
-        float ay = fy - (float)y0;
+        int y0, y1;
+        float ay = src_taps(y, sy, h, &y0, &y1);
         for (int x = 0; x < ow; x++) {
-            float fx = ((float)x + 0.5f) * sx - 0.5f;
-            if (fx < 0)
-                fx = 0;
-            int x0 = (int)fx, x1 = x0 + 1 < w ? x0 + 1 : w - 1;
-            float ax = fx - (float)x0;
+            int x0, x1;
+            float ax = src_taps(x, sx, w, &x0, &x1);
             for (int k = 0; k < c; k++) {
                 float p00 = src[((size_t)y0 * w + x0) * c + k], p01 = src[((size_t)y0 * w + x1) * c + k];
                 float p10 = src[((size_t)y1 * w + x0) * c + k], p11 = src[((size_t)y1 * w + x1) * c + k];

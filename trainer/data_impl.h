@@ -17,8 +17,13 @@ nas_rawset *nas__rawset_new(const char *path);
 int nas__labels_check(const uint8_t *labels, int n, int *classes, const char *path,
                       nas_error *err);
 
-/* idx images `images` and labels `labels` (gzip or plain). */
-int nas__read_idx(const char *images, const char *labels, nas_rawset **out, nas_error *err);
+/* idx images `images` and labels `labels` (gzip or plain; data_idx.c).
+ * side > 0: the images must be side x side (Fashion-MNIST's 28), checked
+ * before their pixels are read. Errors: NAS_EIO (cannot open or read),
+ * NAS_EFORMAT (bad magic, implausible or mismatched counts, another size,
+ * truncated), NAS_ENOMEM. */
+int nas__read_idx(const char *images, const char *labels, int side, nas_rawset **out,
+                  nas_error *err);
 
 /* npy images (memory-mapped; layout "" = inferred) and labels. */
 int nas__read_npy(const char *images, const char *labels, const char *layout, nas_rawset **out,

@@ -17,19 +17,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "trainer/data_impl.h"
+#include "trainer/npy_impl.h"
 
-#define NPY_MAX_DIMS 8
+/* The largest header and element count (2^40) an images or labels file
+ * may claim. */
+#define NPY_MAX_HLEN 65536
+#define NPY_MAX_COUNT ((size_t)1 << 40)
 
 typedef struct npy {
     char descr[16];
     int ndim;
-    long long shape[NPY_MAX_DIMS];
+    long long shape[NAS__NPY_MAX_DIMS];
     size_t count, itemsize, offset; /* elements, bytes each, data offset */
     const unsigned char *base;      /* the mapped file */
     size_t len;
 } npy;
 
-/* Map `path` and parse its header. `what` is "images" or "labels". */
+/* What a header nas__npy_parse refused with `rc` lacks (the kinds whose
+ * message names nothing but the file). */
+static const char *npy_why(int rc)
+{
+    switch (rc) {
+    case NAS__NPY_EKEYS: return "malformed .npy header (no descr, fortran_order or shape)";
+    case NAS__NPY_EDESCR: return "malformed .npy descr";
+    case NAS__NPY_EFORTRAN:
+        return "Fortran-ordered array, expected C order (numpy.ascontiguousarray before numpy.save)";
+    case NAS__NPY_EBIG: return "implausibly large .npy shape";
+    default: return "malformed .npy shape"; /* NAS__NPY_ESHAPE, NAS__NPY_ENEG */
+    }
+}
+
+/* Map `path` and parse its header (nas__npy_parse). `what` is "images" or
+ * "labels". */
 static int npy_map(const char *path, const char *what, npy *a, nas_error *err)
 {
     memset(a, 0, sizeof *a);
@@ -55,77 +74,27 @@ static int npy_map(const char *path, const char *what, npy *a, nas_error *err)
                              "memory-mapped; an address-space limit such as ulimit -v must allow "
                              "its size)", path, a->len, strerror(e));
     a->base = m;
-    const unsigned char *p = m;
-    int rc = NAS_OK;
-    size_t hlen = 0, off = 0;
-    if (memcmp(p, "\x93NUMPY", 6) != 0) {
+    nas__npy_hdr h;
+    int rc = nas__npy_parse(m, a->len, NPY_MAX_HLEN, NPY_MAX_COUNT, &h);
+    if (rc == NAS__NPY_EMAGIC)
         rc = nas_error_set(err, NAS_EFORMAT, "%s: bad magic number, expected \"\\x93NUMPY\" (a .npy "
                            "file of %s)", path, what);
-        goto fail;
-    }
-    if (p[6] == 1) {
-        hlen = (size_t)p[8] | (size_t)p[9] << 8;
-        off = 10;
-    } else if ((p[6] == 2 || p[6] == 3) && a->len >= 12) {
-        hlen = (size_t)p[8] | (size_t)p[9] << 8 | (size_t)p[10] << 16 | (size_t)p[11] << 24;
-        off = 12;
-    } else {
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: unsupported .npy version %d.%d", path, p[6], p[7]);
-        goto fail;
-    }
-    if (hlen > 65536 || off + hlen > a->len) {
+    else if (rc == NAS__NPY_EVERSION)
+        rc = nas_error_set(err, NAS_EFORMAT, "%s: unsupported .npy version %d.%d", path,
+                           a->base[6], a->base[7]);
+    else if (rc == NAS__NPY_ETRUNC)
         rc = nas_error_set(err, NAS_EFORMAT, "%s: truncated: the .npy header needs %zu bytes, the "
-                           "file has %zu", path, off + hlen, a->len);
+                           "file has %zu", path, h.offset, a->len);
+    else if (rc)
+        rc = nas_error_set(err, NAS_EFORMAT, "%s: %s", path, npy_why(rc));
+    if (rc)
         goto fail;
-    }
-    char h[65537];
-    memcpy(h, p + off, hlen);
-    h[hlen] = 0;
-    const char *d = strstr(h, "'descr'"), *fo = strstr(h, "'fortran_order'"), *sh = strstr(h, "'shape'");
-    if (!d || !fo || !sh) {
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: malformed .npy header (no descr, fortran_order "
-                           "or shape)", path);
-        goto fail;
-    }
-    d = strchr(d + 7, '\'');
-    const char *de = d ? strchr(d + 1, '\'') : NULL;
-    if (!de || de - d - 1 >= (long)sizeof a->descr) {
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: malformed .npy descr", path);
-        goto fail;
-    }
-    memcpy(a->descr, d + 1, (size_t)(de - d - 1));
-    fo = strchr(fo + 15, ':');
-    while (fo && *++fo == ' ')
-        ;
-    if (!fo || strncmp(fo, "False", 5) != 0) {
-        rc = nas_error_set(err, NAS_EFORMAT, "%s: Fortran-ordered array, expected C order "
-                           "(numpy.ascontiguousarray before numpy.save)", path);
-        goto fail;
-    }
-    sh = strchr(sh + 7, '(');
-    const char *q = sh ? sh + 1 : "";
-    a->count = 1;
-    for (;;) {
-        while (*q == ' ' || *q == ',')
-            q++;
-        if (*q == ')')
-            break;
-        char *end;
-        errno = 0;
-        long long v = strtoll(q, &end, 10);
-        if (end == q || a->ndim >= NPY_MAX_DIMS || v < 0 || errno) {
-            rc = nas_error_set(err, NAS_EFORMAT, "%s: malformed .npy shape", path);
-            goto fail;
-        }
-        a->shape[a->ndim++] = v;
-        if (v && a->count > ((size_t)1 << 40) / (size_t)v) {
-            rc = nas_error_set(err, NAS_EFORMAT, "%s: implausibly large .npy shape", path);
-            goto fail;
-        }
-        a->count *= (size_t)v;
-        q = end;
-    }
-    a->offset = off + hlen;
+    memcpy(a->descr, h.descr, sizeof a->descr);
+    a->ndim = h.ndim;
+    for (int i = 0; i < h.ndim; i++)
+        a->shape[i] = h.shape[i];
+    a->count = h.count;
+    a->offset = h.offset;
     return NAS_OK;
 fail:
     munmap((void *)a->base, a->len);

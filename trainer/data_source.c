@@ -82,14 +82,14 @@ int nas_data_read(const nas_data_conf *dc, int test, nas_rawset **out, nas_error
             return nas_error_set(err, NAS_EINVAL, "data.format = \"%s\" needs data.train_images and "
                                  "data.train_labels", f);
         }
-        return f[0] == 'i' ? nas__read_idx(img, lab, out, err)
+        return f[0] == 'i' ? nas__read_idx(img, lab, 0, out, err)
                            : nas__read_npy(img, lab, dc->layout, out, err);
     }
     if (f[0] == '\0') { /* the shorthand: Fashion-MNIST's idx files in dc->dir */
         char pi[NAS_PATH_MAX + 40], pl[NAS_PATH_MAX + 40];
         fmnist_file(dc->dir, test ? "t10k-images-idx3-ubyte" : "train-images-idx3-ubyte", pi, sizeof pi);
         fmnist_file(dc->dir, test ? "t10k-labels-idx1-ubyte" : "train-labels-idx1-ubyte", pl, sizeof pl);
-        int rc = nas__read_idx(pi, pl, out, err);
+        int rc = nas__read_idx(pi, pl, 0, out, err);
         if (!rc)
             (*out)->classes = 10;
         return rc;

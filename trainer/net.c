@@ -882,10 +882,7 @@ static int compute_folds(nas_net *n)
  * resumed run draws the same masks (nas__net_set_step). */
 static uint64_t drop_seed(const nas_net *n, const step *s)
 {
-    uint64_t z = n->seed ^ ((uint64_t)(s - n->steps) << 40) ^ (n->step * 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64 finaliser */
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return nas_rng_mix64(n->seed ^ ((uint64_t)(s - n->steps) << 40) ^ (n->step * NAS_RNG_GOLDEN));
 }
 
 static int run_step(nas_net *n, const step *s, int train)

@@ -24,7 +24,7 @@
 #include "nas/trainer.h"
 #include "trainer/weights_impl.h"
 
-/* ---- little-endian helpers --------------------------------------------------- */
+/* ---- byte order ---------------------------------------------------------------- */
 
 static int host_is_little_endian(void)
 {
@@ -32,23 +32,6 @@ static int host_is_little_endian(void)
     unsigned char b;
     memcpy(&b, &one, 1);
     return b == 1;
-}
-
-static void put16(unsigned char *p, unsigned v)
-{
-    p[0] = (unsigned char)(v & 0xff);
-    p[1] = (unsigned char)((v >> 8) & 0xff);
-}
-
-static unsigned get16(const unsigned char *p)
-{
-    return (unsigned)p[0] | ((unsigned)p[1] << 8);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
 }
 
 /* ---- writing ------------------------------------------------------------------ */
@@ -116,28 +99,6 @@ static size_t descr_itemsize(const char *d)
     if (!strcmp(d, "|u1"))
         return 1;
     return 0;
-}
-
-/* weights_impl.h (also the folder reader's decode cache, data_folder.c) */
-size_t nas__npy_header(char *buf, size_t cap, const char *descr, int ndim, const int64_t *shape)
-{
-    char dict[512];
-    int k = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
-    for (int i = 0; i < ndim; i++)
-        k += snprintf(dict + k, sizeof dict - (size_t)k, "%lld%s", (long long)shape[i],
-                      ndim == 1 ? "," : (i + 1 < ndim ? ", " : ""));
-    k += snprintf(dict + k, sizeof dict - (size_t)k, "), }");
-    size_t total = 10 + (size_t)k + 1;
-    total = (total + 63) / 64 * 64;
-    if (total > cap)
-        return 0;
-    size_t hlen = total - 10;
-    memcpy(buf, "\x93NUMPY\x01\x00", 8);
-    put16((unsigned char *)buf + 8, (unsigned)hlen);
-    memcpy(buf + 10, dict, (size_t)k);
-    memset(buf + 10 + k, ' ', hlen - (size_t)k - 1);
-    buf[total - 1] = '\n';
-    return total;
 }
 
 /* Elements and bytes of an .npy array with `ndim` dims `shape` of
@@ -263,83 +224,35 @@ const nas__npy *nas__npz_find(const nas__npz *z, const char *name)
     return NULL;
 }
 
-/* Parse the .npy bytes p[0..len) into a: 0, -1 (not a supported .npy
- * header), -2 (a negative dimension, or the shape's element or byte count
- * overflows), -3 (the shape calls for *need data bytes, *have are there). */
+/* Parse the .npy bytes p[0..len) into a (nas__npy_parse, headers of at
+ * most 4096 bytes): 0, -1 (not a supported .npy header), -2 (a negative
+ * dimension, or the shape's element or byte count overflows), -3 (the
+ * shape calls for *need data bytes, *have are there). */
 static int parse_npy(const unsigned char *p, size_t len, nas__npy *a, size_t *need, size_t *have)
 {
-    if (len < 10 || memcmp(p, "\x93NUMPY", 6) != 0)
+    nas__npy_hdr h;
+    int rc = nas__npy_parse(p, len, 4096, 0, &h);
+    if (rc != NAS__NPY_OK && rc != NAS__NPY_ENEG)
         return -1;
-    size_t hlen, off;
-    if (p[6] == 1) {
-        hlen = get16(p + 8);
-        off = 10;
-    } else if (p[6] == 2 || p[6] == 3) {
-        if (len < 12)
-            return -1;
-        hlen = get32(p + 8);
-        off = 12;
-    } else {
+    /* the dtype is checked before the dimensions' signs, as it was when
+     * this reader parsed headers itself */
+    if (strlen(h.descr) >= sizeof a->descr)
         return -1;
-    }
-    if (off + hlen > len || hlen > 4096)
-        return -1;
-    char h[4097];
-    memcpy(h, p + off, hlen);
-    h[hlen] = 0;
-    const char *d = strstr(h, "'descr'");
-    const char *fo = strstr(h, "'fortran_order'");
-    const char *sh = strstr(h, "'shape'");
-    if (!d || !fo || !sh)
-        return -1;
-    d = strchr(d + 7, '\'');
-    if (!d)
-        return -1;
-    const char *e = strchr(d + 1, '\'');
-    if (!e || e - d - 1 >= (long)sizeof a->descr)
-        return -1;
-    memcpy(a->descr, d + 1, (size_t)(e - d - 1));
-    a->descr[e - d - 1] = 0;
-    if (!strcmp(a->descr, "<u1") || !strcmp(a->descr, "u1"))
-        strcpy(a->descr, "|u1");
+    snprintf(a->descr, sizeof a->descr, "%s", !strcmp(h.descr, "<u1") || !strcmp(h.descr, "u1") ?
+                                                  "|u1" : h.descr);
     a->itemsize = descr_itemsize(a->descr);
     if (!a->itemsize)
         return -1;
-    fo = strchr(fo + 15, ':');
-    if (!fo)
-        return -1;
-    while (*++fo == ' ')
-        ;
-    if (strncmp(fo, "False", 5) != 0)
-        return -1;
-    sh = strchr(sh + 7, '(');
-    if (!sh)
-        return -1;
-    a->ndim = 0;
-    a->count = 1;
-    const char *q = sh + 1;
-    for (;;) {
-        while (*q == ' ' || *q == ',')
-            q++;
-        if (*q == ')')
-            break;
-        char *end;
-        errno = 0;
-        long long v = strtoll(q, &end, 10);
-        if (end == q || a->ndim >= NAS__NPY_MAX_DIMS)
-            return -1;
-        if (v < 0 || errno == ERANGE)
-            return -2;
-        a->shape[a->ndim++] = v;
-        q = end;
-    }
-    size_t data_off = off + hlen;
+    if (rc == NAS__NPY_ENEG)
+        return -2;
+    a->ndim = h.ndim;
+    memcpy(a->shape, h.shape, sizeof a->shape);
     if (npy_size(a->ndim, a->shape, a->itemsize, &a->count, need) != 0)
         return -2;
-    *have = len - data_off;
+    *have = len - h.offset;
     if (*have != *need)
         return -3;
-    a->data = p + data_off;
+    a->data = p + h.offset;
     return 0;
 }
 
@@ -588,6 +501,16 @@ int nas_weights_save(nas_net *net, const char *path, nas_error *err)
     return nas__npz_close(z, err);
 }
 
+/* "d0,d1,..." of shape[0..nd) into buf[n] (n > 24), leaving out the
+ * dimensions from the one that might not fit. */
+static void fmt_dims(const int64_t *shape, int nd, char *buf, size_t n)
+{
+    int k = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < nd && k < (int)n - 24; d++)
+        k += snprintf(buf + k, n - (size_t)k, "%s%lld", d ? "," : "", (long long)shape[d]);
+}
+
 /* Load every parameter of net from members "<prefix><name>" of z. */
 int nas__weights_load_from(nas_net *net, const nas__npz *z, const char *path, const char *prefix,
                            nas_error *err)
@@ -613,15 +536,9 @@ int nas__weights_load_from(nas_net *net, const nas__npz *z, const char *path, co
         for (int d = 0; same && d < nd; d++)
             same = a->shape[d] == shape[d];
         if (!same) {
-            char want[96] = "", got[96] = "";
-            int k = 0;
-            for (int d = 0; d < nd; d++)
-                k += snprintf(want + k, sizeof want - (size_t)k, "%s%lld", d ? "," : "",
-                              (long long)shape[d]);
-            k = 0;
-            for (int d = 0; d < a->ndim && k < (int)sizeof got - 24; d++)
-                k += snprintf(got + k, sizeof got - (size_t)k, "%s%lld", d ? "," : "",
-                              (long long)a->shape[d]);
+            char want[96], got[96];
+            fmt_dims(shape, nd, want, sizeof want);
+            fmt_dims(a->shape, a->ndim, got, sizeof got);
             rc = nas_error_set(err, NAS_EFORMAT,
                                "%s: '%s' is %s (%s), the network needs float32 (%s): the weights "
                                "are for another architecture",

@@ -21,13 +21,7 @@
 #include "nas/status.h"
 #include "nas/trainer.h"
 
-#define NAS__NPY_MAX_DIMS 8
-
-/* The .npy (version 1.0) magic and header for a C-order array of `descr`
- * ("|u1", "<f4", ...) and shape[0..ndim) into buf[cap], padded with
- * spaces and ending in '\n' so that it is a multiple of 64 bytes.
- * Returns its length, 0 when cap is too small. */
-size_t nas__npy_header(char *buf, size_t cap, const char *descr, int ndim, const int64_t *shape);
+#include "trainer/npy_impl.h" /* NAS__NPY_MAX_DIMS, nas__npy_header */
 
 typedef struct nas__npz_writer nas__npz_writer;
 

@@ -27,6 +27,13 @@ int nas_parse_u64(const char *s, uint64_t *out);
  * value out of range. */
 int nas_parse_double(const char *s, double lo, int lo_ok, double hi, double *out);
 
+/* Step through a list of items separated by commas and spaces, such as
+ * "[1.5, 2]" or NumPy's shape "(3, 28, 28,)": skips the separators at *p,
+ * then returns 0 with *p on `close` (the list's end), else 1 with *p on
+ * the next item, which the caller converts and steps past. At the text's
+ * end it returns 1 too, so the caller's conversion fails there. */
+int nas_parse_list_next(const char **p, char close);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,6 +42,18 @@ float nas_rng_normal(nas_rng *r);
 /* Fisher-Yates shuffle of idx[0..n). */
 void nas_rng_shuffle(nas_rng *r, uint32_t *idx, size_t n);
 
+/* 2^64 divided by the golden ratio, odd: splitmix64's increment, also used
+ * to spread counters (seed + i * NAS_RNG_GOLDEN) before nas_rng_mix64. */
+#define NAS_RNG_GOLDEN 0x9E3779B97F4A7C15ull
+
+/* The splitmix64 finaliser (G. L. Steele, D. Lea & C. H. Flood, "Fast
+ * Splittable Pseudorandom Number Generators", OOPSLA 2014; the constants
+ * of Java 8's SplittableRandom): a bijective, well-mixed hash of a 64-bit
+ * word. Not a generator: for seeds derived from several numbers (a dropout
+ * step, an augmented image, an injected delay). One splitmix64 output is
+ * nas_rng_mix64(state += NAS_RNG_GOLDEN). */
+uint64_t nas_rng_mix64(uint64_t z);
+
 #ifdef __cplusplus
 }
 #endif
