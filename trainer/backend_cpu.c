@@ -637,20 +637,6 @@ static int cpu_alloc(nas_backend *be, size_t bytes, void **buf)
                                              bytes);
 }
 
-static void cpu_free(nas_backend *be, void *buf) { free(buf); }
-
-static int cpu_upload(nas_backend *be, void *dst, const float *src, size_t count)
-{
-    memcpy(dst, src, count * sizeof(float));
-    return NAS_OK;
-}
-
-static int cpu_download(nas_backend *be, float *dst, const void *src, size_t count)
-{
-    memcpy(dst, src, count * sizeof(float));
-    return NAS_OK;
-}
-
 static int cpu_download_tensor(nas_backend *be, const nas_tensor *t, float *dst, size_t count)
 {
     if (t->layout == L_PLAIN) {
@@ -663,12 +649,6 @@ static int cpu_download_tensor(nas_backend *be, const nas_tensor *t, float *dst,
 static int cpu_zero(nas_backend *be, void *buf, size_t count)
 {
     memset(buf, 0, count * sizeof(float));
-    return NAS_OK;
-}
-
-static int cpu_copy(nas_backend *be, void *dst, const void *src, size_t count)
-{
-    memmove(dst, src, count * sizeof(float));
     return NAS_OK;
 }
 
@@ -1858,11 +1838,11 @@ static const nas__backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .sync = NULL,
     .alloc = cpu_alloc,
-    .free = cpu_free,
-    .upload = cpu_upload,
-    .download = cpu_download,
+    .free = nas__host_free,
+    .upload = nas__host_upload,
+    .download = nas__host_download,
     .zero = cpu_zero,
-    .copy = cpu_copy,
+    .copy = nas__host_copy,
     .conv2d_fwd = cpu_conv2d_fwd,
     .conv2d_bwd_data = cpu_conv2d_bwd_data,
     .conv2d_bwd_filter = cpu_conv2d_bwd_filter,
