@@ -7,7 +7,7 @@
 #include <stdarg.h>  /* va_list for nas__backend_fail */
 #include <stdio.h>   /* vsnprintf, snprintf */
 #include <stdlib.h>  /* malloc, free */
-#include <string.h>  /* strcmp */
+#include <string.h>  /* strcmp, memcpy, memmove */
 #include <cblas.h>   /* cblas_sgemm (OpenBLAS) */
 #include "trainer/backend_impl.h"
 
@@ -153,6 +153,31 @@ int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)
         va_end(ap);
     }
     return code;
+}
+
+/* ---- host memory (ref and cpu backends) -------------------------------- */
+
+void nas__host_free(nas_backend *be, void *buf)
+{
+    free(buf);
+}
+
+int nas__host_upload(nas_backend *be, void *dst, const float *src, size_t count)
+{
+    memcpy(dst, src, count * sizeof(float));
+    return NAS_OK;
+}
+
+int nas__host_download(nas_backend *be, float *dst, const void *src, size_t count)
+{
+    memcpy(dst, src, count * sizeof(float));
+    return NAS_OK;
+}
+
+int nas__host_copy(nas_backend *be, void *dst, const void *src, size_t count)
+{
+    memmove(dst, src, count * sizeof(float));
+    return NAS_OK;
 }
 
 /* ---- tensors ------------------------------------------------------------ */

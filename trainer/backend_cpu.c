@@ -362,6 +362,49 @@ fail:
     return rc;
 }
 
+/* A new primitive record of `kind` and `key` that runs with `nthr`
+ * threads (the calling thread is set to them for creating it), not yet in
+ * the cache. NULL when out of memory (recorded in be->last_error). */
+static prim *prim_new(nas_backend *be, const char *what, int kind, const int64_t key[MAX_KEY],
+                      int nthr)
+{
+    prim *p = calloc(1, sizeof *p);
+    if (!p) {
+        nas__backend_fail(be, NAS_ENOMEM, "cpu %s: out of memory", what);
+        return NULL;
+    }
+    p->kind = kind;
+    p->prof = kind;
+    p->nthr = nthr;
+    p->w_arg = -1;
+    memcpy(p->key, key, sizeof p->key);
+    set_threads(ctx_of(be), nthr);
+    return p;
+}
+
+/* Append the scratchpad argument that primitive descriptor pd asks for (if
+ * any) to p's arguments, growing the context's shared scratchpad. */
+static int prim_scratch(nas_backend *be, const char *what, prim *p,
+                        const_dnnl_primitive_desc_t pd)
+{
+    cpu_ctx *c = ctx_of(be);
+    int rc = NAS_OK;
+    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t sbytes = smd ? dnnl_memory_desc_get_size(smd) : 0;
+    if (sbytes == 0)
+        return NAS_OK;
+    if (grow_bytes(&c->scratch, &c->scratch_bytes, sbytes) != NAS_OK)
+        return nas__backend_fail(be, NAS_ENOMEM, "cpu %s: cannot allocate %zu-byte scratchpad",
+                                 what, sbytes);
+    p->args[p->nargs].arg = DNNL_ARG_SCRATCHPAD;
+    DN("dnnl_memory_create",
+       dnnl_memory_create(&p->args[p->nargs].memory, smd, c->engine, DNNL_MEMORY_NONE));
+    p->nargs++;
+    p->has_scratch = 1;
+fail:
+    return rc;
+}
+
 /*
  * Build a primitive from op descriptor `od` (hint: forward primitive
  * descriptor for backward ops, else NULL) with memory objects for the
@@ -382,15 +425,9 @@ static int prim_build_wa(nas_backend *be, const char *what, int kind,
     if (nargs + 1 > MAX_ARGS)
         return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: %d arguments exceed MAX_ARGS", what,
                                  nargs);
-    prim *p = calloc(1, sizeof *p);
+    prim *p = prim_new(be, what, kind, key, nthr);
     if (!p)
-        return nas__backend_fail(be, NAS_ENOMEM, "cpu %s: out of memory", what);
-    p->kind = kind;
-    p->prof = kind;
-    p->nthr = nthr;
-    p->w_arg = -1;
-    memcpy(p->key, key, sizeof p->key);
-    set_threads(c, nthr);
+        return NAS_ENOMEM;
     DN("dnnl_primitive_desc_create",
        dnnl_primitive_desc_create(&pd, od, attr ? attr : c->attr, c->engine, hint));
     for (int i = 0; i < nargs; i++) {
@@ -412,20 +449,9 @@ static int prim_build_wa(nas_backend *be, const char *what, int kind,
            dnnl_memory_create(&p->args[p->nargs].memory, md, c->engine, DNNL_MEMORY_NONE));
         p->nargs++;
     }
-    const dnnl_memory_desc_t *smd = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    size_t sbytes = smd ? dnnl_memory_desc_get_size(smd) : 0;
-    if (sbytes > 0) {
-        if (grow_bytes(&c->scratch, &c->scratch_bytes, sbytes) != NAS_OK) {
-            rc = nas__backend_fail(be, NAS_ENOMEM, "cpu %s: cannot allocate %zu-byte scratchpad",
-                                   what, sbytes);
-            goto fail;
-        }
-        p->args[p->nargs].arg = DNNL_ARG_SCRATCHPAD;
-        DN("dnnl_memory_create",
-           dnnl_memory_create(&p->args[p->nargs].memory, smd, c->engine, DNNL_MEMORY_NONE));
-        p->nargs++;
-        p->has_scratch = 1;
-    }
+    rc = prim_scratch(be, what, p, pd);
+    if (rc)
+        goto fail;
     DN("dnnl_primitive_create", dnnl_primitive_create(&p->p, pd));
     rc = cache_add(be, what, p);
     if (rc)
@@ -537,14 +563,9 @@ static int reorder(nas_backend *be, int n, int c, int h, int w, int from, const 
         dnnl_memory_desc_t smd, dmd;
         if (md_act(&smd, n, c, h, w, from) || md_act(&dmd, n, c, h, w, to))
             return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: bad memory descriptor", what);
-        p = p_new = calloc(1, sizeof *p);
+        p = p_new = prim_new(be, what, PK_REORDER, key, pick_threads(be, (size_t)n * c * h * w));
         if (!p)
-            return nas__backend_fail(be, NAS_ENOMEM, "cpu %s: out of memory", what);
-        p->kind = PK_REORDER;
-        p->w_arg = -1;
-        p->nthr = pick_threads(be, (size_t)n * c * h * w);
-        memcpy(p->key, key, sizeof p->key);
-        set_threads(cx, p->nthr);
+            return NAS_ENOMEM;
         DN("dnnl_reorder_primitive_desc_create",
            dnnl_reorder_primitive_desc_create(&pd, &smd, cx->engine, &dmd, cx->engine, NULL));
         DN("dnnl_primitive_create", dnnl_primitive_create(&p->wre, pd));
@@ -616,20 +637,6 @@ static int cpu_alloc(nas_backend *be, size_t bytes, void **buf)
                                              bytes);
 }
 
-static void cpu_free(nas_backend *be, void *buf) { free(buf); }
-
-static int cpu_upload(nas_backend *be, void *dst, const float *src, size_t count)
-{
-    memcpy(dst, src, count * sizeof(float));
-    return NAS_OK;
-}
-
-static int cpu_download(nas_backend *be, float *dst, const void *src, size_t count)
-{
-    memcpy(dst, src, count * sizeof(float));
-    return NAS_OK;
-}
-
 static int cpu_download_tensor(nas_backend *be, const nas_tensor *t, float *dst, size_t count)
 {
     if (t->layout == L_PLAIN) {
@@ -642,12 +649,6 @@ static int cpu_download_tensor(nas_backend *be, const nas_tensor *t, float *dst,
 static int cpu_zero(nas_backend *be, void *buf, size_t count)
 {
     memset(buf, 0, count * sizeof(float));
-    return NAS_OK;
-}
-
-static int cpu_copy(nas_backend *be, void *dst, const void *src, size_t count)
-{
-    memmove(dst, src, count * sizeof(float));
     return NAS_OK;
 }
 
@@ -887,60 +888,65 @@ static int out_done(nas_backend *be, nas_tensor *t, int got, const void *buf, in
     return NAS_OK;
 }
 
+/* The convolution primitive of direction `kind` for geometry x -> y (as
+ * conv_prim_g), wanted in the activations' preferred layouts *lx, *ly
+ * (both fp32 when only one of them would be bf16). */
+static int gconv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
+                      const nas_tensor *y, int stride, int pad, int groups, int *lx, int *ly,
+                      prim **p)
+{
+    *lx = pref_layout(x);
+    *ly = pref_layout(y);
+    if (is_bf16(*lx) != is_bf16(*ly)) {
+        *lx = f32_of(*lx);
+        *ly = f32_of(*ly);
+    }
+    return conv_prim_g(be, kind, x, w, y, stride, pad, groups, *lx, *ly, CONV_PLAIN, p);
+}
+
+/* A convolution from one activation to another: forward (kind PK_CONV_FWD,
+ * in = x, out = y) or backward data (PK_CONV_BWD_DATA, in = dy, out = dx).
+ * `in` is read in the primitive's layout of its role; `out` is written in
+ * its preferred one (through out_buf / out_done when the primitive runs in
+ * another). */
+static int conv_act(nas_backend *be, int kind, const nas_tensor *in, const nas_tensor *w,
+                    nas_tensor *out, int stride, int pad, int groups)
+{
+    const int fwd = kind == PK_CONV_FWD;
+    const nas_tensor *x = fwd ? in : out, *y = fwd ? out : in;
+    int lx, ly;
+    prim *p;
+    int rc = gconv_prim(be, kind, x, w, y, stride, pad, groups, &lx, &ly, &p);
+    if (rc)
+        return rc;
+    const int l_in = fwd ? p->lx : p->ly, got = fwd ? p->ly : p->lx, want = fwd ? ly : lx;
+    const float *ib = in_layout(be, in, l_in, 0);
+    void *ob = ib ? out_buf(be, out, got, want, 1) : NULL;
+    if (!ob)
+        return NAS_EBACKEND;
+    void *const bufs[] = {(void *)ib, w->buf, ob};
+    rc = prim_exec(be, fwd ? "conv2d_fwd" : "conv2d_bwd_data", p, bufs);
+    return rc ? rc : out_done(be, out, got, ob, want);
+}
+
 static int cpu_gconv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                            nas_tensor *y, int stride, int pad, int groups)
 {
-    int lx = pref_layout(x), ly = pref_layout(y);
-    if (is_bf16(lx) != is_bf16(ly)) {
-        lx = f32_of(lx);
-        ly = f32_of(ly);
-    }
-    prim *p;
-    int rc = conv_prim_g(be, PK_CONV_FWD, x, w, y, stride, pad, groups, lx, ly, CONV_PLAIN, &p);
-    if (rc)
-        return rc;
-    const float *xb = in_layout(be, x, p->lx, 0);
-    void *yb = xb ? out_buf(be, y, p->ly, ly, 1) : NULL;
-    if (!yb)
-        return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, w->buf, yb};
-    rc = prim_exec(be, "conv2d_fwd", p, bufs);
-    return rc ? rc : out_done(be, y, p->ly, yb, ly);
+    return conv_act(be, PK_CONV_FWD, x, w, y, stride, pad, groups);
 }
 
 static int cpu_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
                                 nas_tensor *dx, int stride, int pad, int groups)
 {
-    int lx = pref_layout(dx), ly = pref_layout(dy);
-    if (is_bf16(lx) != is_bf16(ly)) {
-        lx = f32_of(lx);
-        ly = f32_of(ly);
-    }
-    prim *p;
-    int rc = conv_prim_g(be, PK_CONV_BWD_DATA, dx, w, dy, stride, pad, groups, lx, ly, CONV_PLAIN,
-                         &p);
-    if (rc)
-        return rc;
-    const float *dyb = in_layout(be, dy, p->ly, 0);
-    void *dxb = dyb ? out_buf(be, dx, p->lx, lx, 1) : NULL;
-    if (!dxb)
-        return NAS_EBACKEND;
-    void *const bufs[] = {(void *)dyb, w->buf, dxb};
-    rc = prim_exec(be, "conv2d_bwd_data", p, bufs);
-    return rc ? rc : out_done(be, dx, p->lx, dxb, lx);
+    return conv_act(be, PK_CONV_BWD_DATA, dy, w, dx, stride, pad, groups);
 }
 
 static int cpu_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
                                   nas_tensor *dw, int stride, int pad, int groups)
 {
-    int lx = pref_layout(x), ly = pref_layout(dy);
-    if (is_bf16(lx) != is_bf16(ly)) {
-        lx = f32_of(lx);
-        ly = f32_of(ly);
-    }
+    int lx, ly;
     prim *p;
-    int rc = conv_prim_g(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, groups, lx, ly,
-                         CONV_PLAIN, &p);
+    int rc = gconv_prim(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, groups, &lx, &ly, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, p->lx, 0), *dyb = xb ? in_layout(be, dy, p->ly, 1) : NULL;
@@ -1069,20 +1075,31 @@ fail:
     return rc;
 }
 
+/* The batch-norm primitive `kind` for x in x's preferred layout (*lx), and
+ * x's data in that layout (*xb). */
+static int bn_start(nas_backend *be, int kind, const nas_tensor *x, float eps, int *lx,
+                    prim **p, const float **xb)
+{
+    *lx = pref_layout(x);
+    int rc = bn_prim(be, kind, x, *lx, eps, p);
+    if (rc)
+        return rc;
+    *xb = in_layout(be, x, *lx, 0);
+    return *xb ? NAS_OK : NAS_EBACKEND;
+}
+
 static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
                                    const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
                                    nas_tensor *save_invstd, nas_tensor *running_mean,
                                    nas_tensor *running_var, float momentum, float eps)
 {
-    int lx = pref_layout(x);
+    int lx;
     prim *p;
-    int rc = bn_prim(be, PK_BN_TRAIN, x, lx, eps, &p);
+    const float *xb;
+    int rc = bn_start(be, PK_BN_TRAIN, x, eps, &lx, &p, &xb);
     if (rc)
         return rc;
     cpu_ctx *c = ctx_of(be);
-    const float *xb = in_layout(be, x, lx, 0);
-    if (!xb)
-        return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, gamma->buf, beta->buf, y->buf, save_mean->buf, c->var};
     y->layout = lx;
     rc = prim_exec(be, "batchnorm_fwd_train", p, bufs);
@@ -1103,14 +1120,12 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
                                    const nas_tensor *running_mean,
                                    const nas_tensor *running_var, nas_tensor *y, float eps)
 {
-    int lx = pref_layout(x);
+    int lx;
     prim *p;
-    int rc = bn_prim(be, PK_BN_INFER, x, lx, eps, &p);
+    const float *xb;
+    int rc = bn_start(be, PK_BN_INFER, x, eps, &lx, &p, &xb);
     if (rc)
         return rc;
-    const float *xb = in_layout(be, x, lx, 0);
-    if (!xb)
-        return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, gamma->buf, beta->buf, running_mean->buf, running_var->buf,
                           y->buf};
     y->layout = lx;
@@ -1122,9 +1137,10 @@ static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_ten
                              const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                              nas_tensor *dbeta)
 {
-    int lx = pref_layout(x);
+    int lx;
     prim *p;
-    int rc = bn_prim(be, PK_BN_BWD, x, lx, BN_BWD_EPS, &p);
+    const float *xb;
+    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, &lx, &p, &xb);
     if (rc)
         return rc;
     cpu_ctx *c = ctx_of(be);
@@ -1132,7 +1148,7 @@ static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_ten
         double is = CF(save_invstd)[ch];
         c->var[ch] = (float)(1.0 / (is * is) - (double)BN_BWD_EPS);
     }
-    const float *xb = in_layout(be, x, lx, 0), *dyb = xb ? in_layout(be, dy, lx, 1) : NULL;
+    const float *dyb = in_layout(be, dy, lx, 1);
     if (!dyb)
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, save_mean->buf, c->var, (void *)dyb, gamma->buf, dx->buf,
@@ -1144,37 +1160,69 @@ static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_ten
     return prim_exec(be, "batchnorm_bwd", p, bufs);
 }
 
-/* ---- relu --------------------------------------------------------------------------- */
+/* ---- relu and the other activations (oneDNN eltwise) ----------------------------- */
 
-static int relu_prim(nas_backend *be, int kind, size_t count, int layout, prim **out)
+/* oneDNN eltwise algorithm of an activation (relu6 = clip_v2 [0,6];
+ * hswish = hardswish; sigmoid = logistic); 0 for hsigmoid, which oneDNN 2.6
+ * lacks (a plain loop). */
+static int elt_alg(int fn, float *alpha, float *beta)
 {
-    int64_t key[MAX_KEY] = {(int64_t)count, is_bf16(layout)};
+    *alpha = 0.0f;
+    *beta = 0.0f;
+    switch (fn) {
+    case NAS_FN_RELU:
+        return dnnl_eltwise_relu;
+    case NAS_FN_RELU6:
+        *beta = 6.0f;
+        return dnnl_eltwise_clip_v2;
+    case NAS_FN_HSWISH:
+        return dnnl_eltwise_hardswish;
+    case NAS_FN_SIGMOID:
+        return dnnl_eltwise_logistic;
+    default:
+        return 0;
+    }
+}
+
+/* 1 when activation `fn` has a oneDNN eltwise algorithm. */
+static int has_elt(int fn)
+{
+    float alpha, beta;
+    return elt_alg(fn, &alpha, &beta) != 0;
+}
+
+/* The eltwise primitive of activation `fn` on `count` flat elements.
+ * `kind` is PK_RELU_FWD/BWD for the relu ops, PK_ELT_FWD/BWD for act_fwd/
+ * act_bwd: the same primitives, kept apart in the cache and the profile. */
+static int elt_prim(nas_backend *be, int kind, int fn, size_t count, int layout, prim **out)
+{
+    int64_t key[MAX_KEY] = {(int64_t)count, is_bf16(layout), fn};
     *out = cache_find(ctx_of(be), kind, key);
     if (*out)
         return NAS_OK;
     char what[96];
-    snprintf(what, sizeof what, "%s [%zu elements]", kind == PK_RELU_FWD ? "relu_fwd" : "relu_bwd",
-             count);
+    snprintf(what, sizeof what, "%s fn %d [%zu elements]", prof_names[kind], fn, count);
     int rc = NAS_OK;
-    dnnl_primitive_desc_t hint = NULL; /* before the first DN: its failure jumps to fail */
+    float alpha, beta;
+    dnnl_alg_kind_t alg = (dnnl_alg_kind_t)elt_alg(fn, &alpha, &beta);
     dnnl_memory_desc_t data;
     dnnl_dims_t d = {(int64_t)count};
+    dnnl_primitive_desc_t hint = NULL; /* before the first DN: `fail` reads it */
     DN("dnnl_memory_desc_init_by_tag",
        dnnl_memory_desc_init_by_tag(&data, 1, d, dt_of(layout), dnnl_a));
     dnnl_eltwise_desc_t fwd_d, bwd_d;
     int nthr = pick_threads(be, count);
     set_threads(ctx_of(be), nthr);
     DN("dnnl_eltwise_forward_desc_init",
-       dnnl_eltwise_forward_desc_init(&fwd_d, dnnl_forward_training, dnnl_eltwise_relu, &data,
-                                      0.0f, 0.0f));
-    if (kind == PK_RELU_FWD) {
+       dnnl_eltwise_forward_desc_init(&fwd_d, dnnl_forward_training, alg, &data, alpha, beta));
+    if (kind == PK_ELT_FWD || kind == PK_RELU_FWD) {
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
         return prim_build(be, what, kind, key, &fwd_d, NULL, args, 2, nthr, out);
     }
     DN("dnnl_primitive_desc_create",
        dnnl_primitive_desc_create(&hint, &fwd_d, NULL, ctx_of(be)->engine, NULL));
     DN("dnnl_eltwise_backward_desc_init",
-       dnnl_eltwise_backward_desc_init(&bwd_d, dnnl_eltwise_relu, &data, &data, 0.0f, 0.0f));
+       dnnl_eltwise_backward_desc_init(&bwd_d, alg, &data, &data, alpha, beta));
     {
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
         rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 3, nthr, out);
@@ -1185,13 +1233,13 @@ fail:
     return rc;
 }
 
-/* ReLU is element-wise: it runs on the flat buffer in x's layout (plain when
- * x and y differ in shape). */
-static int cpu_relu_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y)
+/* Activations are element-wise: they run on the flat buffer in x's layout
+ * (plain when shapes differ). y = fn(x) with elt_prim's primitive `kind`. */
+static int elt_fwd(nas_backend *be, int kind, int fn, const nas_tensor *x, nas_tensor *y)
 {
     int l = same_shape(x, y) ? x->layout : L_PLAIN;
     prim *p;
-    int rc = relu_prim(be, PK_RELU_FWD, x->count, l, &p);
+    int rc = elt_prim(be, kind, fn, x->count, l, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, l, 0);
@@ -1199,15 +1247,16 @@ static int cpu_relu_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y)
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, y->buf};
     y->layout = l;
-    return prim_exec(be, "relu_fwd", p, bufs);
+    return prim_exec(be, prof_names[kind], p, bufs);
 }
 
-static int cpu_relu_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
-                        nas_tensor *dx)
+/* dx = dy * fn'(x), as elt_fwd. */
+static int elt_bwd(nas_backend *be, int kind, int fn, const nas_tensor *x, const nas_tensor *dy,
+                   nas_tensor *dx)
 {
     int l = same_shape(x, dy) && same_shape(x, dx) ? x->layout : L_PLAIN;
     prim *p;
-    int rc = relu_prim(be, PK_RELU_BWD, x->count, l, &p);
+    int rc = elt_prim(be, kind, fn, x->count, l, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
@@ -1215,7 +1264,18 @@ static int cpu_relu_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, (void *)dyb, dx->buf};
     dx->layout = l;
-    return prim_exec(be, "relu_bwd", p, bufs);
+    return prim_exec(be, prof_names[kind], p, bufs);
+}
+
+static int cpu_relu_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y)
+{
+    return elt_fwd(be, PK_RELU_FWD, NAS_FN_RELU, x, y);
+}
+
+static int cpu_relu_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                        nas_tensor *dx)
+{
+    return elt_bwd(be, PK_RELU_BWD, NAS_FN_RELU, x, dy, dx);
 }
 
 /* ---- pooling ------------------------------------------------------------------------- */
@@ -1264,40 +1324,38 @@ fail:
     return rc;
 }
 
+/* Average pooling `kind` for geometry x -> y: reads `in` (x forward, dy
+ * backward), writes `out` (y forward, dx backward). Both run in their
+ * preferred layout when x and y agree on it, else both plain (e.g.
+ * 2x2 -> 1x1). */
+static int pool_run(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *y, int k,
+                    int stride, int pad, const nas_tensor *in, nas_tensor *out)
+{
+    int l = pref_layout(x);
+    if (l != pref_layout(y))
+        l = L_PLAIN;
+    prim *p;
+    int rc = pool_prim(be, kind, x, y, k, stride, pad, l, l, &p);
+    if (rc)
+        return rc;
+    const float *ib = in_layout(be, in, l, 0);
+    if (!ib)
+        return NAS_EBACKEND;
+    void *const bufs[] = {(void *)ib, out->buf};
+    out->layout = l;
+    return prim_exec(be, kind == PK_POOL_FWD ? "avgpool_fwd" : "avgpool_bwd", p, bufs);
+}
+
 static int cpu_avgpool_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y, int k,
                            int stride, int pad)
 {
-    int lx = pref_layout(x), ly = pref_layout(y);
-    if (lx != ly)
-        lx = ly = L_PLAIN; /* e.g. 2x2 -> 1x1: keep both plain */
-    prim *p;
-    int rc = pool_prim(be, PK_POOL_FWD, x, y, k, stride, pad, lx, ly, &p);
-    if (rc)
-        return rc;
-    const float *xb = in_layout(be, x, lx, 0);
-    if (!xb)
-        return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, y->buf};
-    y->layout = ly;
-    return prim_exec(be, "avgpool_fwd", p, bufs);
+    return pool_run(be, PK_POOL_FWD, x, y, k, stride, pad, x, y);
 }
 
 static int cpu_avgpool_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx, int k,
                            int stride, int pad)
 {
-    int lx = pref_layout(dx), ly = pref_layout(dy);
-    if (lx != ly)
-        lx = ly = L_PLAIN;
-    prim *p;
-    int rc = pool_prim(be, PK_POOL_BWD, dx, dy, k, stride, pad, lx, ly, &p);
-    if (rc)
-        return rc;
-    const float *dyb = in_layout(be, dy, ly, 0);
-    if (!dyb)
-        return NAS_EBACKEND;
-    void *const bufs[] = {(void *)dyb, dx->buf};
-    dx->layout = lx;
-    return prim_exec(be, "avgpool_bwd", p, bufs);
+    return pool_run(be, PK_POOL_BWD, dx, dy, k, stride, pad, dy, dx);
 }
 
 /* Channel block of a layout: element (n, c, s) of an [N,C,HW] tensor with
@@ -1469,14 +1527,9 @@ static int sum_exec(nas_backend *be, size_t count, int layout, float alpha, cons
         DN("dnnl_memory_desc_init_by_tag",
            dnnl_memory_desc_init_by_tag(&md[0], 1, d, dt_of(layout), dnnl_a));
         md[1] = md[0];
-        p = p_new = calloc(1, sizeof *p);
+        p = p_new = prim_new(be, what, PK_SUM, key, pick_threads(be, count));
         if (!p)
-            return nas__backend_fail(be, NAS_ENOMEM, "cpu %s: out of memory", what);
-        p->kind = PK_SUM;
-        p->w_arg = -1;
-        p->nthr = pick_threads(be, count);
-        memcpy(p->key, key, sizeof p->key);
-        set_threads(c, p->nthr);
+            return NAS_ENOMEM;
         DN("dnnl_sum_primitive_desc_create",
            dnnl_sum_primitive_desc_create(&pd, &md[0], 2, scales, md, c->attr, c->engine));
         const int ids[3] = {DNNL_ARG_MULTIPLE_SRC, DNNL_ARG_MULTIPLE_SRC + 1, DNNL_ARG_DST};
@@ -1486,20 +1539,9 @@ static int sum_exec(nas_backend *be, size_t count, int layout, float alpha, cons
                dnnl_memory_create(&p->args[i].memory, &md[0], c->engine, DNNL_MEMORY_NONE));
             p->nargs++;
         }
-        const dnnl_memory_desc_t *smd =
-            dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-        size_t sbytes = smd ? dnnl_memory_desc_get_size(smd) : 0;
-        if (sbytes > 0) {
-            if (grow_bytes(&c->scratch, &c->scratch_bytes, sbytes) != NAS_OK) {
-                rc = nas__backend_fail(be, NAS_ENOMEM, "cpu %s: out of memory", what);
-                goto fail;
-            }
-            p->args[3].arg = DNNL_ARG_SCRATCHPAD;
-            DN("dnnl_memory_create",
-               dnnl_memory_create(&p->args[3].memory, smd, c->engine, DNNL_MEMORY_NONE));
-            p->nargs++;
-            p->has_scratch = 1;
-        }
+        rc = prim_scratch(be, what, p, pd);
+        if (rc)
+            goto fail;
         DN("dnnl_primitive_create", dnnl_primitive_create(&p->p, pd));
         dnnl_primitive_desc_destroy(pd);
         pd = NULL;
@@ -1672,125 +1714,39 @@ static void cpu_destroy(nas_backend *be)
 
 /* ---- chain-network ops (issue 15) ------------------------------------------------ */
 
-/* oneDNN eltwise algorithm of an activation (relu6 = clip_v2 [0,6];
- * hswish = hardswish; sigmoid = logistic); 0 for hsigmoid, which oneDNN 2.6
- * lacks (a plain loop). */
-static int elt_alg(int fn, float *alpha, float *beta)
-{
-    *alpha = 0.0f;
-    *beta = 0.0f;
-    switch (fn) {
-    case NAS_FN_RELU:
-        return dnnl_eltwise_relu;
-    case NAS_FN_RELU6:
-        *beta = 6.0f;
-        return dnnl_eltwise_clip_v2;
-    case NAS_FN_HSWISH:
-        return dnnl_eltwise_hardswish;
-    case NAS_FN_SIGMOID:
-        return dnnl_eltwise_logistic;
-    default:
-        return 0;
-    }
-}
-
-static int elt_prim(nas_backend *be, int kind, int fn, size_t count, int layout, prim **out)
-{
-    int64_t key[MAX_KEY] = {(int64_t)count, is_bf16(layout), fn};
-    *out = cache_find(ctx_of(be), kind, key);
-    if (*out)
-        return NAS_OK;
-    char what[96];
-    snprintf(what, sizeof what, "%s fn %d [%zu elements]",
-             kind == PK_ELT_FWD ? "act_fwd" : "act_bwd", fn, count);
-    int rc = NAS_OK;
-    float alpha, beta;
-    dnnl_alg_kind_t alg = (dnnl_alg_kind_t)elt_alg(fn, &alpha, &beta);
-    dnnl_memory_desc_t data;
-    dnnl_dims_t d = {(int64_t)count};
-    dnnl_primitive_desc_t hint = NULL; /* before the first DN: `fail` reads it */
-    DN("dnnl_memory_desc_init_by_tag",
-       dnnl_memory_desc_init_by_tag(&data, 1, d, dt_of(layout), dnnl_a));
-    dnnl_eltwise_desc_t fwd_d, bwd_d;
-    int nthr = pick_threads(be, count);
-    set_threads(ctx_of(be), nthr);
-    DN("dnnl_eltwise_forward_desc_init",
-       dnnl_eltwise_forward_desc_init(&fwd_d, dnnl_forward_training, alg, &data, alpha, beta));
-    if (kind == PK_ELT_FWD) {
-        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DST};
-        return prim_build(be, what, kind, key, &fwd_d, NULL, args, 2, nthr, out);
-    }
-    DN("dnnl_primitive_desc_create",
-       dnnl_primitive_desc_create(&hint, &fwd_d, NULL, ctx_of(be)->engine, NULL));
-    DN("dnnl_eltwise_backward_desc_init",
-       dnnl_eltwise_backward_desc_init(&bwd_d, alg, &data, &data, alpha, beta));
-    {
-        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_DIFF_DST, DNNL_ARG_DIFF_SRC};
-        rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 3, nthr, out);
-    }
-fail:
-    if (hint)
-        dnnl_primitive_desc_destroy(hint);
-    return rc;
-}
-
-/* Activations are element-wise: they run on the flat buffer in x's layout
- * (plain when shapes differ); hsigmoid is a plain loop, fp32 only. */
+/* hsigmoid, which has no oneDNN eltwise algorithm, is a plain loop, fp32
+ * only; the other activations run as elt_fwd / elt_bwd. */
 static int cpu_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *y)
 {
-    int l = same_shape(x, y) ? x->layout : L_PLAIN;
-    float a, b;
-    if (!elt_alg(fn, &a, &b)) {
-        PROF0;
-        l = f32_of(l);
-        const float *xb = in_layout(be, x, l, 0);
-        if (!xb)
-            return NAS_EBACKEND;
-        for (size_t i = 0; i < x->count; i++)
-            F(y)[i] = nas__act(fn, xb[i]);
-        y->layout = l;
-        PROF1(PS_ACT_LOOP);
-        return NAS_OK;
-    }
-    prim *p;
-    int rc = elt_prim(be, PK_ELT_FWD, fn, x->count, l, &p);
-    if (rc)
-        return rc;
+    if (has_elt(fn))
+        return elt_fwd(be, PK_ELT_FWD, fn, x, y);
+    PROF0;
+    int l = f32_of(same_shape(x, y) ? x->layout : L_PLAIN);
     const float *xb = in_layout(be, x, l, 0);
     if (!xb)
         return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, y->buf};
+    for (size_t i = 0; i < x->count; i++)
+        F(y)[i] = nas__act(fn, xb[i]);
     y->layout = l;
-    return prim_exec(be, "act_fwd", p, bufs);
+    PROF1(PS_ACT_LOOP);
+    return NAS_OK;
 }
 
 static int cpu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *dy,
                        nas_tensor *dx)
 {
-    int l = same_shape(x, dy) && same_shape(x, dx) ? x->layout : L_PLAIN;
-    float a, b;
-    if (!elt_alg(fn, &a, &b)) {
-        PROF0;
-        l = f32_of(l);
-        const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
-        if (!dyb)
-            return NAS_EBACKEND;
-        for (size_t i = 0; i < x->count; i++)
-            F(dx)[i] = nas__act_grad(fn, xb[i], dyb[i]);
-        dx->layout = l;
-        PROF1(PS_ACT_LOOP);
-        return NAS_OK;
-    }
-    prim *p;
-    int rc = elt_prim(be, PK_ELT_BWD, fn, x->count, l, &p);
-    if (rc)
-        return rc;
+    if (has_elt(fn))
+        return elt_bwd(be, PK_ELT_BWD, fn, x, dy, dx);
+    PROF0;
+    int l = f32_of(same_shape(x, dy) && same_shape(x, dx) ? x->layout : L_PLAIN);
     const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
     if (!dyb)
         return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, (void *)dyb, dx->buf};
+    for (size_t i = 0; i < x->count; i++)
+        F(dx)[i] = nas__act_grad(fn, xb[i], dyb[i]);
     dx->layout = l;
-    return prim_exec(be, "act_bwd", p, bufs);
+    PROF1(PS_ACT_LOOP);
+    return NAS_OK;
 }
 
 /* y = x * s[n,c] in x's fp32 layout (blocked or plain). */
@@ -1882,11 +1838,11 @@ static const nas__backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .sync = NULL,
     .alloc = cpu_alloc,
-    .free = cpu_free,
-    .upload = cpu_upload,
-    .download = cpu_download,
+    .free = nas__host_free,
+    .upload = nas__host_upload,
+    .download = nas__host_download,
     .zero = cpu_zero,
-    .copy = cpu_copy,
+    .copy = nas__host_copy,
     .conv2d_fwd = cpu_conv2d_fwd,
     .conv2d_bwd_data = cpu_conv2d_bwd_data,
     .conv2d_bwd_filter = cpu_conv2d_bwd_filter,

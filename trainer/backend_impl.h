@@ -149,6 +149,15 @@ int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)
 #endif
     ;
 
+/* Memory slots for backends whose buffers are host memory (ref, cpu):
+ * free is free(3); upload, download and copy move `count` floats with
+ * memcpy (memmove for copy: dst and src may overlap). They always return
+ * NAS_OK. */
+void nas__host_free(nas_backend *be, void *buf);
+int nas__host_upload(nas_backend *be, void *dst, const float *src, size_t count);
+int nas__host_download(nas_backend *be, float *dst, const void *src, size_t count);
+int nas__host_copy(nas_backend *be, void *dst, const void *src, size_t count);
+
 /* Dispatch to the ext slots above (trainer/backend.c). step_begin /
  * step_end: NAS_OK and *skipped = 0 without loss scaling; loss_scale_get /
  * _set: NAS_EUNSUPPORTED without it. Used by the training loops. */

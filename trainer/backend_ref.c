@@ -29,31 +29,11 @@ static int ref_alloc(nas_backend *be, size_t bytes, void **buf)
                                              bytes);
 }
 
-static void ref_free(nas_backend *be, void *buf) { free(buf); }
-
-static int ref_upload(nas_backend *be, void *dst, const float *src, size_t count)
-{
-    memcpy(dst, src, count * sizeof(float));
-    return NAS_OK;
-}
-
-static int ref_download(nas_backend *be, float *dst, const void *src, size_t count)
-{
-    memcpy(dst, src, count * sizeof(float));
-    return NAS_OK;
-}
-
 static int ref_zero(nas_backend *be, void *buf, size_t count)
 {
     float *p = buf;
     for (size_t i = 0; i < count; i++)
         p[i] = 0.0f;
-    return NAS_OK;
-}
-
-static int ref_copy(nas_backend *be, void *dst, const void *src, size_t count)
-{
-    memmove(dst, src, count * sizeof(float));
     return NAS_OK;
 }
 
@@ -565,11 +545,11 @@ static const nas__backend_ops ref_ops = {
     .destroy = ref_destroy,
     .sync = NULL,
     .alloc = ref_alloc,
-    .free = ref_free,
-    .upload = ref_upload,
-    .download = ref_download,
+    .free = nas__host_free,
+    .upload = nas__host_upload,
+    .download = nas__host_download,
     .zero = ref_zero,
-    .copy = ref_copy,
+    .copy = nas__host_copy,
     .conv2d_fwd = ref_conv2d_fwd,
     .conv2d_bwd_data = ref_conv2d_bwd_data,
     .conv2d_bwd_filter = ref_conv2d_bwd_filter,

@@ -182,6 +182,22 @@ static step *add_step(nas_net *n, int kind)
     return t;
 }
 
+/* add_step for an op from activation x to activation y with window k,
+ * stride, pad (0 for ops without one); NULL when the build has failed
+ * (n->build_status set, now or before). */
+static step *add_op(nas_net *n, int kind, int x, int y, int k, int stride, int pad)
+{
+    step *s = add_step(n, kind);
+    if (n->build_status)
+        return NULL;
+    s->x = x;
+    s->y = y;
+    s->k = k;
+    s->stride = stride;
+    s->pad = pad;
+    return s;
+}
+
 /* A parameter [pn,pc,ph,pw]; trainable ones get a gradient and momentum. */
 static int add_param(nas_net *n, const char *name, int pn, int pc, int ph, int pw, int trainable)
 {
@@ -259,15 +275,10 @@ static int b_conv(nas_net *n, nas_rng *r, const char *module, int x, int cout, i
     int w = add_param(n, name, cout, in.c / groups, k, k, 1);
     fill_param(n, w, r, 1.0f / sqrtf((float)(in.c / groups * k * k)), 0, 1);
     int y = add_act(n, cout, ho, wo);
-    step *s = add_step(n, kind);
-    if (n->build_status)
+    step *s = add_op(n, kind, x, y, k, stride, pad);
+    if (!s)
         return 0;
-    s->x = x;
-    s->y = y;
     s->w = w;
-    s->k = k;
-    s->stride = stride;
-    s->pad = pad;
     if (kind == S_GCONV)
         s->groups = groups;
     return y;
@@ -289,11 +300,9 @@ static int b_bn(nas_net *n, const char *module, int x)
     }
     int sm = add_aux(n, in.c), si = add_aux(n, in.c);
     int y = add_act(n, in.c, in.h, in.w);
-    step *s = add_step(n, S_BN);
-    if (n->build_status)
+    step *s = add_op(n, S_BN, x, y, 0, 0, 0);
+    if (!s)
         return 0;
-    s->x = x;
-    s->y = y;
     s->w = ids[0];
     s->b = ids[1];
     s->rm = ids[2];
@@ -315,15 +324,7 @@ static int b_simple(nas_net *n, int kind, int x, int k, int stride, int pad)
         y = add_act(n, in.c, 1, 1);
     else
         y = add_act(n, in.c, in.h, in.w);
-    step *s = add_step(n, kind);
-    if (n->build_status)
-        return 0;
-    s->x = x;
-    s->y = y;
-    s->k = k;
-    s->stride = stride;
-    s->pad = pad;
-    return y;
+    return add_op(n, kind, x, y, k, stride, pad) ? y : 0;
 }
 
 /* Node value = sum of `n_in` activations (0 inputs: zeros of shape `like`). */
@@ -362,11 +363,9 @@ static int b_linear(nas_net *n, nas_rng *r, const char *module, int x, int m, in
     int b = conv_bias ? add_param(n, name, 1, m, 1, 1, 1) : add_param(n, name, m, 1, 1, 1, 1);
     fill_param(n, b, r, 1.0f / sqrtf((float)k), 0, 1);
     int y = add_act(n, m, 1, 1);
-    step *s = add_step(n, S_LINEAR);
-    if (n->build_status)
+    step *s = add_op(n, S_LINEAR, x, y, 0, 0, 0);
+    if (!s)
         return 0;
-    s->x = x;
-    s->y = y;
     s->w = w;
     s->b = b;
     return y;
@@ -400,11 +399,9 @@ static int b_se(nas_net *n, nas_rng *r, const nas_layer *l, int x)
         return 0;
     act_info a = n->acts[x];
     int y = add_act(n, a.c, a.h, a.w);
-    step *s = add_step(n, S_CHSCALE);
-    if (n->build_status)
+    step *s = add_op(n, S_CHSCALE, x, y, 0, 0, 0);
+    if (!s)
         return 0;
-    s->x = x;
-    s->y = y;
     s->in[0] = g;
     s->n_in = 1;
     return y;

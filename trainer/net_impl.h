@@ -28,6 +28,25 @@ int nas__train_step(nas_net *net, const nas_tensor *x, const nas_tensor *y,
                     const nas_recipe *recipe, int t, int total, int ep, int s, int per_epoch,
                     float *loss, int *correct, int *skipped, nas_error *err);
 
+/* Device tensors for the batches of a training or evaluation loop:
+ * x[batch,C,H,W] images and y[batch,1,1,1] labels (as floats) of data set
+ * d's shape; per = C*H*W floats per image. Shared by nas_train,
+ * nas_net_evaluate and nas_train_resumable (trainer/train.c). */
+typedef struct nas__batch_io {
+    nas_tensor *x, *y;
+    size_t per;
+} nas__batch_io;
+/* Create io's tensors for batches of up to `batch` images. Errors:
+ * NAS_ENOMEM, backend errors (io is then freed). */
+int nas__batch_io_init(nas__batch_io *io, nas_backend *be, const nas_dataset *d, int batch);
+/* Views *xv, *yv of io's tensors for a batch of b <= batch images, filled
+ * from host images hx[b*per] and labels hy[b]. Errors: backend errors. */
+int nas__batch_io_upload(nas__batch_io *io, const float *hx, const float *hy, int b,
+                         nas_tensor *xv, nas_tensor *yv);
+/* Destroy io's tensors; io may be freed again (or never initialised
+ * beyond zero). */
+void nas__batch_io_free(nas__batch_io *io);
+
 /* Training step the next training forward belongs to (global step t of
  * nas__train_step): dropout masks derive from it and the net's seed, so
  * a resumed run draws the masks an uninterrupted one does (issue 15). */

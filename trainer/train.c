@@ -29,40 +29,27 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Device tensors for one batch, with views for a short last batch. */
-typedef struct batch_io {
-    nas_tensor *x, *y;
-    float *hx, *hy;
-    size_t per; /* floats per image */
-} batch_io;
-
-static void io_free(batch_io *io)
+void nas__batch_io_free(nas__batch_io *io)
 {
     nas_tensor_destroy(io->x);
     nas_tensor_destroy(io->y);
-    free(io->hx);
-    free(io->hy);
+    io->x = io->y = NULL;
 }
 
-static int io_init(batch_io *io, nas_backend *be, const nas_dataset *d, int batch)
+int nas__batch_io_init(nas__batch_io *io, nas_backend *be, const nas_dataset *d, int batch)
 {
     memset(io, 0, sizeof *io);
     io->per = (size_t)d->c * d->h * d->w;
     int rc = nas_tensor_create(be, batch, d->c, d->h, d->w, &io->x);
     if (!rc)
         rc = nas_tensor_create(be, batch, 1, 1, 1, &io->y);
-    io->hx = malloc((size_t)batch * io->per * sizeof(float));
-    io->hy = malloc((size_t)batch * sizeof(float));
-    if (!rc && (!io->hx || !io->hy))
-        rc = NAS_ENOMEM;
     if (rc)
-        io_free(io);
+        nas__batch_io_free(io);
     return rc;
 }
 
-/* Upload a host batch (b images hx, labels hy) into views of io's tensors. */
-static int io_upload(batch_io *io, const float *hx, const float *hy, int b, nas_tensor *xv,
-                     nas_tensor *yv)
+int nas__batch_io_upload(nas__batch_io *io, const float *hx, const float *hy, int b,
+                         nas_tensor *xv, nas_tensor *yv)
 {
     *xv = *io->x;
     xv->n = b;
@@ -76,16 +63,17 @@ static int io_upload(batch_io *io, const float *hx, const float *hy, int b, nas_
     return rc;
 }
 
-/* Upload images first..first+b into views. */
-static int io_load(batch_io *io, const nas_dataset *d, int first, int b, nas_tensor *xv,
-                   nas_tensor *yv)
+/* Upload images first..first+b of d into views, staged in host buffers
+ * hx[b*per], hy[b]. */
+static int io_load(nas__batch_io *io, float *hx, float *hy, const nas_dataset *d, int first,
+                   int b, nas_tensor *xv, nas_tensor *yv)
 {
     for (int i = 0; i < b; i++) {
         size_t src = (size_t)(first + i);
-        memcpy(io->hx + (size_t)i * io->per, d->images + src * io->per, io->per * sizeof(float));
-        io->hy[i] = (float)d->labels[src];
+        memcpy(hx + (size_t)i * io->per, d->images + src * io->per, io->per * sizeof(float));
+        hy[i] = (float)d->labels[src];
     }
-    return io_upload(io, io->hx, io->hy, b, xv, yv);
+    return nas__batch_io_upload(io, hx, hy, b, xv, yv);
 }
 
 /* Sum of squares of every trainable weight: non-finite once any weight is
@@ -199,8 +187,8 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
     nas_backend *be = nas__net_backend(net);
     if (!be)
         return nas_error_set(err, NAS_EINVAL, "nas_train: network has no parameters");
-    batch_io io;
-    int rc = io_init(&io, be, data, recipe->batch_size);
+    nas__batch_io io;
+    int rc = nas__batch_io_init(&io, be, data, recipe->batch_size);
     if (rc)
         return nas_error_set(err, rc, "allocating a batch of %d images: %s", recipe->batch_size,
                              nas_strerror(rc));
@@ -208,7 +196,7 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
     rc = nas__loader_create(data, recipe->batch_size, recipe->seed, 0, recipe->epochs,
                             &recipe->augment, recipe->loader_threads, &ld, err);
     if (rc) {
-        io_free(&io);
+        nas__batch_io_free(&io);
         return rc;
     }
     int per_epoch = (data->n + recipe->batch_size - 1) / recipe->batch_size;
@@ -228,7 +216,7 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
             const float *hx, *hy;
             rc = nas__loader_next(ld, &hx, &hy, &b, &wait_seconds);
             if (!rc)
-                rc = io_upload(&io, hx, hy, b, &xv, &yv);
+                rc = nas__batch_io_upload(&io, hx, hy, b, &xv, &yv);
             load_seconds += now_s() - t0;
             if (rc) {
                 nas_error_set(err, rc, "loading batch %d of epoch %d: %s", s + 1, ep + 1,
@@ -294,7 +282,7 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
         stats->steps = done;
     }
     nas__loader_destroy(ld);
-    io_free(&io);
+    nas__batch_io_free(&io);
     return rc;
 }
 
@@ -310,11 +298,19 @@ int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, doub
     nas_backend *be = nas__net_backend(net);
     if (!be)
         return nas_error_set(err, NAS_EINVAL, "nas_net_evaluate: network has no parameters");
-    batch_io io;
-    int rc = io_init(&io, be, data, batch_size);
-    if (rc)
+    nas__batch_io io;
+    int rc = nas__batch_io_init(&io, be, data, batch_size);
+    float *hx = malloc((size_t)batch_size * io.per * sizeof(float));
+    float *hy = malloc((size_t)batch_size * sizeof(float));
+    if (!rc && (!hx || !hy))
+        rc = NAS_ENOMEM;
+    if (rc) {
+        nas__batch_io_free(&io);
+        free(hx);
+        free(hy);
         return nas_error_set(err, rc, "allocating a batch of %d images: %s", batch_size,
                              nas_strerror(rc));
+    }
     double loss_sum = 0;
     long correct_sum = 0;
     for (int first = 0; first < data->n; first += batch_size) {
@@ -323,7 +319,7 @@ int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, doub
         const nas_tensor *logits;
         float l = 0;
         int c = 0;
-        rc = io_load(&io, data, first, b, &xv, &yv);
+        rc = io_load(&io, hx, hy, data, first, b, &xv, &yv);
         if (!rc)
             rc = nas_net_forward(net, &xv, 0, &logits);
         if (!rc)
@@ -336,7 +332,9 @@ int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, doub
         loss_sum += (double)l * b;
         correct_sum += c;
     }
-    io_free(&io);
+    nas__batch_io_free(&io);
+    free(hx);
+    free(hy);
     if (rc)
         return rc;
     if (accuracy)

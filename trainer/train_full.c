@@ -425,16 +425,13 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     }
     int total = per_epoch * rec->epochs;
     int t = (int)t64;
-    size_t per = (size_t)data->c * data->h * data->w;
-    nas_tensor *x = NULL, *y = NULL;
+    nas__batch_io io;
     nas__loader *ld = NULL;
     int rc = nas__loader_create(data, rec->batch_size, rec->seed, start, last_epoch(o), &o->augment,
                                 rec->loader_threads, &ld, err);
     if (rc)
         return rc;
-    rc = nas_tensor_create(be, rec->batch_size, data->c, data->h, data->w, &x);
-    if (!rc)
-        rc = nas_tensor_create(be, rec->batch_size, 1, 1, 1, &y);
+    rc = nas__batch_io_init(&io, be, data, rec->batch_size);
     if (rc) {
         rc = nas_error_set(err, rc, "allocating a batch of %d images: %s", rec->batch_size,
                            nas_strerror(rc));
@@ -456,16 +453,10 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
                               ep + 1);
                 break;
             }
-            nas_tensor xv = *x, yv = *y;
-            xv.n = b;
-            xv.count = (size_t)b * per;
-            yv.n = b;
-            yv.count = (size_t)b;
+            nas_tensor xv, yv;
             float loss = 0;
             int correct = 0;
-            rc = nas_tensor_upload(&xv, hx, xv.count);
-            if (!rc)
-                rc = nas_tensor_upload(&yv, hy, yv.count);
+            rc = nas__batch_io_upload(&io, hx, hy, b, &xv, &yv);
             if (rc) {
                 nas_error_set(err, rc, "uploading batch %d of epoch %d: %s %s", s + 1, ep + 1,
                               nas_strerror(rc), nas_backend_last_error(be));
@@ -527,7 +518,6 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     }
 out:
     nas__loader_destroy(ld);
-    nas_tensor_destroy(x);
-    nas_tensor_destroy(y);
+    nas__batch_io_free(&io);
     return rc;
 }
