@@ -383,6 +383,22 @@ static int b_act(nas_net *n, int x, int fn)
     return y;
 }
 
+/* The kernel of a layer's activation: nas_act (nas/layers.h, the space's
+ * words) to nas_actfn (nas/backend.h, the kernels'), by name, not by value.
+ * NAS_ACT_NONE has no layer; anything else fails the build (NAS_EINVAL). */
+static int act_fn(nas_net *n, int act)
+{
+    switch (act) {
+    case NAS_ACT_RELU: return NAS_FN_RELU;
+    case NAS_ACT_RELU6: return NAS_FN_RELU6;
+    case NAS_ACT_HSWISH: return NAS_FN_HSWISH;
+    default:
+        if (!n->build_status)
+            n->build_status = NAS_EINVAL;
+        return NAS_FN_RELU;
+    }
+}
+
 /* Squeeze-and-excitation (Hu et al. 2018; MobileNetV3's placement):
  * y = x * gate(fc2(relu(fc1(gap(x))))). */
 static int b_se(nas_net *n, nas_rng *r, const nas_layer *l, int x)
@@ -436,7 +452,7 @@ static void b_layers(nas_net *n, nas_rng *r, const nas_layers *L)
             y = b_bn(n, l->name, x);
             break;
         case NAS_LAYER_ACT:
-            y = b_act(n, x, l->act);
+            y = b_act(n, x, act_fn(n, l->act));
             break;
         case NAS_LAYER_SE:
             y = b_se(n, r, l, x);
