@@ -25,6 +25,8 @@ rungs() { sql "$1" "SELECT trial_id, fidelity, val_accuracy, loss FROM rung ORDE
 
 note "an uninterrupted run"
 if command -v strace >/dev/null 2>&1; then
+    # LeakSanitizer cannot run under ptrace (the sanitizer suite): no leak check here
+    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
     strace -f -qq -e trace=unlink,unlinkat -o "$TMP/trace" "$NAS" run sh.conf --db ref.db \
         >"$TMP/out" 2>"$TMP/err" || { cat "$TMP/err"; fail "nas run failed under strace"; }
     n=$(grep -c 'ckpt/trial-[0-9]*\.npz' "$TMP/trace")
