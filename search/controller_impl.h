@@ -282,10 +282,6 @@ int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err);
  * other rc is returned as it is. */
 int nas__ctl_start_status(ctl *c, int rc, nas_error *err);
 
-/* Room for one more element in the array *pv (pv: the address of its
- * pointer; n elements used of *cap, `elem` bytes each): doubled, or
- * `first` elements when empty (search/dispatch.c). Errors: NAS_ENOMEM. */
-int nas__ctl_grow(void *pv, int n, int *cap, int first, size_t elem, nas_error *err);
 
 /* Judge result res as the record step stores it: *score (what the
  * strategy observes; NaN when failed or infeasible), `note` (n bytes) the

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "nas/array.h"
 #include "search/controller_impl.h"
 
 /* ---- the worker's job ----------------------------------------------------------- */
@@ -63,20 +64,6 @@ int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progre
 
 /* ---- the dispatch --------------------------------------------------------------- */
 
-int nas__ctl_grow(void *pv, int n, int *cap, int first, size_t elem, nas_error *err)
-{
-    if (n < *cap)
-        return NAS_OK;
-    void *old, *v;
-    memcpy(&old, pv, sizeof old);
-    int want = *cap ? 2 * *cap : first;
-    if (!(v = realloc(old, (size_t)want * elem)))
-        return nas_error_set(err, NAS_ENOMEM, "out of memory");
-    memcpy(pv, &v, sizeof v);
-    *cap = want;
-    return NAS_OK;
-}
-
 /* The next re-queued trial (left unfinished by an earlier run) into *f,
  * with the retries it used before. Errors: NAS_EFORMAT (its genotype). */
 static int next_requeued(ctl *c, flight *f, nas_error *err)
@@ -103,7 +90,7 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
     if (!retry && how != START_PROMOTE) /* issue 4: a retry keeps its "trial k/N" */
         f->k = c->finished + c->nfl + 1;
     f->t0 = nas__ctl_now();
-    if ((rc = nas__ctl_grow(&c->fl, c->nfl, &c->cap_fl, 8, sizeof *c->fl, err)) != NAS_OK)
+    if ((rc = nas_array_grow(&c->fl, c->nfl, &c->cap_fl, 8, sizeof *c->fl, err)) != NAS_OK)
         return rc;
     c->fl[c->nfl++] = *f;
     char used[96] = ""; /* issue 4: a re-queued trial that already failed transiently */

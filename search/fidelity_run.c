@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h> /* unlink */
+#include "nas/array.h"
 #include "nas/evaluator.h" /* nas_objective_value */
 #include "search/controller_impl.h"
 
@@ -85,7 +86,7 @@ static fid_trial *ft_find(ctl *c, int64_t id)
 
 static int ft_add(ctl *c, int64_t id, const nas_genotype *g, int bracket, nas_error *err)
 {
-    int rc = nas__ctl_grow(&c->ft, c->nft, &c->cap_ft, 64, sizeof *c->ft, err);
+    int rc = nas_array_grow(&c->ft, c->nft, &c->cap_ft, 64, sizeof *c->ft, err);
     if (rc != NAS_OK)
         return rc;
     fid_trial *t = &c->ft[c->nft++];

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h> /* access: the kept weights file */
+#include "nas/array.h"
 #include "search/controller_impl.h"
 
 /* Record trial's saved weights file and (proxy.keep_weights not set, issue
@@ -80,7 +81,7 @@ static int record_retry(ctl *c, flight *f, const nas_trial_result *res, nas_erro
     int prc = nas__ctl_retries_set(c, f->trial, f->failures, err);
     if (prc != NAS_OK)
         return prc;
-    if ((prc = nas__ctl_grow(&c->retry, c->nretry, &c->cap_retry, 4, sizeof *c->retry, err)) !=
+    if ((prc = nas_array_grow(&c->retry, c->nretry, &c->cap_retry, 4, sizeof *c->retry, err)) !=
         NAS_OK)
         return prc;
     char tag[64];

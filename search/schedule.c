@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "nas/array.h"
 #include "search/controller_impl.h"
 
 /* A done trial rejected by constraints.latency_ms before training: recorded
@@ -53,7 +54,7 @@ int nas__ctl_pend_push(ctl *c, int64_t trial, const nas_genotype *g, const nas_t
             c->pq_n -= c->pq_head;
             c->pq_head = 0;
         } else {
-            int rc = nas__ctl_grow(&c->pq, c->pq_n, &c->pq_cap, 16, sizeof *c->pq, err);
+            int rc = nas_array_grow(&c->pq, c->pq_n, &c->pq_cap, 16, sizeof *c->pq, err);
             if (rc != NAS_OK)
                 return rc;
         }

@@ -12,6 +12,7 @@
 #include <stdlib.h> /* malloc, realloc, free, qsort */
 #include <string.h>
 #include <sqlite3.h> /* the config text query */
+#include "nas/array.h"
 #include "nas/store.h"
 #include "store_impl.h"
 #include "nas/evaluator.h" /* nas_pareto_front, nas_objective_value */
@@ -131,22 +132,14 @@ void nas_store_trial_result(const nas_store_trial *t, nas_trial_result *res)
 typedef struct list_ctx {
     nas_store_trial *v;
     int n, cap;
-    int oom;
+    nas_error oom; /* code NAS_ENOMEM when the list could not grow */
 } list_ctx;
 
 static int list_add(void *vctx, const nas_store_trial *t)
 {
     list_ctx *c = vctx;
-    if (c->n == c->cap) {
-        int cap = c->cap ? c->cap * 2 : 64;
-        nas_store_trial *v = realloc(c->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            c->oom = 1;
-            return 1;
-        }
-        c->v = v;
-        c->cap = cap;
-    }
+    if (nas_array_grow(&c->v, c->n, &c->cap, 64, sizeof *c->v, &c->oom) != NAS_OK)
+        return 1;
     c->v[c->n++] = *t;
     return 0;
 }
@@ -158,7 +151,7 @@ int nas_store_trial_list(nas_store *st, int64_t exp_id, nas_store_trial **out, i
     *n = 0;
     list_ctx c = {0};
     int rc = nas_store_trial_foreach(st, exp_id, NAS_STORE_ORDER_ID, 0, list_add, &c, err);
-    if (rc == NAS_OK && c.oom)
+    if (rc == NAS_OK && c.oom.code)
         rc = nas_error_set(err, NAS_ENOMEM, "database %s: out of memory listing trials",
                            nas_store_path(st));
     if (rc != NAS_OK) {

@@ -7,8 +7,9 @@
  */
 #include <math.h>   /* isfinite, NAN */
 #include <stdio.h>
-#include <stdlib.h> /* realloc, free */
+#include <stdlib.h> /* free */
 #include <sqlite3.h>
+#include "nas/array.h"
 #include "nas/store.h"
 #include "store_impl.h"
 
@@ -110,7 +111,8 @@ int nas_store_rung_foreach(nas_store *st, int64_t exp_id, nas_store_rung_fn fn, 
 
 typedef struct rung_vec {
     nas_store_rung *v;
-    int n, cap, oom;
+    int n, cap;
+    nas_error oom; /* code NAS_ENOMEM when the list could not grow */
 } rung_vec;
 
 /* nas_store_rung_foreach's callback (ctx = rung_vec): append one row;
@@ -118,16 +120,8 @@ typedef struct rung_vec {
 static int rung_add(void *ctx, const nas_store_rung *r)
 {
     rung_vec *a = ctx;
-    if (a->n == a->cap) {
-        int cap = a->cap ? 2 * a->cap : 64;
-        nas_store_rung *v = realloc(a->v, (size_t)cap * sizeof *v);
-        if (!v) {
-            a->oom = 1;
-            return 1;
-        }
-        a->v = v;
-        a->cap = cap;
-    }
+    if (nas_array_grow(&a->v, a->n, &a->cap, 64, sizeof *a->v, &a->oom) != NAS_OK)
+        return 1;
     a->v[a->n++] = *r;
     return 0;
 }
@@ -139,7 +133,7 @@ int nas_store_rung_list(nas_store *st, int64_t exp_id, nas_store_rung **out, int
     *out = NULL;
     *n = 0;
     int rc = nas_store_rung_foreach(st, exp_id, rung_add, &a, err);
-    if (rc == NAS_OK && a.oom)
+    if (rc == NAS_OK && a.oom.code)
         rc = nas_error_set(err, NAS_ENOMEM, "database %s: out of memory reading the rungs",
                            nas_store_path(st));
     if (rc != NAS_OK) {
