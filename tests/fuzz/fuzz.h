@@ -6,13 +6,14 @@
  * is broken, so libFuzzer (scripts/fuzz.sh) and the regression test
  * (tests/unit/test_fuzz_regressions.c) both see the failure. Memory errors
  * and undefined behaviour are for ASan/UBSan to find. Targets keep no
- * state between calls except scratch files.
+ * state between calls except scratch files and chain_genotype's two spaces.
  */
 #ifndef NAS_TESTS_FUZZ_H
 #define NAS_TESTS_FUZZ_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "nas/space.h"
 
 #define NAS_FUZZ_TARGET(name, what) int nas_fuzz_##name(const uint8_t *data, size_t size);
 #include "targets.def"
@@ -28,6 +29,13 @@ const char *nas_fuzz_dir(void);
 
 /* Write data[0..size) to nas_fuzz_dir()/name. Returns 0 or aborts. */
 int nas_fuzz_write(const char *name, const uint8_t *data, size_t size);
+
+/* Parse genotype string `str` in space `sp` (NULL: no space) into *g and
+ * check the parser's promises, whatever the space type: a failure is
+ * NAS_EFORMAT with a message; a success formats back to a string that
+ * parses to the same tokens and, with a space, has a canonical key.
+ * Returns the parse's status. */
+int nas_fuzz_genotype_roundtrip(const nas_space *sp, const char *str, nas_genotype *g);
 
 /* Abort with a message when `cond` is false (a broken promise). */
 #define NAS_FUZZ_CHECK(cond, ...)                                                  \

@@ -1,5 +1,7 @@
 /*
- * tests/fuzz/fuzz_util.c - scratch files for the fuzz targets (tests/fuzz/fuzz.h).
+ * tests/fuzz/fuzz_util.c - what the fuzz targets share (tests/fuzz/fuzz.h):
+ * scratch files, failure reports and the genotype round trip of every
+ * space type.
  * Parsers that take a path read the fuzz input from a memfd (Linux
  * memfd_create: no disk I/O, opened by path as /proc/self/fd/N).
  */
@@ -76,4 +78,27 @@ int nas_fuzz_write(const char *name, const uint8_t *data, size_t size)
     NAS_FUZZ_CHECK(size == 0 || fwrite(data, 1, size, f) == size, "fwrite %s", path);
     NAS_FUZZ_CHECK(fclose(f) == 0, "fclose %s", path);
     return 0;
+}
+
+int nas_fuzz_genotype_roundtrip(const nas_space *sp, const char *str, nas_genotype *g)
+{
+    nas_error err;
+    nas_error_clear(&err);
+    int rc = nas_space_parse(sp, str, g, &err);
+    if (rc != NAS_OK) {
+        NAS_FUZZ_CHECK(rc == NAS_EFORMAT && err.code == rc && err.msg[0], "rc %d msg '%s'", rc,
+                       err.msg);
+        return rc;
+    }
+    char buf[NAS_GENOTYPE_STR_MAX], key[NAS_GENOTYPE_STR_MAX];
+    NAS_FUZZ_CHECK(nas_space_format(sp, g, buf, sizeof buf) == NAS_OK, "format '%s'", str);
+    nas_genotype g2;
+    NAS_FUZZ_CHECK(nas_space_parse(sp, buf, &g2, &err) == NAS_OK, "reparse '%s': %s", buf, err.msg);
+    NAS_FUZZ_CHECK(g2.len == g->len && memcmp(g->tok, g2.tok, (size_t)g->len) == 0,
+                   "'%s' -> '%s'", str, buf);
+    if (sp) {
+        nas_space_key(sp, g, key, sizeof key);
+        NAS_FUZZ_CHECK(key[0] != '\0', "empty key for '%s'", buf);
+    }
+    return NAS_OK;
 }
