@@ -202,20 +202,21 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
 
 /* ---- the loop -------------------------------------------------------------------------- */
 
-/* The stored rung of `trial` at `fidelity` among rv[0..n) (in (trial,
- * fidelity) order, nas_store_rung_list); NULL when none. */
+/* bsearch's order of stored rungs: (trial, fidelity), as nas_store_rung_list gives them. */
+static int rung_cmp(const void *a, const void *b)
+{
+    const nas_store_rung *x = a, *y = b;
+    if (x->trial_id != y->trial_id)
+        return x->trial_id < y->trial_id ? -1 : 1;
+    return (x->fidelity > y->fidelity) - (x->fidelity < y->fidelity);
+}
+
+/* The stored rung of `trial` at `fidelity` among rv[0..n); NULL when none. */
 static const nas_store_rung *rung_of(const nas_store_rung *rv, int n, int64_t trial,
                                      int64_t fidelity)
 {
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (rv[mid].trial_id < trial || (rv[mid].trial_id == trial && rv[mid].fidelity < fidelity))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && rv[lo].trial_id == trial && rv[lo].fidelity == fidelity ? &rv[lo] : NULL;
+    nas_store_rung key = {.trial_id = trial, .fidelity = fidelity};
+    return n > 0 ? bsearch(&key, rv, (size_t)n, sizeof *rv, rung_cmp) : NULL;
 }
 
 /* Start job `job` of the scheduler: a new proposal (NEW) or a promotion. */
@@ -391,18 +392,18 @@ static int replay_job(ctl *c, const hist_entry *s, fid_trial *t, const nas_fid_j
     return nas_fid_report(c->fid, t->id, job->rung, 1, obj, err);
 }
 
-/* The stored trial `id` (the store's list is in id order). */
+/* bsearch's comparison of a trial id (key) with a stored trial: the
+ * store lists them in id order. */
+static int hist_cmp(const void *key, const void *e)
+{
+    int64_t id = *(const int64_t *)key, other = ((const hist_entry *)e)->id;
+    return (id > other) - (id < other);
+}
+
+/* The stored trial `id`; NULL when none. */
 static const hist_entry *stored(const hist_vec *h, int64_t id)
 {
-    int lo = 0, hi = h->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (h->v[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < h->n && h->v[lo].id == id ? &h->v[lo] : NULL;
+    return h->n > 0 ? bsearch(&id, h->v, (size_t)h->n, sizeof *h->v, hist_cmp) : NULL;
 }
 
 /* The scheduler's jobs, replayed until one needs a new proposal beyond
