@@ -36,7 +36,8 @@ static const nas_cli_cmd commands[] = {
      "  --limit N           at most N rows (--min-fidelity N: of trials trained to >= N)\n"
      "  --pareto            only the Pareto front under the experiment's objectives\n"
      "                      (done, feasible trials no other trial dominates; best first\n"
-     "                      by the first objective; same columns)\n"},
+     "                      by the first objective; same columns; with rungs, among\n"
+     "                      the trials at the highest fidelity)\n"},
     {"show", nas_cmd_show, "nas show [--db PATH] TRIAL",
      "print one trial in full", "  --db PATH   results database (default: nas.db)\n"},
     {"train", nas_cmd_train,

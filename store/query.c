@@ -216,6 +216,21 @@ int nas_store_pareto(nas_store *st, int64_t exp_id, const nas_objective *obj, in
         if (measured)
             all[m++] = all[i]; /* compact in place: m <= i */
     }
+    /* Multi-fidelity (issue 17): only the candidates at the highest
+     * fidelity any of them reached, the rule of `nas export --best`; a
+     * trial stopped at a low rung is not compared with fully trained ones.
+     * Without rungs every fidelity is -1 and nothing is dropped. */
+    int64_t top_fid = -1;
+    for (int i = 0; i < m; i++)
+        if (all[i].fidelity > top_fid)
+            top_fid = all[i].fidelity;
+    int kept = 0;
+    for (int i = 0; i < m; i++)
+        if (all[i].fidelity == top_fid) {
+            memmove(pts + (size_t)kept * n_obj, pts + (size_t)i * n_obj, (size_t)n_obj * sizeof *pts);
+            all[kept++] = all[i];
+        }
+    m = kept;
     int count = nas_pareto_front(pts, m, n_obj, maximize, on);
     int k = 0;
     for (int i = 0; i < m && count > 0; i++)

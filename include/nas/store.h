@@ -343,7 +343,9 @@ int nas_store_trial_feasible(const nas_store_trial *t);
  * (1..NAS_MAX_OBJECTIVES; e.g. those of nas_store_experiment_objectives):
  * among done, feasible trials whose objective values are all measured,
  * those no other such trial dominates (nas_pareto_front: duplicates and
- * ties are all on the front). *out is a malloc'd array of *n trials (NULL
+ * ties are all on the front). With rung results (issue 17) only the
+ * candidates at the highest fidelity any of them reached take part, the
+ * rule of `nas export --best`. *out is a malloc'd array of *n trials (NULL
  * when none), best first by the first objective, ties by id.
  * Errors: NAS_EINVAL (n_obj out of range, unknown metric), NAS_EDB,
  * NAS_ENOMEM.

@@ -406,6 +406,26 @@ static void test_query_fidelity(void **state)
     char *js = query_text(f, NAS_REPORT_JSON, 9, 0);
     assert_non_null(strstr(js, "\"fidelity\": 9"));
     free(js);
+    /* the Pareto front (nas query --pareto, the report's front) compares only
+     * trials at the highest fidelity a feasible trial reached (the rungs
+     * above; -1 for trials without one) */
+    int64_t top = -1;
+    for (int i = 0; i < 3; i++) {
+        nas_store_trial t;
+        assert_int_equal(nas_store_trial_get(f->st, g[i].trial_id, &t, &err), NAS_OK);
+        assert_int_equal(t.fidelity, g[i].fidelity);
+        if (nas_store_trial_feasible(&t) && t.fidelity > top)
+            top = t.fidelity;
+    }
+    assert_true(top > 0); /* else the check below would not test the rule */
+    nas_objective obj[2] = {{"val_accuracy", 1}, {"latency_ms", 0}};
+    nas_store_trial *front = NULL;
+    int nf = 0;
+    assert_int_equal(nas_store_pareto(f->st, f->exp, obj, 2, &front, &nf, &err), NAS_OK);
+    assert_true(nf >= 1);
+    for (int i = 0; i < nf; i++)
+        assert_int_equal(front[i].fidelity, top);
+    free(front);
     /* the report's learning curves: a line and dots per trial with rungs */
     html = render(f, "report-test", &n_front, NAS_OK);
     char *sec = section(html, "rungs", "</section>");
