@@ -177,13 +177,18 @@ int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, d
     sqlite3_stmt *s = NULL;
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         return fail(db, s, st, "cannot prune kept weights", err);
-    /* best first as `nas export --best` ranks: the stored score (the primary
-     * objective, oriented; NULL for failed or infeasible trials), ties by id */
+    /* best first as `nas export --best` ranks: the highest fidelity first
+     * (issue 17; the trial's top rung, NULL for all without a scheduler),
+     * then the stored score (the primary objective, oriented; NULL for
+     * failed or infeasible trials), ties by id. The store migrated the file
+     * to schema 5 when it opened it read-write, so the rung table exists. */
     if (sqlite3_prepare_v2(db,
                            "SELECT w.trial_id, w.path, w.bytes, r.score FROM trial_weights w "
                            "JOIN trial t ON t.id = w.trial_id LEFT JOIN result r ON "
                            "r.trial_id = w.trial_id WHERE t.experiment_id = ?1 "
-                           "ORDER BY r.score IS NULL, r.score DESC, w.trial_id",
+                           "ORDER BY r.score IS NULL, (SELECT max(g.fidelity) FROM rung g "
+                           "WHERE g.trial_id = w.trial_id) DESC NULLS LAST, r.score DESC, "
+                           "w.trial_id",
                            -1, &s, NULL) != SQLITE_OK) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return fail(db, s, st, "cannot prune kept weights", err);

@@ -374,7 +374,8 @@ int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, siz
 /*
  * Keep the weights of the best `keep_top` trials of experiment `exp_id`
  * (issue 22; proxy.keep_top, proxy.weights_mb): rank its kept weights as
- * `nas export --best` ranks trials (stored score, i.e. the primary
+ * `nas export --best` ranks trials (with rung results, issue 17, the
+ * highest fidelity first; then the stored score, i.e. the primary
  * objective oriented, best first; ties by lower id), keep the first
  * keep_top whose files fit together in `max_bytes` (<= 0: no limit; a file
  * that does not fit is skipped, later smaller ones may still fit), and

@@ -501,6 +501,24 @@ static void test_rungs(void **state)
     assert_int_equal(nas_store_rung_foreach(st, exp, count_rung, sum, &err), NAS_OK);
     assert_int_equal(sum[0], 4);
     assert_int_equal(sum[1], (a * 1000 + 1) + (b * 1000 + 1) + (b * 1000 + 3) + (c * 1000 + 1));
+    /* proxy.keep_top ranks kept weights as export --best ranks trials: with
+     * room for one, b's (0.7 at 3) stay, not a's (0.9 at 1 only) */
+    const int64_t ids[3] = {a, b, c};
+    char wpath[3][320];
+    for (int i = 0; i < 3; i++) {
+        snprintf(wpath[i], sizeof wpath[i], "%s/w%d.npz", f->dir, i);
+        FILE *wf = fopen(wpath[i], "w");
+        assert_non_null(wf);
+        fputs("weights", wf);
+        fclose(wf);
+        assert_int_equal(nas_store_trial_weights_put(st, ids[i], wpath[i], &err), NAS_OK);
+    }
+    int n_deleted = 0;
+    assert_int_equal(nas_store_trial_weights_prune(st, exp, 1, 0, &n_deleted, &err), NAS_OK);
+    assert_int_equal(n_deleted, 2);
+    assert_int_equal(access(wpath[1], F_OK), 0);
+    assert_int_not_equal(access(wpath[0], F_OK), 0);
+    assert_int_not_equal(access(wpath[2], F_OK), 0);
     nas_store_close(st);
 
     /* the same file made version 4: read-only reads it as it is */
