@@ -221,6 +221,11 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
         rec.epochs = ev->fid_max;
         nas_full_train_opts fo = {.recipe = &rec, .checkpoint = ev->fid_ckpt[0] ? ev->fid_ckpt : NULL,
                                   .progress = on_step, .ctx = &pc, .until = ev->fid_until};
+        if (c->search.fidelity.resource == NAS_FIDELITY_IMAGES) { /* budgets in images */
+            fo.until = 0;
+            fo.until_images = ev->fid_until;
+            fo.max_images = ev->fid_max;
+        }
         rc = nas_train_resumable(net, ev->train, &fo, &st, NULL, &err);
     } else {
         rc = nas_train(net, ev->train, &rec, on_step, &pc, &st, &err);

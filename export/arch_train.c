@@ -509,7 +509,7 @@ static int train(const nas_arch_train_opts *o, plan *p, work *w, nas_arch_train_
     c.interval = o->progress_s >= 0 ? o->progress_s : c.tty ? 1.0 : 10.0;
     c.ckpt = p->ckpt;
     nas_full_train_opts fo = {&p->rec, p->aug, p->ckpt[0] ? p->ckpt : NULL, o->stop_after,
-                              on_step, on_epoch, &c, on_resume, on_note, 0};
+                              on_step, on_epoch, &c, on_resume, on_note, 0, 0, 0};
     nas_train_stats ts;
     int rc = nas_train_resumable(w->net, w->tr, &fo, &ts, &r->resumed_from, err);
     if (c.drawn)

@@ -286,8 +286,11 @@ int nas__ctl_start_status(ctl *c, int rc, nas_error *err);
 /* Judge result res as the record step stores it: *score (what the
  * strategy observes; NaN when failed or infeasible), `note` (n bytes) the
  * constraint note, the latency rejection and the diverged reason; returns
- * 1 when the training diverged (nas_search_diverged), else 0. */
-int nas__ctl_judge(ctl *c, const nas_trial_result *res, char *note, size_t n, double *score);
+ * 1 when the training diverged (nas_search_diverged; chance_test 0: a
+ * chance-level accuracy alone does not count, a multi-fidelity rung below
+ * the maximum), else 0. */
+int nas__ctl_judge(ctl *c, const nas_trial_result *res, int chance_test, char *note, size_t n,
+                   double *score);
 
 /* A stop or a failure: record the results already back, kill the jobs in
  * flight, and mark them and the waiting retries interrupted (`reason`).

@@ -41,11 +41,6 @@ int nas__ctl_fid_init(ctl *c, int mpi_size, nas_error *err)
     const nas_config *cfg = c->cfg;
     if (cfg->search.fidelity.scheduler == NAS_FIDELITY_NONE)
         return NAS_OK;
-    if (cfg->search.fidelity.resource != NAS_FIDELITY_EPOCHS)
-        return nas_error_set(err, NAS_ECONFIG,
-                             "%s: search.fidelity.resource = \"images\" is not supported by this "
-                             "nas yet (promotion continues from per-epoch checkpoints), expected "
-                             "\"epochs\"", cfg->path);
     if (mpi_size > 1)
         return nas_error_set(err, NAS_ECONFIG,
                              "%s: search.fidelity under MPI is not supported yet (the worker "
@@ -165,7 +160,10 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
         return nas_error_set(err, NAS_EWORKER, "trial %lld finished but was never proposed",
                              (long long)f->trial);
     double score;
-    int diverged = nas__ctl_judge(c, res, note, n, &score);
+    /* below the maximum budget a chance-level accuracy is a short training,
+     * not a diverged one (a NaN or exploding loss is divergence at any rung) */
+    int diverged = nas__ctl_judge(c, res, f->budget >= c->cfg->search.fidelity.max, note, n,
+                                  &score);
     int ok = res->status == NAS_OK && !nas__ctl_rejected(res);
     int rc;
     if (ok || !t->has_res) { /* the rung and the trial's result in one transaction */

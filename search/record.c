@@ -92,7 +92,8 @@ static int record_retry(ctl *c, flight *f, const nas_trial_result *res, nas_erro
     return NAS_OK;
 }
 
-int nas__ctl_judge(ctl *c, const nas_trial_result *res, char *note, size_t n, double *score)
+int nas__ctl_judge(ctl *c, const nas_trial_result *res, int chance_test, char *note, size_t n,
+                   double *score)
 {
     char why[200];
     *score = nas_search_score(c->cfg, res, note, 256); /* room for what follows */
@@ -102,7 +103,8 @@ int nas__ctl_judge(ctl *c, const nas_trial_result *res, char *note, size_t n, do
                  len ? " " : "infeasible ");
     }
     /* issue 22: a done trial whose training diverged stays done, flagged */
-    int diverged = nas_search_diverged(c->cfg, c->classes, c->n_valid, res, why, sizeof why);
+    int diverged = nas_search_diverged(c->cfg, c->classes, chance_test ? c->n_valid : -1, res,
+                                       why, sizeof why);
     if (diverged) {
         size_t len = strlen(note);
         snprintf(note + len, n - len, "%s%s", len ? "; " : "", why);
@@ -119,7 +121,7 @@ static int record_result(ctl *c, const flight *f, const nas_trial_result *res, c
                          nas_error *err)
 {
     double score;
-    int diverged = nas__ctl_judge(c, res, note, n, &score);
+    int diverged = nas__ctl_judge(c, res, 1, note, n, &score);
     int rc = nas_store_trial_finish_flagged(c->st, f->trial, res, score, note,
                                             diverged ? "diverged" : NULL, err);
     if (rc != NAS_OK)

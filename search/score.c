@@ -56,7 +56,7 @@ int nas_search_diverged(const nas_config *cfg, int classes, int valid, const nas
 {
     if (classes < 2)
         classes = 10;
-    if (valid <= 0)
+    if (valid == 0)
         valid = cfg->data.valid; /* 0 for a fraction: unknown here */
     if (why && n)
         why[0] = '\0';

@@ -41,6 +41,7 @@ typedef struct worker {
 struct nas__loader {
     const nas_dataset *d;
     int batch, per_epoch, first_epoch;
+    int first_batch; /* batch k of the loader is batch first_batch + k of first_epoch's run */
     long total;      /* batches in the run */
     uint64_t seed;
     nas_augment aug;
@@ -68,6 +69,7 @@ static void prepare_image(worker *w, long k, int i, slot *s)
 {
     nas__loader *l = w->l;
     const nas_dataset *d = l->d;
+    k += l->first_batch;
     int ep = l->first_epoch + (int)(k / l->per_epoch), first = (int)(k % l->per_epoch) * l->batch;
     if (w->idx_epoch != ep) { /* this worker's copy of the epoch's order */
         for (int j = 0; j < d->n; j++)
@@ -89,7 +91,7 @@ static void prepare_image(worker *w, long k, int i, slot *s)
 /* Images of batch k in s: the last one is short. */
 static int batch_len(const nas__loader *l, long k)
 {
-    int first = (int)(k % l->per_epoch) * l->batch;
+    int first = (int)((k + l->first_batch) % l->per_epoch) * l->batch;
     return l->d->n - first < l->batch ? l->d->n - first : l->batch;
 }
 
@@ -163,12 +165,12 @@ void nas__loader_destroy(nas__loader *l)
 }
 
 int nas__loader_create(const nas_dataset *data, int batch, uint64_t seed, int first_epoch,
-                       int epochs, const nas_augment *aug, int threads, nas__loader **out,
-                       nas_error *err)
+                       int first_batch, int epochs, const nas_augment *aug, int threads,
+                       nas__loader **out, nas_error *err)
 {
     *out = NULL;
     if (!data || data->n <= 0 || batch <= 0 || threads < 0 || threads > LOADER_MAX_THREADS ||
-        first_epoch < 0)
+        first_epoch < 0 || first_batch < 0 || first_batch >= (data->n + batch - 1) / batch)
         return nas_error_set(err, NAS_EINVAL, "batch loader: bad arguments (%d images, batch %d, "
                              "%d threads, expected 0..%d)", data ? data->n : 0, batch, threads,
                              LOADER_MAX_THREADS);
@@ -179,7 +181,8 @@ int nas__loader_create(const nas_dataset *data, int batch, uint64_t seed, int fi
     l->batch = batch;
     l->per_epoch = (data->n + batch - 1) / batch;
     l->first_epoch = first_epoch;
-    l->total = epochs > first_epoch ? (long)(epochs - first_epoch) * l->per_epoch : 0;
+    l->first_batch = first_batch;
+    l->total = epochs > first_epoch ? (long)(epochs - first_epoch) * l->per_epoch - first_batch : 0;
     l->seed = seed;
     if (aug)
         l->aug = *aug;

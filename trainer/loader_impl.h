@@ -23,13 +23,15 @@ typedef struct nas__loader nas__loader;
 
 /*
  * Batches of epochs first_epoch .. epochs-1 of `data` (borrowed; it must
- * outlive the loader). `aug` may be NULL (none). threads: 0 prepares each
- * batch inside nas__loader_next; 1..16 run ahead. Errors: NAS_EINVAL,
- * NAS_ENOMEM, NAS_EIO (a thread could not be started).
+ * outlive the loader), starting at batch first_batch (0-based, below the
+ * batches per epoch) of first_epoch: a run resumed inside an epoch (issue
+ * 17) gets the batches it would have had. `aug` may be NULL (none).
+ * threads: 0 prepares each batch inside nas__loader_next; 1..16 run ahead.
+ * Errors: NAS_EINVAL, NAS_ENOMEM, NAS_EIO (a thread could not be started).
  */
 int nas__loader_create(const nas_dataset *data, int batch, uint64_t seed, int first_epoch,
-                       int epochs, const nas_augment *aug, int threads, nas__loader **out,
-                       nas_error *err);
+                       int first_batch, int epochs, const nas_augment *aug, int threads,
+                       nas__loader **out, nas_error *err);
 
 /*
  * The next batch: *x (b * C*H*W floats, NCHW) and *y (b labels as floats)

@@ -193,7 +193,7 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
         return nas_error_set(err, rc, "allocating a batch of %d images: %s", recipe->batch_size,
                              nas_strerror(rc));
     nas__loader *ld = NULL;
-    rc = nas__loader_create(data, recipe->batch_size, recipe->seed, 0, recipe->epochs,
+    rc = nas__loader_create(data, recipe->batch_size, recipe->seed, 0, 0, recipe->epochs,
                             &recipe->augment, recipe->loader_threads, &ld, err);
     if (rc) {
         nas__batch_io_free(&io);

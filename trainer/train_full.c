@@ -20,7 +20,11 @@
  *    training images), written to
  *    PATH.tmp and renamed, so an interruption at any moment leaves the
  *    previous checkpoint intact; a rerun resumes after the last finished
- *    epoch and ends with the same weights as an uninterrupted run.
+ *    epoch and ends with the same weights as an uninterrupted run;
+ *  - (issue 17) budgets of multi-fidelity search: `until` stops after an
+ *    epoch, `until_images` inside one, with a checkpoint there that keeps
+ *    the epoch's place (the loader restarts at that batch of the epoch's
+ *    shuffled order) and running loss sums, so continuing equals one run.
  */
 #include <inttypes.h> /* PRIu64, PRId64 */
 #include <math.h>     /* cos, isfinite */
@@ -99,7 +103,7 @@ static void space_part(const nas_net_desc *d, char *buf, size_t n)
  * " | backend=" (RUN_PART). */
 #define RUN_PART " | backend="
 static void fingerprint(const nas_net *net, const nas_dataset *data, const nas_recipe *r,
-                        const nas_augment *a, char *buf, size_t n)
+                        const nas_augment *a, int64_t max_images, char *buf, size_t n)
 {
     const nas_net_desc *d = nas__net_desc(net);
     const nas_backend *be = nas__net_backend(net);
@@ -111,6 +115,10 @@ static void fingerprint(const nas_net *net, const nas_dataset *data, const nas_r
     if (strcmp(aug, "none") != 0)
         strncat(aug, "/keyed", sizeof aug - strlen(aug) - 1);
     space_part(d, space, sizeof space);
+    /* issue 17: a schedule over a budget of images (not whole epochs) */
+    char budget[40] = "";
+    if (max_images > 0)
+        snprintf(budget, sizeof budget, " budget=%" PRId64, max_images);
     int k = snprintf(buf, n, "v%d ops", CKPT_VERSION);
     for (int e = 0; e < d->genotype.len && k < (int)n; e++)
         k += snprintf(buf + k, n - (size_t)k, " %d", d->genotype.tok[e]);
@@ -118,10 +126,10 @@ static void fingerprint(const nas_net *net, const nas_dataset *data, const nas_r
         snprintf(buf + k, n - (size_t)k,
                  " C=%d stages=%d N=%d in=%dx%dx%d classes=%d%s | epochs=%d batch=%d lr=%.17g "
                  "momentum=%.17g nesterov=%d wd=%.17g schedule=%d seed=%" PRIu64
-                 " | augment=%s | images=%d" RUN_PART "%s precision=%s data=crc32:%08lx",
+                 " | augment=%s | images=%d%s" RUN_PART "%s precision=%s data=crc32:%08lx",
                  d->channels, d->stages, d->cells_per_stage, d->in_c, d->in_h, d->in_w, d->classes,
                  space, r->epochs, r->batch_size, r->lr, r->momentum, r->nesterov, r->weight_decay,
-                 (int)r->schedule, r->seed, aug, data->n, nas_backend_name(be),
+                 (int)r->schedule, r->seed, aug, data->n, budget, nas_backend_name(be),
                  nas_backend_get_precision(be), data_crc(data));
 }
 
@@ -157,8 +165,8 @@ static void fp_diff(const char *old, const char *cur, char *buf, size_t n)
 {
     static const char *const keys[] = {
         "version", "ops", "C", "stages", "N", "in", "classes", "space", "epochs", "batch", "lr",
-        "momentum", "nesterov", "wd", "schedule", "seed", "augment", "images", "backend",
-        "precision", "data"};
+        "momentum", "nesterov", "wd", "schedule", "seed", "augment", "images", "budget",
+        "backend", "precision", "data"};
     size_t k = 0;
     buf[0] = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0] && k < n; i++) {
@@ -177,7 +185,8 @@ static void fp_diff(const char *old, const char *cur, char *buf, size_t n)
 }
 
 static int save_checkpoint(nas_net *net, const char *path, const char *fp, int epoch, int epochs,
-                           int64_t steps, const nas_rng *aug, const double stats[3], nas_error *err)
+                           int64_t steps, const nas_rng *aug, const double stats[3],
+                           const double partial[3], nas_error *err)
 {
     nas__npz_writer *z;
     int rc = nas__npz_create(path, &z, err);
@@ -225,6 +234,10 @@ static int save_checkpoint(nas_net *net, const char *path, const char *fp, int e
         rc = nas__npz_add(z, "state/stats", "<f8", 1, &s3, stats, 3 * sizeof *stats, err);
     if (!rc)
         rc = nas__npz_add(z, "state/fingerprint", "|u1", 1, &sfp, fp, (size_t)sfp, err);
+    /* issue 17: a checkpoint inside an epoch (a budget of images) carries
+     * the epoch's running loss sum, correct count and images so far */
+    if (!rc && partial)
+        rc = nas__npz_add(z, "state/partial", "<f8", 1, &s3, partial, 3 * sizeof *partial, err);
     double ls[2];
     if (!rc && nas__backend_loss_scale_get(nas__net_backend(net), ls) == NAS_OK)
         rc = nas__npz_add(z, "state/loss_scale", "<f8", 1, &s2, ls, sizeof ls, err);
@@ -238,15 +251,18 @@ static int save_checkpoint(nas_net *net, const char *path, const char *fp, int e
 }
 
 /* The checkpoint's progress {version, epochs done, epochs, steps done}
- * against this run: a checkpoint is written only after a whole epoch, so
- * 0 <= done <= epochs, epochs equal to the recipe's and steps = done x
- * steps per epoch (which also keeps them within int). Errors: NAS_EFORMAT
+ * against this run: 0 <= done <= epochs, epochs equal to the recipe's and
+ * steps = done x steps per epoch after a whole epoch, or (`partial`: a
+ * checkpoint inside an epoch, issue 17) strictly between that and the next
+ * epoch's end (which also keeps them within int). Errors: NAS_EFORMAT
  * naming the file and the values. */
 static int check_progress(const char *path, const int64_t prog[4], int epochs, int per_epoch,
-                          nas_error *err)
+                          int partial, nas_error *err)
 {
+    int64_t at = prog[1] * (int64_t)per_epoch;
     if (prog[2] == epochs && prog[1] >= 0 && prog[1] <= epochs &&
-        prog[3] == prog[1] * (int64_t)per_epoch)
+        (partial ? prog[1] < epochs && prog[3] > at && prog[3] < at + per_epoch
+                 : prog[3] == at))
         return NAS_OK;
     return nas_error_set(err, NAS_EFORMAT,
                          "checkpoint %s: its progress counters are impossible for this run "
@@ -259,7 +275,8 @@ static int check_progress(const char *path, const int64_t prog[4], int epochs, i
 /* Restore a checkpoint; *epoch gets the epochs it has finished. */
 static int load_checkpoint(nas_net *net, const char *path, const char *fp, int epochs,
                            int per_epoch, int *epoch, int64_t *steps, nas_rng *aug,
-                           double stats[3], nas_train_note note, void *ctx, nas_error *err)
+                           double stats[3], double partial[3], nas_train_note note, void *ctx,
+                           nas_error *err)
 {
     nas__npz *z;
     int rc = nas__npz_read(path, &z, err);
@@ -307,7 +324,12 @@ static int load_checkpoint(nas_net *net, const char *path, const char *fp, int e
                  path, run + 3);
         note(ctx, msg);
     }
-    rc = check_progress(path, prog, epochs, per_epoch, err);
+    const nas__npy *pa = nas__npz_find(z, "state/partial");
+    if (pa && (strcmp(pa->descr, "<f8") || pa->count != 3)) {
+        nas__npz_free(z);
+        return nas_error_set(err, NAS_EFORMAT, "%s: misshapen state/partial", path);
+    }
+    rc = check_progress(path, prog, epochs, per_epoch, pa != NULL, err);
     if (rc) {
         nas__npz_free(z);
         return rc;
@@ -363,6 +385,10 @@ static int load_checkpoint(nas_net *net, const char *path, const char *fp, int e
         aug->state = r[0];
         aug->inc = r[1];
         memcpy(stats, st->data, 3 * sizeof *stats);
+        if (pa)
+            memcpy(partial, pa->data, 3 * sizeof *partial);
+        else
+            partial[0] = partial[1] = partial[2] = 0;
         *epoch = (int)prog[1];
         *steps = prog[3];
     }
@@ -370,24 +396,52 @@ static int load_checkpoint(nas_net *net, const char *path, const char *fp, int e
     return rc;
 }
 
-/* Issue 17: the epoch training stops after - o->until (a rung of
- * multi-fidelity search), else the recipe's last. */
-static int last_epoch(const nas_full_train_opts *o)
+/* ---- the budget: whole epochs, or images (issue 17) -------------------------------- */
+
+/* Where a run stops and what its schedule spans, in steps: `epochs` for
+ * the loader and the checkpoint's counters, `total` the steps the cosine
+ * schedule spans, `last` the step count after which this call returns. */
+typedef struct span {
+    int epochs;
+    int64_t total, last;
+} span;
+
+/* Steps that train on the first `images` images of the run: whole epochs
+ * of per_epoch steps (the last batch short), then the batches of the
+ * next epoch until `images` are seen (the last one may go past it). */
+static int64_t steps_of(int64_t images, int n, int batch, int per_epoch)
 {
-    return o->until > 0 && o->until < o->recipe->epochs ? o->until : o->recipe->epochs;
+    return images / n * per_epoch + (images % n + batch - 1) / batch;
 }
 
-/* load_checkpoint for o; a checkpoint past last_epoch(o) belongs to a
- * later rung: NAS_EEXIST. */
-static int load_upto(nas_net *net, const nas_full_train_opts *o, const char *fp, int per_epoch,
-                     int *epoch, int64_t *steps, nas_rng *aug, double stats[3], nas_error *err)
+static int span_of(const nas_full_train_opts *o, int n, int per_epoch, span *sp, nas_error *err)
 {
-    int rc = load_checkpoint(net, o->checkpoint, fp, o->recipe->epochs, per_epoch, epoch, steps,
-                             aug, stats, o->note, o->ctx, err);
-    if (rc == NAS_OK && *epoch > last_epoch(o))
-        rc = nas_error_set(err, NAS_EEXIST, "checkpoint %s holds epoch %d, beyond epoch %d asked "
-                           "for", o->checkpoint, *epoch, last_epoch(o));
-    return rc;
+    const nas_recipe *rec = o->recipe;
+    if (o->max_images > 0) {
+        if (o->until_images < 0 || o->until_images > o->max_images)
+            return nas_error_set(err, NAS_EINVAL,
+                                 "a budget of %" PRId64 " images is outside 0..%" PRId64,
+                                 o->until_images, o->max_images);
+        int64_t ep = (o->max_images + n - 1) / n;
+        if (ep > 1000000)
+            return nas_error_set(err, NAS_EINVAL,
+                                 "a budget of %" PRId64 " images is %" PRId64 " epochs of %d "
+                                 "images, expected at most 1000000",
+                                 o->max_images, ep, n);
+        sp->epochs = (int)ep;
+        sp->total = steps_of(o->max_images, n, rec->batch_size, per_epoch);
+        sp->last = o->until_images > 0 ? steps_of(o->until_images, n, rec->batch_size, per_epoch)
+                                       : sp->total;
+    } else {
+        int last = o->until > 0 && o->until < rec->epochs ? o->until : rec->epochs;
+        sp->epochs = rec->epochs;
+        sp->total = (int64_t)per_epoch * rec->epochs;
+        sp->last = (int64_t)per_epoch * last;
+    }
+    if (sp->total > INT32_MAX)
+        return nas_error_set(err, NAS_EINVAL, "%" PRId64 " training steps, expected at most %d",
+                             sp->total, (int)INT32_MAX);
+    return NAS_OK;
 }
 
 /* ---- the loop ---------------------------------------------------------------------- */
@@ -401,21 +455,36 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
         *resumed_from = 0;
     if (!net || !data || !o || !o->recipe)
         return nas_error_set(err, NAS_EINVAL, "nas_train_resumable: NULL argument");
-    const nas_recipe *rec = o->recipe;
-    if (rec->epochs < 0 || rec->batch_size <= 0 || data->n <= 0 || !(rec->lr >= 0))
+    if (o->recipe->epochs < 0 || o->recipe->batch_size <= 0 || data->n <= 0 ||
+        !(o->recipe->lr >= 0))
         return nas_error_set(err, NAS_EINVAL, "bad recipe (epochs %d, batch %d, lr %g) or no data",
-                             rec->epochs, rec->batch_size, rec->lr);
+                             o->recipe->epochs, o->recipe->batch_size, o->recipe->lr);
+    int per_epoch = (data->n + o->recipe->batch_size - 1) / o->recipe->batch_size;
+    span sp = {0, 0, 0};
+    int rc = span_of(o, data->n, per_epoch, &sp, err);
+    if (rc)
+        return rc;
+    nas_recipe r = *o->recipe; /* with a budget of images: as many epochs as it touches */
+    r.epochs = sp.epochs;
+    const nas_recipe *rec = &r;
     nas_backend *be = nas__net_backend(net);
     char fp[1024];
-    fingerprint(net, data, rec, &o->augment, fp, sizeof fp);
+    fingerprint(net, data, rec, &o->augment, o->max_images, fp, sizeof fp);
     nas_rng aug;
     nas_rng_seed(&aug, rec->seed, AUG_STREAM);
     int start = 0;
     int64_t t64 = 0;
     double saved[3] = {0, 0, 0}; /* loss, accuracy, seconds */
-    int per_epoch = (data->n + rec->batch_size - 1) / rec->batch_size;
+    double part[3] = {0, 0, 0};  /* inside an epoch: loss sum, correct, images */
     if (o->checkpoint && access(o->checkpoint, F_OK) == 0) {
-        int rc = load_upto(net, o, fp, per_epoch, &start, &t64, &aug, saved, err);
+        rc = load_checkpoint(net, o->checkpoint, fp, rec->epochs, per_epoch, &start, &t64, &aug,
+                             saved, part, o->note, o->ctx, err);
+        if (rc == NAS_OK && t64 > sp.last)
+            rc = nas_error_set(err, NAS_EEXIST,
+                               "checkpoint %s holds step %" PRId64 " (epoch %d), beyond step %"
+                               PRId64 " (epoch %" PRId64 ") asked for",
+                               o->checkpoint, t64, start, sp.last,
+                               (sp.last + per_epoch - 1) / per_epoch);
         if (rc)
             return rc;
         if (resumed_from)
@@ -423,12 +492,13 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
         if (o->on_resume)
             o->on_resume(o->ctx, start);
     }
-    int total = per_epoch * rec->epochs;
+    int total = (int)sp.total;
     int t = (int)t64;
     nas__batch_io io;
     nas__loader *ld = NULL;
-    int rc = nas__loader_create(data, rec->batch_size, rec->seed, start, last_epoch(o), &o->augment,
-                                rec->loader_threads, &ld, err);
+    int last_ep = (int)((sp.last + per_epoch - 1) / per_epoch);
+    rc = nas__loader_create(data, rec->batch_size, rec->seed, start, t % per_epoch, last_ep,
+                            &o->augment, rec->loader_threads, &ld, err);
     if (rc)
         return rc;
     rc = nas__batch_io_init(&io, be, data, rec->batch_size);
@@ -440,55 +510,67 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     double seconds = saved[2], last_loss = saved[0], last_acc = saved[1], wait_seconds = 0;
     long images = 0;
     int done_epochs = start;
-    for (int ep = start; ep < last_epoch(o) && !rc; ep++) {
-        double loss_sum = 0, ep0 = seconds;
-        long correct_sum = 0, seen = 0;
-        for (int s = 0; s < per_epoch; s++, t++) {
-            int b = 0;
-            double t0 = now_s();
-            const float *hx, *hy;
-            rc = nas__loader_next(ld, &hx, &hy, &b, &wait_seconds);
-            if (rc) {
-                nas_error_set(err, rc, "batch %d of epoch %d: the loader has no more", s + 1,
-                              ep + 1);
-                break;
-            }
-            nas_tensor xv, yv;
-            float loss = 0;
-            int correct = 0;
-            rc = nas__batch_io_upload(&io, hx, hy, b, &xv, &yv);
-            if (rc) {
-                nas_error_set(err, rc, "uploading batch %d of epoch %d: %s %s", s + 1, ep + 1,
-                              nas_strerror(rc), nas_backend_last_error(be));
-                break;
-            }
-            int skipped = 0;
-            rc = nas__train_step(net, &xv, &yv, rec, t, total, ep, s, per_epoch, &loss, &correct,
-                                 &skipped, err);
-            if (rc)
-                break;
-            seconds += now_s() - t0;
-            images += b;
-            if (!(skipped && !isfinite(loss))) { /* an overflowed fp16 step has no loss */
-                loss_sum += (double)loss * b;
-                correct_sum += correct;
-                seen += b;
-            }
-            if (o->progress && o->progress(o->ctx, t + 1, total, loss)) {
-                rc = nas_error_set(err, NAS_EINTR,
-                                   "interrupted in epoch %d; the checkpoint holds epoch %d", ep + 1,
-                                   ep);
-                break;
-            }
+    double loss_sum = part[0], ep0 = seconds;
+    long correct_sum = (long)part[1], seen = (long)part[2];
+    while (t < sp.last && !rc) {
+        const int ep = t / per_epoch, s = t % per_epoch;
+        int b = 0;
+        double t0 = now_s();
+        const float *hx, *hy;
+        rc = nas__loader_next(ld, &hx, &hy, &b, &wait_seconds);
+        if (rc) {
+            nas_error_set(err, rc, "batch %d of epoch %d: the loader has no more", s + 1, ep + 1);
+            break;
         }
+        nas_tensor xv, yv;
+        float loss = 0;
+        int correct = 0;
+        rc = nas__batch_io_upload(&io, hx, hy, b, &xv, &yv);
+        if (rc) {
+            nas_error_set(err, rc, "uploading batch %d of epoch %d: %s %s", s + 1, ep + 1,
+                          nas_strerror(rc), nas_backend_last_error(be));
+            break;
+        }
+        int skipped = 0;
+        rc = nas__train_step(net, &xv, &yv, rec, t, total, ep, s, per_epoch, &loss, &correct,
+                             &skipped, err);
         if (rc)
             break;
+        seconds += now_s() - t0;
+        images += b;
+        if (!(skipped && !isfinite(loss))) { /* an overflowed fp16 step has no loss */
+            loss_sum += (double)loss * b;
+            correct_sum += correct;
+            seen += b;
+        }
+        if (o->progress && o->progress(o->ctx, t + 1, total, loss)) {
+            rc = nas_error_set(err, NAS_EINTR,
+                               "interrupted in epoch %d; the checkpoint holds %s %d", ep + 1,
+                               t64 % per_epoch ? "a budget inside epoch" : "epoch",
+                               t64 % per_epoch ? start + 1 : ep);
+            break;
+        }
+        t++;
+        if (t % per_epoch != 0) { /* inside an epoch: only a budget of images ends here */
+            if (t == sp.last) {
+                last_loss = seen ? loss_sum / (double)seen : 0;
+                last_acc = seen ? (double)correct_sum / (double)seen : 0;
+            }
+            if (t == sp.last && o->checkpoint) {
+                double st3[3] = {last_loss, last_acc, seconds};
+                double p3[3] = {loss_sum, (double)correct_sum, (double)seen};
+                rc = save_checkpoint(net, o->checkpoint, fp, ep, rec->epochs, t, &aug, st3, p3,
+                                     err);
+            }
+            continue;
+        }
         last_loss = seen ? loss_sum / (double)seen : 0;
         last_acc = seen ? (double)correct_sum / (double)seen : 0;
         done_epochs = ep + 1;
         if (o->checkpoint) {
             double st3[3] = {last_loss, last_acc, seconds};
-            rc = save_checkpoint(net, o->checkpoint, fp, ep + 1, rec->epochs, t, &aug, st3, err);
+            rc = save_checkpoint(net, o->checkpoint, fp, ep + 1, rec->epochs, t, &aug, st3, NULL,
+                                 err);
             if (rc)
                 break;
         }
@@ -500,6 +582,9 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
                 break;
             }
         }
+        loss_sum = 0;
+        correct_sum = seen = 0;
+        ep0 = seconds;
         if (o->stop_after > 0 && ep + 1 == o->stop_after && ep + 1 < rec->epochs) {
             rc = nas_error_set(err, NAS_EINTR, "stopped after epoch %d of %d as asked%s%s", ep + 1,
                                rec->epochs, o->checkpoint ? "; checkpoint " : "",

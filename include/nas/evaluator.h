@@ -111,7 +111,11 @@ int nas_evaluator_set_weights_path(nas_evaluator *ev, const char *path);
  * schedule spans max), continuing from `checkpoint` when it exists and
  * rewriting it after every epoch (nas_train_resumable with
  * nas_full_train_opts.until; NULL: no checkpoint). The result's epochs is
- * `until`. until = 0: the whole proxy recipe, as before. Errors:
+ * `until`. With search.fidelity.resource = "images" in the evaluator's
+ * config, until and max count training images instead (possibly ending
+ * inside an epoch; nas_full_train_opts.until_images, max_images) and the
+ * result's epochs is the number of whole epochs trained. until = 0: the
+ * whole proxy recipe, as before. Errors:
  * NAS_EINVAL (until < 0, max < until, path too long).
  */
 int nas_evaluator_set_fidelity(nas_evaluator *ev, int until, int max, const char *checkpoint);

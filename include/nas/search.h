@@ -298,8 +298,10 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
  * and latency-rejected trials are never diverged. `why` (may be NULL) gets
  * the reason ("diverged: train_loss ..."). C = `classes`, the data's
  * class count (issue 16; < 2 means Fashion-MNIST's 10); `valid` the
- * number of validation images (nas_evaluator_valid_count; <= 0: data.valid
- * as a count, and no chance-level check when data.valid is a fraction).
+ * number of validation images (nas_evaluator_valid_count; 0: data.valid
+ * as a count, and no chance-level check when data.valid is a fraction;
+ * < 0: no chance-level check, as for a multi-fidelity rung below the
+ * maximum budget, where a short training may not have learned yet).
  */
 int nas_search_diverged(const nas_config *cfg, int classes, int valid, const nas_trial_result *res,
                         char *why, size_t n);

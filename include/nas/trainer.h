@@ -272,6 +272,15 @@ typedef struct nas_full_train_opts {
      * call with a larger `until` continues from it, and the weights equal
      * one run to that epoch bit for bit. 0: all epochs. */
     int until;
+    /* issue 17, search.fidelity.resource = "images": > 0: the budget is
+     * counted in training images, not epochs. The cosine schedule spans the
+     * steps of the first max_images images of the run (whole epochs, then
+     * the batches of the next one that reach max_images; recipe->epochs and
+     * `until` are ignored); training stops after the steps of the first
+     * until_images (0: max_images), possibly inside an epoch, where the
+     * checkpoint keeps the epoch's place and running sums, so a later call
+     * with a larger until_images continues bit for bit as one run would. */
+    int64_t until_images, max_images;
 } nas_full_train_opts;
 
 /*

@@ -8,7 +8,9 @@
 # 2. Hyperband (R = 3): brackets s = 1 (3 at 1 epoch, 1 to 3) and s = 0
 #    (2 at 3 epochs from scratch): its rung counts.
 # 3. ASHA with 2 workers: every trial has rung 1; promotions happen.
-# 4. kill -9 of the controller, every other time while a promotion runs,
+# 4. budgets in images: rungs that end inside epochs, their counts, and
+#    a search killed with kill -9 and resumed equals an uninterrupted one.
+# 5. kill -9 of the controller, every other time while a promotion runs,
 #    else at a random moment, during a Hyperband search (R = 9, one
 #    bracket: 9 trials at 1 epoch, 3 to 3, 1 to 9): no finished rung is
 #    lost or run again (its row, with its time, unchanged), and the final
@@ -76,6 +78,38 @@ expect_eq "every trial ran rung 0" "$(sql asha.db "SELECT count(*) FROM rung WHE
 n3=$(sql asha.db "SELECT count(*) FROM rung WHERE fidelity = 3")
 [ "$n3" -ge 1 ] && [ "$n3" -le 3 ] || fail "ASHA promoted $n3 trials of 9 (expected 1..3)"
 expect_eq "checkpoints left" "$(find asha.db.ckpt -type f | wc -l)" 0
+
+note "budgets in images (resource = \"images\"): rungs end inside epochs"
+# 256 images, batch 64: 4 steps an epoch; rungs 100, 300 and 900 images
+# (2, 5 and 15 steps: inside epochs 1, 2 and 4); 9 trials, one bracket
+mk img sh 9 1 9 random
+sed -i 's/fidelity = { min = 1; max = 9;/fidelity = { resource = "images"; min = 100; max = 900;/' img.conf
+grep -q 'resource = "images"' img.conf || fail "img.conf was not edited"
+run 0 "$NAS" run img.conf --db img.db
+expect_eq "rungs by budget" "$(sql img.db "SELECT group_concat(n) FROM (SELECT count(*) AS n FROM rung GROUP BY fidelity ORDER BY fidelity)")" "9,3,1"
+expect_eq "budgets" "$(sql img.db "SELECT group_concat(DISTINCT fidelity) FROM rung")" "100,300,900"
+expect_eq "the top trial's result: 3 whole epochs" "$(sql img.db "SELECT r.epochs FROM result r JOIN rung g ON g.trial_id = r.trial_id AND g.fidelity = 900")" 3
+expect_eq "checkpoints left" "$(find img.db.ckpt -type f | wc -l)" 0
+# killed while a promotion runs (a trial continuing from a checkpoint that
+# ends inside an epoch), twice, and resumed: the same rungs, bit for bit
+promoting="SELECT count(*) FROM trial t WHERE t.status = 'running' AND EXISTS (SELECT 1 FROM rung g WHERE g.trial_id = t.id)"
+ikills=0
+for k in 1 2; do
+    "$NAS" run img.conf --db imgk.db --quiet >/dev/null 2>&1 &
+    pid=$!
+    for _ in $(seq 1000); do
+        [ "$(sql imgk.db "$promoting" 2>/dev/null)" -gt 0 ] 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.01
+    done
+    [ "$(sql imgk.db "$promoting" 2>/dev/null)" -gt 0 ] 2>/dev/null && kill -9 "$pid" 2>/dev/null &&
+        ikills=$((ikills + 1))
+    wait "$pid" 2>/dev/null
+done
+[ "$ikills" -gt 0 ] || fail "no kill fell during a promotion"
+note "$ikills kill(s) during a promotion"
+run 0 "$NAS" run img.conf --db imgk.db
+expect_eq "killed and resumed: rungs equal an uninterrupted run's" "$(rungs imgk.db)" "$(rungs img.db)"
 
 note "kill -9 during a Hyperband search"
 mk kill hyperband 9 2 9 evolution

@@ -217,7 +217,7 @@ static void test_loader_order_and_threads(void **state)
         for (int first = 0; first < 2; first++) { /* from epoch 0, and resumed at epoch 1 */
             nas__loader *l = NULL;
             nas_error err;
-            assert_int_equal(nas__loader_create(d, batch, 11, first, epochs, &a, threads[t], &l, &err), 0);
+            assert_int_equal(nas__loader_create(d, batch, 11, first, 0, epochs, &a, threads[t], &l, &err), 0);
             double wait = 0;
             for (size_t k = (size_t)first * per_epoch; k < total; k++) {
                 const float *x, *y;
@@ -236,7 +236,7 @@ static void test_loader_order_and_threads(void **state)
     }
     /* stopping early joins the threads (no hang, no leak under ASan) */
     nas__loader *l = NULL;
-    assert_int_equal(nas__loader_create(d, batch, 11, 0, epochs, &a, 2, &l, NULL), 0);
+    assert_int_equal(nas__loader_create(d, batch, 11, 0, 0, epochs, &a, 2, &l, NULL), 0);
     const float *x, *y;
     int b;
     assert_int_equal(nas__loader_next(l, &x, &y, &b, NULL), 0);

@@ -6,6 +6,8 @@
  * trained to b2 with the same seed - on the ref and cpu backends. Also: the
  * schedule really spans R (a run of R = b2 epochs differs), a run to R
  * equals nas_train of R epochs, and a checkpoint beyond `until` is refused.
+ * The same with budgets in images (resource "images"), stopping and
+ * continuing inside epochs.
  */
 #include <setjmp.h> /* cmocka needs these three */
 #include <stdarg.h>
@@ -138,6 +140,96 @@ static void check_backend(const char *name)
     nas_backend_destroy(be);
 }
 
+/* A fresh net (seed 5) trained to `until` of `max` images (issue 17,
+ * resource "images"), from/to checkpoint `ck`; its weights and stats. */
+static float *run_images(nas_backend *be, const nas_dataset *data, const nas_recipe *rec,
+                         int64_t until, int64_t max, const char *ck, int want_rc,
+                         nas_train_stats *st, size_t *n)
+{
+    static const int ops[6] = {C3, C1, POOL, SKIP, NONE, C3};
+    nas_net_desc d = tiny_net_desc(ops, 1);
+    nas_net *net = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas_net_create(be, &d, rec->batch_size, 5, &net, &err), NAS_OK);
+    nas_full_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.recipe = rec;
+    o.checkpoint = ck;
+    o.until_images = until;
+    o.max_images = max;
+    int rc = nas_train_resumable(net, data, &o, st, NULL, &err);
+    if (rc != want_rc)
+        fail_msg("until %lld images: %s (rc %d, expected %d)", (long long)until, err.msg, rc,
+                 want_rc);
+    float *w = all_weights(net, n);
+    nas_net_destroy(net);
+    return w;
+}
+
+/* Budgets in images: 72 images, batch 16 (5 steps per epoch, the last of
+ * 8 images), R = 200 images = 2 epochs + 56 images (4 more steps). Rungs
+ * 40 -> 100 -> 200 stop inside epochs 1, 2 and 3; each continuation from the
+ * checkpoint equals one uninterrupted run to the same budget bit for bit,
+ * and its loss is the same partial-epoch mean. */
+static void check_images(const char *name)
+{
+    nas_backend *be = NULL;
+    nas_error err;
+    if (nas_backend_create(name, 1, 0, &be, &err) != NAS_OK) {
+        printf("SKIPPED the %s backend: %s\n", name, err.msg);
+        return;
+    }
+    nas_dataset *data = synth(72, 3);
+    nas_recipe rec = {.epochs = 99, /* ignored with a budget of images */
+                      .batch_size = 16, .lr = 0.05, .momentum = 0.9, .nesterov = 1,
+                      .weight_decay = 5e-4, .schedule = NAS_SCHEDULE_COSINE, .seed = 11};
+    char ck[300];
+    snprintf(ck, sizeof ck, "%s/%s.images.npz", g_dir, name);
+    unlink(ck);
+    nas_train_stats s1, s2, s3, u2, u3;
+    size_t n1, n2, n3, m2, m3, m4;
+    float *w1 = run_images(be, data, &rec, 40, 200, ck, NAS_OK, &s1, &n1);
+    assert_int_equal(s1.steps, 3); /* ceil(40 / 16) */
+    assert_int_equal(s1.epochs, 0);
+    float *w2 = run_images(be, data, &rec, 100, 200, ck, NAS_OK, &s2, &n2);
+    assert_int_equal(s2.steps, 5 + 2); /* 72 + ceil(28 / 16) batches */
+    assert_int_equal(s2.epochs, 1);
+    float *v2 = run_images(be, data, &rec, 100, 200, NULL, NAS_OK, &u2, &m2);
+    assert_int_equal(n2, m2);
+    assert_memory_equal(w2, v2, n2 * sizeof *w2);
+    assert_true(s2.train_loss == u2.train_loss);
+    assert_memory_not_equal(w1, w2, n1 * sizeof *w1);
+    float *w3 = run_images(be, data, &rec, 0, 200, ck, NAS_OK, &s3, &n3); /* to R */
+    assert_int_equal(s3.steps, 10 + 4);
+    float *v3 = run_images(be, data, &rec, 200, 200, NULL, NAS_OK, &u3, &m3);
+    assert_memory_equal(w3, v3, n3 * sizeof *w3);
+    assert_true(s3.train_loss == u3.train_loss);
+    /* the schedule spans R: a run with R = 100 images differs at 100 */
+    nas_train_stats u4;
+    float *v4 = run_images(be, data, &rec, 100, 100, NULL, NAS_OK, &u4, &m4);
+    assert_memory_not_equal(v2, v4, m2 * sizeof *v2);
+    /* the checkpoint holds 200 images: asking for 100 is refused, and so is
+     * another maximum (another schedule: the fingerprint's budget) */
+    free(run_images(be, data, &rec, 100, 200, ck, NAS_EEXIST, &u4, &m4));
+    free(run_images(be, data, &rec, 100, 300, ck, NAS_EEXIST, &u4, &m4));
+    free(run_images(be, data, &rec, 300, 200, NULL, NAS_EINVAL, &u4, &m4));
+    free(w1), free(w2), free(w3), free(v2), free(v3), free(v4);
+    nas_dataset_destroy(data);
+    nas_backend_destroy(be);
+}
+
+static void test_images_ref(void **state)
+{
+    (void)state;
+    check_images("ref");
+}
+
+static void test_images_cpu(void **state)
+{
+    (void)state;
+    check_images("cpu");
+}
+
 static void test_promotion_ref(void **state)
 {
     (void)state;
@@ -155,6 +247,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_promotion_ref),
         cmocka_unit_test(test_promotion_cpu),
+        cmocka_unit_test(test_images_ref),
+        cmocka_unit_test(test_images_cpu),
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
