@@ -944,6 +944,16 @@ static int cpu_gconv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas
 static int cpu_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
                                   nas_tensor *dw, int stride, int pad, int groups)
 {
+    /* depthwise on blocked fp32 activations: our own kernel (cpu_depthwise.c) */
+    if (groups > 1 && groups == x->c && dw->n == x->c && dw->c == 1 && dw->h == dw->w &&
+        x->layout == dy->layout && (x->layout == L_B16 || x->layout == L_B8)) {
+        PROF0;
+        if (nas__cpu_dw_wgrad(CF(x), CF(dy), F(dw), x->n, x->c, x->h, x->w, dy->h, dy->w, dw->h,
+                              stride, pad, x->layout == L_B16 ? 16 : 8) == 0) {
+            PROF1(PS_DW_BWD_FILTER);
+            return NAS_OK;
+        }
+    }
     int lx, ly;
     prim *p;
     int rc = gconv_prim(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, groups, &lx, &ly, &p);
