@@ -64,29 +64,37 @@ static float *all_weights(nas_net *net, size_t *count)
     return w;
 }
 
-/* A fresh net (seed 5) trained with recipe `rec` up to epoch `until`
- * (0: all), from/to checkpoint `ck` (NULL: none); its weights. */
-static float *run(nas_backend *be, const nas_dataset *data, const nas_recipe *rec, int until,
-                  const char *ck, int want_rc, int *resumed, size_t *n)
+/* A fresh net (seed 5) trained as o says (o->recipe, checkpoint, budget);
+ * its weights and stats. rc other than want_rc fails, naming `what`. */
+static float *train_net(nas_backend *be, const nas_dataset *data, const nas_full_train_opts *o,
+                        int want_rc, const char *what, nas_train_stats *st, int *resumed,
+                        size_t *n)
 {
     static const int ops[6] = {C3, C1, POOL, SKIP, NONE, C3};
     nas_net_desc d = tiny_net_desc(ops, 1);
     nas_net *net = NULL;
     nas_error err = {0};
-    assert_int_equal(nas_net_create(be, &d, rec->batch_size, 5, &net, &err), NAS_OK);
-    nas_full_train_opts o;
-    memset(&o, 0, sizeof o);
-    o.recipe = rec;
-    o.checkpoint = ck;
-    o.until = until;
-    nas_train_stats st;
-    int rc = nas_train_resumable(net, data, &o, &st, resumed, &err);
+    assert_int_equal(nas_net_create(be, &d, o->recipe->batch_size, 5, &net, &err), NAS_OK);
+    int rc = nas_train_resumable(net, data, o, st, resumed, &err);
     if (rc != want_rc)
-        fail_msg("until %d: %s (rc %d, expected %d)", until, err.msg, rc, want_rc);
+        fail_msg("%s: %s (rc %d, expected %d)", what, err.msg, rc, want_rc);
     float *w = all_weights(net, n);
-    if (rc == NAS_OK)
-        assert_int_equal(st.epochs, until ? until : rec->epochs);
     nas_net_destroy(net);
+    return w;
+}
+
+/* Trained with recipe `rec` up to epoch `until` (0: all), from/to
+ * checkpoint `ck` (NULL: none). */
+static float *run(nas_backend *be, const nas_dataset *data, const nas_recipe *rec, int until,
+                  const char *ck, int want_rc, int *resumed, size_t *n)
+{
+    nas_full_train_opts o = {.recipe = rec, .checkpoint = ck, .until = until};
+    nas_train_stats st;
+    char what[64];
+    snprintf(what, sizeof what, "until epoch %d", until);
+    float *w = train_net(be, data, &o, want_rc, what, &st, resumed, n);
+    if (want_rc == NAS_OK)
+        assert_int_equal(st.epochs, until ? until : rec->epochs);
     return w;
 }
 
@@ -140,30 +148,17 @@ static void check_backend(const char *name)
     nas_backend_destroy(be);
 }
 
-/* A fresh net (seed 5) trained to `until` of `max` images (issue 17,
- * resource "images"), from/to checkpoint `ck`; its weights and stats. */
+/* Trained to `until` of `max` images (issue 17, resource "images"), from/to
+ * checkpoint `ck`. */
 static float *run_images(nas_backend *be, const nas_dataset *data, const nas_recipe *rec,
                          int64_t until, int64_t max, const char *ck, int want_rc,
                          nas_train_stats *st, size_t *n)
 {
-    static const int ops[6] = {C3, C1, POOL, SKIP, NONE, C3};
-    nas_net_desc d = tiny_net_desc(ops, 1);
-    nas_net *net = NULL;
-    nas_error err = {0};
-    assert_int_equal(nas_net_create(be, &d, rec->batch_size, 5, &net, &err), NAS_OK);
-    nas_full_train_opts o;
-    memset(&o, 0, sizeof o);
-    o.recipe = rec;
-    o.checkpoint = ck;
-    o.until_images = until;
-    o.max_images = max;
-    int rc = nas_train_resumable(net, data, &o, st, NULL, &err);
-    if (rc != want_rc)
-        fail_msg("until %lld images: %s (rc %d, expected %d)", (long long)until, err.msg, rc,
-                 want_rc);
-    float *w = all_weights(net, n);
-    nas_net_destroy(net);
-    return w;
+    nas_full_train_opts o = {.recipe = rec, .checkpoint = ck, .until_images = until,
+                             .max_images = max};
+    char what[64];
+    snprintf(what, sizeof what, "until %lld of %lld images", (long long)until, (long long)max);
+    return train_net(be, data, &o, want_rc, what, st, NULL, n);
 }
 
 /* Budgets in images: 72 images, batch 16 (5 steps per epoch, the last of
