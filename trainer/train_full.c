@@ -444,6 +444,26 @@ static int span_of(const nas_full_train_opts *o, int n, int per_epoch, span *sp,
     return NAS_OK;
 }
 
+/* Load o->checkpoint (load_checkpoint) for a run spanning sp; one past
+ * the step this call stops at belongs to a later rung: NAS_EEXIST. Calls
+ * o->on_resume. */
+static int resume(nas_net *net, const nas_full_train_opts *o, const char *fp, int epochs,
+                  int per_epoch, const span *sp, int *start, int64_t *t64, nas_rng *aug,
+                  double saved[3], double part[3], nas_error *err)
+{
+    int rc = load_checkpoint(net, o->checkpoint, fp, epochs, per_epoch, start, t64, aug, saved,
+                             part, o->note, o->ctx, err);
+    if (rc == NAS_OK && *t64 > sp->last)
+        rc = nas_error_set(err, NAS_EEXIST,
+                           "checkpoint %s holds step %" PRId64 " (epoch %d), beyond step %" PRId64
+                           " (epoch %" PRId64 ") asked for",
+                           o->checkpoint, *t64, *start, sp->last,
+                           (sp->last + per_epoch - 1) / per_epoch);
+    if (rc == NAS_OK && o->on_resume)
+        o->on_resume(o->ctx, *start);
+    return rc;
+}
+
 /* ---- the loop ---------------------------------------------------------------------- */
 
 int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_train_opts *o,
@@ -477,23 +497,13 @@ int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_tr
     double saved[3] = {0, 0, 0}; /* loss, accuracy, seconds */
     double part[3] = {0, 0, 0};  /* inside an epoch: loss sum, correct, images */
     if (o->checkpoint && access(o->checkpoint, F_OK) == 0) {
-        rc = load_checkpoint(net, o->checkpoint, fp, rec->epochs, per_epoch, &start, &t64, &aug,
-                             saved, part, o->note, o->ctx, err);
-        if (rc == NAS_OK && t64 > sp.last)
-            rc = nas_error_set(err, NAS_EEXIST,
-                               "checkpoint %s holds step %" PRId64 " (epoch %d), beyond step %"
-                               PRId64 " (epoch %" PRId64 ") asked for",
-                               o->checkpoint, t64, start, sp.last,
-                               (sp.last + per_epoch - 1) / per_epoch);
+        rc = resume(net, o, fp, rec->epochs, per_epoch, &sp, &start, &t64, &aug, saved, part, err);
         if (rc)
             return rc;
         if (resumed_from)
             *resumed_from = start;
-        if (o->on_resume)
-            o->on_resume(o->ctx, start);
     }
-    int total = (int)sp.total;
-    int t = (int)t64;
+    int total = (int)sp.total, t = (int)t64;
     nas__batch_io io;
     nas__loader *ld = NULL;
     int last_ep = (int)((sp.last + per_epoch - 1) / per_epoch);
