@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h> /* opendir: leftover temporary files */
 #include <unistd.h> /* unlink */
 #include "nas/array.h"
 #include "nas/evaluator.h" /* nas_objective_value */
@@ -121,6 +122,28 @@ static int busy(const ctl *c, int64_t id)
     return 0;
 }
 
+/* Delete trial `id`'s checkpoint and any temporary file a worker killed
+ * while writing it left beside it (the .npz writer's PATH.tmp, and
+ * libzip's PATH.tmp.XXXXXX inside zip_close; trainer/weights.c). */
+static void remove_ckpt(const ctl *c, int64_t id)
+{
+    char ck[NAS_PATH_MAX + 64], prefix[64];
+    nas__ctl_fid_ckpt(c, id, ck, sizeof ck);
+    unlink(ck);
+    snprintf(prefix, sizeof prefix, "trial-%lld.npz.tmp", (long long)id);
+    DIR *d = opendir(c->ckpt_dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        char path[NAS_PATH_MAX + 320];
+        snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
 /*
  * The strategy observes, in trial order, the trials that can no longer be
  * promoted (their checkpoints are deleted): under SH / Hyperband only
@@ -135,9 +158,7 @@ static int observe_finals(ctl *c, int mode, int all, nas_error *err)
         if (t->observed || !t->has_res || busy(c, t->id) || nas_fid_promotable(c->fid, t->id))
             continue;
         if (!c->table && !t->ckpt_gone) { /* it can no longer be promoted: delete it once */
-            char ck[NAS_PATH_MAX + 64];
-            nas__ctl_fid_ckpt(c, t->id, ck, sizeof ck);
-            unlink(ck);
+            remove_ckpt(c, t->id);
             t->ckpt_gone = 1;
         }
         if (sync && !all && t->bracket >= nas_fid_bracket(c->fid))

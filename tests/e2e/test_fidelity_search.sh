@@ -108,8 +108,14 @@ for k in 1 2; do
 done
 [ "$ikills" -gt 0 ] || fail "no kill fell during a promotion"
 note "$ikills kill(s) during a promotion"
+# what a worker killed inside the .npz writer leaves (PATH.tmp, and
+# libzip's PATH.tmp.XXXXXX): deleted with the trial's checkpoint
+mkdir -p imgk.db.ckpt
+: >imgk.db.ckpt/trial-1.npz.tmp
+: >imgk.db.ckpt/trial-2.npz.tmp.Ab12Cd
 run 0 "$NAS" run img.conf --db imgk.db
 expect_eq "killed and resumed: rungs equal an uninterrupted run's" "$(rungs imgk.db)" "$(rungs img.db)"
+expect_eq "checkpoints and temporary files left" "$(find imgk.db.ckpt -type f | wc -l)" 0
 
 note "kill -9 during a Hyperband search"
 mk kill hyperband 9 2 9 evolution
