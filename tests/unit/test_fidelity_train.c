@@ -98,14 +98,22 @@ static float *run(nas_backend *be, const nas_dataset *data, const nas_recipe *re
     return w;
 }
 
-static void check_backend(const char *name)
+/* Backend `name`, or the test skipped (visibly) when it cannot be made. */
+static nas_backend *open_or_skip(const char *name)
 {
     nas_backend *be = NULL;
     nas_error err;
     if (nas_backend_create(name, 1, 0, &be, &err) != NAS_OK) {
         printf("SKIPPED the %s backend: %s\n", name, err.msg);
-        return;
+        skip();
     }
+    return be;
+}
+
+static void check_backend(const char *name)
+{
+    nas_backend *be = open_or_skip(name);
+    nas_error err;
     nas_dataset *data = synth(72, 3);
     /* R = 4 epochs, rungs 1 -> 2 -> 4 (eta = 2) */
     nas_recipe rec = {.epochs = 4, .batch_size = 16, .lr = 0.05, .momentum = 0.9, .nesterov = 1,
@@ -168,12 +176,7 @@ static float *run_images(nas_backend *be, const nas_dataset *data, const nas_rec
  * and its loss is the same partial-epoch mean. */
 static void check_images(const char *name)
 {
-    nas_backend *be = NULL;
-    nas_error err;
-    if (nas_backend_create(name, 1, 0, &be, &err) != NAS_OK) {
-        printf("SKIPPED the %s backend: %s\n", name, err.msg);
-        return;
-    }
+    nas_backend *be = open_or_skip(name);
     nas_dataset *data = synth(72, 3);
     nas_recipe rec = {.epochs = 99, /* ignored with a budget of images */
                       .batch_size = 16, .lr = 0.05, .momentum = 0.9, .nesterov = 1,
@@ -213,37 +216,17 @@ static void check_images(const char *name)
     nas_backend_destroy(be);
 }
 
-static void test_images_ref(void **state)
-{
-    (void)state;
-    check_images("ref");
-}
-
-static void test_images_cpu(void **state)
-{
-    (void)state;
-    check_images("cpu");
-}
-
-static void test_promotion_ref(void **state)
-{
-    (void)state;
-    check_backend("ref");
-}
-
-static void test_promotion_cpu(void **state)
-{
-    (void)state;
-    check_backend("cpu");
-}
+/* state: the backend's name (cmocka_unit_test_prestate) */
+static void test_images(void **state) { check_images(*state); }
+static void test_promotion(void **state) { check_backend(*state); }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_promotion_ref),
-        cmocka_unit_test(test_promotion_cpu),
-        cmocka_unit_test(test_images_ref),
-        cmocka_unit_test(test_images_cpu),
+        {"test_promotion_ref", test_promotion, NULL, NULL, "ref"},
+        {"test_promotion_cpu", test_promotion, NULL, NULL, "cpu"},
+        {"test_images_ref", test_images, NULL, NULL, "ref"},
+        {"test_images_cpu", test_images, NULL, NULL, "cpu"},
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
