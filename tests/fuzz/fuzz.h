@@ -30,6 +30,10 @@ const char *nas_fuzz_dir(void);
 /* Write data[0..size) to nas_fuzz_dir()/name. Returns 0 or aborts. */
 int nas_fuzz_write(const char *name, const uint8_t *data, size_t size);
 
+/* data[0..size) as a NUL-terminated string (malloc'd, the caller frees;
+ * an embedded NUL ends it early). Aborts when out of memory. */
+char *nas_fuzz_cstr(const uint8_t *data, size_t size);
+
 /* Parse genotype string `str` in space `sp` (NULL: no space) into *g and
  * check the parser's promises, whatever the space type: a failure is
  * NAS_EFORMAT with a message; a success formats back to a string that

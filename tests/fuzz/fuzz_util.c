@@ -80,6 +80,15 @@ int nas_fuzz_write(const char *name, const uint8_t *data, size_t size)
     return 0;
 }
 
+char *nas_fuzz_cstr(const uint8_t *data, size_t size)
+{
+    char *s = malloc(size + 1);
+    NAS_FUZZ_CHECK(s != NULL, "malloc");
+    memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
+
 int nas_fuzz_genotype_roundtrip(const nas_space *sp, const char *str, nas_genotype *g)
 {
     nas_error err;

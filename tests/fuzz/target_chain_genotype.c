@@ -67,10 +67,7 @@ int nas_fuzz_chain_genotype(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     const nas_space *sp = chain_space(data[0] & 1);
-    char *str = malloc(size);
-    NAS_FUZZ_CHECK(str != NULL, "malloc");
-    memcpy(str, data + 1, size - 1);
-    str[size - 1] = '\0';
+    char *str = nas_fuzz_cstr(data + 1, size - 1);
     nas_genotype g;
     int rc = nas_fuzz_genotype_roundtrip(sp, str, &g);
     if (rc == NAS_OK)

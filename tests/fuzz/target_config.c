@@ -13,10 +13,7 @@
 
 int nas_fuzz_config(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
-    NAS_FUZZ_CHECK(text != NULL, "malloc");
-    memcpy(text, data, size);
-    text[size] = '\0';
+    char *text = nas_fuzz_cstr(data, size);
     nas_config *cfg = malloc(sizeof *cfg);
     NAS_FUZZ_CHECK(cfg != NULL, "malloc");
     nas_error err;

@@ -22,10 +22,7 @@ int nas_fuzz_genotype(const uint8_t *data, size_t size)
     nas_error err;
     if (nas_space_create(&d, &sp, &err) != NAS_OK)
         sp = NULL;
-    char *str = malloc(size);
-    NAS_FUZZ_CHECK(str != NULL, "malloc");
-    memcpy(str, data + 1, size - 1);
-    str[size - 1] = '\0';
+    char *str = nas_fuzz_cstr(data + 1, size - 1);
     nas_genotype g;
     int rc = nas_fuzz_genotype_roundtrip(sp, str, &g);
     if (rc == NAS_OK)
