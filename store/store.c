@@ -119,20 +119,16 @@ static const char MIGRATE_V5[] =
     "  PRIMARY KEY(trial_id, fidelity)\n"
     ");\n";
 
-/* A trial's highest fidelity (NULL: no rung, a search without a
- * scheduler); NULL when a version-1 .. 4 file is read as it is. */
-#define V5_FIDELITY "(SELECT max(g.fidelity) FROM rung g WHERE g.trial_id = t.id)"
-
 /* ?3 > 0: only trials whose highest fidelity is at least ?3 (issue 17,
  * `nas query --min-fidelity`); a file before schema 5 has none. */
-#define MIN_FIDELITY "(?3 <= 0 OR coalesce(" V5_FIDELITY ", -1) >= ?3)"
+#define MIN_FIDELITY "(?3 <= 0 OR coalesce(" NAS__STORE_FIDELITY ", -1) >= ?3)"
 
 #define TRIAL_COLUMNS                                                                         \
     "SELECT t.id, t.experiment_id, e.name, t.genotype, t.arch_key, t.proposed_by, t.status, " \
     "t.worker, t.attempt, t.device, t.created_at, t.started_at, t.finished_at, t.error, "     \
     "r.trial_id IS NOT NULL, r.val_accuracy, r.test_accuracy, r.train_loss, r.macs, "         \
     "r.params, r.latency_ms, r.train_seconds, r.epochs, r.score, " V2_TRIAL_COLUMNS ", "     \
-    V3_FLAG ", " V5_FIDELITY " FROM trial t JOIN experiment e ON e.id = t.experiment_id "                      \
+    V3_FLAG ", " NAS__STORE_FIDELITY " FROM trial t JOIN experiment e ON e.id = t.experiment_id "                      \
     "LEFT JOIN result r ON r.trial_id = t.id "
 
 /* The best done trial of experiment e: highest val_accuracy among the
@@ -141,7 +137,7 @@ static const char MIGRATE_V5[] =
 #define BEST_TRIAL                                                                           \
     "trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = e.id AND "           \
     "t.status = 'done' AND r.score IS NOT NULL AND r.val_accuracy IS NOT NULL "              \
-    "ORDER BY " V5_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC, t.id LIMIT 1"
+    "ORDER BY " NAS__STORE_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC, t.id LIMIT 1"
 
 #define EXPERIMENT_COLUMNS                                                                   \
     "SELECT e.id, e.name, e.strategy, e.conf_path, e.seed, e.trials_budget, e.status, "      \
@@ -219,7 +215,7 @@ static const char *const QUERIES[Q_COUNT] = {
     [Q_TRIAL_BY_RANK] =
         TRIAL_COLUMNS "WHERE t.experiment_id = ?1 AND " MIN_FIDELITY " ORDER BY "
                       "CASE t.status WHEN 'done' THEN 0 WHEN 'failed' THEN 2 ELSE 1 END, "
-                      V5_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC NULLS LAST, t.id "
+                      NAS__STORE_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC NULLS LAST, t.id "
                       "LIMIT ?2",
     [Q_STATE_PUT] = "INSERT OR REPLACE INTO strategy_state(experiment_id, name, blob, updated_at) "
                     "VALUES(?1, ?2, ?3, " NOW_SQL ")",
@@ -249,7 +245,7 @@ static const char *old_schema_sql(const nas_store *st, const char *sql, char *bu
     static const struct {
         int version;
         const char *cols, *nulls;
-    } added[] = {{2, V2_TRIAL_COLUMNS, "NULL, NULL"}, {3, V3_FLAG, "NULL"}, {5, V5_FIDELITY, "NULL"}};
+    } added[] = {{2, V2_TRIAL_COLUMNS, "NULL, NULL"}, {3, V3_FLAG, "NULL"}, {5, NAS__STORE_FIDELITY, "NULL"}};
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         if (st->schema >= added[i].version || !strstr(sql, added[i].cols))
             continue;

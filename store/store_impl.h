@@ -11,6 +11,12 @@
 #include <sqlite3.h>
 #include "nas/store.h"
 
+/* SQL: the highest fidelity of the trial aliased `t` (NULL: no rung, a
+ * search without a scheduler; store.c also reads a version-1 .. 4 file as
+ * it is, with NULL in its place). One expression for every ranking "at the
+ * highest fidelity" (issue 17): the best trial, nas query, kept weights. */
+#define NAS__STORE_FIDELITY "(SELECT max(g.fidelity) FROM rung g WHERE g.trial_id = t.id)"
+
 /* The store's connection (owned by the store: never closed by the caller).
  * One connection per store: a second one on the same file, closed while a
  * plain reader (sqlite3 with no busy timeout) opens it, briefly takes the
