@@ -282,11 +282,13 @@ static void test_conv(void **state)
     close_backends(&c, "conv");
 }
 
-static void bn_one(cmp *c, int n, int ch, int h)
+/* x uniform in [lo, hi) */
+static void bn_at(cmp *c, int n, int ch, int h, float lo, float hi)
 {
-    snprintf(c->label, sizeof c->label, "batchnorm x[%d,%d,%d,%d]", n, ch, h, h);
+    snprintf(c->label, sizeof c->label, "batchnorm x[%d,%d,%d,%d] in [%g, %g)", n, ch, h, h,
+             (double)lo, (double)hi);
     const float momentum = 0.1f, eps = 1e-5f;
-    pair *x = cmp_in(c, n, ch, h, h, -1, 3); /* non-zero mean */
+    pair *x = cmp_in(c, n, ch, h, h, lo, hi);
     pair *gamma = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f);
     pair *beta = cmp_in(c, 1, ch, 1, 1, -0.5f, 0.5f);
     pair *rmean = cmp_in(c, 1, ch, 1, 1, -0.2f, 0.2f);
@@ -320,6 +322,8 @@ static void bn_one(cmp *c, int n, int ch, int h)
     cmp_reset(c);
 }
 
+static void bn_one(cmp *c, int n, int ch, int h) { bn_at(c, n, ch, h, -1, 3); /* mean != 0 */ }
+
 static void test_batchnorm(void **state)
 {
     cmp c;
@@ -330,6 +334,14 @@ static void test_batchnorm(void **state)
     bn_one(&c, 1, 16, 28);
     bn_one(&c, 3, 5, 1); /* after GAP: 3 values per channel */
     bn_one(&c, 3, 5, 7); /* cached again */
+    /* several nChw16c and nChw8c blocks (the cpu backend's layouts), odd
+     * pixel counts, and a mean 200 standard deviations from 0 (the
+     * variance's sums must not cancel) */
+    bn_one(&c, 5, 48, 7);
+    bn_one(&c, 3, 24, 14);
+    bn_one(&c, 6, 40, 5);
+    bn_one(&c, 2, 32, 3);
+    bn_at(&c, 4, 16, 7, 99.5f, 100.5f);
     close_backends(&c, "batchnorm");
 }
 
@@ -857,6 +869,74 @@ static void gconv_one(cmp *c, const gconv_case *k)
         nas_tensor_destroy(dyb);
     }
     cmp_reset(c);
+}
+
+/* Batch norm and the depthwise weight gradient on the backend's own layout
+ * give bit-identical outputs with 1 and 2 threads (the cpu backend: oneDNN
+ * gives each 16-channel block of a batch norm to one thread, and
+ * trainer/cpu_depthwise.c sums in a fixed order on one thread), so a
+ * trial's result does not depend on proxy.threads through them. */
+static void test_threads_bitwise(void **state)
+{
+    const char *name = *state;
+    nas_backend *be[2] = {NULL, NULL};
+    nas_error err = {0};
+    for (int i = 0; i < 2; i++) {
+        int rc = nas_backend_create(name, i + 1, 0, &be[i], &err);
+        if (rc == NAS_ENODEV) {
+            printf("SKIPPED: %s: no CUDA device\n", name);
+            skip();
+        }
+        assert_int_equal(rc, NAS_OK);
+    }
+    enum { N = 6, C = 48, H = 14, K = 5 };
+    nas_rng rng;
+    nas_rng_seed(&rng, 77, 7);
+    float *hx = rand_host(&rng, (size_t)N * C * H * H, -1, 3);
+    float *hd = rand_host(&rng, (size_t)N * C * H * H, -1, 1);
+    float *hg = rand_host(&rng, C, 0.5f, 1.5f), *hb = rand_host(&rng, C, -0.5f, 0.5f);
+    float zeros[C], ones[C], *out[2][4];
+    for (int k = 0; k < C; k++) {
+        zeros[k] = 0.0f;
+        ones[k] = 1.0f;
+    }
+    for (int i = 0; i < 2; i++) {
+        nas_tensor *x0 = mk(be[i], N, C, H, H, hx), *d0 = mk(be[i], N, C, H, H, hd);
+        nas_tensor *x = in_own_layout(be[i], x0), *d = in_own_layout(be[i], d0);
+        nas_tensor *g = mk(be[i], 1, C, 1, 1, hg), *b = mk(be[i], 1, C, 1, 1, hb);
+        nas_tensor *y = mk(be[i], N, C, H, H, NULL), *dx = mk(be[i], N, C, H, H, NULL);
+        nas_tensor *sm = mk(be[i], 1, C, 1, 1, NULL), *si = mk(be[i], 1, C, 1, 1, NULL);
+        nas_tensor *rm = mk(be[i], 1, C, 1, 1, NULL), *rv = mk(be[i], 1, C, 1, 1, NULL);
+        nas_tensor *dg = mk(be[i], 1, C, 1, 1, NULL), *db = mk(be[i], 1, C, 1, 1, NULL);
+        nas_tensor *dw = mk(be[i], C, 1, K, K, NULL);
+        up(rm, zeros);
+        up(rv, ones);
+        assert_int_equal(nas_batchnorm_fwd_train(be[i], x, g, b, y, sm, si, rm, rv, 0.1f, 1e-5f),
+                         NAS_OK);
+        assert_int_equal(nas_batchnorm_bwd(be[i], x, d, g, sm, si, dx, dg, db), NAS_OK);
+        assert_int_equal(nas_gconv2d_bwd_filter(be[i], x, d, dw, 1, K / 2, C), NAS_OK);
+        out[i][0] = dl(y);
+        out[i][1] = dl(dx);
+        out[i][2] = dl(dg);
+        out[i][3] = dl(dw);
+        nas_tensor *all[] = {x0, d0, x, d, g, b, y, dx, sm, si, rm, rv, dg, db, dw};
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+            nas_tensor_destroy(all[k]);
+    }
+    const size_t len[4] = {(size_t)N * C * H * H, (size_t)N * C * H * H, C, (size_t)C * K * K};
+    static const char *const what[4] = {"bn y", "bn dx", "bn dgamma", "depthwise dw"};
+    for (int k = 0; k < 4; k++) {
+        if (memcmp(out[0][k], out[1][k], len[k] * sizeof(float)))
+            fail_msg("%s: %s differs between 1 and 2 threads", name, what[k]);
+        free(out[0][k]);
+        free(out[1][k]);
+    }
+    free(hx);
+    free(hd);
+    free(hg);
+    free(hb);
+    nas_backend_destroy(be[0]);
+    nas_backend_destroy(be[1]);
 }
 
 static void test_gconv(void **state)
@@ -1506,6 +1586,7 @@ static const per_backend per_backend_tests[] = {
     {"sgd_formula", test_sgd_formula},
     {"shape_errors", test_shape_errors},
     {"gconv", test_gconv},
+    {"threads_bitwise", test_threads_bitwise},
     {"act", test_act},
     {"chscale", test_chscale},
     {"dropout", test_dropout},
