@@ -949,7 +949,8 @@ static int cpu_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const na
         x->layout == dy->layout && (x->layout == L_B16 || x->layout == L_B8)) {
         PROF0;
         if (nas__cpu_dw_wgrad(CF(x), CF(dy), F(dw), x->n, x->c, x->h, x->w, dy->h, dy->w, dw->h,
-                              stride, pad, x->layout == L_B16 ? 16 : 8) == 0) {
+                              stride, pad, x->layout == L_B16 ? 16 : 8,
+                              pick_threads(be, x->count)) == 0) {
             PROF1(PS_DW_BWD_FILTER);
             return NAS_OK;
         }
@@ -1965,8 +1966,9 @@ int nas__backend_cpu_create(int threads, int device, nas_backend **out, nas_erro
         openblas_set_num_threads(threads); /* process-wide */
         if (dnnl_version()->cpu_runtime == DNNL_RUNTIME_OMP) {
             /* libgomp is already loaded as oneDNN's dependency; this only
-             * takes a reference to find omp_set_num_threads without making
-             * the build link OpenMP itself. */
+             * takes a reference to find omp_set_num_threads, so the backend
+             * also works in a build without OpenMP flags (CMakeLists.txt
+             * adds them for trainer/cpu_depthwise.c when it finds OpenMP). */
             c->gomp = dlopen("libgomp.so.1", RTLD_LAZY);
             if (c->gomp) {
                 void *sym = dlsym(c->gomp, "omp_set_num_threads");

@@ -12,12 +12,14 @@
  * registers while it streams over images and output positions, so every
  * loaded x and dy vector feeds R independent multiply-adds.
  *
- * One thread: sharing the channel blocks between two POSIX threads made
- * the whole training step slower here (they contend with oneDNN's OpenMP
- * threads; experiments/bench-train README). Determinism: each weight's
- * sum runs over (image, output row, output column) in that order, so the
- * result depends neither on the thread count nor on the machine's vector
- * width: GCC vector extensions do
+ * Threads: the channel blocks are shared out by OpenMP, so the kernel runs
+ * on the same thread pool as oneDNN's primitives (Debian's oneDNN runs on
+ * libgomp). Two POSIX threads of our own had made the whole training step
+ * slower (they contended with oneDNN's OpenMP threads; experiments/
+ * bench-train README). Determinism: each block is one thread's, and each
+ * weight's sum runs over (image, output row, output column) in that order,
+ * so the result depends neither on the thread count nor on the machine's
+ * vector width: GCC vector extensions do
  * the same lane-wise arithmetic whether compiled to AVX-512, AVX2 or SSE
  * (GCC's target_clones picks one at load time), and CMakeLists.txt builds
  * this file with -ffp-contract=off so that no clone fuses a multiply-add.
@@ -92,7 +94,7 @@ DW_CLONES DW_WGRAD_BLOCK(wgrad8_5, v8, 8, 5)
 DW_CLONES DW_WGRAD_BLOCK(wgrad8_7, v8, 8, 7)
 
 int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, int h, int w,
-                      int ho, int wo, int r, int stride, int pad, int bs)
+                      int ho, int wo, int r, int stride, int pad, int bs, int nthr)
 {
     typedef void (*blk_fn)(const float *, const float *, float *, int, int, int, int, int, int,
                            int, int, int);
@@ -104,7 +106,13 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
     if (!f || c % bs != 0 || n < 1 || h < 1 || w < 1 || ho < 1 || wo < 1 || stride < 1 ||
         pad < 0)
         return -1;
-    for (int cb = 0; cb < c / bs; cb++)
-        f(x, dy, dw, n, c / bs, cb, h, w, ho, wo, stride, pad);
+    const int cbn = c / bs;
+    if (nthr > cbn)
+        nthr = cbn;
+    if (nthr < 1)
+        nthr = 1;
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int cb = 0; cb < cbn; cb++)
+        f(x, dy, dw, n, cbn, cb, h, w, ho, wo, stride, pad);
     return 0;
 }
