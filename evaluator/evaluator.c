@@ -278,7 +278,8 @@ int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progres
         }
         res->val_accuracy = v * ev->cfg.evaluator.table_scale;
         res->test_accuracy = t >= 0 ? t * ev->cfg.evaluator.table_scale : -1;
-        res->latency_ms = 0;
+        res->train_loss = NAN; /* nothing is trained or timed: stored as NULL */
+        res->latency_ms = NAN;
         res->epochs = 0;
         if (progress)
             progress(ctx, 1.0, 0.0);
@@ -294,10 +295,8 @@ int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, 
         *ms = NAN;
     if (!ev || !g || !ms)
         return nas_error_set(err, NAS_EINVAL, "nas_evaluator_latency: NULL argument");
-    if (ev->table) { /* nothing runs: tables carry no latency (recorded as 0) */
-        *ms = 0;
+    if (ev->table) /* nothing runs: tables carry no latency (*ms stays NaN) */
         return NAS_OK;
-    }
     int rc = open_backend(ev, err);
     if (rc)
         return rc;

@@ -578,6 +578,10 @@ static int run_replay(run *r, nas_error *err)
     } else {
         say_resumed(r);
     }
+    if (c->cfg->evaluator.kind == NAS_EVALUATOR_TABLE && c->cfg->constraints.latency_ms > 0)
+        nas__ctl_say(c, "nas: constraints.latency_ms = %g is not applied: evaluator.kind = "
+                        "\"table\" measures no latency",
+                     c->cfg->constraints.latency_ms);
     return NAS_OK;
 }
 

@@ -985,6 +985,16 @@ static int validate(ctx *c)
         if (cfg->evaluator.column[0] == '\0')
             return FAIL_F(c, field_index("evaluator", "column"),
                           "evaluator.column is empty, expected the name of a CSV column");
+        /* a table has accuracies only: no latency to rank by (a latency
+         * constraint is accepted, as before, and not applied: `nas run`
+         * says so) */
+        for (int o = 0; o < cfg->n_objectives; o++)
+            if (strcmp(cfg->objectives[o].metric, "latency_ms") == 0)
+                return FAIL_F(c, field_index("", "objectives"),
+                              "objective \"latency_ms\" needs a measured latency, but "
+                              "evaluator.kind = \"table\" measures none, expected "
+                              "evaluator.kind = \"train\" or objectives on val_accuracy, macs "
+                              "or params");
     }
     return validate_fidelity(c);
 }

@@ -119,6 +119,13 @@ static const char MIGRATE_V5[] =
     "  PRIMARY KEY(trial_id, fidelity)\n"
     ");\n";
 
+/* Version 6: a table evaluator (trial.device "table") trains and times
+ * nothing, but earlier versions recorded 0 for its trials' train_loss and
+ * latency_ms; they are unknown, NULL, as nas writes them now. */
+static const char MIGRATE_V6[] =
+    "UPDATE result SET train_loss = NULL, latency_ms = NULL\n"
+    " WHERE trial_id IN (SELECT id FROM trial WHERE device = 'table');\n";
+
 /* ?3 > 0: only trials whose highest fidelity is at least ?3 (issue 17,
  * `nas query --min-fidelity`); a file before schema 5 has none. */
 #define MIN_FIDELITY "(?3 <= 0 OR coalesce(" NAS__STORE_FIDELITY ", -1) >= ?3)"
@@ -712,6 +719,12 @@ static int migrate_v5(nas_store *st, nas_error *err)
     return migrate_step(st, 5, MIGRATE_V5, NULL, err);
 }
 
+/* Version 5 -> 6 (MIGRATE_V6): table trials' loss and latency NULL. */
+static int migrate_v6(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 6, MIGRATE_V6, NULL, err);
+}
+
 /* Check that the file is a nas database of a version we know; create the
  * schema in a new, empty file (read-write only). */
 static int check_schema(nas_store *st, nas_error *err)
@@ -765,6 +778,8 @@ static int check_schema(nas_store *st, nas_error *err)
     if (st->schema < 4 && (rc = migrate_v4(st, err)) != NAS_OK)
         return rc;
     if (st->schema < 5 && (rc = migrate_v5(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 6 && (rc = migrate_v6(st, err)) != NAS_OK)
         return rc;
     return NAS_OK;
 }

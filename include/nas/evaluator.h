@@ -62,10 +62,10 @@ typedef struct nas_trial_result {
     char error[512];
     double val_accuracy;    /* in [0,1] for trained trials; table: as in the table (percent) */
     double test_accuracy;   /* table evaluator's test column, else -1 */
-    double train_loss;
+    double train_loss;      /* table evaluator: NaN (stored as NULL) */
     int64_t macs;
     int64_t params;
-    double latency_ms;      /* batch 1, median */
+    double latency_ms;      /* batch 1, median; table evaluator: NaN (stored as NULL) */
     double train_seconds;
     int epochs;
     char device_name[128];  /* where it ran: GPU name or CPU model ("" when nothing ran) */
@@ -151,7 +151,8 @@ int nas_evaluator_valid_count(const nas_evaluator *ev);
  * builds the net on the evaluator's backend and times eval-mode forward
  * passes (nas_latency_ms); the weights do not change the cost, so this is
  * what a trained net measures, without training it. Table evaluators:
- * 0 (nothing runs). Errors: those of nas_net_create and nas_latency_ms.
+ * NaN and NAS_OK (nothing runs). Errors: those of nas_net_create and
+ * nas_latency_ms.
  */
 int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, nas_error *err);
 

@@ -37,7 +37,12 @@ sql "$DB" "SELECT id, genotype, attempt, started_at FROM trial WHERE experiment_
 mk 12
 run 0 "$NAS" run old.conf --db "$DB"
 grep_in "extending experiment 'old-table' (id 2)" "$TMP/err"
-expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 5
+expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 6
+# schema 6: the table trials' loss and latency, recorded as 0 by the old
+# nas, are unknown (NULL), old and new trials alike
+expect_eq "table trials with a loss or latency" \
+    "$(sql "$DB" "SELECT count(*) FROM result r JOIN trial t ON t.id = r.trial_id WHERE t.device = 'table' AND (r.train_loss IS NOT NULL OR r.latency_ms IS NOT NULL)")" 0
+expect_eq "table trials of experiment 2" "$(sql "$DB" "SELECT count(*) FROM trial WHERE device = 'table' AND status = 'done' AND experiment_id = 2")" 12
 expect_eq "experiments" "$(sql "$DB" "SELECT count(*) FROM experiment")" 2
 expect_eq "trials of experiment 2" "$(sql "$DB" "SELECT count(*) FROM trial WHERE experiment_id = 2 AND status = 'done'")" 12
 expect_eq "its first 8 trials, unchanged" \

@@ -72,6 +72,14 @@ CONF
 run 0 "$NAS" run table.conf --db "$DB" --quiet
 EXPS="e2e-report-table"
 
+note "a latency constraint on a table: accepted, not applied, and nas run says so"
+sed 's/constraints: { mmacs = 0.9; };/constraints: { mmacs = 0.9; latency_ms = 1.0; };/' table.conf >table-lat.conf
+run 0 "$NAS" run table-lat.conf --db "$TMP/lat.db"
+grep_in "constraints.latency_ms = 1 is not applied" "$TMP/err"
+expect_eq "the same trials as without it" \
+    "$(sql "$TMP/lat.db" "SELECT group_concat(genotype || ' ' || coalesce(score, 'x'), ',') FROM (SELECT * FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id)")" \
+    "$(sql "$DB" "SELECT group_concat(genotype || ' ' || coalesce(score, 'x'), ',') FROM (SELECT * FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id)")"
+
 if [ -f "$FMNIST/train-images-idx3-ubyte.gz" ]; then
     note "a tiny real search (5 trials) for measured latencies"
     cat >small.conf <<CONF

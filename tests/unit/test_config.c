@@ -129,7 +129,7 @@ static void test_good_full(void **state)
     assert_int_equal(c.n_objectives, 2);
     assert_string_equal(c.objectives[0].metric, "val_accuracy");
     assert_true(c.objectives[0].maximize);
-    assert_string_equal(c.objectives[1].metric, "latency_ms");
+    assert_string_equal(c.objectives[1].metric, "params");
     assert_false(c.objectives[1].maximize);
     assert_true(c.constraints.latency_ms == 2.5);
     assert_true(c.constraints.mmacs == 50.0);
@@ -641,6 +641,16 @@ static void test_fidelity(void **state)
     expect_fidelity_error("evaluator = { kind = \"table\"; table = \"t.csv\"; };\n"
                           "search = { fidelity = {\n scheduler = \"sh\"; }; };",
                           "f.conf:3: search.fidelity.scheduler = \"sh\" needs evaluator.kind");
+    /* a table measures no latency: an objective on it is refused (a
+     * constraint is accepted as before: `nas run` says it is not applied) */
+    expect_fidelity_error("evaluator = { kind = \"table\"; table = \"t.csv\"; };\n"
+                          "objectives = (\n { metric = \"val_accuracy\"; goal = \"max\"; },\n"
+                          " { metric = \"latency_ms\"; goal = \"min\"; } );",
+                          "f.conf:2: objective \"latency_ms\" needs a measured latency");
+    parse_ok("evaluator = { kind = \"table\"; table = \"t.csv\"; };\n"
+             "objectives = ( { metric = \"val_accuracy\"; goal = \"max\"; },"
+             " { metric = \"params\"; goal = \"min\"; } );\n"
+             "constraints = { latency_ms = 5.0; };", &c);
     /* none ignores min/max: the same bounds are no error */
     parse_ok("search = { fidelity = { min = 3; max = 8; }; };", &c);
     /* a stored canonical text from before issue 17 has no fidelity keys:

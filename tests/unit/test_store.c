@@ -375,6 +375,56 @@ static void test_migrate_v2_to_v3(void **state)
     sqlite3_close(db);
 }
 
+/* Schema 6: a version-5 file's table trials (device "table") had 0 for
+ * loss and latency; read-only shows them as they are, the first
+ * read-write open makes them NULL and leaves a trained trial's alone. */
+static void test_migrate_v5_to_v6(void **state)
+{
+    fixture *f = *state;
+    sqlite3 *db;
+    nas_error err;
+    nas_store *st = NULL;
+    int64_t e, tab, trn;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_create(st, "t", "seed = 1;", "", "", 1, "random", 4, &e,
+                                                 &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, e, "|a|", "a", "random", &tab, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, e, "|b|", "b", "random", &trn, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_start(st, tab, 0, "table", &err), NAS_OK);
+    assert_int_equal(nas_store_trial_start(st, trn, 0, "cpu", &err), NAS_OK);
+    nas_trial_result r = make_result(0.8, 10, 10);
+    r.train_loss = 0.0; /* what versions before 6 wrote for a table trial */
+    r.latency_ms = 0.0;
+    assert_int_equal(nas_store_trial_finish(st, tab, &r, 0.8, NULL, &err), NAS_OK);
+    r.train_loss = 0.25;
+    r.latency_ms = 1.5;
+    assert_int_equal(nas_store_trial_finish(st, trn, &r, 0.8, NULL, &err), NAS_OK);
+    nas_store_close(st);
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    nas_store_trial t;
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
+    assert_int_equal(nas_store_trial_get(st, tab, &t, &err), NAS_OK);
+    assert_true(t.latency_ms == 0.0 && t.train_loss == 0.0);
+    nas_store_close(st);
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK); /* migrated */
+    assert_int_equal(nas_store_trial_get(st, tab, &t, &err), NAS_OK);
+    assert_true(isnan(t.latency_ms) && isnan(t.train_loss));
+    assert_true(t.val_accuracy == 0.8);
+    assert_int_equal(nas_store_trial_get(st, trn, &t, &err), NAS_OK);
+    assert_true(t.latency_ms == 1.5 && t.train_loss == 0.25);
+    nas_store_close(st);
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), 6);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+}
+
 /* Issue 17, schema 5: rung results, a trial's highest fidelity, ranking
  * and the experiment's best at the highest fidelity; a version-4 file
  * reads as it is (no fidelity) read-only and migrates on write. */
@@ -543,7 +593,7 @@ static void test_rungs(void **state)
     assert_int_equal(e.best_trial, a); /* by val_accuracy, as before */
     assert_int_equal(nas_store_rung_put(st, &g[0], &err), NAS_EDB);
     nas_store_close(st);
-    /* read-write: migrated to 5, rungs recorded again */
+    /* read-write: migrated (to 5, then on), rungs recorded again */
     assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
     assert_int_equal(nas_store_rung_put(st, &g[0], &err), NAS_OK);
     assert_int_equal(nas_store_trial_get(st, a, &t, &err), NAS_OK);
@@ -553,7 +603,7 @@ static void test_rungs(void **state)
     sqlite3_stmt *s;
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(s, 0), 5);
+    assert_int_equal(sqlite3_column_int(s, 0), NAS_STORE_SCHEMA_VERSION);
     sqlite3_finalize(s);
     sqlite3_close(db);
 }
@@ -781,6 +831,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_experiment_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v5_to_v6, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rungs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_rung_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
