@@ -69,7 +69,9 @@
  * observes each finished trial right after its proposal, counting the
  * proposals that differ).
  */
+#include <dirent.h> /* opendir: temporary files killed workers left */
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -633,6 +635,22 @@ static int run_pool(run *r, nas_error *err)
     return NAS_OK;
 }
 
+/* See controller_impl.h. */
+void nas__ctl_unlink_matching(const char *dir, const char *pattern)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (fnmatch(pattern, e->d_name, FNM_PERIOD) != 0)
+            continue;
+        char path[NAS_PATH_MAX + 320];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    closedir(d);
+}
+
 /*
  * Step 4, start: store this run's schedule width (issue 22), make the
  * kept-weights directory (proxy.keep_weights: true keeps every trained
@@ -663,6 +681,12 @@ static int run_start(run *r, nas_error *err)
             return nas_error_set(err, NAS_EIO, "search.fidelity: cannot create %s: %s",
                                  c->ckpt_dir, strerror(errno));
     }
+    /* No worker of this run has started and the run lock keeps other runs
+     * out: a temporary .npz in either directory is a killed worker's. */
+    if (c->weights_dir[0])
+        nas__ctl_unlink_matching(c->weights_dir, "trial-*.npz.tmp*");
+    if (c->ckpt_dir[0])
+        nas__ctl_unlink_matching(c->ckpt_dir, "trial-*.npz.tmp*");
     if (c->stop && *c->stop) {
         r->final_status = "interrupted";
         return nas_error_set(err, NAS_EINTR, "interrupted before the first trial");

@@ -378,12 +378,18 @@ int nas__ctl_width_save(ctl *c, nas_error *err);
 /* ---- search/fidelity_run.c: multi-fidelity search (issue 17) ------------------------- */
 
 /* Create c->fid from search.fidelity (scheduler none: c->fid stays NULL).
- * Errors: NAS_ECONFIG (the images resource, MPI: not supported yet),
+ * Errors: NAS_ECONFIG (MPI: not supported yet),
  * nas_fid_create's. */
 int nas__ctl_fid_init(ctl *c, int mpi_size, nas_error *err);
 
 /* The checkpoint of trial `trial`: DB.ckpt/trial-ID.npz into buf[n]. */
 void nas__ctl_fid_ckpt(const ctl *c, int64_t trial, char *buf, size_t n);
+
+/* Delete the files of directory `dir` whose names match the fnmatch(3)
+ * `pattern` (temporary files a killed worker left: "trial-*.npz.tmp*").
+ * Best effort: a directory or file that cannot be read or deleted is
+ * skipped. */
+void nas__ctl_unlink_matching(const char *dir, const char *pattern);
 
 /* Replay a multi-fidelity experiment's stored trials and rung results
  * into c->fid and the strategy (in place of nas__ctl_replay); unfinished

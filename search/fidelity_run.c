@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h> /* opendir: leftover temporary files */
 #include <unistd.h> /* unlink */
 #include "nas/array.h"
 #include "nas/evaluator.h" /* nas_objective_value */
@@ -127,21 +126,11 @@ static int busy(const ctl *c, int64_t id)
  * libzip's PATH.tmp.XXXXXX inside zip_close; trainer/weights.c). */
 static void remove_ckpt(const ctl *c, int64_t id)
 {
-    char ck[NAS_PATH_MAX + 64], prefix[64];
+    char ck[NAS_PATH_MAX + 64], pattern[64];
     nas__ctl_fid_ckpt(c, id, ck, sizeof ck);
     unlink(ck);
-    snprintf(prefix, sizeof prefix, "trial-%lld.npz.tmp", (long long)id);
-    DIR *d = opendir(c->ckpt_dir);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
-            continue;
-        char path[NAS_PATH_MAX + 320];
-        snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
+    snprintf(pattern, sizeof pattern, "trial-%lld.npz.tmp*", (long long)id);
+    nas__ctl_unlink_matching(c->ckpt_dir, pattern);
 }
 
 /*

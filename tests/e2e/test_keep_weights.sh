@@ -5,6 +5,8 @@
 #    objective and deletes the rest (rows and files), so `nas export
 #    --best` works out of the box; a pruned trial's export says what to do;
 #  - proxy.keep_top and proxy.weights_mb (a disk budget) are honoured;
+#  - temporary .npz files a killed worker left in DB.weights/ are deleted
+#    when the search runs again;
 #  - old configs keep their meaning: keep_weights = true keeps every
 #    trial's weights (keep_top ignored), false keeps none;
 #  - a table experiment never has weights: the error says --weights init,
@@ -51,6 +53,21 @@ note "proxy.keep_top = 2"
 search top2 4 "keep_top = 2;"
 expect_eq "kept weights = top 2" "$(kept top2)" "$(top top2 2)"
 expect_eq "files = kept" "$(files top2)" "$(kept top2)"
+
+note "a killed worker's temporary .npz files in DB.weights/ go at the next run; other files stay"
+W=$TMP/top2.db.weights
+: >"$W/trial-9.npz.tmp"        # the .npz writer's PATH.tmp
+: >"$W/trial-9.npz.tmp.Xy12Ab" # libzip's PATH.tmp.XXXXXX inside zip_close
+: >"$W/notes.txt"
+sed -i 's/trials = 4;/trials = 5;/' "$TMP/top2.conf"
+run 0 "$NAS" run "$TMP/top2.conf" --db "$TMP/top2.db" --quiet
+for f in trial-9.npz.tmp trial-9.npz.tmp.Xy12Ab; do
+    [ -e "$W/$f" ] && fail "$f is still in $W"
+done
+[ -e "$W/notes.txt" ] || fail "notes.txt (not a temporary .npz) was deleted"
+rm "$W/notes.txt"
+expect_eq "extended to 5: kept weights = top 2" "$(kept top2)" "$(top top2 2)"
+expect_eq "extended to 5: files = kept" "$(files top2)" "$(kept top2)"
 
 note "proxy.weights_mb smaller than one file keeps none"
 search tiny 2 "weights_mb = 0.001;"
