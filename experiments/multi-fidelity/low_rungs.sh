@@ -20,23 +20,16 @@
 # databases: results/db/low-rungs/):
 #   budget B images: N trials, spearman S
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
+study=low_rungs
+. "$(dirname "$0")/study_env.sh"
 trials=${TRIALS:-30}
 subset=${TRAIN_SUBSET:-9000}
 epochs=${EPOCHS:-3}
 valid=${VALID:-5000}
 seed=${SEED:-1}
-fmnist=${FMNIST:-/usr/share/datasets/fashion-mnist}
-[ -f "$fmnist/train-images-idx3-ubyte.gz" ] || { echo "low_rungs: Fashion-MNIST not found in $fmnist (Debian package dataset-fashion-mnist)" >&2; exit 77; }
-build=${BUILD_DIR:-$src/build-study}
-[ -f "$build/CMakeCache.txt" ] || cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNAS_CUDA=OFF >/dev/null
-cmake --build "$build" -j2 --target nas_cli >/dev/null
-nas=$build/nas
-res=${OUT:-$here/results}
+res=$results
 out=$res/db/low-rungs
 mkdir -p "$out"
-export OPENBLAS_NUM_THREADS=1
 R=$((subset * epochs))
 
 run() { # NAME SCHEDULER MIN ETA

@@ -21,21 +21,15 @@
 # accuracies. A search can only rank architectures as well as R allows, at
 # any fidelity (docs/multi-fidelity.md, "The study").
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
+study=proxy_noise
+. "$(dirname "$0")/study_env.sh"
 ngeno=${GENOTYPES:-10}
 nseed=${SEEDS:-3}
 subset=${TRAIN_SUBSET:-2000}
 epochs=${MAX:-9}
-fmnist=${FMNIST:-/usr/share/datasets/fashion-mnist}
-[ -f "$fmnist/train-images-idx3-ubyte.gz" ] || { echo "proxy_noise: Fashion-MNIST not found in $fmnist (Debian package dataset-fashion-mnist)" >&2; exit 77; }
-build=${BUILD_DIR:-$src/build-study}
-[ -f "$build/CMakeCache.txt" ] || cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNAS_CUDA=OFF >/dev/null
-cmake --build "$build" -j2 --target nas_cli >/dev/null
-nas=$build/nas
-out=${OUT:-$here/results}
+out=$results
 mkdir -p "$out"
-export OPENBLAS_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+export OMP_WAIT_POLICY=passive
 
 "$nas" space "$src/examples/fashion-cells.conf" --samples "$ngeno" --seed 1 --enumerate 0 |
     awk '/^ +[0-9.]+ +[0-9]+ +\|/ {print $3}' >"$out/noise-genotypes.txt"

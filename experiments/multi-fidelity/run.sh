@@ -23,8 +23,8 @@
 # (the one reaching Q soonest; X = 0 when none does); A and B: the mean
 # final best of that method and of full-evolution at the end of the budget.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-src=$(cd "$here/../.." && pwd)
+study=multi-fidelity
+. "$(dirname "$0")/study_env.sh"
 seeds=${SEEDS:-5}
 secs=${SECONDS_PER_RUN:-360}
 if [ "${1:-}" = "--quick" ]; then
@@ -32,15 +32,8 @@ if [ "${1:-}" = "--quick" ]; then
     secs=${SECONDS_PER_RUN:-60}
 fi
 max=${MAX:-9}
-fmnist=${FMNIST:-/usr/share/datasets/fashion-mnist}
-[ -f "$fmnist/train-images-idx3-ubyte.gz" ] || { echo "multi-fidelity: Fashion-MNIST not found in $fmnist (Debian package dataset-fashion-mnist)" >&2; exit 77; }
-build=${BUILD_DIR:-$src/build-study}
-[ -f "$build/CMakeCache.txt" ] || cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DNAS_CUDA=OFF >/dev/null
-cmake --build "$build" -j2 --target nas_cli >/dev/null
-nas=$build/nas
-out=${OUT:-$here/results}
+out=$results
 mkdir -p "$out/db"
-export OPENBLAS_NUM_THREADS=1
 
 conf() { # METHOD SEED
     local strategy sched
