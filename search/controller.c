@@ -156,9 +156,9 @@ static void fill_summary(ctl *c, nas_run_summary *s)
 
 /* issue 4: an MPI worker rank (`mpirun -n K nas run`, rank > 0): build the
  * evaluator, serve rank 0's jobs until it says stop; never opens the
- * database (rank 0 is its only writer). */
-static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank, int threads,
-                           nas_run_summary *summary, nas_error *err)
+ * database (rank 0 is its only writer). db_path: `--db`, for DB.ckpt/. */
+static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank, int local_rank,
+                           int threads, nas_run_summary *summary, nas_error *err)
 {
     ctl c;
     memset(&c, 0, sizeof c);
@@ -166,6 +166,11 @@ static int mpi_worker_rank(const nas_config *cfg, int rank, int local_rank, int 
     c.quiet = 1;
     c.log = stderr;
     summary->mpi_worker = 1;
+    /* issue 17: rungs read and write the trial's checkpoint in DB.ckpt/,
+     * which rank 0 creates: the ranks must share that file system
+     * (docs/cluster.md), as the ranks of one node do */
+    if (cfg->search.fidelity.scheduler != NAS_FIDELITY_NONE)
+        snprintf(c.ckpt_dir, sizeof c.ckpt_dir, "%s.ckpt", db_path);
     /* With CUDA, this rank's GPU from its local rank (docs/cluster.md),
      * chosen before the evaluator's backend initialises CUDA. */
     char gpu_note[512];
@@ -442,7 +447,7 @@ static int run_prepare(run *r, nas_error *err)
     int rc;
     if ((rc = nas_space_create(&cfg->space, &c->space, err)) != NAS_OK ||
         (rc = nas_strategy_create(cfg, c->space, &c->strat, err)) != NAS_OK ||
-        (rc = nas__ctl_fid_init(c, r->mpi_size, err)) != NAS_OK) /* issue 17 */
+        (rc = nas__ctl_fid_init(c, err)) != NAS_OK) /* issue 17 */
         return rc;
     if ((rc = gpu_slots(cfg, r->mpi_size, &r->pl, &r->slot_gpu, &r->n_slots, err)) != NAS_OK)
         return rc;
@@ -912,7 +917,8 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
     if (rc != NAS_OK)
         return rc;
     if (mpi_size > 1 && mpi_rank > 0)
-        return mpi_worker_rank(cfg, mpi_rank, mpi_local, mpi_threads, summary, err);
+        return mpi_worker_rank(cfg, opts->db_path, mpi_rank, mpi_local, mpi_threads, summary,
+                               err);
     if (mpi_size > 1) /* rank 0: nas_search_mpi_finish ends MPI after the report */
         summary->mpi_ranks = mpi_size - 1;
 

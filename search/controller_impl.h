@@ -378,9 +378,9 @@ int nas__ctl_width_save(ctl *c, nas_error *err);
 /* ---- search/fidelity_run.c: multi-fidelity search (issue 17) ------------------------- */
 
 /* Create c->fid from search.fidelity (scheduler none: c->fid stays NULL).
- * Errors: NAS_ECONFIG (MPI: not supported yet),
- * nas_fid_create's. */
-int nas__ctl_fid_init(ctl *c, int mpi_size, nas_error *err);
+ * Under MPI too: the worker ranks find the checkpoints in DB.ckpt/
+ * (mpi_worker_rank in controller.c). Errors: nas_fid_create's. */
+int nas__ctl_fid_init(ctl *c, nas_error *err);
 
 /* The checkpoint of trial `trial`: DB.ckpt/trial-ID.npz into buf[n]. */
 void nas__ctl_fid_ckpt(const ctl *c, int64_t trial, char *buf, size_t n);

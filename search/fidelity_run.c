@@ -36,16 +36,11 @@
 #include "nas/evaluator.h" /* nas_objective_value */
 #include "search/controller_impl.h"
 
-int nas__ctl_fid_init(ctl *c, int mpi_size, nas_error *err)
+int nas__ctl_fid_init(ctl *c, nas_error *err)
 {
     const nas_config *cfg = c->cfg;
     if (cfg->search.fidelity.scheduler == NAS_FIDELITY_NONE)
         return NAS_OK;
-    if (mpi_size > 1)
-        return nas_error_set(err, NAS_ECONFIG,
-                             "%s: search.fidelity under MPI is not supported yet (the worker "
-                             "ranks would need the checkpoints), expected a run without mpirun",
-                             cfg->path);
     nas_fid_opts o = {cfg->search.fidelity.scheduler, cfg->search.fidelity.min,
                       cfg->search.fidelity.max, cfg->search.fidelity.eta, cfg->search.trials,
                       cfg->n_objectives > 1 ? cfg->n_objectives : 1, {1}};
