@@ -181,8 +181,10 @@ int nas__backend_cuda_create(int threads, int device, nas_backend **out, nas_err
  *                   x[n,c,oy*stride+ky-pad,ox*stride+kx-pad] * dy[n,c,oy,ox]
  * x [N,C,H,W] and dy [N,C,Ho,Wo] in nChw16c (bs 16) or nChw8c (bs 8), dw
  * plain [C,1,R,R] (overwritten). nthr: OpenMP threads, at most one per
- * channel block (below 1: one). Each block's sums run in a fixed order on
- * one thread, so the result does not depend on nthr.
+ * channel block (below 1: OpenMP's default, as oneDNN's primitives use
+ * when the backend has threads = 0; one in a build without OpenMP). Each
+ * block's sums run in a fixed order on one thread, so the result does not
+ * depend on nthr.
  * Returns 0, or -1 when it does not handle the case (R not 3, 5 or 7, bs
  * not 8 or 16, C not a multiple of bs, an empty extent), before writing
  * anything.

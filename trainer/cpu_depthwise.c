@@ -26,6 +26,9 @@
  */
 #include <stddef.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "trainer/backend_impl.h"
 
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
@@ -107,6 +110,10 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
         pad < 0)
         return -1;
     const int cbn = c / bs;
+#ifdef _OPENMP
+    if (nthr < 1) /* the backend's threads = 0: the runtime's default, as oneDNN */
+        nthr = omp_get_max_threads();
+#endif
     if (nthr > cbn)
         nthr = cbn;
     if (nthr < 1)
