@@ -70,6 +70,13 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
             snprintf(why, sizeof why, "%s", err ? err->msg : "");
             rc = nas_error_set(err, NAS_ECONFIG, "%s: bad data: %s", cfg->path, why);
         }
+        char why[600]; /* issue 28: a cell space the data's images cannot pass */
+        if (!rc && nas_space_check_input(&cfg->space, ev->train->h, ev->train->w, why, sizeof why))
+            rc = cfg->space.line_stages
+                     ? nas_error_set(err, NAS_ECONFIG, "%s:%d: %s (the data's images are %dx%d)",
+                                     cfg->path, cfg->space.line_stages, why, ev->train->h, ev->train->w)
+                     : nas_error_set(err, NAS_ECONFIG, "%s: %s (the data's images are %dx%d)", cfg->path,
+                                     why, ev->train->h, ev->train->w);
     }
     if (rc) {
         nas_evaluator_destroy(ev);

@@ -172,7 +172,11 @@ static int describe_genotype(FILE *out, const nas_space *sp, const nas_config *c
             return rc;
         nas_count_layers(&l, &macs, &params);
     } else if (nas_count_genotype(NULL, sp, &g, &macs, &params) != NAS_OK) {
-        return nas_error_set(err, NAS_EINVAL, "cannot count genotype '%s'", gs);
+        int h, w; /* issue 28: say why (the input the stages cannot pass) */
+        char why[600] = "";
+        nas_space_input(sp, NULL, &h, &w, NULL);
+        nas_space_check_input(nas_space_get_desc(sp), h, w, why, sizeof why);
+        return nas_error_set(err, NAS_EINVAL, "cannot count genotype '%s'%s%s", gs, why[0] ? ": " : "", why);
     }
     if (json) {
         json_t *o = json_object();

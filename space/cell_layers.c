@@ -102,6 +102,32 @@ static int reduction(nas__lb *b, int ci)
     return 0;
 }
 
+int nas_space_check_input(const nas_space_desc *d, int h, int w, char *msg, size_t n)
+{
+    if (!d || d->type != NAS_SPACE_CELL || h <= 0 || w <= 0)
+        return NAS_OK;
+    char path[160];
+    int used = snprintf(path, sizeof path, "%dx%d", h, w);
+    int ch = h, cw = w;
+    for (int s = 1; s < d->stages; s++) {
+        if (ch % 2 || cw % 2) {
+            if (msg && n)
+                snprintf(msg, n,
+                         "space.stages = %d cannot pass a %dx%d input: each stage after the first "
+                         "opens with a reduction block that halves the feature map (%s), and stage %d "
+                         "would halve %dx%d, an odd size, expected space.stages of at most %d for "
+                         "this input",
+                         d->stages, h, w, path, s + 1, ch, cw, s);
+            return NAS_ECONFIG;
+        }
+        ch /= 2;
+        cw /= 2;
+        if (used > 0 && (size_t)used < sizeof path)
+            used += snprintf(path + used, sizeof path - (size_t)used, " -> %dx%d", ch, cw);
+    }
+    return NAS_OK;
+}
+
 static int check(const nas_space_desc *d, const nas_genotype *g, nas_error *err)
 {
     if (g->len != NAS_CELL_EDGES)
@@ -168,11 +194,11 @@ int nas_cell_layers(const nas_space_desc *d, const nas_genotype *g, nas_layers *
     }
     if (rc || b.oom) {
         nas_layers_free(out);
-        if (rc)
-            return nas_error_set(err, rc,
-                                 "input %dx%d cannot pass %d stages: a reduction block meets an "
-                                 "odd spatial size",
-                                 d->in_h, d->in_w, d->stages);
+        if (rc) {
+            char why[sizeof err->msg];
+            nas_space_check_input(d, d->in_h, d->in_w, why, sizeof why);
+            return nas_error_set(err, rc, "%s", why);
+        }
         return nas_error_set(err, NAS_ENOMEM, "out of memory building the layer description");
     }
     return NAS_OK;

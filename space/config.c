@@ -25,6 +25,7 @@
 #include <stdlib.h>   /* malloc, strtod, realpath */
 #include <string.h>   /* strcmp, strlen, strrchr */
 #include <libconfig.h> /* config_t, config_read_file, config_setting_* */
+#include "nas/layers.h" /* nas_space_check_input */
 #include "nas/space.h"
 #include "space_impl.h"
 #include "chain_config.h"
@@ -1065,6 +1066,40 @@ static void dir_of(const char *path, char *buf, size_t n)
     buf[len] = '\0';
 }
 
+/* Issue 28: the image height and width the config alone fixes: the
+ * Fashion-MNIST shorthand's 28x28, CIFAR-10's 32x32, a folder's data.size,
+ * else space.input; 0 when only the data files tell (idx, npy, a folder of
+ * one size), and evaluator creation checks then. */
+static int config_image_size(const nas_config *cfg, int *h, int *w)
+{
+    const nas_data_conf *d = &cfg->data;
+    *h = *w = 0;
+    if (d->format[0] == '\0')
+        *h = *w = 28;
+    else if (strcmp(d->format, "cifar") == 0)
+        *h = *w = 32;
+    else if (strcmp(d->format, "folder") == 0 && d->size[0] > 0)
+        *h = d->size[0], *w = d->size[1];
+    else if (cfg->space.in_h > 0)
+        *h = cfg->space.in_h, *w = cfg->space.in_w;
+    return *h > 0;
+}
+
+/* A cell space whose reductions cannot halve the input: the error at
+ * space.stages, with the shape arithmetic (nas_space_check_input). */
+static int validate_cell_input(ctx *c)
+{
+    nas_config *cfg = c->cfg;
+    size_t i = field_index("space", "stages");
+    cfg->space.line_stages = field_file(c, i) == c->name ? c->line[i] : 0;
+    int h, w;
+    char msg[600];
+    if (cfg->space.type == NAS_SPACE_CELL && config_image_size(cfg, &h, &w) &&
+        nas_space_check_input(&cfg->space, h, w, msg, sizeof msg) != NAS_OK)
+        return FAIL_F(c, i, "%s", msg);
+    return NAS_OK;
+}
+
 /* Read the tree in `lc` (already parsed) into cfg and validate it. */
 static int load_tree(config_t *lc, ctx *c)
 {
@@ -1074,6 +1109,8 @@ static int load_tree(config_t *lc, ctx *c)
         default_experiment(cfg, c->name); /* not set; an explicit "" is an error */
     if (rc == NAS_OK)
         rc = validate(c);
+    if (rc == NAS_OK)
+        rc = validate_cell_input(c);
     return rc;
 }
 

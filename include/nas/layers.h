@@ -153,6 +153,17 @@ int nas_space_layers(const nas_space *s, const nas_genotype *g, nas_layers *out,
 int nas_cell_layers(const nas_space_desc *d, const nas_genotype *g, nas_layers *out,
                     nas_error *err);
 
+/*
+ * Issue 28: can a cell space's stages pass an H x W input? Every stage after
+ * the first opens with NAS-Bench-201's reduction block (nas_cell_layers),
+ * which halves the feature map and needs an even height and width. NAS_OK
+ * (also for a chain space, which nas__chain_validate checks, and for h or
+ * w <= 0: a size not known yet), or NAS_ECONFIG with the shape arithmetic
+ * in msg[n], e.g. "space.stages = 4 cannot pass a 28x28 input: ... (28x28
+ * -> 14x14 -> 7x7) ... expected space.stages of at most 3 ...".
+ */
+int nas_space_check_input(const nas_space_desc *d, int h, int w, char *msg, size_t n);
+
 void nas_layers_free(nas_layers *l); /* NULL-safe; leaves *l empty */
 
 /* Name of a layer kind ("conv", "dwconv", "bn", "act", "se", "add", "pool",

@@ -69,6 +69,8 @@ typedef struct nas_space_desc {
     /* space.input = [C, H, W]; space.classes: 0 = from the data set
      * (fashion-mnist: 1 x 28 x 28, 10 classes) */
     int in_c, in_h, in_w, classes;
+    int line_stages;      /* line of space.stages in the config file (0: not there);
+                             for messages only (nas_space_check_input at data load) */
     nas_chain_desc chain; /* type "chain" (nas/chain.h, docs/spaces.md) */
 } nas_space_desc;
 
