@@ -38,6 +38,44 @@ static void on_stop_signal(int sig)
     (void)w;
 }
 
+/* Issue 28: the files `nas run` makes beside a new database: the
+ * database, SQLite's -wal, -shm and -journal, the run lock; the folder
+ * reader's decode cache and the checkpoints are directories. */
+static const char *const beside[] = {"", "-wal", "-shm", "-journal", ".lock", ".data", ".ckpt"};
+#define N_BESIDE (sizeof beside / sizeof beside[0])
+
+/* Which of them exist now: bit i for beside[i]. */
+static unsigned beside_present(const char *db)
+{
+    unsigned m = 0;
+    char p[NAS_PATH_MAX + 16];
+    for (size_t i = 0; i < N_BESIDE; i++) {
+        snprintf(p, sizeof p, "%s%s", db, beside[i]);
+        if (access(p, F_OK) == 0)
+            m |= 1u << i;
+    }
+    return m;
+}
+
+/* A run that made the database and failed before it held an experiment
+ * leaves nothing behind: remove what it made (the directories only when
+ * empty). Never a database that was there before the run. */
+static void remove_new_db(const char *db, unsigned before)
+{
+    if (before & 1u)
+        return;
+    char p[NAS_PATH_MAX + 16];
+    for (size_t i = 0; i < N_BESIDE; i++) {
+        if (before & (1u << i))
+            continue;
+        snprintf(p, sizeof p, "%s%s", db, beside[i]);
+        if (i >= N_BESIDE - 2)
+            rmdir(p);
+        else
+            unlink(p);
+    }
+}
+
 static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cfgp,
                       nas_run_summary *sum)
 {
@@ -58,6 +96,7 @@ static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cf
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 
+    unsigned before = beside_present(db);
     rc = nas_search_run(cfgp, opts, sum, &err);
 
     signal(SIGINT, SIG_DFL);
@@ -77,6 +116,8 @@ static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cf
              renamed ? " --experiment " : "", renamed ? ename : "");
     if (rc != NAS_OK && rc != NAS_EINTR) {
         fprintf(stderr, "nas run: %s\n", err.msg);
+        if (sum->experiment_id <= 0 && rc != NAS_EBUSY) /* another run's database: keep it */
+            remove_new_db(db, before);
         if (sum->experiment_id > 0 && sum->done + sum->failed > 0)
             fprintf(stderr,
                     "nas run: finished trials are kept in %s (%d done, %d failed); resume with "

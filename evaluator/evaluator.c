@@ -65,7 +65,7 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
         /* issue 16: every format through nas_data_load; bad data is the
          * user's input, so a configuration error (exit 2) naming the file */
         rc = nas_data_load(&cfg->data, cfg->seed, &ev->info, &ev->train, &ev->valid, err);
-        if (cfg->data.format[0] && (rc == NAS_EFORMAT || rc == NAS_EIO)) {
+        if (rc == NAS_EFORMAT || rc == NAS_EIO) { /* the shorthand's dir too (issue 28) */
             char why[sizeof err->msg];
             snprintf(why, sizeof why, "%s", err ? err->msg : "");
             rc = nas_error_set(err, NAS_ECONFIG, "%s: bad data: %s", cfg->path, why);
