@@ -16,6 +16,7 @@
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, free */
 #include <string.h>
+#include <unistd.h> /* access */
 #include "evaluator/evaluator_impl.h"
 #include "nas/data.h"
 #include "nas/evaluator.h"
@@ -126,6 +127,69 @@ int nas_evaluator_data_info(const nas_evaluator *ev, nas_data_info *info)
 int nas_evaluator_valid_count(const nas_evaluator *ev)
 {
     return ev && ev->valid ? ev->valid->n : 0;
+}
+
+/* Images of d whose three planes are equal before normalisation (grey
+ * images a colour one made RGB): x = x' * std + mean per channel. */
+static int count_grey(const nas_dataset *d, const nas_data_info *info)
+{
+    if (!d || d->c != 3)
+        return 0;
+    size_t hw = (size_t)d->h * d->w;
+    int grey = 0;
+    for (int i = 0; i < d->n; i++) {
+        const float *p = d->images + (size_t)i * 3 * hw;
+        size_t k = 0;
+        for (; k < hw; k++) {
+            float r = p[k] * info->std[0] + info->mean[0], g = p[hw + k] * info->std[1] + info->mean[1],
+                  b = p[2 * hw + k] * info->std[2] + info->mean[2];
+            if (fabsf(r - g) > 1e-3f || fabsf(r - b) > 1e-3f)
+                break;
+        }
+        grey += k == hw;
+    }
+    return grey;
+}
+
+/* The test images `nas train` and the final training read. */
+static void test_source(const nas_data_conf *dc, char *buf, size_t n)
+{
+    if (dc->format[0] == '\0')
+        snprintf(buf, n, "%s/t10k-images-idx3-ubyte[.gz]", dc->dir);
+    else if (!strcmp(dc->format, "cifar"))
+        snprintf(buf, n, "%s/test_batch.bin", dc->dir);
+    else if (!strcmp(dc->format, "folder")) {
+        char t[NAS_PATH_MAX + 8];
+        snprintf(t, sizeof t, "%s/test", dc->dir);
+        snprintf(buf, n, access(t, F_OK) == 0 ? "%s/" : "none (no %s/)", t);
+    }
+    else
+        snprintf(buf, n, "%s", dc->test_images[0] ? dc->test_images : "none (no data.test_images)");
+}
+
+int nas_evaluator_data_summary(const nas_evaluator *ev, char *line, size_t n, char *warn, size_t wn)
+{
+    if (line && n)
+        line[0] = '\0';
+    if (warn && wn)
+        warn[0] = '\0';
+    if (!ev || !ev->train || !line || !warn)
+        return 0;
+    const nas_dataset *t = ev->train, *v = ev->valid;
+    int nv = v ? v->n : 0;
+    char test[NAS_PATH_MAX + 32];
+    test_source(&ev->cfg.data, test, sizeof test);
+    snprintf(line, n, "data: %d images %dx%dx%d (C x H x W), %d classes: %d training, %d validation; "
+             "test images: %s", t->n + nv, t->c, t->h, t->w, t->classes, t->n, nv, test);
+    if (!strcmp(ev->cfg.data.format, "folder") && t->c == 3) {
+        int grey = count_grey(t, &ev->info) + count_grey(v, &ev->info), all = t->n + nv;
+        if (grey > all - grey)
+            snprintf(warn, wn, "warning: %d of the %d images in use are grey and %d colour, but a colour "
+                     "file makes the whole folder data set 3-channel (each grey image is repeated into "
+                     "R, G and B, and networks take 3 input channels); convert the colour files to "
+                     "grey if the data is grey (docs/data.md)", grey, all, all - grey);
+    }
+    return 1;
 }
 
 /* Network description for genotype g: the space's widths, the data's shape. */

@@ -474,6 +474,9 @@ static int run_prepare(run *r, nas_error *err)
     }
     if ((rc = nas_evaluator_create(cfg, c->space, &c->ev, err)) != NAS_OK)
         return rc;
+    char said[2 * NAS_PATH_MAX], warn[512]; /* issue 28: what was loaded */
+    if (nas_evaluator_data_summary(c->ev, said, sizeof said, warn, sizeof warn))
+        nas__ctl_say(c, "nas: %s%s%s", said, warn[0] ? "\nnas: " : "", warn);
     if ((rc = data_identity(c, cfg, r->found == NAS_OK ? r->before.id : 0, &r->canon, err)) !=
         NAS_OK)
         return rc;

@@ -146,6 +146,19 @@ int nas_evaluator_data_info(const nas_evaluator *ev, nas_data_info *info);
 int nas_evaluator_valid_count(const nas_evaluator *ev);
 
 /*
+ * Issue 28: what the evaluator loaded, for `nas run` to say at load: one
+ * line into line[n] (no newline), "data: 7000 images 1x28x28 (C x H x W),
+ * 10 classes: 6000 training, 1000 validation; test images: PATH" (the
+ * split as nas_data_load made it; test: the files `nas train` and the
+ * final training read, or "none"), and into warn[wn] a warning or "": a
+ * folder set that is 3-channel although most of its images in use are
+ * grey (their R, G and B planes equal before normalisation), since one
+ * colour file makes every image RGB (docs/data.md). Returns 0 and leaves
+ * both empty for a table evaluator (no data), else 1.
+ */
+int nas_evaluator_data_summary(const nas_evaluator *ev, char *line, size_t n, char *warn, size_t wn);
+
+/*
  * Batch-1 latency of `g` untrained, in ms (median of
  * cfg->evaluator.latency_runs passes, 10 when unset, after latency_warmup):
  * builds the net on the evaluator's backend and times eval-mode forward
