@@ -42,10 +42,10 @@ static const nas_cli_cmd commands[] = {
      "print one trial in full", "  --db PATH   results database (default: nas.db)\n"},
     {"train", nas_cmd_train,
      "nas train (ARCH.json | --genotype STRING) [--epochs N] [--lr LR] [--channels C] [--cells N] [--db PATH] [--proxy] [...]",
-     "train one architecture fully (Fashion-MNIST, or ARCH.json's data) and report its test accuracy",
+     "train one architecture fully (on ARCH.json's data; --genotype: Fashion-MNIST) and report its test accuracy",
      "  ARCH.json           an architecture from `nas export --format json`\n"
      "  --genotype STRING   or any NAS-Bench-201 cell string, e.g. |nor_conv_3x3~0|+|...|\n"
-     "  The full-training recipe (docs/export.md): 20 epochs over the 60,000 training images,\n"
+     "  The full-training recipe (docs/export.md): 20 epochs over every training image,\n"
      "  batch 128, SGD lr 0.1 (cosine to 0 per step), Nesterov momentum 0.9, weight decay\n"
      "  5e-4, crop+flip augmentation, every core; the network as exported (--genotype: C 16,\n"
      "  N 1), seed from ARCH.json (--genotype: 0). Options override it:\n"
@@ -88,7 +88,7 @@ static const nas_cli_cmd commands[] = {
      "  --format FMT         json, onnx (opset 13) or pytorch (FILE.py + FILE.npz)\n"
      "  --weights W          trained (the trial's kept proxy weights; default) or init\n"
      "  -o FILE              output file\n"
-     "  --logits FILE        also write nas's logits on the first Fashion-MNIST test images (.npz)\n"
+     "  --logits FILE        also write nas's logits on the experiment's first test images (.npz)\n"
      "  --logits-batch N     images for --logits (default 16)   --data DIR   --backend ref|cpu\n"
      "  docs/export.md describes every format.\n"},
     {"space", nas_cmd_space,

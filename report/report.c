@@ -21,6 +21,7 @@
 #include <time.h>   /* timegm, gmtime_r, strftime */
 #include "nas/report.h"
 #include "nas/store.h"
+#include "nas/chain.h"     /* nas_chain_op_parse, nas_chain_op_name */
 #include "nas/evaluator.h" /* nas_pareto_front, nas_objective_value */
 #include "report_impl.h"  /* nas__report_rungs */
 
@@ -465,27 +466,68 @@ done:
 /* ---- op frequency in the top-k ---------------------------------------------------- */
 
 /* Add the ops of genotype string `g` ("|op~0|+|op~0|op~1|+...") to counts. */
-static int count_ops(const char *g, int *counts)
+/* The ops a report counts: the cell's five (nas_op), or a chain space's,
+ * as its trials' genotypes hold them (issue 28: a chain experiment listed
+ * the cell ops at 0%). */
+#define OPS_MAX 32
+typedef struct op_names {
+    int chain, n;
+    char name[OPS_MAX][16];
+} op_names;
+
+static int op_slot(op_names *on, const char *tok, size_t len)
+{
+    char w[16];
+    if (len >= sizeof w)
+        return -1;
+    memcpy(w, tok, len);
+    w[len] = '\0';
+    int op;
+    uint16_t cop;
+    if (!on->chain)
+        return nas_op_from_name(w, &op) == NAS_OK ? op : -1;
+    if (nas_chain_op_parse(w, &cop) != NAS_OK)
+        return -1; /* a width, depth or SE choice */
+    nas_chain_op_name(cop, w, sizeof w);
+    for (int i = 0; i < on->n; i++)
+        if (!strcmp(on->name[i], w))
+            return i;
+    if (on->n == OPS_MAX)
+        return -1;
+    snprintf(on->name[on->n], sizeof on->name[0], "%s", w);
+    return on->n++;
+}
+
+/* A chain space's ops in the order its settings list them ("space.stages
+ * = ( ... ops = [\"mb3_k3\", ...] ... )" in the canonical text), so an op
+ * no trial took still shows, at 0%. */
+static void chain_space_ops(op_names *on, const char *canon)
+{
+    const char *p = canon ? strstr(canon, "\nspace.stages = ") : NULL;
+    const char *end = p ? strchr(p + 1, '\n') : NULL;
+    while (p && (p = strchr(p + 1, '"')) != NULL && (!end || p < end)) {
+        const char *q = strchr(p + 1, '"');
+        if (!q || (end && q > end))
+            break;
+        op_slot(on, p + 1, (size_t)(q - p - 1));
+        p = q;
+    }
+}
+
+/* Count genotype g's ops into counts[] (cell: "op~k" per edge; chain: the
+ * op tokens between '|' and ':'); returns the number counted. */
+static int count_ops(op_names *on, const char *g, int *counts)
 {
     int edges = 0;
     for (const char *p = g; *p;) {
-        const char *bar = strchr(p, '|');
-        size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        const char *tilde = memchr(p, '~', len);
-        if (tilde) {
-            char name[64];
-            size_t nl = (size_t)(tilde - p);
-            if (nl < sizeof name) {
-                memcpy(name, p, nl);
-                name[nl] = '\0';
-                int op;
-                if (nas_op_from_name(name, &op) == NAS_OK) {
-                    counts[op]++;
-                    edges++;
-                }
-            }
+        size_t len = strcspn(p, on->chain ? "|:" : "|");
+        const char *tilde = on->chain ? NULL : memchr(p, '~', len);
+        int op = on->chain ? op_slot(on, p, len) : tilde ? op_slot(on, p, (size_t)(tilde - p)) : -1;
+        if (op >= 0) {
+            counts[op]++;
+            edges++;
         }
-        p += len + (bar ? 1 : 0);
+        p += len + (p[len] ? 1 : 0);
     }
     return edges;
 }
@@ -499,7 +541,7 @@ static int acc_cmp(const void *pa, const void *pb)
     return (a->id > b->id) - (a->id < b->id);
 }
 
-static int plot_ops(rep *r, int *k_used)
+static int plot_ops(rep *r, int chain, int *k_used)
 {
     FILE *f = r->f;
     const nas_store_trial **ok = malloc((size_t)(r->n > 0 ? r->n : 1) * sizeof *ok);
@@ -512,19 +554,26 @@ static int plot_ops(rep *r, int *k_used)
     qsort(ok, (size_t)m, sizeof *ok, acc_cmp);
     int k = r->top_k < m ? r->top_k : m;
     *k_used = k;
-    int top[NAS_OP_COUNT] = {0}, all[NAS_OP_COUNT] = {0};
+    op_names on = {.chain = chain, .n = chain ? 0 : NAS_OP_COUNT};
+    for (int op = 0; !chain && op < NAS_OP_COUNT; op++)
+        strncpy(on.name[op], nas_op_name(op), sizeof on.name[0] - 1); /* on is zeroed */
+    if (chain)
+        chain_space_ops(&on, r->canon);
+    int top[OPS_MAX] = {0}, all[OPS_MAX] = {0};
     int top_edges = 0, all_edges = 0;
     for (int j = 0; j < m; j++) {
-        all_edges += count_ops(ok[j]->genotype, all);
+        all_edges += count_ops(&on, ok[j]->genotype, all);
         if (j < k)
-            top_edges += count_ops(ok[j]->genotype, top);
+            top_edges += count_ops(&on, ok[j]->genotype, top);
     }
     free(ok);
+    const int n_ops = on.n > 0 ? on.n : 1;
+    const char *unit = chain ? "layers" : "edges";
     char title[128];
-    snprintf(title, sizeof title, "Share of edges per op: top %d trials against all %d", k, m);
+    snprintf(title, sizeof title, "Share of %s per op: top %d trials against all %d", unit, k, m);
     fprintf(f, "<figure class=\"plot wide\"><svg id=\"plot-ops\" class=\"chart\" viewBox=\"0 0 %d %d\" "
                "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"",
-            PLOT_W * 2, 60 + NAS_OP_COUNT * 44, PLOT_W * 2, 60 + NAS_OP_COUNT * 44);
+            PLOT_W * 2, 60 + n_ops * 44, PLOT_W * 2, 60 + n_ops * 44);
     esc(f, title);
     fputs("\">\n<text class=\"ptitle\" x=\"150\" y=\"18\">", f);
     esc(f, title);
@@ -538,24 +587,24 @@ static int plot_ops(rep *r, int *k_used)
         double x = x0 + w * t / 4.0;
         fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"30\" x2=\"%.1f\" y2=\"%d\"/>"
                    "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d%%</text>\n",
-                x, x, 34 + NAS_OP_COUNT * 44, x, 50 + NAS_OP_COUNT * 44, t * 25);
+                x, x, 34 + n_ops * 44, x, 50 + n_ops * 44, t * 25);
     }
-    for (int op = 0; op < NAS_OP_COUNT; op++) {
+    for (int op = 0; op < on.n; op++) {
         double y = 34 + op * 44;
         double st = top_edges ? (double)top[op] / top_edges : 0;
         double sa = all_edges ? (double)all[op] / all_edges : 0;
         fprintf(f, "<text class=\"opname\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                x0 - 8, y + 22, nas_op_name(op));
+                x0 - 8, y + 22, on.name[op]);
         fprintf(f, "<rect class=\"bar-top\" data-op=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" "
-                   "height=\"16\"><title>%s: %d of %d edges (%.1f%%) in the top %d</title></rect>"
+                   "height=\"16\"><title>%s: %d of %d %s (%.1f%%) in the top %d</title></rect>"
                    "<text class=\"barval\" x=\"%.1f\" y=\"%.1f\">%.0f%%</text>\n",
-                nas_op_name(op), x0, y + 4, w * st, nas_op_name(op), top[op], top_edges,
-                100 * st, k, x0 + w * st + 4, y + 17, 100 * st);
+                on.name[op], x0, y + 4, w * st, on.name[op], top[op], top_edges,
+                unit, 100 * st, k, x0 + w * st + 4, y + 17, 100 * st);
         fprintf(f, "<rect class=\"bar-all\" data-op=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" "
-                   "height=\"12\"><title>%s: %d of %d edges (%.1f%%) in all %d feasible trials</title></rect>"
+                   "height=\"12\"><title>%s: %d of %d %s (%.1f%%) in all %d feasible trials</title></rect>"
                    "<text class=\"barval dim\" x=\"%.1f\" y=\"%.1f\">%.0f%%</text>\n",
-                nas_op_name(op), x0, y + 22, w * sa, nas_op_name(op), all[op], all_edges,
-                100 * sa, m, x0 + w * sa + 4, y + 32, 100 * sa);
+                on.name[op], x0, y + 22, w * sa, on.name[op], all[op], all_edges,
+                unit, 100 * sa, m, x0 + w * sa + 4, y + 32, 100 * sa);
     }
     fprintf(f, "<g class=\"legend\"><rect class=\"bar-top\" x=\"%.0f\" y=\"8\" width=\"10\" height=\"10\"/>"
                "<text x=\"%.0f\" y=\"17\">top %d</text><rect class=\"bar-all\" x=\"%.0f\" y=\"8\" "
@@ -667,9 +716,11 @@ static int final_table(rep *r, nas_store *st, nas_error *err)
               f);
         return NAS_OK;
     }
-    fputs("<p>Runs of <code>nas train ARCH.json --db</code> (docs/export.md): test accuracy on "
-          "the Fashion-MNIST test images after the run, next to the trial's proxy validation "
-          "accuracy.</p>\n<table id=\"final\"><thead><tr><th>run</th><th>trial</th>"
+    fprintf(f, "<p>Runs of <code>nas train ARCH.json --db</code> (docs/export.md): test accuracy on "
+               "the %s test images after the run, next to the trial's proxy validation "
+               "accuracy.</p>\n", nas_data_info_parse(r->canon, &(nas_data_info){0}) ? "experiment's"
+                                                                                  : "Fashion-MNIST");
+    fputs("<table id=\"final\"><thead><tr><th>run</th><th>trial</th>"
           "<th>genotype</th><th>proxy val_acc</th><th>test_acc</th><th>mode</th><th>epochs</th>"
           "<th>train images</th><th>augment</th><th>seconds</th><th>recipe</th></tr></thead>"
           "<tbody>\n",
@@ -930,9 +981,12 @@ int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int 
     fputs("<section id=\"tradeoffs\"><h2>Accuracy against cost</h2>\n<p>Red: the Pareto front "
           "of the feasible trials for each pair (highest accuracy, lowest cost); the dashed line "
           "is its attainment boundary. Latency is the median batch-1 forward pass on the worker's "
-          "device; MACs count convolutions and the classifier per 28x28 image.</p>\n"
-          "<div class=\"plots\">\n",
+          "device; MACs count convolutions and the classifier per ",
           f);
+    nas_data_info di; /* issue 28: the experiment's image size (data line of its settings) */
+    if (!nas_data_info_parse(r.canon, &di))
+        nas_data_info_fmnist(&di);
+    fprintf(f, "%dx%dx%d image.</p>\n<div class=\"plots\">\n", di.c, di.h, di.w);
     if ((rc = plot_tradeoff(&r, "plot-acc-latency", "pareto-latency",
                             "Validation accuracy against latency", "latency, batch 1 (ms)",
                             latency_of, "latency was not measured (table evaluator?)", &nf_lat)) !=
@@ -953,13 +1007,13 @@ int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int 
     if (n_front)
         *n_front = nf;
 
-    int k_used = 0;
+    int k_used = 0, chain = r.canon && strstr(r.canon, "\nspace.type = \"chain\"") != NULL;
     fprintf(f, "<section id=\"ops\"><h2>Ops in the best architectures</h2>\n");
-    if ((rc = plot_ops(&r, &k_used)) != NAS_OK)
+    if ((rc = plot_ops(&r, chain, &k_used)) != NAS_OK)
         goto oom;
-    fprintf(f, "<p>Blue: share of the cell's edges carrying each op among the %d best feasible "
+    fprintf(f, "<p>Blue: share of the %s carrying each op among the %d best feasible "
                "trials by validation accuracy; grey: among all feasible trials.</p></section>\n",
-            k_used);
+            chain ? "chain's layers (its op decisions)" : "cell's edges", k_used);
 
     if ((rc = final_table(&r, st, err)) != NAS_OK)
         goto done;

@@ -1231,6 +1231,9 @@ char *nas_config_canonical(const nas_config *cfg)
         if (f->policy)
             continue;
         full_key(f, key, sizeof key);
+        if (!strcmp(key, "data.dir") && (!strcmp(cfg->data.format, "idx") || !strcmp(cfg->data.format, "npy")))
+            continue; /* issue 28: unused (the files are named), so not Fashion-MNIST's default; a
+                         running key, which nas_config_diff skips when absent here */
         if (strcmp(f->group, "space") == 0) { /* chain keys, input, classes: space/chain_config.c */
             int replace = 0;
             char *text = nas__space_canonical_field(&cfg->space, f->key, &replace);
