@@ -142,8 +142,18 @@ static void test_odd_size_and_bad_input(void **state)
     nas_layers L;
     nas_error err;
     assert_int_equal(nas_cell_layers(&d, &g, &L, &err), NAS_EINVAL);
-    assert_non_null(strstr(err.msg, "odd spatial size"));
+    assert_non_null(strstr(err.msg, "(28x28 -> 14x14 -> 7x7), and stage 4 would halve 7x7, an odd size"));
     assert_int_equal(L.n, 0);
+    char msg[600]; /* issue 28: the check config loading and data loading run */
+    assert_int_equal(nas_space_check_input(&d, 28, 28, msg, sizeof msg), NAS_ECONFIG);
+    assert_non_null(strstr(msg, "space.stages = 4 cannot pass a 28x28 input"));
+    assert_non_null(strstr(msg, "expected space.stages of at most 3"));
+    assert_int_equal(nas_space_check_input(&d, 32, 32, msg, sizeof msg), NAS_OK);
+    d.stages = 6; /* 32 -> 16 -> 8 -> 4 -> 2 -> 1 */
+    assert_int_equal(nas_space_check_input(&d, 32, 32, msg, sizeof msg), NAS_OK);
+    assert_int_equal(nas_space_check_input(&d, 32, 30, msg, sizeof msg), NAS_ECONFIG);
+    assert_non_null(strstr(msg, "stage 3 would halve 16x15"));
+    assert_int_equal(nas_space_check_input(&d, 0, 0, msg, sizeof msg), NAS_OK); /* not known yet */
     d = shape(8, 1);
     g.tok[3] = NAS_OP_COUNT;
     assert_int_equal(nas_cell_layers(&d, &g, &L, &err), NAS_EINVAL);
