@@ -42,6 +42,7 @@ run 2 "$NAS" run npy4.conf --db "$TMP/npy4.db"
 grep_in "npy4.conf:$line: $why" "$TMP/err"
 grep_in "$arith" "$TMP/err"
 grep_in "(the data's images are 28x28)" "$TMP/err"
+[ ! -e "$TMP/npy4.db" ] || fail "the refused run left npy4.db behind"
 # the genotype of an npy space counts at the default 28x28 and says why not
 run 2 "$NAS" space npy4.conf --genotype "$G"
 grep_in "cannot count genotype .*: $why" "$TMP/err"
