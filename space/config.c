@@ -1066,22 +1066,24 @@ static void dir_of(const char *path, char *buf, size_t n)
     buf[len] = '\0';
 }
 
-/* Issue 28: the image height and width the config alone fixes: the
- * Fashion-MNIST shorthand's 28x28, CIFAR-10's 32x32, a folder's data.size,
- * else space.input; 0 when only the data files tell (idx, npy, a folder of
- * one size), and evaluator creation checks then. */
+/* Issue 28: the image height and width the networks get, as far as the
+ * config alone fixes them: a table evaluator counts at space.input (else
+ * 28x28, nas__desc_input); a trained one at the data's size, the
+ * Fashion-MNIST shorthand's 28x28, CIFAR-10's 32x32 or a folder's
+ * data.size; 0 when only the data files tell (idx, npy, a folder of one
+ * size), and evaluator creation checks then. */
 static int config_image_size(const nas_config *cfg, int *h, int *w)
 {
     const nas_data_conf *d = &cfg->data;
     *h = *w = 0;
-    if (d->format[0] == '\0')
+    if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
+        nas__desc_input(&cfg->space, NULL, h, w, NULL);
+    else if (d->format[0] == '\0')
         *h = *w = 28;
     else if (strcmp(d->format, "cifar") == 0)
         *h = *w = 32;
     else if (strcmp(d->format, "folder") == 0 && d->size[0] > 0)
         *h = d->size[0], *w = d->size[1];
-    else if (cfg->space.in_h > 0)
-        *h = cfg->space.in_h, *w = cfg->space.in_w;
     return *h > 0;
 }
 
