@@ -239,6 +239,13 @@ int nas_space_report(FILE *out, const nas_config *cfg, const nas_space_report_op
         nas_space_destroy(sp);
         return rc;
     }
+    int ih, iw; /* issue 28: no table of -1 counts for stages the input cannot pass */
+    char why[600];
+    nas_space_input(sp, NULL, &ih, &iw, NULL);
+    if (nas_space_check_input(&cfg->space, ih, iw, why, sizeof why) != NAS_OK) {
+        nas_space_destroy(sp);
+        return nas_error_set(err, NAS_ECONFIG, "%s: %s (nas space counts at this input)", cfg->path, why);
+    }
     nas_space_counts cnt;
     nas_space_counts_get(sp, &cnt);
     if (o->list) {

@@ -43,9 +43,12 @@ grep_in "npy4.conf:$line: $why" "$TMP/err"
 grep_in "$arith" "$TMP/err"
 grep_in "(the data's images are 28x28)" "$TMP/err"
 [ ! -e "$TMP/npy4.db" ] || fail "the refused run left npy4.db behind"
-# the genotype of an npy space counts at the default 28x28 and says why not
+# nas space counts an npy space at its input (space.input, else 28x28) and
+# says why not, with or without --genotype
 run 2 "$NAS" space npy4.conf --genotype "$G"
 grep_in "cannot count genotype .*: $why" "$TMP/err"
+run 2 "$NAS" space npy4.conf
+grep_in "$why.*(nas space counts at this input)" "$TMP/err"
 # stages = 3 passes 28x28
 sed -i 's/stages = 4;/stages = 3;/' s4.conf
 run 0 "$NAS" space s4.conf
