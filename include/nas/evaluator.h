@@ -66,7 +66,7 @@ typedef struct nas_trial_result {
     int64_t macs;
     int64_t params;
     double latency_ms;      /* batch 1, median; table evaluator: NaN (stored as NULL) */
-    double train_seconds;
+    double train_seconds;   /* wall time of the training, s; table evaluator: NaN (NULL) */
     int epochs;
     char device_name[128];  /* where it ran: GPU name or CPU model ("" when nothing ran) */
     char device_cc[16];     /* GPU compute capability "8.0"; "" for the CPU */

@@ -420,7 +420,62 @@ static void test_migrate_v5_to_v6(void **state)
     sqlite3_stmt *s;
     assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(s, 0), 6);
+    assert_int_equal(sqlite3_column_int(s, 0), NAS_STORE_SCHEMA_VERSION);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+}
+
+/* Schema 7 (issue 29): a version-6 file's table trials had 0 for
+ * train_seconds ("train_s 0.0": nothing was timed); read-only shows it as
+ * it is, the first read-write open makes it NULL and leaves a trained
+ * trial's time alone. A table trial recorded now has none either. */
+static void test_migrate_v6_to_v7(void **state)
+{
+    fixture *f = *state;
+    sqlite3 *db;
+    nas_error err;
+    nas_store *st = NULL;
+    int64_t e, tab, trn, now;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_create(st, "t", "seed = 1;", "", "", 1, "random", 4, &e,
+                                                 &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, e, "|a|", "a", "random", &tab, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, e, "|b|", "b", "random", &trn, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, e, "|c|", "c", "random", &now, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_start(st, tab, 0, "table", &err), NAS_OK);
+    assert_int_equal(nas_store_trial_start(st, trn, 0, "cpu", &err), NAS_OK);
+    assert_int_equal(nas_store_trial_start(st, now, 0, "table", &err), NAS_OK);
+    nas_trial_result r = make_result(0.8, 10, 10);
+    r.train_seconds = 0.0; /* what versions before 7 wrote for a table trial */
+    assert_int_equal(nas_store_trial_finish(st, tab, &r, 0.8, NULL, &err), NAS_OK);
+    r.train_seconds = 12.5;
+    assert_int_equal(nas_store_trial_finish(st, trn, &r, 0.8, NULL, &err), NAS_OK);
+    r.train_seconds = NAN; /* what the table evaluator gives now */
+    assert_int_equal(nas_store_trial_finish(st, now, &r, 0.8, NULL, &err), NAS_OK);
+    nas_store_close(st);
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 6", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    nas_store_trial t;
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
+    assert_int_equal(nas_store_trial_get(st, tab, &t, &err), NAS_OK);
+    assert_true(t.train_seconds == 0.0);
+    assert_int_equal(nas_store_trial_get(st, now, &t, &err), NAS_OK);
+    assert_true(isnan(t.train_seconds));
+    nas_store_close(st);
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK); /* migrated */
+    assert_int_equal(nas_store_trial_get(st, tab, &t, &err), NAS_OK);
+    assert_true(isnan(t.train_seconds));
+    assert_true(t.val_accuracy == 0.8);
+    assert_int_equal(nas_store_trial_get(st, trn, &t, &err), NAS_OK);
+    assert_true(t.train_seconds == 12.5);
+    nas_store_close(st);
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(s, 0), 7);
     sqlite3_finalize(s);
     sqlite3_close(db);
 }
@@ -832,6 +887,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_experiment_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v5_to_v6, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v6_to_v7, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rungs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_rung_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
