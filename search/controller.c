@@ -79,6 +79,7 @@
 #include <sys/stat.h> /* mkdir: the kept-weights directory */
 #include <unistd.h>
 #include "nas/data.h" /* issue 16: nas_data_cache_beside */
+#include "nas/parse.h" /* issue 29: nas_shell_quote */
 #include "search/controller_impl.h"
 #include "search/pool_msg.h" /* issue 4: the Open MPI transport */
 #include "search/run_lock.h" /* issue 4: one `nas run` per database */
@@ -581,12 +582,14 @@ static int run_replay(run *r, nas_error *err)
         return rc;
     if (r->found != NAS_OK) {
         const nas_run_opts *opts = r->opts;
+        char qname[NAS_SHELL_QUOTE_MAX(NAS_NAME_MAX)];
         nas__ctl_say(c, "nas: experiment '%s' (id %lld) in %s: %d trials, strategy %s, seed %llu",
                      r->name, (long long)c->exp, opts->db_path, c->budget, r->sname,
                      (unsigned long long)c->cfg->seed);
         if (strcmp(r->name, c->cfg->experiment) != 0 || opts->new_experiment ||
             (opts->experiment && *opts->experiment))
-            nas__ctl_say(c, "nas: resume or extend it with --experiment %s", r->name);
+            nas__ctl_say(c, "nas: resume or extend it with --experiment %s",
+                         nas_shell_quote(r->name, qname, sizeof qname));
     } else {
         say_resumed(r);
     }
