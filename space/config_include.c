@@ -21,35 +21,9 @@
 #include <stdlib.h> /* malloc, realloc, free */
 #include <string.h> /* strchr, strlen, memcpy */
 #include "space/config_include.h"
+#include "space/text_impl.h" /* nas__sbuf */
 
 #define MAX_DEPTH 10 /* libconfig 1.5's MAX_INCLUDE_DEPTH */
-
-typedef struct buf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} buf;
-
-static void put(buf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? 2 * b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
 
 void nas__cfg_dir_of(const char *path, char *out, size_t n)
 {
@@ -110,7 +84,7 @@ static void resolve(const char *p, const char *dir, nas__cfg_includes *inc, int 
 }
 
 /* One line (without its newline) into b, its @include path rewritten. */
-static void line(buf *b, const char *s, size_t n, const char *dir, nas__cfg_includes *inc,
+static void line(nas__sbuf *b, const char *s, size_t n, const char *dir, nas__cfg_includes *inc,
                  int depth)
 {
     size_t i = 0;
@@ -118,13 +92,13 @@ static void line(buf *b, const char *s, size_t n, const char *dir, nas__cfg_incl
         i++;
     size_t j = i + 8;
     if (n < j || strncmp(s + i, "@include", 8) != 0 || j >= n || (s[j] != ' ' && s[j] != '\t')) {
-        put(b, s, n);
+        nas__sb_printf(b, "%.*s", (int)n, s);
         return;
     }
     while (j < n && (s[j] == ' ' || s[j] == '\t'))
         j++;
     if (j >= n || s[j] != '"') {
-        put(b, s, n);
+        nas__sb_printf(b, "%.*s", (int)n, s);
         return;
     }
     char p[NAS_PATH_MAX];
@@ -135,31 +109,26 @@ static void line(buf *b, const char *s, size_t n, const char *dir, nas__cfg_incl
         p[m++] = s[k];
     }
     if (k >= n || s[k] != '"') { /* no closing quote (or too long): libconfig's to judge */
-        put(b, s, n);
+        nas__sb_printf(b, "%.*s", (int)n, s);
         return;
     }
     p[m] = '\0';
     char to[NAS_PATH_MAX];
     resolve(p, dir, inc, depth, to, sizeof to);
-    put(b, s, j + 1);
-    for (const char *c = to; *c; c++) {
-        if (*c == '\\' || *c == '"')
-            put(b, "\\", 1);
-        put(b, c, 1);
-    }
-    put(b, s + k, n - k);
+    nas__sb_printf(b, "%.*s", (int)j, s); /* up to the opening quote */
+    nas__sb_quoted(b, to);                /* "to", \\ and \" escaped as libconfig reads them */
+    nas__sb_printf(b, "%.*s", (int)(n - k - 1), s + k + 1);
 }
 
 static char *rewrite(const char *text, const char *dir, nas__cfg_includes *inc, int depth)
 {
-    buf b = {0};
-    put(&b, "", 0);
+    nas__sbuf b = nas__sb_new(strlen(text) + 256);
     for (const char *s = text; *s;) {
         const char *e = strchr(s, '\n');
         size_t n = e ? (size_t)(e - s) : strlen(s);
         line(&b, s, n, dir, inc, depth);
         if (e)
-            put(&b, "\n", 1);
+            nas__sb_printf(&b, "\n");
         s += n + (e ? 1 : 0);
     }
     if (b.oom) {
