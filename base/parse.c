@@ -1,6 +1,8 @@
-/* base/parse.c - checked text-to-number conversions (nas/parse.h). */
+/* base/parse.c - checked text-to-number conversions (nas/parse.h), and
+ * shell quoting for the hints nas prints. */
 #include <errno.h>
 #include <stdlib.h> /* strtol, strtoull, strtod */
+#include <string.h> /* strchr */
 #include "nas/parse.h"
 
 int nas_parse_long(const char *s, long lo, long hi, long *out)
@@ -41,4 +43,44 @@ int nas_parse_list_next(const char **p, char close)
     while (**p == ' ' || **p == ',')
         (*p)++;
     return **p != close;
+}
+
+const char *nas_shell_quote(const char *s, char *out, size_t n)
+{
+    static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_@%+=:,./-";
+    if (!out || n == 0)
+        return out;
+    if (!s)
+        s = "";
+    int plain = *s != '\0';
+    for (const char *c = s; *c && plain; c++)
+        plain = strchr(safe, *c) != NULL;
+    size_t used = 0;
+    if (plain) {
+        for (; *s && used + 1 < n; s++)
+            out[used++] = *s;
+        out[used] = '\0';
+        return out;
+    }
+    if (n < 3) { /* no room for a quoted word */
+        out[0] = '\0';
+        return out;
+    }
+    out[used++] = '\'';
+    for (; *s; s++) {
+        const char *piece = *s == '\'' ? "'\\''" : NULL;
+        size_t k = piece ? 4 : 1;
+        if (used + k + 2 > n) /* keep room for the closing quote and NUL */
+            break;
+        if (piece) {
+            for (size_t i = 0; i < k; i++)
+                out[used++] = piece[i];
+        } else {
+            out[used++] = *s;
+        }
+    }
+    out[used++] = '\'';
+    out[used] = '\0';
+    return out;
 }

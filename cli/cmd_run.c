@@ -11,6 +11,7 @@
 #include <time.h> /* clock_gettime */
 #include <unistd.h>
 #include "cli/cli.h"
+#include "nas/parse.h" /* nas_shell_quote */
 #include "nas/search.h"
 #include "nas/space.h"
 
@@ -110,10 +111,13 @@ static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cf
     /* The command that resumes this experiment: --experiment when it is not
      * the config's name (--new, --experiment). */
     const char *ename = sum->experiment[0] ? sum->experiment : cfgp->experiment;
-    char resume[3 * NAS_PATH_MAX];
+    char resume[3 * NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
+    char qconf[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)], qdb[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
+    char qname[NAS_SHELL_QUOTE_MAX(NAS_NAME_MAX)];
     int renamed = strcmp(ename, cfgp->experiment) != 0;
-    snprintf(resume, sizeof resume, "nas run %s --db %s%s%s", conf, db,
-             renamed ? " --experiment " : "", renamed ? ename : "");
+    snprintf(resume, sizeof resume, "nas run %s --db %s%s%s", /* issue 29: pasteable */
+             nas_shell_quote(conf, qconf, sizeof qconf), nas_shell_quote(db, qdb, sizeof qdb),
+             renamed ? " --experiment " : "", renamed ? nas_shell_quote(ename, qname, sizeof qname) : "");
     if (rc != NAS_OK && rc != NAS_EINTR) {
         fprintf(stderr, "nas run: %s\n", err.msg);
         if (sum->experiment_id <= 0 && rc != NAS_EBUSY) /* another run's database: keep it */

@@ -7,9 +7,13 @@
 #   NAS_CUDA_ARCHS  GPU architectures compiled for (CMAKE_CUDA_ARCHITECTURES
 #                   syntax), default "80;90" (A100/A30 and H100/H200 SASS).
 #
-# When found: trainer/cuda/*.cu join the `nas` library, NAS_HAVE_CUDA is
-# defined PUBLIC (so trainer/backend.c registers "cuda" and the tests see
-# it), and nas links CUDA::cudart, CUDA::cublas and cuDNN.
+# When found: trainer/cuda/*.cu are built into their own shared object,
+# libnas_cuda.so (target nas_cuda, written beside the nas binary), which
+# links CUDA::cudart, CUDA::cublas and cuDNN. libnas itself does not: it
+# defines NAS_HAVE_CUDA PUBLIC (so trainer/backend.c registers "cuda" and
+# the tests see it) and dlopen()s libnas_cuda.so the first time the cuda
+# backend or the CUDA devices are asked for (trainer/backend_cuda.c), so
+# commands that need no GPU do not load cuDNN and cuBLAS (issue 29).
 # Search hints: CUDAToolkit_ROOT / CUDNN_ROOT (cache or environment), then
 # /usr/local/cuda, then the system directories.
 
@@ -142,15 +146,32 @@ foreach(_scope DIRECTORY TARGET)
   endif()
 endforeach()
 
-target_sources(nas PRIVATE ${NAS_CUDA_SOURCES})
-set_target_properties(nas PROPERTIES
+# The shared object: the backend plus its own copies of the two libnas
+# functions it calls (nas_error_set, nas__backend_fail), so it needs no
+# symbol from the binary that loads it (checked: -Wl,--no-undefined).
+add_library(nas_cuda SHARED ${NAS_CUDA_SOURCES}
+  ${CMAKE_SOURCE_DIR}/base/status.c ${CMAKE_SOURCE_DIR}/trainer/backend_fail.c)
+set_target_properties(nas_cuda PROPERTIES
+  OUTPUT_NAME nas_cuda
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
   CUDA_STANDARD 17
   CUDA_STANDARD_REQUIRED ON
   CUDA_RUNTIME_LIBRARY Shared
   CUDA_ARCHITECTURES "${NAS_CUDA_ARCHS}")
+target_include_directories(nas_cuda PRIVATE ${CMAKE_SOURCE_DIR}/include ${CMAKE_SOURCE_DIR}
+  ${CUDNN_INCLUDE_DIR})
+target_link_libraries(nas_cuda PRIVATE CUDA::cudart CUDA::cublas ${CUDNN_LIBRARY})
+if(NOT NAS_SANITIZE)
+  target_link_options(nas_cuda PRIVATE -Wl,--no-undefined)
+endif()
+
+# libnas: the loader (trainer/backend_cuda.c) and the toolkit's headers,
+# which the tests read for the status enumerators; no CUDA library.
 target_compile_definitions(nas PUBLIC NAS_HAVE_CUDA=1)
-target_include_directories(nas PUBLIC ${CUDNN_INCLUDE_DIR})
-target_link_libraries(nas PUBLIC CUDA::cudart CUDA::cublas ${CUDNN_LIBRARY})
+target_compile_definitions(nas PRIVATE NAS_CUDA_BUILD_DIR="${CMAKE_BINARY_DIR}")
+target_include_directories(nas PUBLIC ${CUDNN_INCLUDE_DIR} ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(nas PUBLIC ${CMAKE_DL_LIBS})
+add_dependencies(nas nas_cuda) # building nas (and so every binary) builds the .so too
 
 set(_nas_cuda_flags
   -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter,-Wno-format-truncation
@@ -165,8 +186,8 @@ if(NAS_SANITIZE)
   list(APPEND _nas_cuda_flags -Xcompiler=-fsanitize=address -Xcompiler=-fsanitize=undefined
        -Xcompiler=-fno-omit-frame-pointer)
 endif()
-target_compile_options(nas PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${_nas_cuda_flags}>")
+target_compile_options(nas_cuda PRIVATE "$<$<COMPILE_LANGUAGE:CUDA>:${_nas_cuda_flags}>")
 
 set(NAS_HAVE_CUDA ON)
-message(STATUS "nas: CUDA backend BUILT: CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), "
+message(STATUS "nas: CUDA backend BUILT as libnas_cuda.so, loaded on demand: CUDA ${CUDAToolkit_VERSION} (${CMAKE_CUDA_COMPILER}), "
                "cuDNN ${_nas_cudnn_version} (${CUDNN_LIBRARY}), cuBLAS, archs ${NAS_CUDA_ARCHS}")

@@ -351,6 +351,7 @@ int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progres
         res->test_accuracy = t >= 0 ? t * ev->cfg.evaluator.table_scale : -1;
         res->train_loss = NAN; /* nothing is trained or timed: stored as NULL */
         res->latency_ms = NAN;
+        res->train_seconds = NAN; /* issue 29: not 0, which reads as "timed, took no time" */
         res->epochs = 0;
         if (progress)
             progress(ctx, 1.0, 0.0);

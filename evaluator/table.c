@@ -11,6 +11,8 @@
 #include <stdio.h>  /* fopen, getline */
 #include <stdlib.h> /* malloc, strtod */
 #include <string.h>
+#include <zlib.h>   /* crc32: the table's fingerprint */
+#include "nas/evaluator.h"
 #include "evaluator/evaluator_impl.h"
 
 typedef struct entry {
@@ -296,4 +298,34 @@ done:
     nas__table_destroy(t);
     fclose(f);
     return rc;
+}
+
+int nas_evaluator_table_fingerprint(const char *path, char *out, size_t n, nas_error *err)
+{
+    if (!path || !out || n < 40)
+        return nas_error_set(err, NAS_EINVAL, "nas_evaluator_table_fingerprint: bad argument");
+    out[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return nas_error_set(err, NAS_EIO, "cannot open table %s: %s", path, strerror(errno));
+    unsigned char *buf = malloc(1 << 16);
+    if (!buf) {
+        fclose(f);
+        return nas_error_set(err, NAS_ENOMEM, "out of memory reading table %s", path);
+    }
+    uLong crc = crc32(0L, Z_NULL, 0);
+    unsigned long long bytes = 0;
+    size_t k;
+    while ((k = fread(buf, 1, 1 << 16, f)) > 0) {
+        crc = crc32(crc, buf, (uInt)k);
+        bytes += k;
+    }
+    int bad = ferror(f);
+    int e = errno;
+    free(buf);
+    fclose(f);
+    if (bad)
+        return nas_error_set(err, NAS_EIO, "cannot read table %s: %s", path, strerror(e));
+    snprintf(out, n, "crc32 %08lx, %llu bytes", (unsigned long)crc, bytes);
+    return NAS_OK;
 }

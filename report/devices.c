@@ -3,7 +3,8 @@
  * CLI): the kernel backends compiled into this binary and the devices they
  * can use (CPU model and threads; each CUDA device's name, memory and
  * compute capability), saying plainly when the CUDA backend is compiled in
- * but no device is present, and why.
+ * but no device is present, or its shared object (libnas_cuda.so) cannot be
+ * loaded, and why.
  */
 #include <stdio.h>   /* fprintf */
 #include <string.h>  /* strcmp, strncmp */
@@ -48,6 +49,12 @@ int nas_report_devices(FILE *out, nas_error *err)
         if (strncmp(why, "no CUDA device: ", 16) == 0)
             why += 16;
         fprintf(out, "cuda  CUDA backend compiled in, but no CUDA device is present (%s)\n", why);
+        return NAS_OK;
+    }
+    const char *load = strstr(cuda_err.msg, "cannot load the CUDA backend library: ");
+    if (rc != NAS_OK && load) { /* libnas_cuda.so missing or unloadable (trainer/backend_cuda.c) */
+        fprintf(out, "cuda  CUDA backend compiled in, but its library libnas_cuda.so cannot be "
+                "loaded: %s\n", load + 38);
         return NAS_OK;
     }
     if (rc != NAS_OK) {

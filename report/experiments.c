@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <jansson.h> /* JSON output */
+#include "nas/parse.h" /* nas_shell_quote */
 #include "nas/report.h"
 #include "report/report_impl.h"
 
@@ -131,8 +132,10 @@ int nas_report_experiments(nas_store *st, nas_report_format format, FILE *out, n
         fputc('\n', out);
     } else if (rc == NAS_OK && format == NAS_REPORT_TABLE) {
         const char *db = nas_store_path(st);
+        char qdb[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
         if (l.n == 0)
-            fprintf(out, "(no experiments yet in %s: `nas run CONF --db %s` makes one)\n", db, db);
+            fprintf(out, "(no experiments yet in %s: `nas run CONF --db %s` makes one)\n", db,
+                    nas_shell_quote(db, qdb, sizeof qdb));
         else
             fprintf(out, "default of query, show, report and export: the most recent "
                     "experiment with a done trial (--experiment NAME picks another)\n");

@@ -5,7 +5,9 @@
  * trials (issue 22) go to the log.
  */
 #include <stdio.h>
+#include "nas/parse.h" /* nas_shell_quote: hints that can be pasted */
 #include "nas/report.h"
+#include "nas/space.h" /* NAS_PATH_MAX, NAS_NAME_MAX */
 
 static void fmt_wall(double s, char *buf, size_t n)
 {
@@ -21,6 +23,9 @@ static void fmt_wall(double s, char *buf, size_t n)
 /* Failed and diverged trials of a search that ran to its end. */
 static void warnings(const nas_run_summary *sum, const char *ename, const char *db, FILE *log)
 {
+    char qdb[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)], qname[NAS_SHELL_QUOTE_MAX(NAS_NAME_MAX)];
+    db = nas_shell_quote(db, qdb, sizeof qdb);
+    ename = nas_shell_quote(ename, qname, sizeof qname);
     if (sum->failed > 0 && sum->done == 0) {
         fprintf(log,
                 "nas run: every trial failed (%d of %d); `nas query --db %s --experiment %s` "
@@ -67,7 +72,9 @@ void nas_report_run_summary(const nas_run_summary *sum, int status, const char *
                 (long long)sum->best_trial, sum->best_val_accuracy, sum->best_genotype);
     else
         fprintf(out, "  best:    none yet\n");
-    fprintf(out, "  results: %s   (nas query --db %s; nas show --db %s TRIAL)\n", db, db, db);
+    char qdb[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
+    nas_shell_quote(db, qdb, sizeof qdb);
+    fprintf(out, "  results: %s   (nas query --db %s; nas show --db %s TRIAL)\n", db, qdb, qdb);
     if (status == NAS_EINTR)
         fprintf(out, "  resume:  %s\n", resume);
     fflush(out);

@@ -79,9 +79,11 @@
 #include <sys/stat.h> /* mkdir: the kept-weights directory */
 #include <unistd.h>
 #include "nas/data.h" /* issue 16: nas_data_cache_beside */
+#include "nas/parse.h" /* issue 29: nas_shell_quote */
 #include "search/controller_impl.h"
 #include "search/pool_msg.h" /* issue 4: the Open MPI transport */
 #include "search/run_lock.h" /* issue 4: one `nas run` per database */
+#include "search/table_identity.h" /* issue 29: the table's contents are defining */
 
 /* nas_search_run's own state: the ctl its steps share with the files of
  * the loop, and what only the setup steps and run_close use. */
@@ -322,6 +324,8 @@ static int run_check_defining(run *r, nas_error *err)
         return rc;
     char diff[4096];
     int nd = nas_config_diff(stored, cfg, 1, diff, sizeof diff);
+    if (nd >= 0) /* issue 29: the table's contents are defining too */
+        nd += nas__table_identity_diff(stored, r->canon, diff, sizeof diff);
     r->n_running = nas_config_diff(stored, cfg, 0, r->running, sizeof r->running);
     free(stored);
     if (nd < 0 || r->n_running < 0)
@@ -375,6 +379,8 @@ static int run_open(run *r, nas_error *err)
     r->canon = nas_config_canonical(cfg);
     if (!r->canon)
         return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    if ((rc = nas__table_identity(cfg, &r->canon, err)) != NAS_OK) /* issue 29 */
+        return rc;
     r->text = read_file(cfg->path);
     static const char *const strategy_names[] = {"random", "evolution", "nao"};
     r->sname = (unsigned)cfg->search.strategy < 3 ? strategy_names[cfg->search.strategy] : "?";
@@ -579,12 +585,14 @@ static int run_replay(run *r, nas_error *err)
         return rc;
     if (r->found != NAS_OK) {
         const nas_run_opts *opts = r->opts;
+        char qname[NAS_SHELL_QUOTE_MAX(NAS_NAME_MAX)];
         nas__ctl_say(c, "nas: experiment '%s' (id %lld) in %s: %d trials, strategy %s, seed %llu",
                      r->name, (long long)c->exp, opts->db_path, c->budget, r->sname,
                      (unsigned long long)c->cfg->seed);
         if (strcmp(r->name, c->cfg->experiment) != 0 || opts->new_experiment ||
             (opts->experiment && *opts->experiment))
-            nas__ctl_say(c, "nas: resume or extend it with --experiment %s", r->name);
+            nas__ctl_say(c, "nas: resume or extend it with --experiment %s",
+                         nas_shell_quote(r->name, qname, sizeof qname));
     } else {
         say_resumed(r);
     }

@@ -30,6 +30,7 @@
 #include "space_impl.h"
 #include "chain_config.h"
 #include "text_impl.h"
+#include "space/config_include.h" /* issue 29: @include paths */
 
 /* Fashion-MNIST has 60,000 training images; valid and train_subset split them. */
 #define NAS__FMNIST_TRAIN 60000
@@ -299,7 +300,7 @@ typedef struct ctx {
     int group_line[N_GROUPS];
     int nodes;                  /* space.nodes as read */
     char name_dir[NAS_PATH_MAX]; /* directory part of `name` ("" if none) */
-    char inc[8][NAS_PATH_MAX];  /* @include'd files named as the user sees them */
+    nas__cfg_includes inc;      /* rewritten @include'd files (space/config_include.c) */
 } ctx;
 
 static const char *type_name(int type)
@@ -322,20 +323,9 @@ static const char *setting_file(const ctx *c, const config_setting_t *s)
     const char *f = s ? config_setting_source_file(s) : NULL;
     if (!f || strcmp(f, c->name) == 0)
         return c->name;
-    if (f[0] == '/' || c->name_dir[0] == '\0')
-        return f;
-    /* an @include'd file, named relative to the config's directory: show it
-     * as seen from where the user is, like the main file's name */
-    ctx *m = (ctx *)c;
-    char want[NAS_PATH_MAX];
-    snprintf(want, sizeof want, "%s/%s", c->name_dir, f);
-    for (size_t i = 0; i < sizeof m->inc / sizeof m->inc[0]; i++) {
-        if (m->inc[i][0] == '\0')
-            snprintf(m->inc[i], sizeof m->inc[i], "%s", want);
-        if (strcmp(m->inc[i], want) == 0)
-            return m->inc[i];
-    }
-    return f;
+    /* an @include'd file: its path is already the one the user sees (the
+     * config's directory joined to it), or a rewritten copy's */
+    return nas__cfg_includes_name(&c->inc, f);
 }
 
 /* "FILE:LINE: " + message, code NAS_ECONFIG. */
@@ -1051,21 +1041,6 @@ static void default_experiment(nas_config *cfg, const char *name)
     cfg->experiment[len] = '\0';
 }
 
-/* Directory part of `path` ("" when it has none). */
-static void dir_of(const char *path, char *buf, size_t n)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) {
-        buf[0] = '\0';
-        return;
-    }
-    size_t len = slash == path ? 1 : (size_t)(slash - path);
-    if (len >= n)
-        len = n - 1;
-    memcpy(buf, path, len);
-    buf[len] = '\0';
-}
-
 /* Issue 28: the image height and width the networks get, as far as the
  * config alone fixes them: a table evaluator counts at space.input (else
  * 28x28, nas__desc_input); a trained one at the data's size, the
@@ -1118,7 +1093,7 @@ static int load_tree(config_t *lc, ctx *c)
 
 static int syntax_error(const ctx *c, config_t *lc)
 {
-    const char *file = config_error_file(lc);
+    const char *file = nas__cfg_includes_name(&c->inc, config_error_file(lc));
     const char *text = config_error_text(lc) ? config_error_text(lc) : "syntax error";
     if (strcmp(text, "memory exhausted") == 0) /* bison's stack: nesting, not memory */
         return fail_at(c, file ? file : c->name, config_error_line(lc),
@@ -1141,26 +1116,33 @@ static int parse_common(const char *text, const char *file, const char *name, co
     c->cfg = cfg;
     c->nodes = 4;
     snprintf(c->base_dir, sizeof c->base_dir, "%s", base_dir);
-    dir_of(name, c->name_dir, sizeof c->name_dir);
+    nas__cfg_dir_of(name, c->name_dir, sizeof c->name_dir);
 
     nas_config_defaults(cfg);
     snprintf(cfg->path, sizeof cfg->path, "%s", name);
 
     config_t lc;
     config_init(&lc);
-    if (file && base_dir[0])
-        config_set_include_dir(&lc, base_dir); /* @include "x.conf" is relative to the file */
-    int ok = file ? config_read_file(&lc, file) : config_read_string(&lc, text);
-    int rc;
-    if (ok != CONFIG_TRUE) {
-        if (config_error_type(&lc) == CONFIG_ERR_FILE_IO)
-            rc = nas_error_set(err, NAS_EIO, "cannot read config file '%s'", name);
-        else
-            rc = syntax_error(c, &lc);
-    } else {
-        rc = load_tree(&lc, c);
+    /* issue 29: no include directory (libconfig 1.5 would prefix it to
+     * absolute paths too); @include paths are rewritten to be taken from
+     * the including file's directory instead (space/config_include.c) */
+    char *own = NULL;
+    if (file) {
+        char *body = nas__cfg_read_file(file);
+        own = body ? nas__cfg_includes_rewrite(body, c->name_dir, &c->inc) : NULL;
+        free(body);
     }
+    int ok = file && !own ? -1 : config_read_string(&lc, own ? own : text);
+    int rc;
+    if (ok == -1)
+        rc = nas_error_set(err, NAS_EIO, "cannot read config file '%s'", name);
+    else if (ok != CONFIG_TRUE)
+        rc = syntax_error(c, &lc);
+    else
+        rc = load_tree(&lc, c);
     config_destroy(&lc);
+    nas__cfg_includes_close(&c->inc);
+    free(own);
     free(c);
     if (rc != NAS_OK) {
         nas_config_defaults(cfg);
@@ -1191,7 +1173,7 @@ int nas_config_load(const char *path, nas_config *cfg, nas_error *err)
     /* Relative paths in the file are taken from the file's directory, made
      * absolute so the canonical text does not depend on the working dir. */
     char dir[NAS_PATH_MAX], abs[PATH_MAX];
-    dir_of(path, dir, sizeof dir);
+    nas__cfg_dir_of(path, dir, sizeof dir);
     if (realpath(dir[0] ? dir : ".", abs))
         snprintf(dir, sizeof dir, "%s", abs);
     int rc = parse_common(NULL, path, path, dir, cfg, err);
@@ -1216,7 +1198,7 @@ int nas_config_parse_string(const char *text, const char *name, nas_config *cfg,
                              name, NAS_CONFIG_MAX_BYTES);
     }
     char dir[NAS_PATH_MAX];
-    dir_of(name, dir, sizeof dir);
+    nas__cfg_dir_of(name, dir, sizeof dir);
     return parse_common(text, NULL, name, dir, cfg, err);
 }
 

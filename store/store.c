@@ -126,6 +126,13 @@ static const char MIGRATE_V6[] =
     "UPDATE result SET train_loss = NULL, latency_ms = NULL\n"
     " WHERE trial_id IN (SELECT id FROM trial WHERE device = 'table');\n";
 
+/* Version 7 (issue 29): the same for train_seconds, which versions before 7
+ * recorded as 0 for a table trial (shown "train_s 0.0": timed, and took no
+ * time); nothing was timed, so it is unknown, NULL. */
+static const char MIGRATE_V7[] =
+    "UPDATE result SET train_seconds = NULL\n"
+    " WHERE trial_id IN (SELECT id FROM trial WHERE device = 'table');\n";
+
 /* ?3 > 0: only trials whose highest fidelity is at least ?3 (issue 17,
  * `nas query --min-fidelity`); a file before schema 5 has none. */
 #define MIN_FIDELITY "(?3 <= 0 OR coalesce(" NAS__STORE_FIDELITY ", -1) >= ?3)"
@@ -725,6 +732,12 @@ static int migrate_v6(nas_store *st, nas_error *err)
     return migrate_step(st, 6, MIGRATE_V6, NULL, err);
 }
 
+/* Version 6 -> 7 (MIGRATE_V7): table trials' train_seconds NULL. */
+static int migrate_v7(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 7, MIGRATE_V7, NULL, err);
+}
+
 /* Check that the file is a nas database of a version we know; create the
  * schema in a new, empty file (read-write only). */
 static int check_schema(nas_store *st, nas_error *err)
@@ -780,6 +793,8 @@ static int check_schema(nas_store *st, nas_error *err)
     if (st->schema < 5 && (rc = migrate_v5(st, err)) != NAS_OK)
         return rc;
     if (st->schema < 6 && (rc = migrate_v6(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 7 && (rc = migrate_v7(st, err)) != NAS_OK)
         return rc;
     return NAS_OK;
 }

@@ -4,7 +4,6 @@
  * and dispatches through the device vtable (trainer/backend_impl.h), in the
  * style of ggml's ggml-backend.c and SQLite's os.c method wrappers.
  */
-#include <stdarg.h>  /* va_list for nas__backend_fail */
 #include <stdio.h>   /* vsnprintf, snprintf */
 #include <stdlib.h>  /* malloc, free */
 #include <string.h>  /* strcmp, memcpy, memmove */
@@ -142,17 +141,6 @@ int nas__backend_loss_scale_set(nas_backend *be, const double state[2])
 const char *nas_backend_get_precision(const nas_backend *be)
 {
     return be && be->precision[0] ? be->precision : "fp32";
-}
-
-int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)
-{
-    if (be) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(be->last_error, sizeof be->last_error, fmt, ap);
-        va_end(ap);
-    }
-    return code;
 }
 
 /* ---- host memory (ref and cpu backends) -------------------------------- */

@@ -66,7 +66,7 @@ typedef struct nas_trial_result {
     int64_t macs;
     int64_t params;
     double latency_ms;      /* batch 1, median; table evaluator: NaN (stored as NULL) */
-    double train_seconds;
+    double train_seconds;   /* wall time of the training, s; table evaluator: NaN (NULL) */
     int epochs;
     char device_name[128];  /* where it ran: GPU name or CPU model ("" when nothing ran) */
     char device_cc[16];     /* GPU compute capability "8.0"; "" for the CPU */
@@ -139,6 +139,18 @@ int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
  * data was read from the user's files (data.format set), 0 otherwise.
  */
 int nas_evaluator_data_info(const nas_evaluator *ev, nas_data_info *info);
+
+/*
+ * Issue 29: the fingerprint of a table file's contents (evaluator.table),
+ * which identifies a table experiment as its defining settings do (the
+ * path is a running setting: the file may move, its contents may not
+ * change). Writes "crc32 XXXXXXXX, N bytes" into out[n]: zlib's CRC-32
+ * (ISO 3309) of every byte of the file, as the full training fingerprints
+ * its data (trainer/train_full.c), and the file's size. Reads the file
+ * once, in 64 KiB blocks. Errors: NAS_EINVAL (NULL or n < 40), NAS_EIO
+ * (cannot open or read: message names the file and errno's text).
+ */
+int nas_evaluator_table_fingerprint(const char *path, char *out, size_t n, nas_error *err);
 
 /* The number of validation images this evaluator measures val_accuracy
  * on (data.valid as a count, or its fraction of the training images:

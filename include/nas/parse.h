@@ -7,6 +7,7 @@
 #ifndef NAS_PARSE_H
 #define NAS_PARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -33,6 +34,16 @@ int nas_parse_double(const char *s, double lo, int lo_ok, double hi, double *out
  * the next item, which the caller converts and steps past. At the text's
  * end it returns 1 too, so the caller's conversion fails there. */
 int nas_parse_list_next(const char **p, char close);
+
+/* The other way (issue 29): `s` as one word for a POSIX shell, so that a
+ * hint such as `nas query --db PATH` can be pasted. s as it is when it is
+ * not empty and every character is one of A-Z a-z 0-9 _ @ % + = : , . / -;
+ * otherwise in single quotes, each ' written as '\'' (POSIX.1-2017, Shell
+ * Command Language 2.2.3). Into out[n], which n >= 4 * strlen(s) + 3 always
+ * holds (NAS_SHELL_QUOTE_MAX(len)); a smaller out gets a truncated but
+ * still closed quote. Returns out. */
+#define NAS_SHELL_QUOTE_MAX(len) (4 * (len) + 3)
+const char *nas_shell_quote(const char *s, char *out, size_t n);
 
 #ifdef __cplusplus
 }

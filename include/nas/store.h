@@ -35,11 +35,12 @@
 extern "C" {
 #endif
 
-#define NAS_STORE_SCHEMA_VERSION 6 /* 2: trial.device_name, trial.device_cc;
+#define NAS_STORE_SCHEMA_VERSION 7 /* 2: trial.device_name, trial.device_cc;
                                       3: trial.flag, experiment.conf_canonical not UNIQUE;
                                       4: arch_key is the functional key (issue 21);
                                       5: table rung (issue 17, multi-fidelity);
-                                      6: table trials' train_loss, latency_ms NULL */
+                                      6: table trials' train_loss, latency_ms NULL;
+                                      7: table trials' train_seconds NULL (issue 29) */
 /* strategy_state row that migration 4 writes: trials with id <= its value
  * (text) were proposed under NAS-Bench-201's string (nas_space_nb201_str),
  * and the controller's replay dedupes them with it. */

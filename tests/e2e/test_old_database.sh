@@ -6,7 +6,7 @@
 # opens read-only as it is, is listed by `nas experiments`, and can be
 # extended: the same config with search.trials = 12 continues the most
 # recent 'old-table' (8 -> 12; its 8 trials not re-run), migrates the file
-# to schema 5, and proposes what a fresh 12-trial search proposes.
+# to schema 7, and proposes what a fresh 12-trial search proposes.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 cd "$TMP" || fail "cd"
@@ -37,11 +37,18 @@ sql "$DB" "SELECT id, genotype, attempt, started_at FROM trial WHERE experiment_
 mk 12
 run 0 "$NAS" run old.conf --db "$DB"
 grep_in "extending experiment 'old-table' (id 2)" "$TMP/err"
-expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 6
+expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 7
 # schema 6: the table trials' loss and latency, recorded as 0 by the old
 # nas, are unknown (NULL), old and new trials alike
 expect_eq "table trials with a loss or latency" \
     "$(sql "$DB" "SELECT count(*) FROM result r JOIN trial t ON t.id = r.trial_id WHERE t.device = 'table' AND (r.train_loss IS NOT NULL OR r.latency_ms IS NOT NULL)")" 0
+# schema 7 (issue 29): so is their train_seconds (the old nas wrote 0), and
+# `nas query` shows it as unknown, "-", not "0.0"
+expect_eq "table trials with a train_seconds" \
+    "$(sql "$DB" "SELECT count(*) FROM result r JOIN trial t ON t.id = r.trial_id WHERE t.device = 'table' AND r.train_seconds IS NOT NULL")" 0
+run 0 "$NAS" query --db "$DB" --experiment old-table --format csv
+expect_eq "train_seconds in nas query --format csv" \
+    "$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "train_seconds") c = i; next } { print $c }' "$TMP/out" | sort -u)" ""
 expect_eq "table trials of experiment 2" "$(sql "$DB" "SELECT count(*) FROM trial WHERE device = 'table' AND status = 'done' AND experiment_id = 2")" 12
 expect_eq "experiments" "$(sql "$DB" "SELECT count(*) FROM experiment")" 2
 expect_eq "trials of experiment 2" "$(sql "$DB" "SELECT count(*) FROM trial WHERE experiment_id = 2 AND status = 'done'")" 12

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <glob.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include "nas/space.h"
 
@@ -235,6 +236,81 @@ static void test_bad_files(void **state)
                      cases[i].file, err.msg, prefix, cases[i].want);
         assert_non_null(strstr(err.msg, "expected"));
     }
+}
+
+/* Issue 29, defect 10e: @include "/absolute/path" is opened as it is
+ * (libconfig 1.5 prefixed the include directory to it: "cannot open
+ * include file"), and a relative @include is taken from the directory of
+ * the file holding the line, nested ones too, whatever the working
+ * directory; an error in a nested file names it as seen from the cwd. */
+static void write_file(const char *dir, const char *name, const char *text)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_include_paths(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/nas_inc_XXXXXX", cwd[PATH_MAX], buf[1200];
+    assert_non_null(mkdtemp(root));
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(buf, sizeof buf, "%s/a", root);
+    assert_int_equal(mkdir(buf, 0700), 0);
+    snprintf(buf, sizeof buf, "%s/a/parts", root);
+    assert_int_equal(mkdir(buf, 0700), 0);
+    snprintf(buf, sizeof buf, "%s/other", root);
+    assert_int_equal(mkdir(buf, 0700), 0);
+    char main_conf[1200];
+    snprintf(main_conf, sizeof main_conf,
+             "experiment = \"inc\";\n@include \"parts/p1.inc\"\n@include \"%s/abs.inc\"\n", root);
+    write_file(root, "a/main.conf", main_conf);
+    write_file(root, "a/parts/p1.inc", "# nested: relative to parts/\n@include \"p2.inc\"\n");
+    write_file(root, "a/parts/p2.inc", "seed = 7;\n");
+    write_file(root, "abs.inc", "search: { trials = 3; };\n");
+    write_file(root, "a/bad.conf", "experiment = \"bad\";\n@include \"parts/bad1.inc\"\n");
+    write_file(root, "a/parts/bad1.inc", "@include \"bad2.inc\"\n");
+    write_file(root, "a/parts/bad2.inc", "\nproxy: { epochs = 0; };\n");
+    static const char *const from[] = {"/", "other", "a/parts"};
+    for (size_t i = 0; i < sizeof from / sizeof from[0]; i++) {
+        if (from[i][0] == '/')
+            snprintf(buf, sizeof buf, "%s", from[i]);
+        else
+            snprintf(buf, sizeof buf, "%s/%s", root, from[i]);
+        assert_int_equal(chdir(buf), 0);
+        nas_config c;
+        nas_error err = {0};
+        snprintf(buf, sizeof buf, "%s/a/main.conf", root); /* absolute name */
+        int rc = nas_config_load(buf, &c, &err);
+        if (rc != NAS_OK)
+            fail_msg("from %s: %s", from[i], err.msg);
+        assert_int_equal(c.seed, 7);
+        assert_int_equal(c.search.trials, 3);
+        snprintf(buf, sizeof buf, "%s/a/bad.conf", root);
+        assert_int_equal(nas_config_load(buf, &c, &err), NAS_ECONFIG);
+        char want[1200];
+        snprintf(want, sizeof want, "%s/a/parts/bad2.inc:2: proxy.epochs = 0 is out of range", root);
+        if (strncmp(err.msg, want, strlen(want)) != 0)
+            fail_msg("from %s: '%s', expected it to start with '%s'", from[i], err.msg, want);
+    }
+    /* a relative name: from other/, "../a/main.conf" */
+    snprintf(buf, sizeof buf, "%s/other", root);
+    assert_int_equal(chdir(buf), 0);
+    nas_config c;
+    nas_error err = {0};
+    if (nas_config_load("../a/main.conf", &c, &err) != NAS_OK)
+        fail_msg("../a/main.conf: %s", err.msg);
+    assert_int_equal(c.seed, 7);
+    assert_int_equal(c.search.trials, 3);
+    assert_int_equal(nas_config_load("../a/bad.conf", &c, &err), NAS_ECONFIG);
+    assert_non_null(strstr(err.msg, "../a/parts/bad2.inc:2: proxy.epochs = 0"));
+    assert_int_equal(chdir(cwd), 0);
+    snprintf(buf, sizeof buf, "rm -rf '%s'", root);
+    assert_int_equal(system(buf), 0);
 }
 
 static void test_missing_file(void **state)
@@ -687,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_examples),
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_include_paths),
         cmocka_unit_test(test_string_errors),
         cmocka_unit_test(test_accepts),
         cmocka_unit_test(test_data_format_canonical),

@@ -97,6 +97,7 @@ static void test_table_fixture(void **state)
     assert_int_equal(r.macs, 32828288);
     assert_true(isnan(r.latency_ms)); /* nothing trained or timed: stored as NULL */
     assert_true(isnan(r.train_loss));
+    assert_true(isnan(r.train_seconds)); /* issue 29: not timed, so not 0 */
     double ms = 1.0;
     assert_int_equal(nas_evaluator_latency(ev, &g, &ms, NULL), NAS_OK);
     assert_true(isnan(ms));

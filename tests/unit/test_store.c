@@ -375,24 +375,60 @@ static void test_migrate_v2_to_v3(void **state)
     sqlite3_close(db);
 }
 
+/* For the migration tests: experiment "t" with three started trials,
+ * ids[0] and ids[2] on the table evaluator (device "table"), ids[1]
+ * trained on the cpu. */
+static void started_trials(const char *path, int64_t ids[3])
+{
+    nas_error err;
+    nas_store *st = NULL;
+    int64_t e;
+    static const char *const genos[3] = {"|a|", "|b|", "|c|"}, *const devs[3] = {"table", "cpu",
+                                                                               "table"};
+    assert_int_equal(nas_store_open(path, 0, &st, &err), NAS_OK);
+    assert_int_equal(nas_store_experiment_create(st, "t", "seed = 1;", "", "", 1, "random", 4, &e,
+                                                 &err),
+                     NAS_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(nas_store_trial_insert(st, e, genos[i], genos[i] + 1, "random", &ids[i],
+                                                &err),
+                         NAS_OK);
+        assert_int_equal(nas_store_trial_start(st, ids[i], 0, devs[i], &err), NAS_OK);
+    }
+    nas_store_close(st);
+}
+
+/* PRAGMA user_version of the file: set it (v >= 0) and return it. */
+static int user_version(const char *path, int v)
+{
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    char sql[64];
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    if (v >= 0) {
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v);
+        assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    }
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    int got = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    return got;
+}
+
 /* Schema 6: a version-5 file's table trials (device "table") had 0 for
  * loss and latency; read-only shows them as they are, the first
  * read-write open makes them NULL and leaves a trained trial's alone. */
 static void test_migrate_v5_to_v6(void **state)
 {
     fixture *f = *state;
-    sqlite3 *db;
     nas_error err;
     nas_store *st = NULL;
-    int64_t e, tab, trn;
+    int64_t id[3];
+    started_trials(f->db, id);
+    int64_t tab = id[0], trn = id[1];
     assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
-    assert_int_equal(nas_store_experiment_create(st, "t", "seed = 1;", "", "", 1, "random", 4, &e,
-                                                 &err),
-                     NAS_OK);
-    assert_int_equal(nas_store_trial_insert(st, e, "|a|", "a", "random", &tab, &err), NAS_OK);
-    assert_int_equal(nas_store_trial_insert(st, e, "|b|", "b", "random", &trn, &err), NAS_OK);
-    assert_int_equal(nas_store_trial_start(st, tab, 0, "table", &err), NAS_OK);
-    assert_int_equal(nas_store_trial_start(st, trn, 0, "cpu", &err), NAS_OK);
     nas_trial_result r = make_result(0.8, 10, 10);
     r.train_loss = 0.0; /* what versions before 6 wrote for a table trial */
     r.latency_ms = 0.0;
@@ -401,9 +437,7 @@ static void test_migrate_v5_to_v6(void **state)
     r.latency_ms = 1.5;
     assert_int_equal(nas_store_trial_finish(st, trn, &r, 0.8, NULL, &err), NAS_OK);
     nas_store_close(st);
-    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    assert_int_equal(user_version(f->db, 5), 5);
     nas_store_trial t;
     assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
     assert_int_equal(nas_store_trial_get(st, tab, &t, &err), NAS_OK);
@@ -416,13 +450,46 @@ static void test_migrate_v5_to_v6(void **state)
     assert_int_equal(nas_store_trial_get(st, trn, &t, &err), NAS_OK);
     assert_true(t.latency_ms == 1.5 && t.train_loss == 0.25);
     nas_store_close(st);
-    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    sqlite3_stmt *s;
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(s, 0), 6);
-    sqlite3_finalize(s);
-    sqlite3_close(db);
+    assert_int_equal(user_version(f->db, -1), NAS_STORE_SCHEMA_VERSION);
+}
+
+/* Schema 7 (issue 29): a version-6 file's table trials had 0 for
+ * train_seconds ("train_s 0.0": nothing was timed); read-only shows it as
+ * it is, the first read-write open makes it NULL and leaves a trained
+ * trial's time alone. A table trial recorded now has none either. */
+static void test_migrate_v6_to_v7(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    int64_t id[3];
+    started_trials(f->db, id);
+    int64_t tab = id[0], trn = id[1], now = id[2];
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    nas_trial_result r = make_result(0.8, 10, 10);
+    r.train_seconds = 0.0; /* what versions before 7 wrote for a table trial */
+    assert_int_equal(nas_store_trial_finish(st, tab, &r, 0.8, NULL, &err), NAS_OK);
+    r.train_seconds = 12.5;
+    assert_int_equal(nas_store_trial_finish(st, trn, &r, 0.8, NULL, &err), NAS_OK);
+    r.train_seconds = NAN; /* what the table evaluator gives now */
+    assert_int_equal(nas_store_trial_finish(st, now, &r, 0.8, NULL, &err), NAS_OK);
+    nas_store_close(st);
+    assert_int_equal(user_version(f->db, 6), 6);
+    nas_store_trial t;
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
+    assert_int_equal(nas_store_trial_get(st, tab, &t, &err), NAS_OK);
+    assert_true(t.train_seconds == 0.0);
+    assert_int_equal(nas_store_trial_get(st, now, &t, &err), NAS_OK);
+    assert_true(isnan(t.train_seconds));
+    nas_store_close(st);
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK); /* migrated */
+    assert_int_equal(nas_store_trial_get(st, tab, &t, &err), NAS_OK);
+    assert_true(isnan(t.train_seconds));
+    assert_true(t.val_accuracy == 0.8);
+    assert_int_equal(nas_store_trial_get(st, trn, &t, &err), NAS_OK);
+    assert_true(t.train_seconds == 12.5);
+    nas_store_close(st);
+    assert_int_equal(user_version(f->db, -1), 7);
 }
 
 /* Issue 17, schema 5: rung results, a trial's highest fidelity, ranking
@@ -832,6 +899,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_experiment_by_name, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v2_to_v3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v5_to_v6, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v6_to_v7, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rungs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_rung_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),

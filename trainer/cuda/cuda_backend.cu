@@ -46,6 +46,11 @@
  * NONE OF THIS FILE'S DEVICE PATHS HAS RUN ON A GPU YET (docs/cuda.md
  * lists them); on a machine without a device only the create-time
  * "no CUDA device" path and nas__cuda_probe run.
+ *
+ * Built as its own shared object, libnas_cuda.so (with base/status.c and
+ * trainer/backend_fail.c), which libnas loads on first use
+ * (trainer/backend_cuda.c); its entry points are nas__cuda_plugin_create
+ * and nas__cuda_plugin_probe.
  */
 #include <cuda_runtime.h> /* cudaMalloc, streams, events, kernels */
 #include <cuda_fp16.h>    /* __half (precision fp16) */
@@ -59,7 +64,7 @@
 
 #include "trainer/backend_impl.h"      /* nas__backend_ops, nas__backend_fail */
 #include "trainer/kernel_math.h"       /* per-element arithmetic shared with ref */
-#include "trainer/cuda/cuda_probe.h"   /* nas__cuda_probe */
+#include "trainer/cuda/cuda_probe.h"   /* nas__cuda_plugin_probe, _create */
 #include "trainer/cuda/cuda_status.h"  /* status mapping */
 #include "trainer/cuda/loss_scale.h"   /* fp16 dynamic loss scaling */
 
@@ -1861,7 +1866,7 @@ static int create_fail(nas_error *err, cuda_ctx *c, nas__cuda_lib lib, int code,
  * ordinal out of range), NAS_EUNSUPPORTED (this build has no code for the
  * device's architecture), NAS_ENOMEM, NAS_EBACKEND.
  */
-extern "C" int nas__backend_cuda_create(int threads, int device, nas_backend **out, nas_error *err)
+extern "C" int nas__cuda_plugin_create(int threads, int device, nas_backend **out, nas_error *err)
 {
     (void)threads;
     if (!out)
@@ -1935,7 +1940,8 @@ extern "C" int nas__backend_cuda_create(int threads, int device, nas_backend **o
 
 /* ---- device discovery ------------------------------------------------------------ */
 
-extern "C" int nas__cuda_probe(nas__cuda_dev *out, int max, int *count, char *reason, size_t n)
+extern "C" int nas__cuda_plugin_probe(nas__cuda_dev *out, int max, int *count, char *reason,
+                                      size_t n)
 {
     int found = 0;
     if (count)

@@ -1,7 +1,12 @@
 /*
  * trainer/cuda/cuda_probe.h - CUDA device discovery, in plain C so that
- * search/placement.c (a C file) can call it. Built only with the CUDA
- * backend (NAS_HAVE_CUDA); implemented in trainer/cuda/cuda_backend.cu.
+ * search/placement.c (a C file) can call it, and the two entry points of
+ * the CUDA backend's shared object (libnas_cuda.so, issue 29). Built only
+ * with the CUDA backend (NAS_HAVE_CUDA). nas__cuda_probe and
+ * nas__backend_cuda_create live in libnas (trainer/backend_cuda.c): they
+ * load libnas_cuda.so on first use and forward to nas__cuda_plugin_probe /
+ * nas__cuda_plugin_create (trainer/cuda/cuda_backend.cu), which take the
+ * same arguments.
  */
 #ifndef NAS_TRAINER_CUDA_PROBE_H
 #define NAS_TRAINER_CUDA_PROBE_H
@@ -31,6 +36,18 @@ typedef struct nas__cuda_dev {
  * (see nas_devices_query).
  */
 int nas__cuda_probe(nas__cuda_dev *out, int max, int *count, char *reason, size_t n);
+
+/* In libnas_cuda.so, found with dlsym by trainer/backend_cuda.c. When the
+ * shared object cannot be loaded the libnas wrappers return NAS_EBACKEND
+ * with "cannot load the CUDA backend library: <why>" (in `reason` for the
+ * probe, in err for create). */
+typedef int (*nas__cuda_probe_fn)(nas__cuda_dev *out, int max, int *count, char *reason,
+                                  size_t n);
+typedef int (*nas__cuda_create_fn)(int threads, int device, struct nas_backend **out,
+                                   struct nas_error *err);
+int nas__cuda_plugin_probe(nas__cuda_dev *out, int max, int *count, char *reason, size_t n);
+int nas__cuda_plugin_create(int threads, int device, struct nas_backend **out,
+                            struct nas_error *err);
 
 #ifdef __cplusplus
 }
