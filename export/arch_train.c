@@ -236,24 +236,6 @@ static void release(work *w)
     nas_dataset_destroy(w->test);
 }
 
-/* Issue 16: the experiment's data settings as ARCH.json carries them; dir
- * is --data or the JSON's data.dir. */
-static void arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc)
-{
-    memset(dc, 0, sizeof *dc);
-    snprintf(dc->dataset, sizeof dc->dataset, "%s", a->data.dataset);
-    snprintf(dc->dir, sizeof dc->dir, "%s", dir);
-    snprintf(dc->format, sizeof dc->format, "%s", a->data.format);
-    snprintf(dc->train_images, sizeof dc->train_images, "%s", a->data.train_images);
-    snprintf(dc->train_labels, sizeof dc->train_labels, "%s", a->data.train_labels);
-    snprintf(dc->test_images, sizeof dc->test_images, "%s", a->data.test_images);
-    snprintf(dc->test_labels, sizeof dc->test_labels, "%s", a->data.test_labels);
-    snprintf(dc->layout, sizeof dc->layout, "%s", a->data.layout);
-    dc->train_subset = a->data.train_subset;
-    dc->valid = a->data.valid;
-    dc->valid_fraction = a->data.valid_fraction;
-}
-
 /* Data read through data.format (idx, npy, cifar; or the shorthand with a
  * fractional data.valid): the same reader, split and normalisation as the
  * search (nas/data.h), the normalisation from ARCH.json. --proxy: the
@@ -262,7 +244,7 @@ static void arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc
 static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas_error *err)
 {
     nas_data_conf dc;
-    arch_data_conf(&p->a, p->dir, &dc);
+    nas__arch_data_conf(&p->a, p->dir, &dc);
     const nas_data_info *info = &p->a.data.norm;
     nas_rawset *r = NULL;
     uint32_t *va = NULL, *tr = NULL;

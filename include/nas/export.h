@@ -58,6 +58,7 @@ typedef struct nas_arch {
         char test_images[NAS_PATH_MAX], test_labels[NAS_PATH_MAX];
         char layout[8];                  /* npy: data.layout */
         double valid_fraction;           /* data.valid as a fraction (valid is then 0) */
+        int size[2];                     /* issue 28: folder data.size [H, W]; 0, 0 = unset */
     } data;
     struct {
         double val_accuracy, test_accuracy, train_loss, latency_ms, train_seconds;
