@@ -70,6 +70,11 @@ typedef struct nas_space_desc {
      * (fashion-mnist: 1 x 28 x 28, 10 classes) */
     int in_c, in_h, in_w, classes;
     nas_chain_desc chain; /* type "chain" (nas/chain.h, docs/spaces.md) */
+    /* issue 28: the data's shape and class count where known (0 = not
+     * known: Fashion-MNIST's), used where space.input / space.classes are
+     * not set; filled by nas_data_space_input (nas/data.h) before a chain
+     * space is created. Not a setting: never in the canonical text. */
+    int data_c, data_h, data_w, data_classes;
 } nas_space_desc;
 
 typedef struct nas_space nas_space; /* opaque */
