@@ -18,22 +18,8 @@ lab = rng.integers(0, 5, 120)
 np.save("x.npy", rng.integers(0, 256, (120, 32, 32, 3), dtype=np.uint8))
 np.save("y.npy", lab.astype(np.int64))
 PYEOF
-conf() { # conf FILE INPUT-AND-CLASSES
-    cat >"$1" <<CONF
-experiment = "defaults";
-seed = 3;
-data: { format = "npy"; train_images = "x.npy"; train_labels = "y.npy"; valid = 20; };
-space: {
-  type = "chain"; $2
-  stem = { kernel = 3; channels = 4; stride = 2; activation = "relu"; };
-  stages = ( { channels = 8; stride = 2; layers = 1; ops = ["mb1_k3", "mb3_k3"]; activation = "relu"; } );
-  head = { channels = 16; activation = "relu"; pool = "avg"; dropout = 0.0; };
-};
-proxy: { epochs = 1; batch_size = 32; backend = "ref"; threads = 1; };
-search: { strategy = "random"; trials = 2; };
-evaluator: { latency_runs = 1; latency_warmup = 0; };
-workers: { count = 0; };
-CONF
+conf() { # conf FILE SPACE-KEYS: 2 trials on the npy data
+    chain_conf "$1" defaults 'format = "npy"; train_images = "x.npy"; train_labels = "y.npy"; valid = 20;' "$2"
 }
 
 note "nas space: the data's shape and classes"

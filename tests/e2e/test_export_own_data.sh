@@ -92,21 +92,7 @@ done
 note "$(cat "$TMP/err")"
 
 note "chain on the Fashion-MNIST shorthand: MEAN, STD, preprocess(), load_data()"
-cat >chain.conf <<CONF
-experiment = "chain-fmnist";
-seed = 5;
-data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
-space: {
-  type = "chain";
-  stem = { kernel = 3; channels = 4; stride = 2; activation = "relu"; };
-  stages = ( { channels = 8; stride = 2; layers = 1; ops = ["mb1_k3", "mb3_k3"]; activation = "relu"; } );
-  head = { channels = 16; activation = "relu"; pool = "avg"; dropout = 0.0; };
-};
-proxy: { epochs = 1; batch_size = 64; backend = "ref"; threads = 1; keep_weights = true; };
-search: { strategy = "random"; trials = 1; };
-evaluator: { latency_runs = 1; latency_warmup = 0; };
-workers: { count = 0; };
-CONF
+chain_conf chain.conf chain-fmnist "dir = \"$FMNIST\"; train_subset = 256; valid = 128;" "" 1
 run 0 "$NAS" run chain.conf --db chain.db
 run 0 "$NAS" export --db chain.db --best --format pytorch -o chain.py --logits chain-logits.npz
 for w in '^MEAN = 0.2860$' '^STD = 0.3530$' '^def preprocess(pixels)' '^def load_data('; do

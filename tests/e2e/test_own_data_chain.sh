@@ -46,30 +46,9 @@ for split, n in (("train", 200), ("test", 30)):
 PYEOF
 [ -f "$TMP/train-x.npy" ] || fail "could not write the test data"
 
-conf() { # conf FILE NAME DATA-GROUP-BODY: a chain space with no input or classes
-    cat >"$1" <<CONF
-experiment = "$2";
-seed = 11;
-data: { $3 };
-space: {
-  type = "chain";
-  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu"; };
-  stages = (
-    { channels = 8; stride = 1; layers = 1; ops = ["mb1_k3", "mb3_k3"]; activation = "relu"; },
-    { channels = [8, 16]; stride = 2; layers = 1; ops = ["mb3_k3", "mb3_k5"]; se = "choice";
-      activation = "hswish"; }
-  );
-  head = { channels = 32; activation = "hswish"; pool = "avg"; dropout = 0.0; };
-};
-proxy: { epochs = 1; batch_size = 32; backend = "ref"; threads = 1; keep_weights = true; };
-search: { strategy = "random"; trials = 2; };
-evaluator: { latency_runs = 1; latency_warmup = 0; };
-workers: { count = 0; };
-CONF
-}
-conf npy.conf own-npy 'format = "npy"; train_images = "train-x.npy"; train_labels = "train-y.npy";
+chain_conf npy.conf own-npy 'format = "npy"; train_images = "train-x.npy"; train_labels = "train-y.npy";
   test_images = "test-x.npy"; test_labels = "test-y.npy"; train_subset = 200; valid = 60;'
-conf folder.conf own-folder 'format = "folder"; dir = "imgs"; size = [30, 28]; valid = 50;'
+chain_conf folder.conf own-folder 'format = "folder"; dir = "imgs"; size = [30, 28]; valid = 50;'
 
 # check KIND C H W: the whole path for npy.conf or folder.conf; CLI output in $TMP/$KIND.cli
 check() {
