@@ -934,11 +934,11 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
         nas__ctl_say(c, "nas: the experiment already has its %d trials; nothing to do",
                      c->budget);
         if (c->n_done == 0 && c->n_failed > 0) /* issue 28: say how to search again */
-            fprintf(c->log, "nas: every trial of '%s' failed and a finished experiment is not "
-                    "re-run: to search again with the corrected %s, run `nas run %s --new` (a "
-                    "new experiment '%s-2', or the next free name) or `--experiment NAME`, or "
-                    "raise search.trials to add new trials to this one\n",
-                    r.name, cfg->path, cfg->path, r.name);
+            fprintf(c->log, "nas: every trial of '%s' failed, and a finished experiment is "
+                    "not re-run: once the cause is fixed, search again with `nas run %s --new` "
+                    "(a new experiment '%s-2', or the next free name) or `--experiment NAME`, "
+                    "or raise search.trials to add new trials to this one\n",
+                    r.name, cfg->path, r.name);
         r.final_status = "done";
     } else if (rc == NAS_OK) {
         rc = run_start(&r, err);
