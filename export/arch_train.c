@@ -7,8 +7,10 @@
  * the ARCH.json reader it starts from: it is the other end of an export.
  *
  * Two data modes:
- *   full (default)  train on the Fashion-MNIST training set (60k images, or
- *                   `subset` of them), test on the 10k test images;
+ *   full (default)  train on every training image of the experiment's data
+ *                   (Fashion-MNIST's 60k for the shorthand; the data.format
+ *                   files, with data.size, otherwise), or `subset` of them,
+ *                   and test on its test images;
  *   proxy           redo the search's proxy training exactly: the same
  *                   train/validation split (proxy_data in the JSON), recipe,
  *                   seed and backend; reports the validation accuracy next
@@ -265,6 +267,11 @@ static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas
     free(va);
     free(tr);
     nas_rawset_destroy(r);
+    if (rc == NAS_EFORMAT && !strcmp(dc.format, "folder") && dc.size[0] == 0 && err &&
+        strstr(err->msg, "mixed sizes")) /* issue 28: exported before proxy_data.size */
+        nas_error_prefix(err, "%s has no proxy_data.size (exported by an older nas?): export the "
+                         "trial again, or add \"size\": [H, W] (the search's data.size) to its "
+                         "proxy_data", o->arch ? o->arch : "the architecture");
     if (!rc)
         rc = nas_data_load_test(&dc, info, &w->test, err);
     if (!rc && !w->test)

@@ -110,6 +110,12 @@ PYEOF
     run 0 "$NAS" train "$kind.json" --epochs 1 --checkpoint none
     cat "$TMP/out" "$TMP/err" >>"$log"
     grep_in "test accuracy" "$TMP/out"
+    [ "$kind" = folder ] || return 0
+    note "folder: an ARCH.json without proxy_data.size (an older nas) still reads, and says what is missing"
+    "$PY" -c "import json; a = json.load(open('folder.json')); del a['proxy_data']['size']
+json.dump(a, open('old.json', 'w'))"
+    "$NAS" train old.json --proxy --checkpoint none >"$TMP/out" 2>"$TMP/err" && fail "old.json trained"
+    grep_in "old.json has no proxy_data.size" "$TMP/err"
 }
 check npy 3 32 32
 check folder 3 30 28
