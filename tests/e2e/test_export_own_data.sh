@@ -11,6 +11,8 @@
 #   cifar            --logits runs on the CIFAR test batch (it exited 1
 #                    after writing the .onnx); load_data() = its images.
 #   folder, no test/ --logits fails and leaves no .onnx, .py or .npz.
+#   grey folder      grey+alpha and 16-bit PNGs, grey JPEGs: load_data() =
+#                    the --logits images (1 channel, as nas reads them).
 #   chain on the Fashion-MNIST shorthand: the module carries MEAN, STD,
 #                    preprocess() and load_data() (it had only DATA_DIR).
 . "$(dirname "$0")/export_lib.sh"
@@ -90,6 +92,35 @@ for fmt in onnx pytorch json; do
     [ -z "$left" ] || fail "folder: the failed --format $fmt export left $left"
 done
 note "$(cat "$TMP/err")"
+
+note "grey folder: PNG grey+alpha (colour type 4), 16-bit grey PNG, grey JPEG: load_data() = nas"
+"$PY" - <<'PYEOF'
+import os, struct, zlib, cv2, numpy as np
+rng = np.random.default_rng(6)
+def png_ga(path, g):  # OpenCV writes no grey+alpha PNG: a minimal one by hand
+    rows = b"".join(b"\x00" + np.dstack([g, np.full_like(g, 180)])[y].tobytes() for y in range(len(g)))
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    ihdr = struct.pack(">IIBBBBB", g.shape[1], g.shape[0], 8, 4, 0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+for split, n in (("train", 90), ("test", 24)):
+    for i in range(n):
+        k = i % 3
+        g = np.clip(k * 80 + rng.normal(0, 30, (14, 14)), 0, 255).astype(np.uint8)
+        p = f"grey/{split}/c{k}/{i:03d}"
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        if i % 3 == 0:
+            png_ga(p + ".png", g)
+        elif i % 3 == 1:
+            assert cv2.imwrite(p + ".png", g.astype(np.uint16) * 257 + rng.integers(0, 257, g.shape).astype(np.uint16))
+        else:
+            assert cv2.imwrite(p + ".jpg", g)
+PYEOF
+data_conf grey.conf grey 'format = "folder"; dir = "grey"; valid = 30;'
+run 0 "$NAS" run grey.conf --db grey.db
+run 0 "$NAS" export --db grey.db --best --format pytorch -o grey.py --logits grey-logits.npz
+check_module grey TinyNetwork '"test"'
 
 note "chain on the Fashion-MNIST shorthand: MEAN, STD, preprocess(), load_data()"
 chain_conf chain.conf chain-fmnist "dir = \"$FMNIST\"; train_subset = 256; valid = 128;" "" 1
