@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "nas/data.h" /* issue 28: nas_data_space_input */
 #include "nas/inspect.h"
 
 static const char *const formats[] = {"text", "json", NULL};
@@ -55,6 +56,12 @@ int nas_cmd_space(int argc, char **argv)
     nas_error err;
     nas_error_clear(&err);
     int rc = cfg ? nas_config_load(conf, cfg, &err) : nas_error_set(&err, NAS_ENOMEM, "out of memory");
+    nas_error derr;
+    nas_error_clear(&derr);
+    /* issue 28: a chain space without space.input / classes counts for the data's */
+    if (rc == NAS_OK && nas_data_space_input(&cfg->data, &cfg->space, &derr) != NAS_OK)
+        fprintf(stderr, "nas space: warning: space.input or space.classes is not set and the data "
+                "cannot be read (%s): counting for 1x28x28 images and 10 classes\n", derr.msg);
     if (rc == NAS_OK)
         rc = nas_space_report(stdout, cfg, &o, &err);
     free(cfg);

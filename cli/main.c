@@ -88,7 +88,7 @@ static const nas_cli_cmd commands[] = {
      "  --format FMT         json, onnx (opset 13) or pytorch (FILE.py + FILE.npz)\n"
      "  --weights W          trained (the trial's kept proxy weights; default) or init\n"
      "  -o FILE              output file\n"
-     "  --logits FILE        also write nas's logits on the experiment's first test images (.npz)\n"
+     "  --logits FILE        also write nas's logits on the first test images of the experiment's data (.npz)\n"
      "  --logits-batch N     images for --logits (default 16)   --data DIR   --backend ref|cpu\n"
      "  docs/export.md describes every format.\n"},
     {"space", nas_cmd_space,

@@ -22,8 +22,14 @@
 
 int nas_arch_space(const nas_arch *a, nas_space **out, nas_error *err)
 {
-    if (!strcmp(a->space_type, "chain"))
-        return nas_space_create(&a->space, out, err);
+    if (!strcmp(a->space_type, "chain")) { /* issue 28: unset input and classes are the data's */
+        nas_space_desc cd = a->space;
+        cd.data_c = a->net.in_c;
+        cd.data_h = a->net.in_h;
+        cd.data_w = a->net.in_w;
+        cd.data_classes = a->net.classes;
+        return nas_space_create(&cd, out, err);
+    }
     nas_space_desc sd = {.type = NAS_SPACE_CELL, .op_mask = a->op_mask, .channels = a->net.channels,
                          .stages = a->net.stages, .cells_per_stage = a->net.cells_per_stage};
     return nas_space_create(&sd, out, err);

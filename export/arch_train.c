@@ -7,8 +7,10 @@
  * the ARCH.json reader it starts from: it is the other end of an export.
  *
  * Two data modes:
- *   full (default)  train on the Fashion-MNIST training set (60k images, or
- *                   `subset` of them), test on the 10k test images;
+ *   full (default)  train on every training image of the experiment's data
+ *                   (Fashion-MNIST's 60k for the shorthand; the data.format
+ *                   files, with data.size, otherwise), or `subset` of them,
+ *                   and test on its test images;
  *   proxy           redo the search's proxy training exactly: the same
  *                   train/validation split (proxy_data in the JSON), recipe,
  *                   seed and backend; reports the validation accuracy next
@@ -236,24 +238,6 @@ static void release(work *w)
     nas_dataset_destroy(w->test);
 }
 
-/* Issue 16: the experiment's data settings as ARCH.json carries them; dir
- * is --data or the JSON's data.dir. */
-static void arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc)
-{
-    memset(dc, 0, sizeof *dc);
-    snprintf(dc->dataset, sizeof dc->dataset, "%s", a->data.dataset);
-    snprintf(dc->dir, sizeof dc->dir, "%s", dir);
-    snprintf(dc->format, sizeof dc->format, "%s", a->data.format);
-    snprintf(dc->train_images, sizeof dc->train_images, "%s", a->data.train_images);
-    snprintf(dc->train_labels, sizeof dc->train_labels, "%s", a->data.train_labels);
-    snprintf(dc->test_images, sizeof dc->test_images, "%s", a->data.test_images);
-    snprintf(dc->test_labels, sizeof dc->test_labels, "%s", a->data.test_labels);
-    snprintf(dc->layout, sizeof dc->layout, "%s", a->data.layout);
-    dc->train_subset = a->data.train_subset;
-    dc->valid = a->data.valid;
-    dc->valid_fraction = a->data.valid_fraction;
-}
-
 /* Data read through data.format (idx, npy, cifar; or the shorthand with a
  * fractional data.valid): the same reader, split and normalisation as the
  * search (nas/data.h), the normalisation from ARCH.json. --proxy: the
@@ -262,7 +246,7 @@ static void arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc
 static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas_error *err)
 {
     nas_data_conf dc;
-    arch_data_conf(&p->a, p->dir, &dc);
+    nas__arch_data_conf(&p->a, p->dir, &dc);
     const nas_data_info *info = &p->a.data.norm;
     nas_rawset *r = NULL;
     uint32_t *va = NULL, *tr = NULL;
@@ -283,6 +267,11 @@ static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas
     free(va);
     free(tr);
     nas_rawset_destroy(r);
+    if (rc == NAS_EFORMAT && !strcmp(dc.format, "folder") && dc.size[0] == 0 && err &&
+        strstr(err->msg, "mixed sizes")) /* issue 28: exported before proxy_data.size */
+        nas_error_prefix(err, "%s has no proxy_data.size (exported by an older nas?): export the "
+                         "trial again, or add \"size\": [H, W] (the search's data.size) to its "
+                         "proxy_data", o->arch ? o->arch : "the architecture");
     if (!rc)
         rc = nas_data_load_test(&dc, info, &w->test, err);
     if (!rc && !w->test)

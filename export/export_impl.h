@@ -5,6 +5,7 @@
 #ifndef NAS_EXPORT_IMPL_H
 #define NAS_EXPORT_IMPL_H
 
+#include <stdio.h> /* FILE */
 #include <jansson.h>
 #include "nas/export.h"
 
@@ -29,6 +30,20 @@ int nas__export_arch_from_genotype(const nas_export_opts *o, nas_arch *a, nas_er
  * space's (NAS_EINVAL, NAS_ENOMEM) or the parser's, unprefixed.
  * export/arch_chain.c. */
 int nas__arch_parse(nas_arch *a, nas_space **sp, int *valid, int *step, nas_error *err);
+
+/* The experiment's data settings as `a` carries them (every data-defining
+ * key of docs/data.md: format, files, layout, split, data.size), for the
+ * data readers of nas/data.h; dir is `dir` when given (--data), else
+ * a->data.dir. No decode cache. export/export_json.c. */
+void nas__arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc);
+
+/* The data helper of a PyTorch module (issue 28): MEAN, STD and the
+ * data's location, preprocess(pixels) and load_data(split, ..., limit)
+ * reading the experiment's data as nas does: Fashion-MNIST's idx files
+ * for the shorthand (a NULL or a->data.format ""), else a->data.format's
+ * files with a->data.norm. Needs IN_CHANNELS defined before it.
+ * export/export_data_py.c. */
+void nas__export_data_py(FILE *f, const nas_arch *a);
 
 /* ---- chain architectures in the JSON (export/arch_chain.c) ---- */
 

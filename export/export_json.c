@@ -94,7 +94,8 @@ static double float_exact(float v)
 
 /* Issue 16, added only when set (so files for Fashion-MNIST stay as they
  * were): proxy_data's train/test files and npy layout, data.valid as a
- * fraction (a float "valid"), the search's augmentation (recipe.augment). */
+ * fraction (a float "valid"), the folder's data.size (issue 28), the
+ * search's augmentation (recipe.augment). */
 static void data_json(const nas_arch *a, json_t *root)
 {
     json_t *pd = json_object_get(root, "proxy_data");
@@ -108,6 +109,11 @@ static void data_json(const nas_arch *a, json_t *root)
             json_object_set_new(pd, files[i].key, json_string(files[i].val));
     if (a->data.valid_fraction > 0)
         json_object_set_new(pd, "valid", json_real(a->data.valid_fraction));
+    /* issue 28: idx and npy name their files; a data.dir would be Fashion-MNIST's default */
+    if (!strcmp(a->data.format, "idx") || !strcmp(a->data.format, "npy"))
+        json_object_del(pd, "dir");
+    if (a->data.size[0] > 0) /* issue 28: folder images resized to [H, W] */
+        json_object_set_new(pd, "size", json_pack("[i,i]", a->data.size[0], a->data.size[1]));
     const nas_augment *g = &a->recipe.augment;
     if (g->crop_pad > 0 || g->flip || g->cutout > 0) {
         char aug[48];
@@ -204,6 +210,24 @@ int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
                              f ? "" : ": directory missing or not writable");
     }
     return NAS_OK;
+}
+
+void nas__arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc)
+{
+    memset(dc, 0, sizeof *dc);
+    snprintf(dc->dataset, sizeof dc->dataset, "%s", a->data.dataset);
+    snprintf(dc->dir, sizeof dc->dir, "%s", dir && dir[0] ? dir : a->data.dir);
+    snprintf(dc->format, sizeof dc->format, "%s", a->data.format);
+    snprintf(dc->train_images, sizeof dc->train_images, "%s", a->data.train_images);
+    snprintf(dc->train_labels, sizeof dc->train_labels, "%s", a->data.train_labels);
+    snprintf(dc->test_images, sizeof dc->test_images, "%s", a->data.test_images);
+    snprintf(dc->test_labels, sizeof dc->test_labels, "%s", a->data.test_labels);
+    snprintf(dc->layout, sizeof dc->layout, "%s", a->data.layout);
+    dc->train_subset = a->data.train_subset;
+    dc->valid = a->data.valid;
+    dc->valid_fraction = a->data.valid_fraction;
+    dc->size[0] = a->data.size[0];
+    dc->size[1] = a->data.size[1];
 }
 
 /* ---- reading ---------------------------------------------------------------------- */
@@ -473,6 +497,20 @@ static void read_source(reader *r, nas_arch *a)
     get_str(r, "proxy_data.test_images", 0, a->data.test_images, sizeof a->data.test_images);
     get_str(r, "proxy_data.test_labels", 0, a->data.test_labels, sizeof a->data.test_labels);
     get_str(r, "proxy_data.layout", 0, a->data.layout, sizeof a->data.layout);
+    json_t *size = at(r, "proxy_data.size"); /* issue 28; absent: the images' own size */
+    if (size && !r->rc) {
+        if (!json_is_array(size) || json_array_size(size) != 2 ||
+            !json_is_integer(json_array_get(size, 0)) ||
+            !json_is_integer(json_array_get(size, 1)) ||
+            json_integer_value(json_array_get(size, 0)) < 1 ||
+            json_integer_value(json_array_get(size, 1)) < 1 ||
+            json_integer_value(json_array_get(size, 0)) > 8192 ||
+            json_integer_value(json_array_get(size, 1)) > 8192)
+            bad(r, "proxy_data.size", "must be [height, width], each 1..8192");
+        else
+            for (int k = 0; k < 2; k++)
+                a->data.size[k] = (int)json_integer_value(json_array_get(size, (size_t)k));
+    }
     a->data.split_seed = a->recipe.seed;
     get_u64(r, "proxy_data.split_seed", 0, &a->data.split_seed);
     get_str(r, "backend.name", 0, a->backend, sizeof a->backend);

@@ -17,6 +17,7 @@
 #include <math.h>   /* isfinite */
 #include <stdio.h>  /* FILE, fprintf */
 #include <string.h> /* strlen, strerror */
+#include "export/export_impl.h" /* nas__export_data_py */
 #include "nas/export.h"
 #include "nas/layers.h"
 #include "nas/trainer.h"
@@ -138,36 +139,6 @@ static const char *const CLASSES_PY =
     "    \"\"\"The state_dict nas saved as .npz (one float32 array per parameter).\"\"\"\n"
     "    with np.load(path) as z:\n"
     "        return {k: torch.from_numpy(z[k]) for k in z.files if \"/\" not in k}\n"
-    "\n"
-    "\n"
-    "def preprocess(pixels):\n"
-    "    \"\"\"uint8 images [N,28,28] or [N,1,28,28] (0..255) -> float32 tensor\n"
-    "    [N,1,28,28] normalised exactly as nas trained: (pixel/255 - MEAN) / STD.\"\"\"\n"
-    "    x = np.asarray(pixels, dtype=np.uint8).astype(np.float32)\n"
-    "    one = np.float32(1.0)\n"
-    "    x = (x * (one / np.float32(255.0)) - np.float32(MEAN)) * (one / np.float32(STD))\n"
-    "    return torch.from_numpy(x.reshape(x.shape[0], IN_CHANNELS, x.shape[-2], x.shape[-1]))\n"
-    "\n"
-    "\n"
-    "def load_data(split=\"test\", data_dir=DATA_DIR, limit=None):\n"
-    "    \"\"\"(images, labels) of the Fashion-MNIST split \"train\" (60,000) or \"test\"\n"
-    "    (10,000), read from the idx files (name.gz or name) in data_dir: images\n"
-    "    float32 [N,1,28,28] through preprocess(), labels int64 [N]. limit: first N.\"\"\"\n"
-    "    import gzip\n"
-    "    import os\n"
-    "    prefix = \"t10k\" if split == \"test\" else \"train\"\n"
-    "\n"
-    "    def read(name, offset):\n"
-    "        path = os.path.join(data_dir, name)\n"
-    "        opener = gzip.open if os.path.exists(path + \".gz\") else open\n"
-    "        with opener(path + \".gz\" if opener is gzip.open else path, \"rb\") as f:\n"
-    "            return np.frombuffer(f.read(), dtype=np.uint8, offset=offset)\n"
-    "\n"
-    "    pixels = read(prefix + \"-images-idx3-ubyte\", 16).reshape(-1, 28, 28)\n"
-    "    labels = read(prefix + \"-labels-idx1-ubyte\", 8).astype(np.int64)\n"
-    "    if limit is not None:\n"
-    "        pixels, labels = pixels[:limit], labels[:limit]\n"
-    "    return preprocess(pixels), torch.from_numpy(labels.copy())\n"
     "\n"
     "\n";
 
@@ -293,6 +264,19 @@ static void write_head_py(FILE *f, const char *cls, const nas_net_desc *d, const
                 a->metrics.epochs);
 }
 
+/* The docstring's line on the inputs: Fashion-MNIST's normalisation, or
+ * the data.format's (the helper's MEAN and STD). */
+static void write_input_doc(FILE *f, const nas_arch *a)
+{
+    if (!a || !a->data.format[0])
+        fprintf(f, "Input: images normalised as (pixel/255 - %.4f) / %.4f (Fashion-MNIST);\n",
+                NAS_FMNIST_MEAN, NAS_FMNIST_STD);
+    else
+        fprintf(f, "Input: images of data.format = \"%s\" normalised per channel as\n"
+                   "(x * SCALE - MEAN[c]) / STD[c];\n", a->data.format);
+    fprintf(f, "load_data() reads the data set and preprocess() normalises raw pixels so.\n");
+}
+
 /* The chain network's module (CHAIN_PY) with its LAYERS table. */
 static int write_chain_py(FILE *f, const nas_net_desc *d, const nas_arch *a, const char *mod,
                           const char *npz_base, nas_error *err)
@@ -303,12 +287,12 @@ static int write_chain_py(FILE *f, const nas_net_desc *d, const nas_arch *a, con
         return rc;
     write_head_py(f, "ChainNetwork", d, a, mod, npz_base, "A chain (MobileNet-style) network",
                   ": the layer\ndescription of docs/spaces.md, one row per layer in LAYERS.");
+    write_input_doc(f, a);
     fprintf(f, "Weights: %s (numpy .npz, one array per state_dict key).\n\"\"\"\n", npz_base);
     fprintf(f, "import numpy as np\nimport torch\nfrom torch import nn\n\n");
     fprintf(f, "IN_SHAPE = (%d, %d, %d)\nIN_CHANNELS = %d\nNUM_CLASSES = %d\n", L.in_c, L.in_h,
             L.in_w, L.in_c, L.classes);
-    fprintf(f, "DATA_DIR = \"%s\"  # where the search read its data\n\n",
-            a && a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
+    fprintf(f, "\n");
     fprintf(f, "# (name, kind, src, src2, in_c, out_c, kernel, stride, pad, groups, act, "
                "se_mid, se_gate, dropout_p)\nLAYERS = [\n");
     for (int i = 0; i < L.n; i++) {
@@ -325,45 +309,6 @@ static int write_chain_py(FILE *f, const nas_net_desc *d, const nas_arch *a, con
     return NAS_OK;
 }
 
-/* issue 16: the data's own shape and normalisation (a data.format search):
- * SCALE, MEAN and STD per channel and a preprocess() replacing the
- * Fashion-MNIST one; needs IN_CHANNELS defined above. */
-static void write_data_py(FILE *f, const nas_arch *a)
-{
-    const nas_data_info *di = &a->data.norm;
-    fprintf(f, "\n\n# The network was searched on data.format = \"%s\" (%s): inputs of %dx%dx%d "
-               "(C,H,W),\n# %d classes, %s pixels normalised per channel as (x * SCALE - MEAN[c]) "
-               "/ STD[c].\n",
-            a->data.format, a->data.dataset, di->c, di->h, di->w, di->classes,
-            di->u8 ? "uint8" : "float32");
-    fprintf(f, "SCALE = %s\nMEAN = [", di->u8 ? "1.0 / 255.0" : "1.0");
-    for (int c = 0; c < di->c; c++)
-        fprintf(f, "%s%.9g", c ? ", " : "", (double)di->mean[c]);
-    fprintf(f, "]\nSTD = [");
-    for (int c = 0; c < di->c; c++)
-        fprintf(f, "%s%.9g", c ? ", " : "", (double)di->std[c]);
-    fputs("]\n\n\n"
-          "def preprocess(pixels):  # noqa: F811 (replaces the Fashion-MNIST one above)\n"
-          "    \"\"\"images [N,H,W], [N,C,H,W] or [N,H,W,C] (uint8 0..255, or float32 when nas\n"
-          "    read float32 data) -> float32 tensor [N,C,H,W] normalised exactly as nas\n"
-          "    trained: (x * SCALE - MEAN[c]) * (1 / STD[c]) in float32.\"\"\"\n"
-          "    x = np.asarray(pixels).astype(np.float32)\n"
-          "    if x.ndim == 3:\n"
-          "        x = x[:, None]\n"
-          "    if x.shape[1] != IN_CHANNELS and x.shape[-1] == IN_CHANNELS:\n"
-          "        x = x.transpose(0, 3, 1, 2)\n"
-          "    one = np.float32(1.0)\n"
-          "    scale = one / np.float32(255.0) if SCALE != 1.0 else one\n"
-          "    m = np.array(MEAN, dtype=np.float32).reshape(1, -1, 1, 1)\n"
-          "    inv = (one / np.array(STD, dtype=np.float32)).reshape(1, -1, 1, 1)\n"
-          "    return torch.from_numpy(np.ascontiguousarray((x * scale - m) * inv))\n"
-          "\n\n"
-          "def load_data(split=\"test\", data_dir=DATA_DIR, limit=None):  # noqa: F811\n"
-          "    raise NotImplementedError(\"read your data set's pixels and labels yourself \"\n"
-          "                              \"(docs/data.md) and pass the pixels to preprocess()\")\n",
-          f);
-}
-
 /* The TinyNetwork module: usage note, docstring, GENOTYPE and sizes, the
  * Fashion-MNIST data helper and the classes (CLASSES_PY). */
 static void write_cell_py(FILE *f, const nas_net_desc *d, const nas_arch *a, const char *mod,
@@ -371,9 +316,7 @@ static void write_cell_py(FILE *f, const nas_net_desc *d, const nas_arch *a, con
 {
     write_head_py(f, "TinyNetwork", d, a, mod, npz_base,
                   "NAS-Bench-201 TinyNetwork (Dong & Yang, ICLR 2020)", ".");
-    fprintf(f, "Input: images normalised as (pixel/255 - %.4f) / %.4f (Fashion-MNIST);\n"
-               "load_data() reads the data set and preprocess() normalises raw pixels so.\n",
-            NAS_FMNIST_MEAN, NAS_FMNIST_STD);
+    write_input_doc(f, a);
     fprintf(f, "Weights: %s (numpy .npz, one float32 array per state_dict key).\n\"\"\"\n",
             npz_base);
     fprintf(f, "import numpy as np\nimport torch\nfrom torch import nn\n\n");
@@ -391,12 +334,7 @@ static void write_cell_py(FILE *f, const nas_net_desc *d, const nas_arch *a, con
     fprintf(f, "CHANNELS = %d\nSTAGES = %d\nCELLS_PER_STAGE = %d\nIN_CHANNELS = %d\n"
                "NUM_CLASSES = %d\n",
             d->channels, d->stages, d->cells_per_stage, d->in_c, d->classes);
-    /* The data helper (preprocess, load_data): the normalisation nas trains
-     * with (trainer/data.c) and where the search read the data set. */
-    fprintf(f, "# Inputs are normalised as (pixel/255 - MEAN) / STD, as nas trained the network.\n"
-               "MEAN = %.4f\nSTD = %.4f\nDATA_DIR = \"%s\"\n\n\n",
-            NAS_FMNIST_MEAN, NAS_FMNIST_STD,
-            a && a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
+    fprintf(f, "\n\n");
     fputs(CLASSES_PY, f);
 }
 
@@ -426,10 +364,10 @@ int nas_export_pytorch(nas_net *net, const nas_arch *a, const char *py_path, cha
         return nas_error_set(err, NAS_EIO, "cannot write %s: %s", py_path, strerror(errno));
     int rc = d->space ? write_chain_py(f, d, a, mod, npz_base, err) /* issue 15 */
                       : (write_cell_py(f, d, a, mod, npz_base), NAS_OK);
-    if (rc == NAS_OK)
+    if (rc == NAS_OK) { /* issue 28: every module carries its data's helper */
+        nas__export_data_py(f, a);
         write_main_py(f, d->space ? "ChainNetwork" : "TinyNetwork");
-    if (rc == NAS_OK && a && a->data.format[0])
-        write_data_py(f, a);
+    }
     int bad = ferror(f);
     int e = errno;
     if (fclose(f) != 0 || bad)

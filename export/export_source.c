@@ -189,6 +189,8 @@ static void arch_from_config(nas_arch *a, const nas_config *cfg)
     snprintf(a->data.test_images, sizeof a->data.test_images, "%s", cfg->data.test_images);
     snprintf(a->data.test_labels, sizeof a->data.test_labels, "%s", cfg->data.test_labels);
     snprintf(a->data.layout, sizeof a->data.layout, "%s", cfg->data.layout);
+    a->data.size[0] = cfg->data.size[0];
+    a->data.size[1] = cfg->data.size[1];
     nas_augment_parse(cfg->data.augment, &a->recipe.augment); /* the search's augmentation */
     a->data.split_seed = cfg->seed;
     snprintf(a->experiment, sizeof a->experiment, "%s", cfg->experiment);

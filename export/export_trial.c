@@ -3,14 +3,15 @@
  * nas_export_trial turns a stored trial (export/export_source.c) or a
  * bare genotype into an architecture JSON, an ONNX model or a PyTorch
  * module + .npz weights (docs/export.md), optionally with nas's own logits
- * on the first Fashion-MNIST test images, so tests (and users) can check
- * an export against nas without nas.
+ * on the first images of the experiment's own test set, so tests (and
+ * users) can check an export against nas without nas.
  */
 #include <inttypes.h> /* PRId64 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "export/export_impl.h"
+#include "nas/data.h"
 #include "nas/evaluator.h"
 #include "nas/trainer.h"
 #include "trainer/weights_impl.h" /* nas__npz_*: the logits file */
@@ -89,20 +90,44 @@ static int write_npz(const char *path, const nas_dataset *test, int b, int class
     return rc;
 }
 
-static int write_logits(nas_net *net, nas_backend *be, const nas_export_opts *o,
-                        const nas_arch *a, nas_error *err)
+/* The test images --logits runs on (issue 28): the experiment's own test
+ * set, read and normalised as the search read it - Fashion-MNIST's idx
+ * files from data.dir (or --data) for the data.dataset shorthand, else
+ * data.format's reader (nas_data_load_test) with the experiment's
+ * normalisation. Errors: the readers'; NAS_EINVAL when the data has no
+ * test images. */
+static int logits_data(const nas_export_opts *o, const nas_arch *a, nas_dataset **test,
+                       nas_error *err)
 {
-    const char *dir = o->data ? o->data : (a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
-    nas_dataset *test = NULL;
-    int rc = nas_fmnist_load(dir, "test", &test, err);
+    *test = NULL;
+    if (!a->data.format[0])
+        return nas_fmnist_load(o->data ? o->data : (a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR),
+                               "test", test, err);
+    nas_data_conf dc;
+    nas__arch_data_conf(a, o->data, &dc);
+    int rc = nas_data_load_test(&dc, &a->data.norm, test, err);
     if (rc)
-        return rc;
+        nas_error_prefix(err, "--logits");
+    else if (!*test)
+        rc = nas_error_set(err, NAS_EINVAL, "--logits runs the network on the experiment's test "
+                           "images, but its data (format %s) has none (%s)", dc.format,
+                           !strcmp(dc.format, "folder") ? "no test/ folder in data.dir"
+                           : !strcmp(dc.format, "cifar") ? "no test batch in data.dir"
+                                                         : "no data.test_images");
+    return rc;
+}
+
+/* The first o->logits_batch images of `test` through `net` (eval mode),
+ * written with their labels and logits to o->logits (write_npz). */
+static int write_logits(nas_net *net, nas_backend *be, const nas_export_opts *o,
+                        const nas_arch *a, const nas_dataset *test, nas_error *err)
+{
     int b = o->logits_batch < test->n ? o->logits_batch : test->n;
     size_t per = (size_t)test->c * test->h * test->w;
     nas_tensor *x = NULL;
     const nas_tensor *y = NULL;
     float *logits = NULL;
-    rc = nas_tensor_create(be, b, test->c, test->h, test->w, &x);
+    int rc = nas_tensor_create(be, b, test->c, test->h, test->w, &x);
     if (!rc)
         rc = nas_tensor_upload(x, test->images, (size_t)b * per);
     if (!rc)
@@ -118,7 +143,6 @@ static int write_logits(nas_net *net, nas_backend *be, const nas_export_opts *o,
         rc = write_npz(o->logits, test, b, a->net.classes, logits, err);
     free(logits);
     nas_tensor_destroy(x);
-    nas_dataset_destroy(test);
     return rc;
 }
 
@@ -181,6 +205,10 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
     snprintf(doc + strlen(doc), sizeof doc - strlen(doc),
              "; trial %" PRId64 " of experiment '%s'; weights %s", a->trial_id,
              a->experiment[0] ? a->experiment : "-", r->trained ? "trained" : "init");
+    nas_dataset *test = NULL; /* read first: bad test data writes nothing */
+    if (!rc && o->logits)
+        rc = logits_data(o, a, &test, err);
+    int wrote = 0;
     if (!rc) {
         if (!strcmp(o->format, "json"))
             rc = nas_arch_write_json(a, o->out, err);
@@ -188,9 +216,17 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
             rc = nas_export_onnx(net, o->out, doc, err);
         else
             rc = nas_export_pytorch(net, a, o->out, r->npz, sizeof r->npz, err);
+        wrote = rc == NAS_OK;
     }
     if (!rc && o->logits)
-        rc = write_logits(net, be, o, a, err);
+        rc = write_logits(net, be, o, a, test, err);
+    if (rc && wrote) { /* issue 28: a failed export leaves no output behind */
+        remove(o->out);
+        if (r->npz[0])
+            remove(r->npz);
+        r->npz[0] = 0;
+    }
+    nas_dataset_destroy(test);
     nas_net_destroy(net);
     nas_backend_destroy(be);
     nas_space_destroy(sp);

@@ -944,6 +944,12 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
     if (rc == NAS_OK && c->finished >= c->budget && c->nfid_requeue == 0) {
         nas__ctl_say(c, "nas: the experiment already has its %d trials; nothing to do",
                      c->budget);
+        if (c->n_done == 0 && c->n_failed > 0) /* issue 28: say how to search again */
+            fprintf(c->log, "nas: every trial of '%s' failed, and a finished experiment is "
+                    "not re-run: once the cause is fixed, search again with `nas run %s --new` "
+                    "(a new experiment '%s-2', or the next free name) or `--experiment NAME`, "
+                    "or raise search.trials to add new trials to this one\n",
+                    r.name, cfg->path, r.name);
         r.final_status = "done";
     } else if (rc == NAS_OK) {
         rc = run_start(&r, err);
@@ -967,7 +973,16 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         return nas_error_set(err, NAS_ENOMEM, "out of memory starting the search");
     *own = *cfg;
     nas_data_cache_beside(&own->data, opts->db_path);
-    int rc = search_run(own, opts, summary, err);
+    /* issue 28: a chain space without space.input / classes takes the data's */
+    int rc = cfg->evaluator.kind == NAS_EVALUATOR_TRAIN
+                 ? nas_data_space_input(&own->data, &own->space, err) : NAS_OK;
+    if (rc == NAS_EFORMAT || rc == NAS_EIO) { /* bad data: the user's input (as the evaluator) */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        rc = nas_error_set(err, NAS_ECONFIG, "%s: bad data: %s", cfg->path, why);
+    }
+    if (rc == NAS_OK)
+        rc = search_run(own, opts, summary, err);
     free(own);
     return rc;
 }

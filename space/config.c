@@ -1387,6 +1387,36 @@ static int canon_value(const char *canon, const char *key, char *val, size_t n)
     return 0;
 }
 
+/* Issue 28: the space's own canonical lines that are not fields of the
+ * table above (space.input and space.classes of either type, a chain
+ * space's stem, head and se_gate; its stages are the "stages" field) are
+ * defining too. A line the stored text lacks is a key its nas did not
+ * write (input, classes: not set, the data's): not a change. One now
+ * missing (not set any more) is listed as "(not set: the data's)". The
+ * changes are appended to out[n] from *used on; returns their count. */
+static int space_lines_diff(const char *stored, const char *now, char *out, size_t n,
+                            size_t *used)
+{
+    static const char *const keys[] = {"space.input", "space.classes", "space.stem",
+                                       "space.head", "space.se_gate"};
+    char old[1024], cur[1024];
+    int count = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (!canon_value(stored, keys[i], old, sizeof old))
+            continue;
+        if (!canon_value(now, keys[i], cur, sizeof cur))
+            snprintf(cur, sizeof cur, "(not set: the data's)");
+        if (strcmp(old, cur) == 0)
+            continue;
+        count++;
+        if (out && *used < n) {
+            int w = snprintf(out + *used, n - *used, "  %s: %s -> %s\n", keys[i], old, cur);
+            *used = w < 0 ? n : *used + (size_t)w;
+        }
+    }
+    return count;
+}
+
 int nas_config_diff(const char *stored, const nas_config *cfg, int defining, char *out,
                     size_t n)
 {
@@ -1422,6 +1452,8 @@ int nas_config_diff(const char *stored, const nas_config *cfg, int defining, cha
             used = w < 0 ? n : used + (size_t)w;
         }
     }
+    if (defining)
+        count += space_lines_diff(stored ? stored : "", now, out, n, &used);
     free(now);
     free(dflt);
     return count;

@@ -76,14 +76,15 @@ void nas_space_input(const nas_space *s, int *c, int *h, int *w, int *classes)
 
 void nas__desc_input(const nas_space_desc *d, int *c, int *h, int *w, int *classes)
 {
+    int data = d->in_c <= 0 && d->data_c > 0; /* issue 28: the data's shape */
     if (c)
-        *c = d->in_c > 0 ? d->in_c : 1;
+        *c = d->in_c > 0 ? d->in_c : data ? d->data_c : 1;
     if (h)
-        *h = d->in_h > 0 ? d->in_h : 28;
+        *h = d->in_c > 0 ? d->in_h : data ? d->data_h : 28;
     if (w)
-        *w = d->in_w > 0 ? d->in_w : 28;
+        *w = d->in_c > 0 ? d->in_w : data ? d->data_w : 28;
     if (classes)
-        *classes = d->classes > 0 ? d->classes : 10;
+        *classes = d->classes > 0 ? d->classes : d->data_classes > 0 ? d->data_classes : 10;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -361,3 +361,19 @@ int nas_data_load_test(const nas_data_conf *dc, const nas_data_info *info, nas_d
     nas_rawset_destroy(r);
     return rc;
 }
+
+int nas_data_space_input(const nas_data_conf *dc, nas_space_desc *sd, nas_error *err)
+{
+    if (sd->type != NAS_SPACE_CHAIN || !dc->format[0] || (sd->in_c > 0 && sd->classes > 0))
+        return NAS_OK;
+    nas_rawset *r = NULL;
+    int rc = nas_data_read(dc, 0, &r, err);
+    if (rc)
+        return rc;
+    sd->data_c = r->c;
+    sd->data_h = r->h;
+    sd->data_w = r->w;
+    sd->data_classes = r->classes;
+    nas_rawset_destroy(r);
+    return NAS_OK;
+}

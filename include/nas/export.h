@@ -58,6 +58,7 @@ typedef struct nas_arch {
         char test_images[NAS_PATH_MAX], test_labels[NAS_PATH_MAX];
         char layout[8];                  /* npy: data.layout */
         double valid_fraction;           /* data.valid as a fraction (valid is then 0) */
+        int size[2];                     /* issue 28: folder data.size [H, W]; 0, 0 = unset */
     } data;
     struct {
         double val_accuracy, test_accuracy, train_loss, latency_ms, train_seconds;
@@ -168,10 +169,12 @@ typedef struct nas_export_opts {
                                 (default; a genotype has none, so init) */
     const char *out;         /* output file */
     const char *logits;      /* NULL, or an .npz to write nas's own logits to: images
-                                float32 [B,1,28,28], labels int64 [B], logits float32 [B,10] */
-    int logits_batch;        /* B: the first B Fashion-MNIST test images (16) */
-    const char *data;        /* Fashion-MNIST directory for logits; NULL: the experiment's
-                                data.dir, else NAS_FMNIST_DIR */
+                                float32 [B,C,H,W] (normalised), labels int64 [B], logits
+                                float32 [B,classes] */
+    int logits_batch;        /* B: the first B images of the experiment's test set (16) */
+    const char *data;        /* data.dir for logits (Fashion-MNIST's idx files, the CIFAR
+                                batches, the folder); NULL: the experiment's data.dir, else
+                                NAS_FMNIST_DIR */
     const char *backend;     /* kernel backend for the network ("ref", default; "cpu") */
 } nas_export_opts;
 
@@ -210,9 +213,13 @@ int nas_export_opts_check(const nas_export_opts *o, nas_error *err);
  * against the recorded one, then write o->out as architecture JSON
  * (nas_arch_write_json), ONNX (nas_export_onnx) or a PyTorch module +
  * .npz (nas_export_pytorch); with o->logits, also nas's eval-mode logits
- * (the forward pass on the backend o->backend). Writes only o->out (and
- * its .npz) and o->logits; never the database. `r` (may not be NULL) is
- * filled as far as the export got.
+ * (the forward pass on the backend o->backend) on the first images of the
+ * experiment's own test set, read and normalised as the search did
+ * (Fashion-MNIST's for the shorthand, else data.format's reader with the
+ * experiment's mean/std; issue 28), read before anything is written.
+ * Writes only o->out (and its .npz) and o->logits, and nothing when it
+ * fails (a written o->out is removed); never the database. `r` (may not
+ * be NULL) is filled as far as the export got.
  * Errors: NAS_EINVAL (bad options, a trial not done, a bad genotype, a
  * parameter mismatch), NAS_ENOTFOUND (no such database, experiment or
  * trial; no trial to export; no kept weights, e.g. for a table-evaluator

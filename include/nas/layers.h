@@ -76,7 +76,8 @@ int nas_space_enumerate_keys(const nas_space *s, uint64_t limit, uint64_t *disti
 void nas_space_genotype_at(const nas_space *s, uint64_t idx, nas_genotype *g);
 
 /* Effective input shape and class count: space.input / space.classes when
- * set, else the data set's (fashion-mnist: 1 x 28 x 28, 10). */
+ * set, else the data set's (desc.data_c, ...: nas_data_space_input),
+ * else Fashion-MNIST's (1 x 28 x 28, 10). */
 void nas_space_input(const nas_space *s, int *c, int *h, int *w, int *classes);
 
 /* ---- the network description ----------------------------------------------- */

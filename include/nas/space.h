@@ -72,6 +72,11 @@ typedef struct nas_space_desc {
     int line_stages;      /* line of space.stages in the config file (0: not there);
                              for messages only (nas_space_check_input at data load) */
     nas_chain_desc chain; /* type "chain" (nas/chain.h, docs/spaces.md) */
+    /* issue 28: the data's shape and class count where known (0 = not
+     * known: Fashion-MNIST's), used where space.input / space.classes are
+     * not set; filled by nas_data_space_input (nas/data.h) before a chain
+     * space is created. Not a setting: never in the canonical text. */
+    int data_c, data_h, data_w, data_classes;
 } nas_space_desc;
 
 typedef struct nas_space nas_space; /* opaque */

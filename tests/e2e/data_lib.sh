@@ -61,3 +61,29 @@ evaluator: { latency_runs = 1; latency_warmup = 0; };
 workers: { count = 1; };
 CONF
 }
+
+# chain_conf FILE NAME DATA-GROUP-BODY [SPACE-KEYS [TRIALS]]: a tiny chain
+# search (issue 28): no space.input or space.classes unless SPACE-KEYS
+# sets them, two stages (the second with SE as a choice), ref backend,
+# weights kept, TRIALS (default 2) random trials.
+chain_conf() {
+    cat >"$1" <<CONF
+experiment = "$2";
+seed = 11;
+data: { $3 };
+space: {
+  type = "chain"; ${4:-}
+  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu"; };
+  stages = (
+    { channels = 8; stride = 1; layers = 1; ops = ["mb1_k3", "mb3_k3"]; activation = "relu"; },
+    { channels = [8, 16]; stride = 2; layers = 1; ops = ["mb3_k3", "mb3_k5"]; se = "choice";
+      activation = "hswish"; }
+  );
+  head = { channels = 32; activation = "hswish"; pool = "avg"; dropout = 0.0; };
+};
+proxy: { epochs = 1; batch_size = 32; backend = "ref"; threads = 1; keep_weights = true; };
+search: { strategy = "random"; trials = ${5:-2}; };
+evaluator: { latency_runs = 1; latency_warmup = 0; };
+workers: { count = 0; };
+CONF
+}

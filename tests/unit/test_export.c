@@ -270,6 +270,61 @@ static void test_arch_json(void **state)
     assert_int_equal(nas_arch_write_json(&a, "/nonexistent-dir/a.json", &err), NAS_EIO);
 }
 
+/* Issue 28: the data settings ARCH.json carries - a folder's data.size
+ * (proxy_data.size) round-trips, a file without it reads as unset, a bad
+ * one is refused naming the key; idx/npy files name no data.dir. */
+static void test_arch_json_data(void **state)
+{
+    (void)state;
+    nas_arch a, b;
+    nas_arch_init(&a);
+    snprintf(a.genotype, sizeof a.genotype,
+             "|nor_conv_3x3~0|+|none~0|avg_pool_3x3~1|+|skip_connect~0|nor_conv_1x1~1|none~2|");
+    snprintf(a.data.format, sizeof a.data.format, "folder");
+    snprintf(a.data.dir, sizeof a.data.dir, "/data/imgs");
+    a.data.size[0] = 30;
+    a.data.size[1] = 28;
+    char path[300], text[8192];
+    path_in(path, sizeof path, "data.json");
+    nas_error err;
+    assert_int_equal(nas_arch_write_json(&a, path, &err), NAS_OK);
+    assert_int_equal(nas_arch_read_json(path, &b, &err), NAS_OK);
+    assert_int_equal(b.data.size[0], 30);
+    assert_int_equal(b.data.size[1], 28);
+    assert_string_equal(b.data.dir, "/data/imgs");
+    a.data.size[0] = a.data.size[1] = 0; /* unset: no key, reads as unset */
+    assert_int_equal(nas_arch_write_json(&a, path, &err), NAS_OK);
+    FILE *f = fopen(path, "r");
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_null(strstr(text, "\"size\""));
+    assert_int_equal(nas_arch_read_json(path, &b, &err), NAS_OK);
+    assert_int_equal(b.data.size[0], 0);
+    char *dir = strstr(text, "\"/data/imgs\""); /* a bad size is refused */
+    assert_non_null(dir);
+    char bad[8300];
+    snprintf(bad, sizeof bad, "%.*s\"/data/imgs\", \"size\": [0, 5]%s", (int)(dir - text), text,
+             dir + strlen("\"/data/imgs\""));
+    f = fopen(path, "w");
+    fputs(bad, f);
+    fclose(f);
+    assert_int_equal(nas_arch_read_json(path, &b, &err), NAS_EFORMAT);
+    assert_non_null(strstr(err.msg, "proxy_data.size"));
+    snprintf(a.data.format, sizeof a.data.format, "npy"); /* files, no directory */
+    snprintf(a.data.train_images, sizeof a.data.train_images, "/data/x.npy");
+    snprintf(a.data.train_labels, sizeof a.data.train_labels, "/data/y.npy");
+    assert_int_equal(nas_arch_write_json(&a, path, &err), NAS_OK);
+    f = fopen(path, "r");
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_null(strstr(text, "\"dir\""));
+    assert_null(strstr(text, "/data/imgs"));
+    assert_int_equal(nas_arch_read_json(path, &b, &err), NAS_OK);
+    assert_string_equal(b.data.train_images, "/data/x.npy");
+}
+
 /* Train a fresh net (seed 5) with opts; return its weights. */
 static float *train_with(nas_backend *be, const nas_dataset *data, const nas_full_train_opts *o,
                          int *rc_out, int *resumed, size_t *count)
@@ -538,6 +593,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weights_round_trip),
         cmocka_unit_test(test_arch_json),
+        cmocka_unit_test(test_arch_json_data),
         cmocka_unit_test(test_resumable_training),
         cmocka_unit_test(test_checkpoint_checks),
     };
