@@ -121,11 +121,9 @@ check npy 3 32 32
 check folder 3 30 28
 
 note "npy: nothing names Fashion-MNIST or a 28x28 image"
-run 0 "$NAS" report --db npy.db -o npy-report.md
+run 0 "$NAS" report --db npy.db -o npy-report.html
 cat "$TMP/out" "$TMP/err" >>npy.cli
-# The report's captions and the canonical text's data.dir are fixed apart
-# (issue 28 defect 6): add npy-report.md to this list with them.
-for f in npy.py npy.json npy.onnx npy.cli; do
+for f in npy.py npy.json npy.onnx npy.cli npy-report.html; do
     [ -s "$f" ] || fail "no $f"
     if grep -a -n -i -E "fashion|28x28|28 x 28" "$f"; then
         fail "$f names Fashion-MNIST or a 28x28 image"
