@@ -50,6 +50,12 @@ void nas_report_run_summary(const nas_run_summary *sum, int status, const char *
                 "failed), %d interrupted\n",
                 ename, wall, sum->done + sum->failed, sum->budget, sum->done, sum->failed,
                 sum->interrupted);
+    else if (sum->rejected_spent) /* issue 29: not the strategy's doing */
+        fprintf(out, "nas: search '%s' ended with %d trials (%d done, %d failed) of %d: %d of the "
+                "multi-fidelity scheduler's %d trials were rejected by constraints.latency_ms "
+                "before training, and it counts them; this run: %d trials in %s\n",
+                ename, sum->done + sum->failed, sum->done, sum->failed, sum->budget,
+                sum->rejected, sum->budget, sum->ran, wall);
     else if (sum->exhausted)
         fprintf(out, "nas: search '%s' ended early: the strategy found no new architecture; %d "
                 "trials (%d done, %d failed) in %s\n",

@@ -842,12 +842,15 @@ static int run_finish(run *r, nas_error *err)
     nas__ctl_clear_status(c);
     if (c->stop && *c->stop)
         return run_stopped(r, err);
-    if (!c->exhausted && c->finished < c->budget)
+    if (!c->exhausted && c->finished < c->budget && !(c->fid && c->fid_done))
         return run_no_workers(r, err);
     int rc = nas__ctl_drain(c, DRAIN_ALL, err); /* the strategy sees every result */
     if (rc != NAS_OK)
         return rc;
     r->summary->exhausted = c->exhausted && c->finished < c->budget;
+    /* issue 29: a multi-fidelity scheduler counts latency rejections
+     * among its search.trials new trials (docs/multi-fidelity.md) */
+    r->summary->rejected_spent = !c->exhausted && c->finished < c->budget && c->n_rejected > 0;
     r->final_status = r->summary->exhausted ? "exhausted" : "done";
     return NAS_OK;
 }
@@ -930,9 +933,17 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
         rc = run_prepare(&r, err);
     if (rc == NAS_OK)
         rc = run_replay(&r, err);
-    if (rc == NAS_OK && c->finished >= c->budget && c->nfid_requeue == 0) {
-        nas__ctl_say(c, "nas: the experiment already has its %d trials; nothing to do",
-                     c->budget);
+    /* issue 29: a multi-fidelity experiment is finished when its scheduler
+     * has nothing left (latency rejections count among its trials) */
+    if (rc == NAS_OK &&
+        (c->fid ? c->fid_done && c->nfid_requeue == 0 : c->finished >= c->budget)) {
+        if (c->n_rejected > 0 && c->finished < c->budget)
+            nas__ctl_say(c, "nas: the experiment's scheduler has run its %d trials (%d done, %d "
+                            "failed, %d rejected by constraints.latency_ms); nothing to do",
+                         c->budget, c->n_done, c->n_failed, c->n_rejected);
+        else
+            nas__ctl_say(c, "nas: the experiment already has its %d trials; nothing to do",
+                         c->budget);
         r.final_status = "done";
     } else if (rc == NAS_OK) {
         rc = run_start(&r, err);

@@ -72,8 +72,17 @@ typedef struct hist_entry {
     double score;
     double val;
     int diverged;         /* issue 22: trial.flag = 'diverged' */
+    int64_t promo_failed; /* issue 29: a done trial whose promotion to this budget failed
+                             (its note, NAS__CTL_PROMO_FAILED; it keeps its earlier rung);
+                             0: none */
     nas_trial_result res; /* the stored result (nas_store_trial_result), for replay */
 } hist_entry;
+
+/* The note of a multi-fidelity trial whose promotion failed (a timeout, a
+ * NaN at the higher rung, retries exhausted): stored 'done' with its
+ * earlier rung's result and this note, which the replay reads back
+ * (hist_entry.promo_failed). printf arguments: the budget, the reason. */
+#define NAS__CTL_PROMO_FAILED "promotion to %lld failed: %s"
 
 /* The experiment's stored trials in id order, as the replays read them
  * (nas__ctl_replay_load). */
@@ -168,6 +177,7 @@ typedef struct ctl {
     int fid_has_new;
     flight *fid_requeue;        /* jobs the replay found unfinished */
     int nfid_requeue;
+    int fid_done;               /* issue 29: the scheduler has nothing left (NAS_FID_DONE) */
 } ctl;
 
 /* nas__ctl_drain's modes (search/schedule.c) */

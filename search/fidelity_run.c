@@ -178,7 +178,7 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
                                          diverged ? "diverged" : NULL, ok ? &g : NULL, err);
     } else { /* a failed promotion: the trial keeps its last rung */
         char keep[512];
-        snprintf(keep, sizeof keep, "promotion to %d failed: %s", f->budget,
+        snprintf(keep, sizeof keep, NAS__CTL_PROMO_FAILED, (long long)f->budget,
                  res->error[0] ? res->error : nas_strerror(res->status));
         double s0 = nas_search_score(c->cfg, &t->res, NULL, 0);
         rc = nas_store_trial_finish(c->st, f->trial, &t->res, s0, keep, err);
@@ -274,6 +274,7 @@ static int fill(ctl *c, nas_error *err)
         } else {
             if (!c->fid_has_new)
                 nas_fid_next(c->fid, &c->fid_new);
+            c->fid_done = c->fid_new.kind == NAS_FID_DONE;
             if (c->fid_new.kind == NAS_FID_WAIT || c->fid_new.kind == NAS_FID_DONE)
                 return NAS_OK;
             c->fid_has_new = c->fid_new.kind == NAS_FID_NEW;
@@ -329,7 +330,10 @@ int nas__ctl_fid_loop(ctl *c, nas_error *err)
     }
     rc = observe_finals(c, DRAIN_LIVE, 1, err);
     best_from_store(c);
-    c->exhausted = c->exhausted || c->finished < c->budget;
+    /* issue 29: c->exhausted only when the strategy found nothing new
+     * (nas__ctl_start_status); a scheduler done with fewer trials finished
+     * than search.trials counted latency rejections among its trials
+     * (run_finish says so), and one not done lost its workers */
     return rc;
 }
 
@@ -361,19 +365,35 @@ static int requeue(ctl *c, const fid_trial *t, const nas_fid_job *job, nas_error
     return NAS_OK;
 }
 
+/* 1 when job `job` of stored trial `s`, which has no rung at the job's
+ * budget, ended as stored (issue 29: every stored outcome replays as
+ * itself): a first rung that failed or was rejected by
+ * constraints.latency_ms (done, no accuracy), or a promotion that failed
+ * (done with its earlier rung, hist_entry.promo_failed). Otherwise the job
+ * is unfinished (pending, running, interrupted) and runs again. */
+static int ended_unranked(const hist_entry *s, const nas_fid_job *job)
+{
+    if (job->kind == NAS_FID_NEW)
+        return s->status == NAS_TRIAL_FAILED ||
+               (s->status == NAS_TRIAL_DONE && nas__ctl_rejected(&s->res));
+    return s->status == NAS_TRIAL_DONE && s->promo_failed == job->to;
+}
+
 /* Replay one job of the scheduler against the stored trial `s` (the
  * trial it concerns) and its rungs: report a stored result, a stored
- * first-rung failure, or re-queue the job. */
+ * failure or rejection (ended_unranked), or re-queue the job. */
 static int replay_job(ctl *c, const hist_entry *s, fid_trial *t, const nas_fid_job *job,
                       const fid_store *fs, nas_error *err)
 {
     const nas_store_rung *k = rung_of(fs->rv, fs->nr, t->id, job->to);
     nas_trial_result res = s->res;
-    if (!k && job->kind == NAS_FID_NEW && s->status == NAS_TRIAL_FAILED) {
-        nas__ctl_account(c, t->id, s->geno, &res, NAN, 0);
-        t->accounted = 1;
-        t->has_res = 1;
-        t->res = res;
+    if (!k && ended_unranked(s, job)) {
+        if (!t->accounted) { /* a failed promotion keeps its earlier rung's result */
+            nas__ctl_account(c, t->id, s->geno, &res, NAN, 0);
+            t->accounted = 1;
+            t->has_res = 1;
+            t->res = res;
+        }
         return nas_fid_report(c->fid, t->id, job->rung, 0, NULL, err);
     }
     if (!k)
@@ -420,6 +440,7 @@ static int replay_jobs(ctl *c, const fid_store *fs, int *mismatch, nas_error *er
     while (rc == NAS_OK) {
         nas_fid_job job;
         nas_fid_next(c->fid, &job);
+        c->fid_done = job.kind == NAS_FID_DONE; /* issue 29: a finished experiment */
         if (job.kind == NAS_FID_WAIT || job.kind == NAS_FID_DONE)
             break;
         if (job.kind == NAS_FID_PROMOTE) {

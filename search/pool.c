@@ -438,11 +438,14 @@ int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *j
             if (strncmp(item, kind, klen) == 0 && item[klen] == '@') {
                 char *rest;
                 long long id = strtoll(item + klen + 1, &rest, 10);
-                long upto = -1;
+                long upto = -1, after = -1;
                 if (*rest == '/')
                     upto = strtol(rest + 1, &rest, 10);
+                else if (*rest == '>')
+                    after = strtol(rest + 1, &rest, 10);
                 if (*rest == '\0' && id == job->id &&
-                    (upto < 0 || (job->attempt > 0 && job->attempt <= upto)))
+                    (upto < 0 || (job->attempt > 0 && job->attempt <= upto)) &&
+                    (after < 0 || job->attempt > after))
                     return 1;
             }
         }
@@ -535,6 +538,21 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
         const char *v = getenv("CUDA_VISIBLE_DEVICES");
         snprintf(r.error, sizeof r.error, "CUDA_VISIBLE_DEVICES=%s (reported by NAS_FAULT gpuenv)",
                  v ? v : "(unset)");
+        uint8_t rb[RBUF];
+        size_t rn = nas__msg_encode_result(rb, job->id, &r);
+        return send(sctx, rb, rn);
+    }
+    if (nas__fault_applies(fault, "reject", job)) {
+        /* issue 29 test hook: the job ends as a latency rejection (measured
+         * 1e6 ms before training, not trained), whatever the machine's speed */
+        nas_trial_result r;
+        memset(&r, 0, sizeof r);
+        r.status = NAS_OK;
+        r.val_accuracy = NAN;
+        r.test_accuracy = -1;
+        r.train_loss = NAN;
+        r.train_seconds = NAN;
+        r.latency_ms = 1e6;
         uint8_t rb[RBUF];
         size_t rn = nas__msg_encode_result(rb, job->id, &r);
         return send(sctx, rb, rn);

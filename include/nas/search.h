@@ -236,6 +236,9 @@ typedef struct nas_run_summary {
     int ran;              /* trials finished in this run */
     int stopped;          /* 1: stopped by *opts->stop */
     int exhausted;        /* 1: the strategy found nothing new before the budget */
+    int rejected_spent;   /* issue 29: 1: a multi-fidelity search ended with fewer finished
+                             trials than the budget because latency rejections used up
+                             its scheduler's search.trials new trials */
     double wall_s;        /* this run */
     int64_t best_trial;   /* -1 when nothing succeeded */
     char best_genotype[NAS_GENOTYPE_STR_MAX];

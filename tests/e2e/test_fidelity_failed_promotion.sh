@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tests/e2e/test_fidelity_failed_promotion.sh - issue 29, defect 1, repro A:
+# a failed promotion (stored 'done' with its earlier rung: here a NaN at
+# the higher rung and a timeout) replays as itself. Successive halving,
+# 9 trials in 3 brackets of 3 (min 1, max 3, eta 3), one promotion each:
+# bracket 0's promotion "trains" to NaN, bracket 1's runs past
+# trial_timeout_s, bracket 2's succeeds (NAS_FAULT KIND@TRIAL>1: every
+# attempt after a trial's first rung). The replay once re-queued the failed
+# promotions, so the stage never completed, the later stored trials were
+# orphaned and new ones proposed past search.trials.
+# 1. the finished experiment run again: "nothing to do", nothing trained;
+# 2. a copy cut after bracket 1 (trials 7-9 deleted, interrupted) resumes to
+#    the trials and rungs of the uninterrupted run, 9 trials in all.
+. "$(dirname "$0")/search_lib.sh"
+need_fmnist
+cd "$TMP" || fail "cd"
+cat >"$TMP/a.conf" <<CONF
+experiment = "promo";
+seed = 5;
+data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
+space: { channels = 4; cells_per_stage = 1; };
+proxy: { batch_size = 64; backend = "cpu"; threads = 1; };
+search: { strategy = "random"; trials = 9;
+  fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; }; };
+evaluator: { latency_runs = 2; latency_warmup = 1; };
+workers: { count = 1; trial_timeout_s = 4; };
+CONF
+export NAS_FAULT="nan@1>1,nan@2>1,nan@3>1,spin@4>1,spin@5>1,spin@6>1"
+trials() { sql "$1" "SELECT t.id, t.genotype, t.status, r.epochs, r.val_accuracy FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id"; }
+rungs() { sql "$1" "SELECT trial_id, fidelity, val_accuracy, loss FROM rung ORDER BY trial_id, fidelity"; }
+
+note "the uninterrupted run"
+run 0 "$NAS" run a.conf --db ref.db
+cp "$TMP/err" "$TMP/ref.err"
+expect_eq "trials" "$(sql ref.db "SELECT count(*) FROM trial")" 9
+expect_eq "failed promotions" \
+    "$(sql ref.db "SELECT count(*) FROM trial WHERE status = 'done' AND error LIKE 'promotion to 3 failed%'")" 2
+expect_eq "promotions that succeeded" "$(sql ref.db "SELECT count(*) FROM rung WHERE fidelity = 3")" 1
+
+note "the finished experiment, run again"
+cp ref.db again.db
+run 0 "$NAS" run a.conf --db again.db
+grep_in "nothing to do" "$TMP/err"
+if grep -E "\] (train|promote) " "$TMP/err"; then fail "the finished experiment trained again"; fi
+expect_eq "trials after the rerun" "$(trials again.db)" "$(trials ref.db)"
+expect_eq "rungs after the rerun" "$(rungs again.db)" "$(rungs ref.db)"
+
+note "a copy cut after bracket 1, resumed"
+cp ref.db cut.db
+sql cut.db "DELETE FROM rung WHERE trial_id > 6; DELETE FROM result WHERE trial_id > 6;
+            DELETE FROM trial WHERE id > 6; UPDATE experiment SET status = 'interrupted';"
+run 0 "$NAS" run a.conf --db cut.db
+grep_in "6 done, 0 failed of 9; 0 unfinished" "$TMP/err"
+expect_eq "trials after the resume" "$(trials cut.db)" "$(trials ref.db)"
+expect_eq "rungs after the resume" "$(rungs cut.db)" "$(rungs ref.db)"
+echo "PASS"
