@@ -142,30 +142,35 @@ static int record_result(ctl *c, const flight *f, const nas_trial_result *res, c
 }
 
 /* The line of a recorded trial: done (accuracy, cost, note) or FAILED,
- * with the best so far, the elapsed time and the ETA. */
+ * with the best so far, the elapsed time and the ETA; a multi-fidelity
+ * job (issue 17) is labelled by its rung (issue 29: a failed promotion
+ * too, it has no ordinal) and shows the trials finished of the budget. */
 static void say_result(ctl *c, const flight *f, const nas_trial_result *res, const char *note)
 {
     double dt = nas__ctl_now() - f->t0;
-    char el[32], eta[32], best[96];
+    char el[32], eta[32], best[96], tag[64], count[48] = "";
     nas__ctl_eta_text(c, el, sizeof el, eta, sizeof eta);
     nas__ctl_best_text(c, best, sizeof best);
+    nas__ctl_tag(c, f, tag, sizeof tag);
+    if (f->budget > 0)
+        snprintf(count, sizeof count, "%d/%d trials, ", c->finished, c->budget);
     char lat[32] = ""; /* a table look-up measures no latency (issue 22) */
     if (!c->table)
         snprintf(lat, sizeof lat, ", %.3f ms", res->latency_ms);
     if (f->budget > 0 && res->status == NAS_OK) /* issue 17: a rung */
-        nas__ctl_say(c, "[trial %lld, rung %d] done   val_acc %.4f at %d epochs | %.1f s%s%s | %s | "
-                     "elapsed %s", (long long)f->trial, f->rung, res->val_accuracy, f->budget, dt,
-                     note[0] ? " | " : "", note, best, el);
+        nas__ctl_say(c, "[%s] done   val_acc %.4f at %d epochs | %.1f s%s%s | %s | %selapsed %s, "
+                     "ETA %s", tag, res->val_accuracy, f->budget, dt, note[0] ? " | " : "", note,
+                     best, count, el, eta);
     else if (res->status == NAS_OK)
         nas__ctl_say(c,
-                     "[trial %lld, %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params%s | "
+                     "[%s] done   val_acc %.4f | %.2f MMACs, %.1fk params%s | "
                      "%.1f s%s%s | %s | elapsed %s, ETA %s",
-                     (long long)f->trial, f->k, c->budget, res->val_accuracy, res->macs / 1e6,
-                     res->params / 1e3, lat, dt, note[0] ? " | " : "", note, best, el, eta);
+                     tag, res->val_accuracy, res->macs / 1e6, res->params / 1e3, lat, dt,
+                     note[0] ? " | " : "", note, best, el, eta);
     else
-        nas__ctl_say(c, "[trial %lld, %d/%d] FAILED %s: %s | %s | elapsed %s, ETA %s",
-                     (long long)f->trial, f->k, c->budget, f->geno,
-                     res->error[0] ? res->error : nas_strerror(res->status), best, el, eta);
+        nas__ctl_say(c, "[%s] FAILED %s%s: %s | %s | %selapsed %s, ETA %s", tag,
+                     f->from > 0 ? "promotion of " : "", f->geno,
+                     res->error[0] ? res->error : nas_strerror(res->status), best, count, el, eta);
 }
 
 int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err)
@@ -185,13 +190,15 @@ int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err)
                 : record_result(c, &f, res, note, sizeof note, err);
     if (rc != NAS_OK)
         return rc;
-    if (nas__ctl_rejected(
-            res)) { /* issue 6: not in the budget; the strategy learns it is infeasible */
+    if (nas__ctl_rejected(res)) { /* issue 6: not in the budget; the strategy learns it is
+                                     infeasible. Issue 29: labelled by its own count, a
+                                     rejection takes no place k/N of the budget */
         nas__ctl_say(c,
-                     "[trial %lld, %d/%d] reject %s: %.3f ms > constraints.latency_ms = %g (not "
-                     "trained; not counted)",
-                     (long long)f.trial, f.k, c->budget, f.geno, res->latency_ms,
-                     c->cfg->constraints.latency_ms);
+                     "[trial %lld, rejection %d] reject %s: %.3f ms > constraints.latency_ms = %g "
+                     "(not trained; not counted%s)",
+                     (long long)f.trial, c->n_rejected, f.geno, res->latency_ms,
+                     c->cfg->constraints.latency_ms,
+                     c->fid ? " in the budget, but one of the scheduler's trials" : "");
         return NAS_OK;
     }
     if (c->weights_dir[0] && res->status == NAS_OK) /* keep_weights: record the file */

@@ -36,6 +36,12 @@ expect_eq "trials" "$(sql ref.db "SELECT count(*) FROM trial")" 9
 expect_eq "failed promotions" \
     "$(sql ref.db "SELECT count(*) FROM trial WHERE status = 'done' AND error LIKE 'promotion to 3 failed%'")" 2
 expect_eq "promotions that succeeded" "$(sql ref.db "SELECT count(*) FROM rung WHERE fidelity = 3")" 1
+# 10a: a failed promotion is labelled by its rung (it was "[trial 3, 0/9]")
+if grep -q ", 0/9\]" "$TMP/ref.err"; then grep ", 0/9\]" "$TMP/ref.err"; fail "a job labelled 0/9"; fi
+expect_eq "failed promotions labelled by rung" \
+    "$(grep -c '^\[trial [0-9]*, rung 1\] FAILED promotion of ' "$TMP/ref.err")" 2
+# issue 29, defect 5: rung lines show the trials finished of the budget and the ETA
+grep_in "^\[trial 9, rung 0\] done .* | 9/9 trials, elapsed [0-9ms]*, ETA " "$TMP/ref.err"
 
 note "the finished experiment, run again"
 cp ref.db again.db

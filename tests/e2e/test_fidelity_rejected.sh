@@ -35,6 +35,9 @@ expect_eq "rejected" "$(sql ref.db "SELECT count(*) FROM result WHERE val_accura
 if grep -q "found no new architecture" "$TMP/out"; then cat "$TMP/out"; fail "blamed the strategy"; fi
 grep_in "7 of the multi-fidelity scheduler's 9 trials were rejected by constraints.latency_ms" "$TMP/out"
 expect_eq "status" "$(sql ref.db "SELECT status FROM experiment")" done
+# 10b: each rejection has its own label (they all said "[trial N, 2/9]")
+expect_eq "reject labels" "$(grep -o '^\[trial [0-9]*, rejection [0-9]*\] reject' "$TMP/err" | cut -d' ' -f4 | tr '\n' ' ')" \
+    "1] 2] 3] 4] 5] 6] 7] "
 
 note "the finished experiment, run again"
 cp ref.db again.db
