@@ -408,6 +408,9 @@ static int replay_job(ctl *c, const hist_entry *s, fid_trial *t, const nas_fid_j
         nas__ctl_account(c, t->id, s->geno, &res, score, s->diverged);
         t->accounted = 1;
     }
+    /* issue 29: the best at the highest fidelity, as live (it was ranked at
+     * its first rung: a 1-epoch best after a resume or extension) */
+    nas__ctl_note_best(c, t->id, s->geno, score, res.val_accuracy, (int)job->to);
     t->res = res;
     t->has_res = 1;
     double obj[NAS_FID_MAX_OBJ];

@@ -32,6 +32,9 @@ rungs() { sql "$1" "SELECT trial_id, fidelity, val_accuracy, loss FROM rung ORDE
 note "the uninterrupted run"
 run 0 "$NAS" run a.conf --db ref.db
 cp "$TMP/err" "$TMP/ref.err"
+BEST=$(grep "best:" "$TMP/out")
+BEST_ID=$(sql ref.db "SELECT trial_id FROM rung WHERE fidelity = 3")
+expect_eq "the best is the trial trained to 3 epochs" "$BEST" "$(printf '  best:    trial %s, val_accuracy %.4f' "$BEST_ID" "$(sql ref.db "SELECT val_accuracy FROM rung WHERE fidelity = 3")")"
 expect_eq "trials" "$(sql ref.db "SELECT count(*) FROM trial")" 9
 expect_eq "failed promotions" \
     "$(sql ref.db "SELECT count(*) FROM trial WHERE status = 'done' AND error LIKE 'promotion to 3 failed%'")" 2
@@ -47,6 +50,8 @@ note "the finished experiment, run again"
 cp ref.db again.db
 run 0 "$NAS" run a.conf --db again.db
 grep_in "nothing to do" "$TMP/err"
+# defect 5: the replayed best is the best at the highest fidelity, not at rung 0
+expect_eq "best after the rerun" "$(grep "best:" "$TMP/out")" "$BEST"
 if grep -E "\] (train|promote) " "$TMP/err"; then fail "the finished experiment trained again"; fi
 expect_eq "trials after the rerun" "$(trials again.db)" "$(trials ref.db)"
 expect_eq "rungs after the rerun" "$(rungs again.db)" "$(rungs ref.db)"
@@ -59,4 +64,10 @@ run 0 "$NAS" run a.conf --db cut.db
 grep_in "6 done, 0 failed of 9; 0 unfinished" "$TMP/err"
 expect_eq "trials after the resume" "$(trials cut.db)" "$(trials ref.db)"
 expect_eq "rungs after the resume" "$(rungs cut.db)" "$(rungs ref.db)"
+expect_eq "best after the resume" "$(grep "best:" "$TMP/out")" "$BEST"
+
+note "extended to 12 trials: the live best includes the earlier runs' trials"
+sed -i 's/trials = 9;/trials = 12;/' a.conf
+run 0 "$NAS" run a.conf --db cut.db
+grep_in "^\[trial 10, rung 0\] done .* | best [0-9.]* (trial $BEST_ID) |" "$TMP/err"
 echo "PASS"
