@@ -147,6 +147,16 @@ static void fill_summary(ctl *c, nas_run_summary *s)
     s->diverged = c->n_diverged;
     s->rejected = c->n_rejected;
     s->ran = c->ran;
+    s->interrupted_promotions = c->n_promo_interrupted;
+    nas_store_experiment e; /* issue 29: the store's counts, as nas query shows them */
+    nas_error qerr;
+    if (c->st && c->exp > 0 && nas_store_experiment_get(c->st, c->exp, &e, &qerr) == NAS_OK) {
+        s->unfinished = e.n_pending + e.n_running + e.n_interrupted;
+        /* latency rejections are outside the budget, but a multi-fidelity
+         * scheduler counts them among its trials (docs/multi-fidelity.md) */
+        int used = e.n_done + e.n_failed + s->unfinished - (c->fid ? 0 : c->n_rejected);
+        s->not_proposed = c->budget > used ? c->budget - used : 0;
+    }
     s->wall_s = nas__ctl_now() - c->t_start;
     s->best_trial = c->best_trial;
     s->best_val_accuracy = c->best_trial >= 0 ? c->best_val : NAN;
@@ -500,23 +510,35 @@ static void say_resumed(run *r)
 {
     ctl *c = &r->c;
     const char *db = r->opts->db_path;
-    /* multi-fidelity (issue 17): the replay re-queues jobs, promotions too */
-    int unfinished = c->nrequeue + c->nfid_requeue;
+    /* multi-fidelity (issue 17): the replay re-queues jobs, promotions too;
+     * issue 29: counted apart (a promoted trial stays done at its last
+     * rung), with the trials not yet proposed */
+    int promotions = 0;
+    for (int i = 0; i < c->nfid_requeue; i++)
+        promotions += c->fid_requeue[i].from > 0;
+    int unfinished = c->nrequeue + c->nfid_requeue - promotions;
+    int used = c->n_hist - (c->fid ? 0 : c->n_rejected); /* rejections: see fill_summary */
+    char more[160];
+    int n_more = snprintf(more, sizeof more, ", %d not yet proposed",
+                          c->budget > used ? c->budget - used : 0);
+    if (promotions > 0)
+        snprintf(more + n_more, sizeof more - (size_t)n_more,
+                 "; %d interrupted promotion(s) to run again", promotions);
     if (r->n_running > 0)
         nas__ctl_say(c, "nas: running settings changed since the last run (stored -> now):\n%.*s",
                      (int)(strlen(r->running) > 0 ? strlen(r->running) - 1 : 0), r->running);
     if (c->budget > r->before.trials_budget)
         nas__ctl_say(c,
                      "nas: extending experiment '%s' (id %lld) in %s from %d to %d trials: %d "
-                     "done, %d failed; %d unfinished trial(s) to re-run",
+                     "done, %d failed; %d unfinished trial(s) to re-run%s",
                      r->name, (long long)c->exp, db, r->before.trials_budget, c->budget, c->n_done,
-                     c->n_failed, unfinished);
+                     c->n_failed, unfinished, more);
     else
         nas__ctl_say(c,
                      "nas: resuming experiment '%s' (id %lld) in %s: %d done, %d failed of %d; "
-                     "%d unfinished trial(s) to re-run",
+                     "%d unfinished trial(s) to re-run%s",
                      r->name, (long long)c->exp, db, c->n_done, c->n_failed, c->budget,
-                     unfinished);
+                     unfinished, more);
     if (strcmp(r->before.status, "running") == 0 && r->before.n_running > 0)
         nas__ctl_say(c,
                      "nas: note: %d trial(s) were left 'running' (the last `nas run` ended "

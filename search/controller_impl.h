@@ -168,6 +168,8 @@ typedef struct ctl {
     int n_w;
     int n_hist; /* trials the experiment had when this run started */
     int n_interrupted; /* trials this run marked interrupted (the summary's count) */
+    int n_promo_interrupted; /* issue 29: promotions this run stopped (their trials stay done
+                                at their last rung, nas__ctl_fid_keep_rung) */
     /* issue 17: multi-fidelity search (search/fidelity_run.c); fid NULL: none */
     nas_fid *fid;
     char ckpt_dir[NAS_PATH_MAX]; /* DB.ckpt: a checkpoint per trial that may be promoted */
@@ -418,6 +420,15 @@ int nas__ctl_fid_loop(ctl *c, nas_error *err);
  * record_result. Errors: the store's, the scheduler's. */
 int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, char *note,
                         size_t n, nas_error *err);
+
+/* Issue 29: stop the promotion f (f->from > 0) without losing its trial's
+ * result: the trial stays done at its last rung, with a note that the
+ * promotion was interrupted (`reason`) and runs again on resume (the
+ * replay re-queues it: no rung at its budget). Counted in
+ * c->n_promo_interrupted. Returns 1 when done so, 0 when f is not such a
+ * promotion (the caller interrupts the trial), or a (negative) store
+ * error (err set). */
+int nas__ctl_fid_keep_rung(ctl *c, const flight *f, const char *reason, nas_error *err);
 
 /* Release what nas__ctl_fid_init and the loop made. */
 void nas__ctl_fid_free(ctl *c);

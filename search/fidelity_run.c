@@ -203,6 +203,22 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
     return observe_finals(c, DRAIN_LIVE, 0, err);
 }
 
+int nas__ctl_fid_keep_rung(ctl *c, const flight *f, const char *reason, nas_error *err)
+{
+    fid_trial *t = c->fid && f->from > 0 ? ft_find(c, f->trial) : NULL;
+    if (!t || !t->has_res || t->res.status != NAS_OK)
+        return 0;
+    char note[640];
+    snprintf(note, sizeof note, "promotion to %d interrupted (%s); it runs again on resume",
+             f->budget, reason);
+    int rc = nas_store_trial_finish(c->st, f->trial, &t->res,
+                                    nas_search_score(c->cfg, &t->res, NULL, 0), note, err);
+    if (rc != NAS_OK)
+        return rc < 0 ? rc : -rc;
+    c->n_promo_interrupted++;
+    return 1;
+}
+
 /* ---- the loop -------------------------------------------------------------------------- */
 
 /* bsearch's order of stored rungs: (trial, fidelity), as nas_store_rung_list gives them. */

@@ -51,6 +51,20 @@ static int take_flight(ctl *c, int64_t job_id, flight *f, nas_error *err)
     return NAS_OK;
 }
 
+/* Mark flight f's trial interrupted (`reason`; counted in c->n_interrupted),
+ * or, a multi-fidelity promotion (issue 29), keep its trial done at its
+ * last rung (nas__ctl_fid_keep_rung). Returns the store's status. */
+static int interrupt_flight(ctl *c, const flight *f, const char *reason, nas_error *err)
+{
+    int kept = nas__ctl_fid_keep_rung(c, f, reason, err);
+    if (kept != 0)
+        return kept > 0 ? NAS_OK : -kept;
+    int rc = nas_store_trial_interrupt(c->st, f->trial, reason, err);
+    if (rc == NAS_OK)
+        c->n_interrupted++;
+    return rc;
+}
+
 /* issue 20: a worker that died while a stop is under way (a signal to
  * the whole process group reaches the workers too; a worker killed
  * while the controller was stopped) cost its trial nothing: the trial
@@ -60,9 +74,7 @@ static int record_stopped(ctl *c, const flight *f, const nas_trial_result *res, 
 {
     char reason[sizeof res->error + 64];
     snprintf(reason, sizeof reason, "interrupted: the search was stopped (%s)", res->error);
-    int irc = nas_store_trial_interrupt(c->st, f->trial, reason, err);
-    if (irc == NAS_OK)
-        c->n_interrupted++;
+    int irc = interrupt_flight(c, f, reason, err);
     char tag[64];
     nas__ctl_say(c, "[%s] interrupted %s (%s; no retry spent)", nas__ctl_tag(c, f, tag, sizeof tag),
                  f->geno, res->error);
@@ -226,8 +238,7 @@ int nas__ctl_interrupt_flights(ctl *c, const char *reason, nas_error *err)
     }
     for (int i = 0; i < c->nretry; i++) { /* issue 4: retries not yet restarted */
         nas_error ierr;
-        if (nas_store_trial_interrupt(c->st, c->retry[i].trial, reason, &ierr) == NAS_OK)
-            c->n_interrupted++;
+        interrupt_flight(c, &c->retry[i], reason, &ierr);
         char tag[64];
         nas__ctl_say(c, "[%s] interrupted %s (its retry runs on resume)",
                      nas__ctl_tag(c, &c->retry[i], tag, sizeof tag), c->retry[i].geno);
@@ -235,16 +246,18 @@ int nas__ctl_interrupt_flights(ctl *c, const char *reason, nas_error *err)
     c->nretry = 0;
     for (int i = 0; i < c->nfl; i++) {
         nas_error ierr;
-        int irc = nas_store_trial_interrupt(c->st, c->fl[i].trial, reason, &ierr);
-        if (irc == NAS_OK)
-            c->n_interrupted++;
-        else if (rc == NAS_OK) {
+        int irc = interrupt_flight(c, &c->fl[i], reason, &ierr);
+        if (irc != NAS_OK && rc == NAS_OK) {
             rc = irc;
             *err = ierr;
         }
         char tag[64];
-        nas__ctl_say(c, "[%s] interrupted %s", nas__ctl_tag(c, &c->fl[i], tag, sizeof tag),
-                     c->fl[i].geno);
+        nas__ctl_say(c, "[%s] interrupted %s%s", nas__ctl_tag(c, &c->fl[i], tag, sizeof tag),
+                     c->fl[i].geno,
+                     c->fid && c->fl[i].from > 0
+                         ? " (a promotion: the trial stays done at its last rung; the "
+                           "promotion runs again on resume)"
+                         : "");
     }
     c->nfl = 0;
     /* issue 20: every trial this run interrupted, also those nas__ctl_record()

@@ -233,6 +233,11 @@ typedef struct nas_run_summary {
     int rejected;         /* trials over constraints.latency_ms: measured, not trained,
                              outside the budget (all runs) */
     int interrupted;      /* trials stopped by this run's Ctrl-C */
+    int interrupted_promotions; /* issue 29: multi-fidelity promotions it stopped (their
+                                   trials stay done at their last rung) */
+    int unfinished;       /* issue 29: the experiment's trials left pending, running or
+                             interrupted (by any run; as nas query counts them) */
+    int not_proposed;     /* issue 29: trials of the budget not yet proposed */
     int ran;              /* trials finished in this run */
     int stopped;          /* 1: stopped by *opts->stop */
     int exhausted;        /* 1: the strategy found nothing new before the budget */

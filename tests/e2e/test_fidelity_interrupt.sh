@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# tests/e2e/test_fidelity_interrupt.sh - issue 29, defect 5: after Ctrl-C
+# during a promotion of a multi-fidelity search, the stop summary, `nas
+# query`, `nas export --best` and the resume agree. The promoted trial has
+# a result at its last rung: it stays done there (it was marked
+# interrupted, so nas query counted it unfinished and ranked it last, and
+# nas export --best ignored the best trial); the stopped promotion is
+# counted apart from the interrupted trials and from the trials not yet
+# proposed, and runs again on resume, which ends with the trials and rungs
+# of the uninterrupted run.
+. "$(dirname "$0")/search_lib.sh"
+need_fmnist
+cd "$TMP" || fail "cd"
+cat >"$TMP/i.conf" <<CONF
+experiment = "stop";
+seed = 3;
+data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
+space: { channels = 4; cells_per_stage = 1; };
+proxy: { batch_size = 64; backend = "cpu"; threads = 1; };
+search: { strategy = "random"; trials = 9;
+  fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; }; };
+evaluator: { latency_runs = 2; latency_warmup = 1; };
+workers: { count = 1; };
+CONF
+trials() { sql "$1" "SELECT t.id, t.genotype, t.status, r.epochs, r.val_accuracy FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id"; }
+rungs() { sql "$1" "SELECT trial_id, fidelity, val_accuracy, loss FROM rung ORDER BY trial_id, fidelity"; }
+
+note "the uninterrupted run"
+run 0 "$NAS" run i.conf --db ref.db
+
+note "Ctrl-C during the first promotion"
+NAS_FAULT="sleep_ms=700" "$NAS" run i.conf --db s.db >"$TMP/s.out" 2>"$TMP/s.err" &
+RUN_PID=$!
+for _ in $(seq 600); do
+    grep -q "\] promote " "$TMP/s.err" 2>/dev/null && break
+    kill -0 "$RUN_PID" 2>/dev/null || break
+    sleep 0.05
+done
+grep -q "\] promote " "$TMP/s.err" || { cat "$TMP/s.err"; fail "no promotion started"; }
+kill -INT "$RUN_PID"
+wait "$RUN_PID"
+code=$?
+RUN_PID=
+[ "$code" = 130 ] || { cat "$TMP/s.err"; fail "the stopped run exited $code, expected 130"; }
+P=$(sed -n 's/^\[trial \([0-9]*\), rung 1\] promote .*/\1/p' "$TMP/s.err")
+expect_eq "the promoted trial's status" "$(sql s.db "SELECT status FROM trial WHERE id = $P")" done
+grep_in "stopped after .*: 3 of 9 trials finished (3 done, 0 failed), 0 interrupted, 6 not yet proposed; 1 promotion stopped" "$TMP/s.out"
+BEST=$(sed -n 's/^  best:    trial \([0-9]*\),.*/\1/p' "$TMP/s.out")
+run 0 "$NAS" query --db s.db
+grep_in "3 of 9 trials finished (3 done, 0 failed), 0 unfinished" "$TMP/out"
+expect_eq "nas query's first rank" "$(awk '$1 == "1" { print $2; exit }' "$TMP/out")" "$BEST"
+run 0 "$NAS" export --db s.db --best --format json -o best.json
+grep_in "best trial of 'stop' by val_accuracy (max): $BEST$" "$TMP/err"
+
+note "the resume"
+run 0 "$NAS" run i.conf --db s.db
+grep_in "3 done, 0 failed of 9; 0 unfinished trial(s) to re-run, 6 not yet proposed; 1 interrupted promotion(s) to run again" "$TMP/err"
+expect_eq "trials after the resume" "$(trials s.db)" "$(trials ref.db)"
+expect_eq "rungs after the resume" "$(rungs s.db)" "$(rungs ref.db)"
+echo "PASS"
