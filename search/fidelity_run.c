@@ -31,7 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h> /* unlink */
+#include <unistd.h> /* unlink, access */
 #include "nas/array.h"
 #include "nas/evaluator.h" /* nas_objective_value */
 #include "search/controller_impl.h"
@@ -238,6 +238,27 @@ static const nas_store_rung *rung_of(const nas_store_rung *rv, int n, int64_t tr
     return n > 0 ? bsearch(&key, rv, (size_t)n, sizeof *rv, rung_cmp) : NULL;
 }
 
+/* Issue 29: a promotion continues from its trial's checkpoint, which holds
+ * f->from epochs. When it is gone (deleted once the trial could no longer
+ * be promoted, and promoted after all by an extension; a copy of the
+ * database without DB.ckpt/), the promotion trains from 0, said so, and
+ * the scheduler is charged the budget it trains again (the evaluator would
+ * otherwise start afresh silently while the log said "from N"). */
+static void check_ckpt(ctl *c, flight *f)
+{
+    char ck[NAS_PATH_MAX + 64];
+    if (c->table || f->from <= 0)
+        return;
+    nas__ctl_fid_ckpt(c, f->trial, ck, sizeof ck);
+    if (access(ck, R_OK) == 0)
+        return;
+    nas__ctl_say(c, "nas: warning: trial %lld's checkpoint %s is missing: its promotion to %d "
+                 "epochs trains from 0 (%d epochs, not %d)", (long long)f->trial, ck, f->budget,
+                 f->budget, f->budget - f->from);
+    nas_fid_charge(c->fid, f->from);
+    f->from = 0;
+}
+
 /* Start job `job` of the scheduler: a new proposal (NEW) or a promotion. */
 static int start_job(ctl *c, const nas_fid_job *job, nas_error *err)
 {
@@ -256,6 +277,7 @@ static int start_job(ctl *c, const nas_fid_job *job, nas_error *err)
         f.g = t->g;
         nas_space_format(c->space, &f.g, f.geno, sizeof f.geno);
         f.failures = nas__ctl_retries_get(c, f.trial);
+        check_ckpt(c, &f);
         return nas__ctl_dispatch(c, &f, START_PROMOTE, err);
     }
     int rc = observe_finals(c, DRAIN_LIVE, 0, err); /* before the proposal (header comment) */
@@ -286,7 +308,9 @@ static int fill(ctl *c, nas_error *err)
             flight f = c->fid_requeue[0];
             memmove(c->fid_requeue, c->fid_requeue + 1,
                     (size_t)--c->nfid_requeue * sizeof *c->fid_requeue);
-            rc = nas__ctl_dispatch(c, &f, f.from > 0 ? START_PROMOTE : START_REQUEUED, err);
+            int how = f.from > 0 ? START_PROMOTE : START_REQUEUED;
+            check_ckpt(c, &f);
+            rc = nas__ctl_dispatch(c, &f, how, err);
         } else {
             if (!c->fid_has_new)
                 nas_fid_next(c->fid, &c->fid_new);

@@ -7,7 +7,9 @@
 # nas export --best ignored the best trial); the stopped promotion is
 # counted apart from the interrupted trials and from the trials not yet
 # proposed, and runs again on resume, which ends with the trials and rungs
-# of the uninterrupted run.
+# of the uninterrupted run. Defect 2: resumed from a copy without DB.ckpt/,
+# the promotion says that it trains from 0 (it said "from 1" and trained
+# from scratch silently).
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -51,6 +53,13 @@ grep_in "3 of 9 trials finished (3 done, 0 failed), 0 unfinished" "$TMP/out"
 expect_eq "nas query's first rank" "$(awk '$1 == "1" { print $2; exit }' "$TMP/out")" "$BEST"
 run 0 "$NAS" export --db s.db --best --format json -o best.json
 grep_in "best trial of 'stop' by val_accuracy (max): $BEST$" "$TMP/err"
+
+note "a copy without DB.ckpt/ resumed: the promotion says it trains from 0 (defect 2)"
+cp s.db m.db
+run 0 "$NAS" run i.conf --db m.db
+grep_in "checkpoint .*m.db.ckpt/trial-$P.npz is missing: its promotion to 3 epochs trains from 0" "$TMP/err"
+grep_in "^\[trial $P, rung 1\] promote .* to 3 epochs (from 0;" "$TMP/err"
+expect_eq "rungs after the resume without checkpoints" "$(rungs m.db)" "$(rungs ref.db)"
 
 note "the resume"
 run 0 "$NAS" run i.conf --db s.db
