@@ -524,35 +524,24 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
         raise(SIGKILL);
     if (nas__fault_applies(fault, "hang", job))
         raise(SIGSTOP);
-    if (nas__fault_applies(fault, "gpuenv", job)) {
-        /* issue 7 test hook: fail the job with the GPU pinning the worker
-         * runs under instead of training (tests/e2e/test_gpu_slots.sh) */
+    int gpuenv = nas__fault_applies(fault, "gpuenv", job);
+    if (gpuenv || nas__fault_applies(fault, "reject", job)) {
+        /* issue 7 test hook (gpuenv): fail the job with the GPU pinning the
+         * worker runs under instead of training (tests/e2e/test_gpu_slots.sh);
+         * issue 29 (reject): end it as a latency rejection, measured 1e6 ms
+         * before training and not trained, whatever the machine's speed */
         nas_trial_result r;
         memset(&r, 0, sizeof r);
-        r.status = NAS_EBACKEND;
+        r.status = gpuenv ? NAS_EBACKEND : NAS_OK;
         r.val_accuracy = NAN;
         r.test_accuracy = -1;
         r.train_loss = NAN;
-        r.latency_ms = NAN;
+        r.latency_ms = gpuenv ? NAN : 1e6;
         r.train_seconds = NAN;
         const char *v = getenv("CUDA_VISIBLE_DEVICES");
-        snprintf(r.error, sizeof r.error, "CUDA_VISIBLE_DEVICES=%s (reported by NAS_FAULT gpuenv)",
-                 v ? v : "(unset)");
-        uint8_t rb[RBUF];
-        size_t rn = nas__msg_encode_result(rb, job->id, &r);
-        return send(sctx, rb, rn);
-    }
-    if (nas__fault_applies(fault, "reject", job)) {
-        /* issue 29 test hook: the job ends as a latency rejection (measured
-         * 1e6 ms before training, not trained), whatever the machine's speed */
-        nas_trial_result r;
-        memset(&r, 0, sizeof r);
-        r.status = NAS_OK;
-        r.val_accuracy = NAN;
-        r.test_accuracy = -1;
-        r.train_loss = NAN;
-        r.train_seconds = NAN;
-        r.latency_ms = 1e6;
+        if (gpuenv)
+            snprintf(r.error, sizeof r.error,
+                     "CUDA_VISIBLE_DEVICES=%s (reported by NAS_FAULT gpuenv)", v ? v : "(unset)");
         uint8_t rb[RBUF];
         size_t rn = nas__msg_encode_result(rb, job->id, &r);
         return send(sctx, rb, rn);

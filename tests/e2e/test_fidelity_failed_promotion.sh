@@ -14,20 +14,9 @@
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
-cat >"$TMP/a.conf" <<CONF
-experiment = "promo";
-seed = 5;
-data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
-space: { channels = 4; cells_per_stage = 1; };
-proxy: { batch_size = 64; backend = "cpu"; threads = 1; };
-search: { strategy = "random"; trials = 9;
-  fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; }; };
-evaluator: { latency_runs = 2; latency_warmup = 1; };
-workers: { count = 1; trial_timeout_s = 4; };
-CONF
+. "$(dirname "$0")/fidelity_lib.sh"
+fid_conf a.conf promo 5 "trial_timeout_s = 4;"
 export NAS_FAULT="nan@1>1,nan@2>1,nan@3>1,spin@4>1,spin@5>1,spin@6>1"
-trials() { sql "$1" "SELECT t.id, t.genotype, t.status, r.epochs, r.val_accuracy FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id"; }
-rungs() { sql "$1" "SELECT trial_id, fidelity, val_accuracy, loss FROM rung ORDER BY trial_id, fidelity"; }
 
 note "the uninterrupted run"
 run 0 "$NAS" run a.conf --db ref.db
@@ -53,17 +42,14 @@ grep_in "nothing to do" "$TMP/err"
 # defect 5: the replayed best is the best at the highest fidelity, not at rung 0
 expect_eq "best after the rerun" "$(grep "best:" "$TMP/out")" "$BEST"
 if grep -E "\] (train|promote) " "$TMP/err"; then fail "the finished experiment trained again"; fi
-expect_eq "trials after the rerun" "$(trials again.db)" "$(trials ref.db)"
-expect_eq "rungs after the rerun" "$(rungs again.db)" "$(rungs ref.db)"
+fid_same again.db ref.db "after the rerun"
 
 note "a copy cut after bracket 1, resumed"
 cp ref.db cut.db
-sql cut.db "DELETE FROM rung WHERE trial_id > 6; DELETE FROM result WHERE trial_id > 6;
-            DELETE FROM trial WHERE id > 6; UPDATE experiment SET status = 'interrupted';"
+fid_cut cut.db 6
 run 0 "$NAS" run a.conf --db cut.db
 grep_in "6 done, 0 failed of 9; 0 unfinished" "$TMP/err"
-expect_eq "trials after the resume" "$(trials cut.db)" "$(trials ref.db)"
-expect_eq "rungs after the resume" "$(rungs cut.db)" "$(rungs ref.db)"
+fid_same cut.db ref.db "after the resume"
 expect_eq "best after the resume" "$(grep "best:" "$TMP/out")" "$BEST"
 
 note "extended to 12 trials: the live best includes the earlier runs' trials"

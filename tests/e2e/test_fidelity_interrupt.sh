@@ -13,19 +13,8 @@
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
-cat >"$TMP/i.conf" <<CONF
-experiment = "stop";
-seed = 3;
-data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
-space: { channels = 4; cells_per_stage = 1; };
-proxy: { batch_size = 64; backend = "cpu"; threads = 1; };
-search: { strategy = "random"; trials = 9;
-  fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; }; };
-evaluator: { latency_runs = 2; latency_warmup = 1; };
-workers: { count = 1; };
-CONF
-trials() { sql "$1" "SELECT t.id, t.genotype, t.status, r.epochs, r.val_accuracy FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id"; }
-rungs() { sql "$1" "SELECT trial_id, fidelity, val_accuracy, loss FROM rung ORDER BY trial_id, fidelity"; }
+. "$(dirname "$0")/fidelity_lib.sh"
+fid_conf i.conf stop 3
 
 note "the uninterrupted run"
 run 0 "$NAS" run i.conf --db ref.db
@@ -59,11 +48,10 @@ cp s.db m.db
 run 0 "$NAS" run i.conf --db m.db
 grep_in "checkpoint .*m.db.ckpt/trial-$P.npz is missing: its promotion to 3 epochs trains from 0" "$TMP/err"
 grep_in "^\[trial $P, rung 1\] promote .* to 3 epochs (from 0;" "$TMP/err"
-expect_eq "rungs after the resume without checkpoints" "$(rungs m.db)" "$(rungs ref.db)"
+fid_same m.db ref.db "after the resume without checkpoints"
 
 note "the resume"
 run 0 "$NAS" run i.conf --db s.db
 grep_in "3 done, 0 failed of 9; 0 unfinished trial(s) to re-run, 6 not yet proposed; 1 interrupted promotion(s) to run again" "$TMP/err"
-expect_eq "trials after the resume" "$(trials s.db)" "$(trials ref.db)"
-expect_eq "rungs after the resume" "$(rungs s.db)" "$(rungs ref.db)"
+fid_same s.db ref.db "after the resume"
 echo "PASS"

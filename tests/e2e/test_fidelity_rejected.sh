@@ -12,21 +12,9 @@
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
-cat >"$TMP/b.conf" <<CONF
-experiment = "rej";
-seed = 4;
-data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
-space: { channels = 4; cells_per_stage = 1; };
-proxy: { batch_size = 64; backend = "cpu"; threads = 1; };
-search: { strategy = "random"; trials = 9;
-  fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; }; };
-constraints: { latency_ms = 100000.0; };
-evaluator: { latency_runs = 2; latency_warmup = 1; };
-workers: { count = 1; };
-CONF
+. "$(dirname "$0")/fidelity_lib.sh"
+fid_conf b.conf rej 4 "" "constraints: { latency_ms = 100000.0; };"
 export NAS_FAULT="reject@2,reject@3,reject@5,reject@6,reject@7,reject@8,reject@9"
-trials() { sql "$1" "SELECT t.id, t.genotype, t.status, r.epochs, r.val_accuracy, CASE WHEN r.val_accuracy IS NULL THEN r.latency_ms END FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id"; }
-rungs() { sql "$1" "SELECT trial_id, fidelity, val_accuracy, loss FROM rung ORDER BY trial_id, fidelity"; }
 
 note "the uninterrupted run"
 run 0 "$NAS" run b.conf --db ref.db
@@ -44,15 +32,12 @@ cp ref.db again.db
 run 0 "$NAS" run b.conf --db again.db
 grep_in "nothing to do" "$TMP/err"
 if grep -E "\] (train|promote|re-run) " "$TMP/err"; then fail "the finished experiment ran jobs again"; fi
-expect_eq "trials after the rerun" "$(trials again.db)" "$(trials ref.db)"
-expect_eq "rungs after the rerun" "$(rungs again.db)" "$(rungs ref.db)"
+fid_same again.db ref.db "after the rerun"
 
 note "a copy cut after bracket 0, resumed"
 cp ref.db cut.db
-sql cut.db "DELETE FROM rung WHERE trial_id > 3; DELETE FROM result WHERE trial_id > 3;
-            DELETE FROM trial WHERE id > 3; UPDATE experiment SET status = 'interrupted';"
+fid_cut cut.db 3
 run 0 "$NAS" run b.conf --db cut.db
 grep_in "1 done, 0 failed of 9; 0 unfinished" "$TMP/err"
-expect_eq "trials after the resume" "$(trials cut.db)" "$(trials ref.db)"
-expect_eq "rungs after the resume" "$(rungs cut.db)" "$(rungs ref.db)"
+fid_same cut.db ref.db "after the resume"
 echo "PASS"
