@@ -69,9 +69,7 @@
  * observes each finished trial right after its proposal, counting the
  * proposals that differ).
  */
-#include <dirent.h> /* opendir: temporary files killed workers left */
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -662,22 +660,6 @@ static int run_pool(run *r, nas_error *err)
     return NAS_OK;
 }
 
-/* See controller_impl.h. */
-void nas__ctl_unlink_matching(const char *dir, const char *pattern)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (fnmatch(pattern, e->d_name, FNM_PERIOD) != 0)
-            continue;
-        char path[NAS_PATH_MAX + 320];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-}
-
 /*
  * Step 4, start: store this run's schedule width (issue 22), make the
  * kept-weights directory (proxy.keep_weights: true keeps every trained
@@ -719,21 +701,6 @@ static int run_start(run *r, nas_error *err)
         return nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
     }
     return run_pool(r, err);
-}
-
-/* See controller_impl.h. */
-int nas__ctl_start_status(ctl *c, int rc, nas_error *err)
-{
-    if (rc == NAS_EINFEASIBLE && c->n_done == 0 && c->nfl == 0 &&
-        (c->n_infeasible > 0 || c->n_rejected > 0))
-        return rc; /* issue 6: nothing in the space meets the constraints */
-    if (rc == NAS_EINFEASIBLE) {
-        nas__ctl_say(c, "nas: %s", err->msg);
-        c->exhausted = 1;
-        nas_error_clear(err);
-        rc = NAS_OK;
-    }
-    return rc;
 }
 
 /*
@@ -803,6 +770,30 @@ static int run_loop(ctl *c, nas_error *err)
             return rc;
     }
     return NAS_OK;
+}
+
+/*
+ * Step 5 of a multi-fidelity search (issue 17), in place of run_loop:
+ * start what the scheduler asks on the idle workers (nas__ctl_fid_fill),
+ * collect and record (run_collect), until a stop or nothing is left in
+ * flight; then the strategy observes the last trials (nas__ctl_fid_end).
+ * Issue 29: the loop is the controller's, so search/fidelity_run.c never
+ * calls the record step back. Errors: those of the three.
+ */
+static int fid_loop(ctl *c, nas_error *err)
+{
+    int rc;
+    for (;;) {
+        if (c->stop && *c->stop)
+            return NAS_OK;
+        if ((rc = nas__ctl_fid_fill(c, err)) != NAS_OK)
+            return rc;
+        if (c->nfl == 0)
+            break;
+        if ((rc = run_collect(c, err)) != NAS_OK)
+            return rc;
+    }
+    return nas__ctl_fid_end(c, err);
 }
 
 /* A stop (*opts->stop set): results already back are recorded, the trials
@@ -970,7 +961,7 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
     } else if (rc == NAS_OK) {
         rc = run_start(&r, err);
         if (rc == NAS_OK) /* issue 17: multi-fidelity search has its own loop */
-            rc = c->fid ? nas__ctl_fid_loop(c, err) : run_loop(c, err);
+            rc = c->fid ? fid_loop(c, err) : run_loop(c, err);
         if (rc == NAS_OK)
             rc = run_finish(&r, err);
     }

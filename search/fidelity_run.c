@@ -1,8 +1,12 @@
 /*
  * search/fidelity_run.c - multi-fidelity search in the controller (issue 17,
  * docs/multi-fidelity.md). With search.fidelity.scheduler set, run_loop's
- * place is taken by nas__ctl_fid_loop: the strategy proposes, the
- * scheduler (search/fidelity.c) decides each job's budget and which trials
+ * place is taken by the controller's fid_loop, which starts jobs through
+ * nas__ctl_fid_fill and records through nas__ctl_record (which calls
+ * nas__ctl_fid_record here; issue 29: this file never calls back into the
+ * controller or the record step). The strategy proposes, the pure
+ * scheduler (search/fidelity.c: fed results, it returns jobs) decides each
+ * job's budget and which trials
  * are promoted; a promoted trial's job carries its new budget and its
  * worker continues from the trial's checkpoint (DB.ckpt/trial-ID.npz,
  * beside the database as kept weights are), which is deleted as soon as
@@ -49,11 +53,6 @@ int nas__ctl_fid_init(ctl *c, nas_error *err)
     for (int k = 0; o.dims > 1 && k < o.dims; k++)
         o.maximize[k] = cfg->objectives[k].maximize;
     return nas_fid_create(&o, &c->fid, err);
-}
-
-void nas__ctl_fid_ckpt(const ctl *c, int64_t trial, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s/trial-%lld.npz", c->ckpt_dir, (long long)trial);
 }
 
 void nas__ctl_fid_free(ctl *c)
@@ -345,30 +344,14 @@ static void best_from_store(ctl *c)
     snprintf(c->best_geno, sizeof c->best_geno, "%s", t.genotype);
 }
 
-int nas__ctl_fid_loop(ctl *c, nas_error *err)
+int nas__ctl_fid_fill(ctl *c, nas_error *err)
 {
-    int rc;
-    for (;;) {
-        if (c->stop && *c->stop)
-            return NAS_OK;
-        if ((rc = fill(c, err)) != NAS_OK)
-            return rc;
-        if (c->nfl == 0)
-            break;
-        nas_pool_event ev;
-        nas_error werr;
-        int wrc = nas_pool_wait(c->pool, c->tty ? 1000 : 5000, &ev, &werr);
-        if (wrc == NAS_OK) {
-            if ((rc = nas__ctl_record(c, &ev, err)) != NAS_OK)
-                return rc;
-        } else if (wrc == NAS_ETIMEOUT || wrc == NAS_EINTR) {
-            nas__ctl_draw_status(c);
-        } else {
-            *err = werr;
-            return wrc;
-        }
-    }
-    rc = observe_finals(c, DRAIN_LIVE, 1, err);
+    return fill(c, err);
+}
+
+int nas__ctl_fid_end(ctl *c, nas_error *err)
+{
+    int rc = observe_finals(c, DRAIN_LIVE, 1, err);
     best_from_store(c);
     /* issue 29: c->exhausted only when the strategy found nothing new
      * (nas__ctl_start_status); a scheduler done with fewer trials finished

@@ -104,26 +104,6 @@ static int record_retry(ctl *c, flight *f, const nas_trial_result *res, nas_erro
     return NAS_OK;
 }
 
-int nas__ctl_judge(ctl *c, const nas_trial_result *res, int chance_test, char *note, size_t n,
-                   double *score)
-{
-    char why[200];
-    *score = nas_search_score(c->cfg, res, note, 256); /* room for what follows */
-    if (nas__ctl_rejected(res)) {
-        size_t len = strlen(note);
-        snprintf(note + len, n - len, "%s(measured before training; not trained)",
-                 len ? " " : "infeasible ");
-    }
-    /* issue 22: a done trial whose training diverged stays done, flagged */
-    int diverged = nas_search_diverged(c->cfg, c->classes, chance_test ? c->n_valid : -1, res,
-                                       why, sizeof why);
-    if (diverged) {
-        size_t len = strlen(note);
-        snprintf(note + len, n - len, "%s%s", len ? "; " : "", why);
-    }
-    return diverged;
-}
-
 /* Store trial f's final result (score, note, the diverged flag), count it
  * and hand it to the schedule: observed now (workers.ordered = false) or
  * in its turn (nas__ctl_drain). `note` (n bytes, 512) gets the note stored
