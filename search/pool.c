@@ -118,8 +118,9 @@ size_t nas__msg_encode_job(uint8_t *buf, const nas_pool_job *job)
     put_u32(p + 8, (uint32_t)(job->attempt > 0 ? job->attempt : 0));
     put_u32(p + 12, (uint32_t)n);
     put_u32(p + 16, (uint32_t)(job->budget > 0 ? job->budget : 0));
-    memcpy(p + 20, job->genotype.tok, (size_t)n);
-    return finish_header(buf, NAS__MSG_JOB, 20 + (size_t)n);
+    put_u32(p + 20, (uint32_t)(job->from > 0 ? job->from : 0));
+    memcpy(p + 24, job->genotype.tok, (size_t)n);
+    return finish_header(buf, NAS__MSG_JOB, 24 + (size_t)n);
 }
 
 size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id)
@@ -197,19 +198,22 @@ int nas__msg_header(const uint8_t *buf, int *type, uint32_t *length, char *why, 
 
 int nas__msg_decode_job(const uint8_t *p, uint32_t len, nas_pool_job *job)
 {
-    if (len < 20)
+    if (len < 24)
         return NAS_EFORMAT;
     uint32_t attempt = get_u32(p + 8);
     uint32_t n = get_u32(p + 12);
     uint32_t budget = get_u32(p + 16);
-    if (n > NAS_GENOTYPE_MAX_LEN || len != 20 + n || attempt > 1000000 || budget > 1000000000)
+    uint32_t from = get_u32(p + 20);
+    if (n > NAS_GENOTYPE_MAX_LEN || len != 24 + n || attempt > 1000000 || budget > 1000000000 ||
+        from > budget)
         return NAS_EFORMAT;
     memset(job, 0, sizeof *job);
     job->id = (int64_t)get_u64(p);
     job->attempt = (int)attempt;
     job->budget = (int)budget;
+    job->from = (int)from;
     job->genotype.len = (int)n;
-    memcpy(job->genotype.tok, p + 20, n);
+    memcpy(job->genotype.tok, p + 24, n);
     return NAS_OK;
 }
 

@@ -29,7 +29,8 @@
 #include "nas/search.h"
 
 #define NAS__MSG_MAGIC 0x5053414Eu /* "NASP" */
-#define NAS__MSG_VERSION 3 /* 3: the job carries its budget (issue 17) */
+#define NAS__MSG_VERSION 4 /* 3: the job carries its budget (issue 17); 4: and the budget
+                              its checkpoint holds (issue 29) */
 #define NAS__MSG_HEADER 12
 #define NAS__MSG_MAX_PAYLOAD 4096
 

@@ -125,6 +125,9 @@ typedef struct nas_pool_job {
     int budget;            /* issue 17: > 0: a rung of multi-fidelity search - train to this
                               many epochs of search.fidelity.max, continuing from the
                               trial's checkpoint; 0: the whole proxy recipe */
+    int from;              /* issue 29: > 0: a promotion, whose checkpoint must hold this
+                              many epochs (a worker that cannot read it fails the job
+                              instead of training from 0 unsaid); 0: none needed */
 } nas_pool_job;
 
 /* Report progress from inside a job: fraction done in [0,1], last loss. */
