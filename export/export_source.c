@@ -359,7 +359,12 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
                      cfg.n_objectives > 0 ? cfg.objectives[0].metric : "val_accuracy");
             maximize = cfg.n_objectives > 0 ? cfg.objectives[0].maximize : 1;
         }
-        if (!rc)
+        /* issue 29: by the experiment's objective, the store's one ranking
+         * (its best trial); pick_best ranks --by another column, and says
+         * why nothing can be exported */
+        if (!rc && !o->by && exp.best_trial > 0)
+            rc = nas_store_trial_get(st, exp.best_trial, &t, err);
+        else if (!rc)
             rc = pick_best(st, &exp, metric, maximize, &t, err);
         if (!rc) {
             r->picked = 1;

@@ -871,13 +871,10 @@ static void summary(rep *r, const char *db_path)
     strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
     fprintf(f, "</code>, experiment %lld, generated %s by nas %s</p>\n", (long long)e->id, now,
             NAS_VERSION);
-    const nas_store_trial *best = NULL;
-    for (int i = 0; i < r->n; i++) {
-        const nas_store_trial *t = &r->t[i];
-        if (nas_store_trial_feasible(t) && isfinite(t->val_accuracy) &&
-            (!best || t->val_accuracy > best->val_accuracy))
-            best = t;
-    }
+    const nas_store_trial *best = NULL; /* issue 29: the store's rule (NAS__STORE_RANK) */
+    for (int i = 0; i < r->n && e->best_trial >= 0; i++)
+        if (r->t[i].id == e->best_trial)
+            best = &r->t[i];
     fputs("<section id=\"summary\"><dl class=\"summary\">\n<dt>strategy</dt><dd>", f);
     esc(f, e->strategy);
     fprintf(f, " (seed %llu)</dd>\n<dt>status</dt><dd>", (unsigned long long)e->seed);

@@ -50,11 +50,27 @@ void nas_report_run_summary(const nas_run_summary *sum, int status, const char *
 {
     char wall[32];
     fmt_wall(sum->wall_s, wall, sizeof wall);
-    if (status == NAS_EINTR)
+    if (status == NAS_EINTR && sum->interrupted_promotions > 0) /* issue 29 */
         fprintf(out, "nas: search '%s' stopped after %s: %d of %d trials finished (%d done, %d "
-                "failed), %d interrupted\n",
+                "failed), %d interrupted, %d not yet proposed; %d promotion%s stopped (the "
+                "trial%s stay%s done at %s last rung)\n",
                 ename, wall, sum->done + sum->failed, sum->budget, sum->done, sum->failed,
-                sum->interrupted);
+                sum->unfinished, sum->not_proposed, sum->interrupted_promotions,
+                sum->interrupted_promotions == 1 ? "" : "s",
+                sum->interrupted_promotions == 1 ? "" : "s",
+                sum->interrupted_promotions == 1 ? "s" : "",
+                sum->interrupted_promotions == 1 ? "its" : "their");
+    else if (status == NAS_EINTR)
+        fprintf(out, "nas: search '%s' stopped after %s: %d of %d trials finished (%d done, %d "
+                "failed), %d interrupted, %d not yet proposed\n",
+                ename, wall, sum->done + sum->failed, sum->budget, sum->done, sum->failed,
+                sum->unfinished, sum->not_proposed);
+    else if (sum->rejected_spent) /* issue 29: not the strategy's doing */
+        fprintf(out, "nas: search '%s' ended with %d trials (%d done, %d failed) of %d: %d of the "
+                "multi-fidelity scheduler's %d trials were rejected by constraints.latency_ms "
+                "before training, and it counts them; this run: %d trials in %s\n",
+                ename, sum->done + sum->failed, sum->done, sum->failed, sum->budget,
+                sum->rejected, sum->budget, sum->ran, wall);
     else if (sum->exhausted)
         fprintf(out, "nas: search '%s' ended early: the strategy found no new architecture; %d "
                 "trials (%d done, %d failed) in %s\n",

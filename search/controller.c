@@ -69,9 +69,7 @@
  * observes each finished trial right after its proposal, counting the
  * proposals that differ).
  */
-#include <dirent.h> /* opendir: temporary files killed workers left */
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +147,16 @@ static void fill_summary(ctl *c, nas_run_summary *s)
     s->diverged = c->n_diverged;
     s->rejected = c->n_rejected;
     s->ran = c->ran;
+    s->interrupted_promotions = c->n_promo_interrupted;
+    nas_store_experiment e; /* issue 29: the store's counts, as nas query shows them */
+    nas_error qerr;
+    if (c->st && c->exp > 0 && nas_store_experiment_get(c->st, c->exp, &e, &qerr) == NAS_OK) {
+        s->unfinished = e.n_pending + e.n_running + e.n_interrupted;
+        /* latency rejections are outside the budget, but a multi-fidelity
+         * scheduler counts them among its trials (docs/multi-fidelity.md) */
+        int used = e.n_done + e.n_failed + s->unfinished - (c->fid ? 0 : c->n_rejected);
+        s->not_proposed = c->budget > used ? c->budget - used : 0;
+    }
     s->wall_s = nas__ctl_now() - c->t_start;
     s->best_trial = c->best_trial;
     s->best_val_accuracy = c->best_trial >= 0 ? c->best_val : NAN;
@@ -509,23 +517,35 @@ static void say_resumed(run *r)
 {
     ctl *c = &r->c;
     const char *db = r->opts->db_path;
-    /* multi-fidelity (issue 17): the replay re-queues jobs, promotions too */
-    int unfinished = c->nrequeue + c->nfid_requeue;
+    /* multi-fidelity (issue 17): the replay re-queues jobs, promotions too;
+     * issue 29: counted apart (a promoted trial stays done at its last
+     * rung), with the trials not yet proposed */
+    int promotions = 0;
+    for (int i = 0; i < c->nfid_requeue; i++)
+        promotions += c->fid_requeue[i].from > 0;
+    int unfinished = c->nrequeue + c->nfid_requeue - promotions;
+    int used = c->n_hist - (c->fid ? 0 : c->n_rejected); /* rejections: see fill_summary */
+    char more[160];
+    int n_more = snprintf(more, sizeof more, ", %d not yet proposed",
+                          c->budget > used ? c->budget - used : 0);
+    if (promotions > 0)
+        snprintf(more + n_more, sizeof more - (size_t)n_more,
+                 "; %d interrupted promotion(s) to run again", promotions);
     if (r->n_running > 0)
         nas__ctl_say(c, "nas: running settings changed since the last run (stored -> now):\n%.*s",
                      (int)(strlen(r->running) > 0 ? strlen(r->running) - 1 : 0), r->running);
     if (c->budget > r->before.trials_budget)
         nas__ctl_say(c,
                      "nas: extending experiment '%s' (id %lld) in %s from %d to %d trials: %d "
-                     "done, %d failed; %d unfinished trial(s) to re-run",
+                     "done, %d failed; %d unfinished trial(s) to re-run%s",
                      r->name, (long long)c->exp, db, r->before.trials_budget, c->budget, c->n_done,
-                     c->n_failed, unfinished);
+                     c->n_failed, unfinished, more);
     else
         nas__ctl_say(c,
                      "nas: resuming experiment '%s' (id %lld) in %s: %d done, %d failed of %d; "
-                     "%d unfinished trial(s) to re-run",
+                     "%d unfinished trial(s) to re-run%s",
                      r->name, (long long)c->exp, db, c->n_done, c->n_failed, c->budget,
-                     unfinished);
+                     unfinished, more);
     if (strcmp(r->before.status, "running") == 0 && r->before.n_running > 0)
         nas__ctl_say(c,
                      "nas: note: %d trial(s) were left 'running' (the last `nas run` ended "
@@ -651,22 +671,6 @@ static int run_pool(run *r, nas_error *err)
     return NAS_OK;
 }
 
-/* See controller_impl.h. */
-void nas__ctl_unlink_matching(const char *dir, const char *pattern)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (fnmatch(pattern, e->d_name, FNM_PERIOD) != 0)
-            continue;
-        char path[NAS_PATH_MAX + 320];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    closedir(d);
-}
-
 /*
  * Step 4, start: store this run's schedule width (issue 22), make the
  * kept-weights directory (proxy.keep_weights: true keeps every trained
@@ -708,21 +712,6 @@ static int run_start(run *r, nas_error *err)
         return nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
     }
     return run_pool(r, err);
-}
-
-/* See controller_impl.h. */
-int nas__ctl_start_status(ctl *c, int rc, nas_error *err)
-{
-    if (rc == NAS_EINFEASIBLE && c->n_done == 0 && c->nfl == 0 &&
-        (c->n_infeasible > 0 || c->n_rejected > 0))
-        return rc; /* issue 6: nothing in the space meets the constraints */
-    if (rc == NAS_EINFEASIBLE) {
-        nas__ctl_say(c, "nas: %s", err->msg);
-        c->exhausted = 1;
-        nas_error_clear(err);
-        rc = NAS_OK;
-    }
-    return rc;
 }
 
 /*
@@ -794,6 +783,30 @@ static int run_loop(ctl *c, nas_error *err)
     return NAS_OK;
 }
 
+/*
+ * Step 5 of a multi-fidelity search (issue 17), in place of run_loop:
+ * start what the scheduler asks on the idle workers (nas__ctl_fid_fill),
+ * collect and record (run_collect), until a stop or nothing is left in
+ * flight; then the strategy observes the last trials (nas__ctl_fid_end).
+ * Issue 29: the loop is the controller's, so search/fidelity_run.c never
+ * calls the record step back. Errors: those of the three.
+ */
+static int fid_loop(ctl *c, nas_error *err)
+{
+    int rc;
+    for (;;) {
+        if (c->stop && *c->stop)
+            return NAS_OK;
+        if ((rc = nas__ctl_fid_fill(c, err)) != NAS_OK)
+            return rc;
+        if (c->nfl == 0)
+            break;
+        if ((rc = run_collect(c, err)) != NAS_OK)
+            return rc;
+    }
+    return nas__ctl_fid_end(c, err);
+}
+
 /* A stop (*opts->stop set): results already back are recorded, the trials
  * in flight and the waiting retries are interrupted. Returns NAS_EINTR
  * (the experiment 'interrupted'), or the store's error. */
@@ -853,12 +866,15 @@ static int run_finish(run *r, nas_error *err)
     nas__ctl_clear_status(c);
     if (c->stop && *c->stop)
         return run_stopped(r, err);
-    if (!c->exhausted && c->finished < c->budget)
+    if (!c->exhausted && c->finished < c->budget && !(c->fid && c->fid_done))
         return run_no_workers(r, err);
     int rc = nas__ctl_drain(c, DRAIN_ALL, err); /* the strategy sees every result */
     if (rc != NAS_OK)
         return rc;
     r->summary->exhausted = c->exhausted && c->finished < c->budget;
+    /* issue 29: a multi-fidelity scheduler counts latency rejections
+     * among its search.trials new trials (docs/multi-fidelity.md) */
+    r->summary->rejected_spent = !c->exhausted && c->finished < c->budget && c->n_rejected > 0;
     r->final_status = r->summary->exhausted ? "exhausted" : "done";
     return NAS_OK;
 }
@@ -941,20 +957,30 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
         rc = run_prepare(&r, err);
     if (rc == NAS_OK)
         rc = run_replay(&r, err);
-    if (rc == NAS_OK && c->finished >= c->budget && c->nfid_requeue == 0) {
-        nas__ctl_say(c, "nas: the experiment already has its %d trials; nothing to do",
-                     c->budget);
-        if (c->n_done == 0 && c->n_failed > 0) /* issue 28: say how to search again */
+    /* issue 29: a multi-fidelity experiment is finished when its scheduler
+     * has nothing left (latency rejections count among its trials) */
+    if (rc == NAS_OK &&
+        (c->fid ? c->fid_done && c->nfid_requeue == 0 : c->finished >= c->budget)) {
+        if (c->n_rejected > 0 && c->finished < c->budget)
+            nas__ctl_say(c, "nas: the experiment's scheduler has run its %d trials (%d done, %d "
+                            "failed, %d rejected by constraints.latency_ms); nothing to do",
+                         c->budget, c->n_done, c->n_failed, c->n_rejected);
+        else
+            nas__ctl_say(c, "nas: the experiment already has its %d trials; nothing to do",
+                         c->budget);
+        if (c->n_done == 0 && c->n_failed > 0) { /* issue 28: say how to search again */
+            char qpath[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
             fprintf(c->log, "nas: every trial of '%s' failed, and a finished experiment is "
                     "not re-run: once the cause is fixed, search again with `nas run %s --new` "
                     "(a new experiment '%s-2', or the next free name) or `--experiment NAME`, "
                     "or raise search.trials to add new trials to this one\n",
-                    r.name, cfg->path, r.name);
+                    r.name, nas_shell_quote(cfg->path, qpath, sizeof qpath), r.name);
+        }
         r.final_status = "done";
     } else if (rc == NAS_OK) {
         rc = run_start(&r, err);
         if (rc == NAS_OK) /* issue 17: multi-fidelity search has its own loop */
-            rc = c->fid ? nas__ctl_fid_loop(c, err) : run_loop(c, err);
+            rc = c->fid ? fid_loop(c, err) : run_loop(c, err);
         if (rc == NAS_OK)
             rc = run_finish(&r, err);
     }

@@ -11,9 +11,19 @@
  *   search/dispatch.c  dispatch: the next trial (retry, re-queued, new) to
  *                      an idle worker, and the job a worker runs
  *   search/record.c    record: store a result, retry, or interrupt
- *   search/schedule.c  observe: the ordered schedule and the counts
+ *   search/schedule.c  observe: the ordered schedule and the counts; how a
+ *                      result is judged and why proposals end
  *   search/progress.c  the messages and the live status line
  *   search/score.c     nas_search_score and nas_search_diverged
+ *   search/fidelity_run.c  multi-fidelity search: the scheduler's jobs
+ *                      (search/fidelity.c decides), its record step and
+ *                      replay; called by controller.c and record.c only
+ *   search/files.c     DB.ckpt/ and DB.weights/ beside the database
+ *
+ * Calls go one way (issue 29): controller.c calls the steps; record.c
+ * calls fidelity_run.c, which calls dispatch.c, propose.c, replay.c,
+ * schedule.c and files.c; none of them calls controller.c, and no two
+ * files call each other.
  *
  * Not a public header: only search/ includes it. The database is written by
  * the controller process only (workers never touch it).
@@ -72,8 +82,17 @@ typedef struct hist_entry {
     double score;
     double val;
     int diverged;         /* issue 22: trial.flag = 'diverged' */
+    int64_t promo_failed; /* issue 29: a done trial whose promotion to this budget failed
+                             (its note, NAS__CTL_PROMO_FAILED; it keeps its earlier rung);
+                             0: none */
     nas_trial_result res; /* the stored result (nas_store_trial_result), for replay */
 } hist_entry;
+
+/* The note of a multi-fidelity trial whose promotion failed (a timeout, a
+ * NaN at the higher rung, retries exhausted): stored 'done' with its
+ * earlier rung's result and this note, which the replay reads back
+ * (hist_entry.promo_failed). printf arguments: the budget, the reason. */
+#define NAS__CTL_PROMO_FAILED "promotion to %lld failed: %s"
 
 /* The experiment's stored trials in id order, as the replays read them
  * (nas__ctl_replay_load). */
@@ -159,6 +178,8 @@ typedef struct ctl {
     int n_w;
     int n_hist; /* trials the experiment had when this run started */
     int n_interrupted; /* trials this run marked interrupted (the summary's count) */
+    int n_promo_interrupted; /* issue 29: promotions this run stopped (their trials stay done
+                                at their last rung, nas__ctl_fid_keep_rung) */
     /* issue 17: multi-fidelity search (search/fidelity_run.c); fid NULL: none */
     nas_fid *fid;
     char ckpt_dir[NAS_PATH_MAX]; /* DB.ckpt: a checkpoint per trial that may be promoted */
@@ -168,6 +189,7 @@ typedef struct ctl {
     int fid_has_new;
     flight *fid_requeue;        /* jobs the replay found unfinished */
     int nfid_requeue;
+    int fid_done;               /* issue 29: the scheduler has nothing left (NAS_FID_DONE) */
 } ctl;
 
 /* nas__ctl_drain's modes (search/schedule.c) */
@@ -238,10 +260,6 @@ int nas__ctl_propose_new(ctl *c, nas_known_fn known, nas_genotype *g, char *key,
  * nas__ctl_propose_new, the store's, NAS_ENOMEM. */
 int nas__ctl_propose(ctl *c, flight *f, nas_error *err);
 
-/* Sets NAS_EINFEASIBLE in err with what the constraints rejected (the
- * smallest or fastest candidate seen); returns NAS_EINFEASIBLE. */
-int nas__ctl_no_feasible(ctl *c, nas_error *err);
-
 /* ---- search/dispatch.c: the dispatch step ------------------------------------------ */
 
 /* The job a worker runs (nas_pool_job_fn; ctx = c): the latency
@@ -274,23 +292,6 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err);
  * trial), the store's, NAS_ENOMEM, NAS_EINFEASIBLE (MAX_LATENCY_MISSES
  * rejections in a row). */
 int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err);
-
-/* The status of starting a trial (rc): NAS_EINFEASIBLE stays an error
- * when nothing in the space ever met the constraints (issue 6: no trial
- * done, none in flight, some infeasible or rejected); otherwise the
- * strategy found nothing new: it is said, c->exhausted set, NAS_OK. Any
- * other rc is returned as it is. */
-int nas__ctl_start_status(ctl *c, int rc, nas_error *err);
-
-
-/* Judge result res as the record step stores it: *score (what the
- * strategy observes; NaN when failed or infeasible), `note` (n bytes) the
- * constraint note, the latency rejection and the diverged reason; returns
- * 1 when the training diverged (nas_search_diverged; chance_test 0: a
- * chance-level accuracy alone does not count, a multi-fidelity rung below
- * the maximum), else 0. */
-int nas__ctl_judge(ctl *c, const nas_trial_result *res, int chance_test, char *note, size_t n,
-                   double *score);
 
 /* A stop or a failure: record the results already back, kill the jobs in
  * flight, and mark them and the waiting retries interrupted (`reason`).
@@ -343,6 +344,26 @@ int nas__ctl_drain(ctl *c, int mode, nas_error *err);
 int nas__ctl_observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int mode,
                                nas_error *err);
 
+/* Judge result res as the record step stores it: *score (what the
+ * strategy observes; NaN when failed or infeasible), `note` (n bytes) the
+ * constraint note, the latency rejection and the diverged reason; returns
+ * 1 when the training diverged (nas_search_diverged; chance_test 0: a
+ * chance-level accuracy alone does not count, a multi-fidelity rung below
+ * the maximum), else 0. */
+int nas__ctl_judge(ctl *c, const nas_trial_result *res, int chance_test, char *note, size_t n,
+                   double *score);
+
+/* Sets NAS_EINFEASIBLE in err with what the constraints rejected (the
+ * smallest or fastest candidate seen); returns NAS_EINFEASIBLE. */
+int nas__ctl_no_feasible(ctl *c, nas_error *err);
+
+/* The status of starting a trial (rc): NAS_EINFEASIBLE stays an error
+ * when nothing in the space ever met the constraints (issue 6: no trial
+ * done, none in flight, some infeasible or rejected); otherwise the
+ * strategy found nothing new: it is said, c->exhausted set, NAS_OK. Any
+ * other rc is returned as it is. */
+int nas__ctl_start_status(ctl *c, int rc, nas_error *err);
+
 /* ---- search/replay.c: the replay and the schedule widths ----------------------------- */
 
 /* Replay the experiment's stored trials through the strategy (see
@@ -382,25 +403,23 @@ int nas__ctl_width_save(ctl *c, nas_error *err);
  * (mpi_worker_rank in controller.c). Errors: nas_fid_create's. */
 int nas__ctl_fid_init(ctl *c, nas_error *err);
 
-/* The checkpoint of trial `trial`: DB.ckpt/trial-ID.npz into buf[n]. */
-void nas__ctl_fid_ckpt(const ctl *c, int64_t trial, char *buf, size_t n);
-
-/* Delete the files of directory `dir` whose names match the fnmatch(3)
- * `pattern` (temporary files a killed worker left: "trial-*.npz.tmp*").
- * Best effort: a directory or file that cannot be read or deleted is
- * skipped. */
-void nas__ctl_unlink_matching(const char *dir, const char *pattern);
-
 /* Replay a multi-fidelity experiment's stored trials and rung results
  * into c->fid and the strategy (in place of nas__ctl_replay); unfinished
  * jobs go to c->fid_requeue. Errors: the store's, NAS_EFORMAT, NAS_ENOMEM,
  * the scheduler's. */
 int nas__ctl_fid_replay(ctl *c, int *mismatch, nas_error *err);
 
-/* The loop of a multi-fidelity search (in place of run_loop): start what
- * the scheduler asks on idle workers, record results, until nothing is
- * left or a stop. Errors: the store's, the pool's, the strategy's. */
-int nas__ctl_fid_loop(ctl *c, nas_error *err);
+/* Start jobs on the idle workers: retries, re-queued jobs, then what the
+ * scheduler asks for (a strategy that finds nothing new ends the new
+ * trials; c->fid_done once the scheduler has nothing left). The
+ * controller's multi-fidelity loop calls it, then records what comes back
+ * (nas__ctl_record). Errors: the store's, the pool's, the strategy's. */
+int nas__ctl_fid_fill(ctl *c, nas_error *err);
+
+/* The end of a multi-fidelity loop: the strategy observes every trial not
+ * yet observed, and the best trial is the store's (NAS__STORE_RANK).
+ * Errors: the observation's. */
+int nas__ctl_fid_end(ctl *c, nas_error *err);
 
 /* The record step of a multi-fidelity job (nas__ctl_record, after retries
  * and stops): the rung row, the trial's result, the scheduler, the
@@ -409,8 +428,28 @@ int nas__ctl_fid_loop(ctl *c, nas_error *err);
 int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, char *note,
                         size_t n, nas_error *err);
 
+/* Issue 29: stop the promotion f (f->from > 0) without losing its trial's
+ * result: the trial stays done at its last rung, with a note that the
+ * promotion was interrupted (`reason`) and runs again on resume (the
+ * replay re-queues it: no rung at its budget). Counted in
+ * c->n_promo_interrupted. Returns 1 when done so, 0 when f is not such a
+ * promotion (the caller interrupts the trial), or a (negative) store
+ * error (err set). */
+int nas__ctl_fid_keep_rung(ctl *c, const flight *f, const char *reason, nas_error *err);
+
 /* Release what nas__ctl_fid_init and the loop made. */
 void nas__ctl_fid_free(ctl *c);
+
+/* ---- search/files.c: the directories beside the database ---------------------------- */
+
+/* The checkpoint of trial `trial`: DB.ckpt/trial-ID.npz into buf[n]. */
+void nas__ctl_fid_ckpt(const ctl *c, int64_t trial, char *buf, size_t n);
+
+/* Delete the files of directory `dir` whose names match the fnmatch(3)
+ * `pattern` (temporary files a killed worker left: "trial-*.npz.tmp*").
+ * Best effort: a directory or file that cannot be read or deleted is
+ * skipped. */
+void nas__ctl_unlink_matching(const char *dir, const char *pattern);
 
 /* ---- search/retries.c: retry counts kept in the store (issue 4) ---------------------- */
 

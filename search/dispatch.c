@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* access: a promotion's checkpoint */
 #include "nas/array.h"
 #include "search/controller_impl.h"
 
@@ -21,6 +22,16 @@ int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progre
     if (job->budget > 0) { /* issue 17: a rung, from and to the trial's checkpoint */
         char ck[NAS_PATH_MAX + 64];
         nas__ctl_fid_ckpt(c, job->id, ck, sizeof ck);
+        if (job->from > 0 && access(ck, R_OK) != 0) { /* issue 29: never from 0 unsaid */
+            memset(res, 0, sizeof *res);
+            res->status = NAS_ENOTFOUND;
+            res->val_accuracy = res->train_loss = res->latency_ms = res->train_seconds = NAN;
+            res->test_accuracy = -1;
+            snprintf(res->error, sizeof res->error,
+                     "checkpoint %s (%d epochs) not found on this worker: DB.ckpt/ must be on a "
+                     "file system every worker sees (docs/cluster.md)", ck, job->from);
+            return NAS_ENOTFOUND;
+        }
         nas_evaluator_set_fidelity(c->ev, job->budget, c->cfg->search.fidelity.max, ck);
     } else {
         nas_evaluator_set_fidelity(c->ev, 0, 0, NULL);
@@ -111,7 +122,7 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
         nas__ctl_say(c, "[trial %lld, %d/%d] %s %s%s", (long long)f->trial, f->k, c->budget,
                      rerun ? "re-run" : verb, f->geno, used);
     nas__ctl_draw_status(c);
-    nas_pool_job job = {f->trial, f->g, 0, f->budget};
+    nas_pool_job job = {f->trial, f->g, 0, f->budget, f->from};
     nas_store_trial stt; /* issue 4: the attempt number (the NAS_FAULT hook keys on it) */
     nas_error aerr;
     if (nas_store_trial_get(c->st, f->trial, &stt, &aerr) == NAS_OK)

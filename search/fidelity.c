@@ -118,6 +118,12 @@ int nas_fid_rungs(const nas_fid *f) { return f->s_max + 1; }
 
 int64_t nas_fid_spent(const nas_fid *f) { return f->spent; }
 
+void nas_fid_charge(nas_fid *f, int64_t extra)
+{
+    if (extra > 0)
+        f->spent += extra;
+}
+
 int64_t nas_fid_started(const nas_fid *f) { return f->n; }
 
 int nas_fid_bracket(const nas_fid *f) { return f->o.kind == NAS_FIDELITY_ASHA ? 0 : f->bracket; }

@@ -1,8 +1,12 @@
 /*
  * search/fidelity_run.c - multi-fidelity search in the controller (issue 17,
  * docs/multi-fidelity.md). With search.fidelity.scheduler set, run_loop's
- * place is taken by nas__ctl_fid_loop: the strategy proposes, the
- * scheduler (search/fidelity.c) decides each job's budget and which trials
+ * place is taken by the controller's fid_loop, which starts jobs through
+ * nas__ctl_fid_fill and records through nas__ctl_record (which calls
+ * nas__ctl_fid_record here; issue 29: this file never calls back into the
+ * controller or the record step). The strategy proposes, the pure
+ * scheduler (search/fidelity.c: fed results, it returns jobs) decides each
+ * job's budget and which trials
  * are promoted; a promoted trial's job carries its new budget and its
  * worker continues from the trial's checkpoint (DB.ckpt/trial-ID.npz,
  * beside the database as kept weights are), which is deleted as soon as
@@ -31,7 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h> /* unlink */
+#include <unistd.h> /* unlink, access */
 #include "nas/array.h"
 #include "nas/evaluator.h" /* nas_objective_value */
 #include "search/controller_impl.h"
@@ -49,11 +53,6 @@ int nas__ctl_fid_init(ctl *c, nas_error *err)
     for (int k = 0; o.dims > 1 && k < o.dims; k++)
         o.maximize[k] = cfg->objectives[k].maximize;
     return nas_fid_create(&o, &c->fid, err);
-}
-
-void nas__ctl_fid_ckpt(const ctl *c, int64_t trial, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s/trial-%lld.npz", c->ckpt_dir, (long long)trial);
 }
 
 void nas__ctl_fid_free(ctl *c)
@@ -178,7 +177,7 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
                                          diverged ? "diverged" : NULL, ok ? &g : NULL, err);
     } else { /* a failed promotion: the trial keeps its last rung */
         char keep[512];
-        snprintf(keep, sizeof keep, "promotion to %d failed: %s", f->budget,
+        snprintf(keep, sizeof keep, NAS__CTL_PROMO_FAILED, (long long)f->budget,
                  res->error[0] ? res->error : nas_strerror(res->status));
         double s0 = nas_search_score(c->cfg, &t->res, NULL, 0);
         rc = nas_store_trial_finish(c->st, f->trial, &t->res, s0, keep, err);
@@ -203,6 +202,22 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
     return observe_finals(c, DRAIN_LIVE, 0, err);
 }
 
+int nas__ctl_fid_keep_rung(ctl *c, const flight *f, const char *reason, nas_error *err)
+{
+    fid_trial *t = c->fid && f->from > 0 ? ft_find(c, f->trial) : NULL;
+    if (!t || !t->has_res || t->res.status != NAS_OK)
+        return 0;
+    char note[640];
+    snprintf(note, sizeof note, "promotion to %d interrupted (%s); it runs again on resume",
+             f->budget, reason);
+    int rc = nas_store_trial_finish(c->st, f->trial, &t->res,
+                                    nas_search_score(c->cfg, &t->res, NULL, 0), note, err);
+    if (rc != NAS_OK)
+        return rc < 0 ? rc : -rc;
+    c->n_promo_interrupted++;
+    return 1;
+}
+
 /* ---- the loop -------------------------------------------------------------------------- */
 
 /* bsearch's order of stored rungs: (trial, fidelity), as nas_store_rung_list gives them. */
@@ -220,6 +235,27 @@ static const nas_store_rung *rung_of(const nas_store_rung *rv, int n, int64_t tr
 {
     nas_store_rung key = {.trial_id = trial, .fidelity = fidelity};
     return n > 0 ? bsearch(&key, rv, (size_t)n, sizeof *rv, rung_cmp) : NULL;
+}
+
+/* Issue 29: a promotion continues from its trial's checkpoint, which holds
+ * f->from epochs. When it is gone (deleted once the trial could no longer
+ * be promoted, and promoted after all by an extension; a copy of the
+ * database without DB.ckpt/), the promotion trains from 0, said so, and
+ * the scheduler is charged the budget it trains again (the evaluator would
+ * otherwise start afresh silently while the log said "from N"). */
+static void check_ckpt(ctl *c, flight *f)
+{
+    char ck[NAS_PATH_MAX + 64];
+    if (c->table || f->from <= 0)
+        return;
+    nas__ctl_fid_ckpt(c, f->trial, ck, sizeof ck);
+    if (access(ck, R_OK) == 0)
+        return;
+    nas__ctl_say(c, "nas: warning: trial %lld's checkpoint %s is missing: its promotion to %d "
+                 "epochs trains from 0 (%d epochs, not %d)", (long long)f->trial, ck, f->budget,
+                 f->budget, f->budget - f->from);
+    nas_fid_charge(c->fid, f->from);
+    f->from = 0;
 }
 
 /* Start job `job` of the scheduler: a new proposal (NEW) or a promotion. */
@@ -240,6 +276,7 @@ static int start_job(ctl *c, const nas_fid_job *job, nas_error *err)
         f.g = t->g;
         nas_space_format(c->space, &f.g, f.geno, sizeof f.geno);
         f.failures = nas__ctl_retries_get(c, f.trial);
+        check_ckpt(c, &f);
         return nas__ctl_dispatch(c, &f, START_PROMOTE, err);
     }
     int rc = observe_finals(c, DRAIN_LIVE, 0, err); /* before the proposal (header comment) */
@@ -270,10 +307,13 @@ static int fill(ctl *c, nas_error *err)
             flight f = c->fid_requeue[0];
             memmove(c->fid_requeue, c->fid_requeue + 1,
                     (size_t)--c->nfid_requeue * sizeof *c->fid_requeue);
-            rc = nas__ctl_dispatch(c, &f, f.from > 0 ? START_PROMOTE : START_REQUEUED, err);
+            int how = f.from > 0 ? START_PROMOTE : START_REQUEUED;
+            check_ckpt(c, &f);
+            rc = nas__ctl_dispatch(c, &f, how, err);
         } else {
             if (!c->fid_has_new)
                 nas_fid_next(c->fid, &c->fid_new);
+            c->fid_done = c->fid_new.kind == NAS_FID_DONE;
             if (c->fid_new.kind == NAS_FID_WAIT || c->fid_new.kind == NAS_FID_DONE)
                 return NAS_OK;
             c->fid_has_new = c->fid_new.kind == NAS_FID_NEW;
@@ -304,32 +344,19 @@ static void best_from_store(ctl *c)
     snprintf(c->best_geno, sizeof c->best_geno, "%s", t.genotype);
 }
 
-int nas__ctl_fid_loop(ctl *c, nas_error *err)
+int nas__ctl_fid_fill(ctl *c, nas_error *err)
 {
-    int rc;
-    for (;;) {
-        if (c->stop && *c->stop)
-            return NAS_OK;
-        if ((rc = fill(c, err)) != NAS_OK)
-            return rc;
-        if (c->nfl == 0)
-            break;
-        nas_pool_event ev;
-        nas_error werr;
-        int wrc = nas_pool_wait(c->pool, c->tty ? 1000 : 5000, &ev, &werr);
-        if (wrc == NAS_OK) {
-            if ((rc = nas__ctl_record(c, &ev, err)) != NAS_OK)
-                return rc;
-        } else if (wrc == NAS_ETIMEOUT || wrc == NAS_EINTR) {
-            nas__ctl_draw_status(c);
-        } else {
-            *err = werr;
-            return wrc;
-        }
-    }
-    rc = observe_finals(c, DRAIN_LIVE, 1, err);
+    return fill(c, err);
+}
+
+int nas__ctl_fid_end(ctl *c, nas_error *err)
+{
+    int rc = observe_finals(c, DRAIN_LIVE, 1, err);
     best_from_store(c);
-    c->exhausted = c->exhausted || c->finished < c->budget;
+    /* issue 29: c->exhausted only when the strategy found nothing new
+     * (nas__ctl_start_status); a scheduler done with fewer trials finished
+     * than search.trials counted latency rejections among its trials
+     * (run_finish says so), and one not done lost its workers */
     return rc;
 }
 
@@ -361,19 +388,35 @@ static int requeue(ctl *c, const fid_trial *t, const nas_fid_job *job, nas_error
     return NAS_OK;
 }
 
+/* 1 when job `job` of stored trial `s`, which has no rung at the job's
+ * budget, ended as stored (issue 29: every stored outcome replays as
+ * itself): a first rung that failed or was rejected by
+ * constraints.latency_ms (done, no accuracy), or a promotion that failed
+ * (done with its earlier rung, hist_entry.promo_failed). Otherwise the job
+ * is unfinished (pending, running, interrupted) and runs again. */
+static int ended_unranked(const hist_entry *s, const nas_fid_job *job)
+{
+    if (job->kind == NAS_FID_NEW)
+        return s->status == NAS_TRIAL_FAILED ||
+               (s->status == NAS_TRIAL_DONE && nas__ctl_rejected(&s->res));
+    return s->status == NAS_TRIAL_DONE && s->promo_failed == job->to;
+}
+
 /* Replay one job of the scheduler against the stored trial `s` (the
  * trial it concerns) and its rungs: report a stored result, a stored
- * first-rung failure, or re-queue the job. */
+ * failure or rejection (ended_unranked), or re-queue the job. */
 static int replay_job(ctl *c, const hist_entry *s, fid_trial *t, const nas_fid_job *job,
                       const fid_store *fs, nas_error *err)
 {
     const nas_store_rung *k = rung_of(fs->rv, fs->nr, t->id, job->to);
     nas_trial_result res = s->res;
-    if (!k && job->kind == NAS_FID_NEW && s->status == NAS_TRIAL_FAILED) {
-        nas__ctl_account(c, t->id, s->geno, &res, NAN, 0);
-        t->accounted = 1;
-        t->has_res = 1;
-        t->res = res;
+    if (!k && ended_unranked(s, job)) {
+        if (!t->accounted) { /* a failed promotion keeps its earlier rung's result */
+            nas__ctl_account(c, t->id, s->geno, &res, NAN, 0);
+            t->accounted = 1;
+            t->has_res = 1;
+            t->res = res;
+        }
         return nas_fid_report(c->fid, t->id, job->rung, 0, NULL, err);
     }
     if (!k)
@@ -388,6 +431,9 @@ static int replay_job(ctl *c, const hist_entry *s, fid_trial *t, const nas_fid_j
         nas__ctl_account(c, t->id, s->geno, &res, score, s->diverged);
         t->accounted = 1;
     }
+    /* issue 29: the best at the highest fidelity, as live (it was ranked at
+     * its first rung: a 1-epoch best after a resume or extension) */
+    nas__ctl_note_best(c, t->id, s->geno, score, res.val_accuracy, (int)job->to);
     t->res = res;
     t->has_res = 1;
     double obj[NAS_FID_MAX_OBJ];
@@ -420,6 +466,7 @@ static int replay_jobs(ctl *c, const fid_store *fs, int *mismatch, nas_error *er
     while (rc == NAS_OK) {
         nas_fid_job job;
         nas_fid_next(c->fid, &job);
+        c->fid_done = job.kind == NAS_FID_DONE; /* issue 29: a finished experiment */
         if (job.kind == NAS_FID_WAIT || job.kind == NAS_FID_DONE)
             break;
         if (job.kind == NAS_FID_PROMOTE) {

@@ -118,8 +118,9 @@ size_t nas__msg_encode_job(uint8_t *buf, const nas_pool_job *job)
     put_u32(p + 8, (uint32_t)(job->attempt > 0 ? job->attempt : 0));
     put_u32(p + 12, (uint32_t)n);
     put_u32(p + 16, (uint32_t)(job->budget > 0 ? job->budget : 0));
-    memcpy(p + 20, job->genotype.tok, (size_t)n);
-    return finish_header(buf, NAS__MSG_JOB, 20 + (size_t)n);
+    put_u32(p + 20, (uint32_t)(job->from > 0 ? job->from : 0));
+    memcpy(p + 24, job->genotype.tok, (size_t)n);
+    return finish_header(buf, NAS__MSG_JOB, 24 + (size_t)n);
 }
 
 size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id)
@@ -197,19 +198,22 @@ int nas__msg_header(const uint8_t *buf, int *type, uint32_t *length, char *why, 
 
 int nas__msg_decode_job(const uint8_t *p, uint32_t len, nas_pool_job *job)
 {
-    if (len < 20)
+    if (len < 24)
         return NAS_EFORMAT;
     uint32_t attempt = get_u32(p + 8);
     uint32_t n = get_u32(p + 12);
     uint32_t budget = get_u32(p + 16);
-    if (n > NAS_GENOTYPE_MAX_LEN || len != 20 + n || attempt > 1000000 || budget > 1000000000)
+    uint32_t from = get_u32(p + 20);
+    if (n > NAS_GENOTYPE_MAX_LEN || len != 24 + n || attempt > 1000000 || budget > 1000000000 ||
+        from > budget)
         return NAS_EFORMAT;
     memset(job, 0, sizeof *job);
     job->id = (int64_t)get_u64(p);
     job->attempt = (int)attempt;
     job->budget = (int)budget;
+    job->from = (int)from;
     job->genotype.len = (int)n;
-    memcpy(job->genotype.tok, p + 20, n);
+    memcpy(job->genotype.tok, p + 24, n);
     return NAS_OK;
 }
 
@@ -438,11 +442,14 @@ int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *j
             if (strncmp(item, kind, klen) == 0 && item[klen] == '@') {
                 char *rest;
                 long long id = strtoll(item + klen + 1, &rest, 10);
-                long upto = -1;
+                long upto = -1, after = -1;
                 if (*rest == '/')
                     upto = strtol(rest + 1, &rest, 10);
+                else if (*rest == '>')
+                    after = strtol(rest + 1, &rest, 10);
                 if (*rest == '\0' && id == job->id &&
-                    (upto < 0 || (job->attempt > 0 && job->attempt <= upto)))
+                    (upto < 0 || (job->attempt > 0 && job->attempt <= upto)) &&
+                    (after < 0 || job->attempt > after))
                     return 1;
             }
         }
@@ -521,20 +528,24 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
         raise(SIGKILL);
     if (nas__fault_applies(fault, "hang", job))
         raise(SIGSTOP);
-    if (nas__fault_applies(fault, "gpuenv", job)) {
-        /* issue 7 test hook: fail the job with the GPU pinning the worker
-         * runs under instead of training (tests/e2e/test_gpu_slots.sh) */
+    int gpuenv = nas__fault_applies(fault, "gpuenv", job);
+    if (gpuenv || nas__fault_applies(fault, "reject", job)) {
+        /* issue 7 test hook (gpuenv): fail the job with the GPU pinning the
+         * worker runs under instead of training (tests/e2e/test_gpu_slots.sh);
+         * issue 29 (reject): end it as a latency rejection, measured 1e6 ms
+         * before training and not trained, whatever the machine's speed */
         nas_trial_result r;
         memset(&r, 0, sizeof r);
-        r.status = NAS_EBACKEND;
+        r.status = gpuenv ? NAS_EBACKEND : NAS_OK;
         r.val_accuracy = NAN;
         r.test_accuracy = -1;
         r.train_loss = NAN;
-        r.latency_ms = NAN;
+        r.latency_ms = gpuenv ? NAN : 1e6;
         r.train_seconds = NAN;
         const char *v = getenv("CUDA_VISIBLE_DEVICES");
-        snprintf(r.error, sizeof r.error, "CUDA_VISIBLE_DEVICES=%s (reported by NAS_FAULT gpuenv)",
-                 v ? v : "(unset)");
+        if (gpuenv)
+            snprintf(r.error, sizeof r.error,
+                     "CUDA_VISIBLE_DEVICES=%s (reported by NAS_FAULT gpuenv)", v ? v : "(unset)");
         uint8_t rb[RBUF];
         size_t rn = nas__msg_encode_result(rb, job->id, &r);
         return send(sctx, rb, rn);

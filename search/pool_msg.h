@@ -29,7 +29,8 @@
 #include "nas/search.h"
 
 #define NAS__MSG_MAGIC 0x5053414Eu /* "NASP" */
-#define NAS__MSG_VERSION 3 /* 3: the job carries its budget (issue 17) */
+#define NAS__MSG_VERSION 4 /* 3: the job carries its budget (issue 17); 4: and the budget
+                              its checkpoint holds (issue 29) */
 #define NAS__MSG_HEADER 12
 #define NAS__MSG_MAX_PAYLOAD 4096
 
@@ -77,6 +78,8 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * a comma-separated list of
  *   KIND@TRIAL      the fault hits every attempt of job (trial) id TRIAL
  *   KIND@TRIAL/N    ... only its first N attempts (so a retry succeeds)
+ *   KIND@TRIAL>N    ... only its attempts after the first N (a multi-fidelity
+ *                   trial's promotions: its first rung is attempt 1)
  *   sleep_ms=MS     every job first sleeps MS milliseconds (slows a search)
  *   jitter_ms=MS/SEED  every job first sleeps a pseudo-random 0..MS ms, a
  *                   function of SEED, the job id and the attempt (reorders
@@ -89,7 +92,9 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * garbage (the worker sends a
  * malformed message instead of its result), gpuenv (the job fails at once
  * with "CUDA_VISIBLE_DEVICES=<value the worker runs with>": issue 7's
- * per-slot GPU pinning, testable without a GPU).
+ * per-slot GPU pinning, testable without a GPU), reject (the job ends at
+ * once as a latency rejection: done, untrained, latency_ms 1e6, as
+ * constraints.latency_ms rejects a cell before training; issue 29).
  * Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
  */
 int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *job);

@@ -138,10 +138,13 @@ void nas__ctl_draw_status(ctl *c)
     char loss[32] = "";
     if (isfinite(f->loss))
         snprintf(loss, sizeof loss, " loss %.3f", f->loss);
-    char line[512];
-    snprintf(line, sizeof line, "  trial %lld, %d/%d: %s %3.0f%%%s%s | %s | elapsed %s, ETA %s",
-             (long long)f->trial, f->k, c->budget, c->table ? "lookup" : "training",
-             100.0 * f->fraction, loss, c->nfl > 1 ? " (+more)" : "", best, el, eta);
+    char line[512], tag[64], count[48] = "";
+    nas__ctl_tag(c, f, tag, sizeof tag); /* issue 29: a promotion has no ordinal */
+    if (f->budget > 0)
+        snprintf(count, sizeof count, "%d/%d trials, ", c->finished, c->budget);
+    snprintf(line, sizeof line, "  %s: %s %3.0f%%%s%s | %s | %selapsed %s, ETA %s", tag,
+             c->table ? "lookup" : "training", 100.0 * f->fraction, loss,
+             c->nfl > 1 ? " (+more)" : "", best, count, el, eta);
     /* Never wrap: a wrapped line cannot be redrawn with \r. */
     struct winsize ws;
     if (ioctl(fileno(c->log), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 && strlen(line) >= ws.ws_col)

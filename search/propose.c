@@ -63,39 +63,6 @@ static int known_or_infeasible(void *ctx, const nas_genotype *g)
     return over_static_constraints(c, g) || c->inner_known(c, g);
 }
 
-/* NAS_EINFEASIBLE with what the constraints rejected. */
-int nas__ctl_no_feasible(ctl *c, nas_error *err)
-{
-    const nas_config *cfg = c->cfg;
-    const char *what =
-        c->n_done > 0 ? "no more feasible architectures" : "no feasible architecture";
-    if (c->n_rejected > 0 && c->n_infeasible == 0)
-        return nas_error_set(err, NAS_EINFEASIBLE,
-                             "%s: constraints.latency_ms = %g but the fastest of the %d candidates "
-                             "measured has %.3f ms (%d in a row over the limit)",
-                             what, cfg->constraints.latency_ms, c->n_rejected, c->min_latency,
-                             c->lat_miss);
-    if (cfg->constraints.mmacs > 0 && c->min_macs >= 0 &&
-        (double)c->min_macs / 1e6 > cfg->constraints.mmacs)
-        return nas_error_set(err, NAS_EINFEASIBLE,
-                             "%s: constraints.mmacs = %g but the smallest candidate seen has "
-                             "%.3f MMACs (%ld proposals rejected before training)",
-                             what, cfg->constraints.mmacs, (double)c->min_macs / 1e6,
-                             c->n_infeasible);
-    if (cfg->constraints.params > 0 && c->min_params >= 0 &&
-        (double)c->min_params > cfg->constraints.params)
-        return nas_error_set(err, NAS_EINFEASIBLE,
-                             "%s: constraints.params = %g but the smallest candidate seen has "
-                             "%lld parameters (%ld proposals rejected before training)",
-                             what, cfg->constraints.params, (long long)c->min_params,
-                             c->n_infeasible);
-    return nas_error_set(err, NAS_EINFEASIBLE,
-                         "%s: strategy %s found nothing new within constraints.mmacs = %g, "
-                         "constraints.params = %g (%ld proposals rejected before training)",
-                         what, nas_strategy_name(c->strat), cfg->constraints.mmacs,
-                         cfg->constraints.params, c->n_infeasible);
-}
-
 /*
  * Ask the strategy for a genotype whose canonical key `known` does not
  * know and that fits the MACs/params constraints; the same procedure runs

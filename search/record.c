@@ -51,6 +51,20 @@ static int take_flight(ctl *c, int64_t job_id, flight *f, nas_error *err)
     return NAS_OK;
 }
 
+/* Mark flight f's trial interrupted (`reason`; counted in c->n_interrupted),
+ * or, a multi-fidelity promotion (issue 29), keep its trial done at its
+ * last rung (nas__ctl_fid_keep_rung). Returns the store's status. */
+static int interrupt_flight(ctl *c, const flight *f, const char *reason, nas_error *err)
+{
+    int kept = nas__ctl_fid_keep_rung(c, f, reason, err);
+    if (kept != 0)
+        return kept > 0 ? NAS_OK : -kept;
+    int rc = nas_store_trial_interrupt(c->st, f->trial, reason, err);
+    if (rc == NAS_OK)
+        c->n_interrupted++;
+    return rc;
+}
+
 /* issue 20: a worker that died while a stop is under way (a signal to
  * the whole process group reaches the workers too; a worker killed
  * while the controller was stopped) cost its trial nothing: the trial
@@ -60,9 +74,7 @@ static int record_stopped(ctl *c, const flight *f, const nas_trial_result *res, 
 {
     char reason[sizeof res->error + 64];
     snprintf(reason, sizeof reason, "interrupted: the search was stopped (%s)", res->error);
-    int irc = nas_store_trial_interrupt(c->st, f->trial, reason, err);
-    if (irc == NAS_OK)
-        c->n_interrupted++;
+    int irc = interrupt_flight(c, f, reason, err);
     char tag[64];
     nas__ctl_say(c, "[%s] interrupted %s (%s; no retry spent)", nas__ctl_tag(c, f, tag, sizeof tag),
                  f->geno, res->error);
@@ -90,26 +102,6 @@ static int record_retry(ctl *c, flight *f, const nas_trial_result *res, nas_erro
                  c->cfg->workers.max_retries);
     c->retry[c->nretry++] = *f;
     return NAS_OK;
-}
-
-int nas__ctl_judge(ctl *c, const nas_trial_result *res, int chance_test, char *note, size_t n,
-                   double *score)
-{
-    char why[200];
-    *score = nas_search_score(c->cfg, res, note, 256); /* room for what follows */
-    if (nas__ctl_rejected(res)) {
-        size_t len = strlen(note);
-        snprintf(note + len, n - len, "%s(measured before training; not trained)",
-                 len ? " " : "infeasible ");
-    }
-    /* issue 22: a done trial whose training diverged stays done, flagged */
-    int diverged = nas_search_diverged(c->cfg, c->classes, chance_test ? c->n_valid : -1, res,
-                                       why, sizeof why);
-    if (diverged) {
-        size_t len = strlen(note);
-        snprintf(note + len, n - len, "%s%s", len ? "; " : "", why);
-    }
-    return diverged;
 }
 
 /* Store trial f's final result (score, note, the diverged flag), count it
@@ -142,30 +134,35 @@ static int record_result(ctl *c, const flight *f, const nas_trial_result *res, c
 }
 
 /* The line of a recorded trial: done (accuracy, cost, note) or FAILED,
- * with the best so far, the elapsed time and the ETA. */
+ * with the best so far, the elapsed time and the ETA; a multi-fidelity
+ * job (issue 17) is labelled by its rung (issue 29: a failed promotion
+ * too, it has no ordinal) and shows the trials finished of the budget. */
 static void say_result(ctl *c, const flight *f, const nas_trial_result *res, const char *note)
 {
     double dt = nas__ctl_now() - f->t0;
-    char el[32], eta[32], best[96];
+    char el[32], eta[32], best[96], tag[64], count[48] = "";
     nas__ctl_eta_text(c, el, sizeof el, eta, sizeof eta);
     nas__ctl_best_text(c, best, sizeof best);
+    nas__ctl_tag(c, f, tag, sizeof tag);
+    if (f->budget > 0)
+        snprintf(count, sizeof count, "%d/%d trials, ", c->finished, c->budget);
     char lat[32] = ""; /* a table look-up measures no latency (issue 22) */
     if (!c->table)
         snprintf(lat, sizeof lat, ", %.3f ms", res->latency_ms);
     if (f->budget > 0 && res->status == NAS_OK) /* issue 17: a rung */
-        nas__ctl_say(c, "[trial %lld, rung %d] done   val_acc %.4f at %d epochs | %.1f s%s%s | %s | "
-                     "elapsed %s", (long long)f->trial, f->rung, res->val_accuracy, f->budget, dt,
-                     note[0] ? " | " : "", note, best, el);
+        nas__ctl_say(c, "[%s] done   val_acc %.4f at %d epochs | %.1f s%s%s | %s | %selapsed %s, "
+                     "ETA %s", tag, res->val_accuracy, f->budget, dt, note[0] ? " | " : "", note,
+                     best, count, el, eta);
     else if (res->status == NAS_OK)
         nas__ctl_say(c,
-                     "[trial %lld, %d/%d] done   val_acc %.4f | %.2f MMACs, %.1fk params%s | "
+                     "[%s] done   val_acc %.4f | %.2f MMACs, %.1fk params%s | "
                      "%.1f s%s%s | %s | elapsed %s, ETA %s",
-                     (long long)f->trial, f->k, c->budget, res->val_accuracy, res->macs / 1e6,
-                     res->params / 1e3, lat, dt, note[0] ? " | " : "", note, best, el, eta);
+                     tag, res->val_accuracy, res->macs / 1e6, res->params / 1e3, lat, dt,
+                     note[0] ? " | " : "", note, best, el, eta);
     else
-        nas__ctl_say(c, "[trial %lld, %d/%d] FAILED %s: %s | %s | elapsed %s, ETA %s",
-                     (long long)f->trial, f->k, c->budget, f->geno,
-                     res->error[0] ? res->error : nas_strerror(res->status), best, el, eta);
+        nas__ctl_say(c, "[%s] FAILED %s%s: %s | %s | %selapsed %s, ETA %s", tag,
+                     f->from > 0 ? "promotion of " : "", f->geno,
+                     res->error[0] ? res->error : nas_strerror(res->status), best, count, el, eta);
 }
 
 int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err)
@@ -185,13 +182,15 @@ int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err)
                 : record_result(c, &f, res, note, sizeof note, err);
     if (rc != NAS_OK)
         return rc;
-    if (nas__ctl_rejected(
-            res)) { /* issue 6: not in the budget; the strategy learns it is infeasible */
+    if (nas__ctl_rejected(res)) { /* issue 6: not in the budget; the strategy learns it is
+                                     infeasible. Issue 29: labelled by its own count, a
+                                     rejection takes no place k/N of the budget */
         nas__ctl_say(c,
-                     "[trial %lld, %d/%d] reject %s: %.3f ms > constraints.latency_ms = %g (not "
-                     "trained; not counted)",
-                     (long long)f.trial, f.k, c->budget, f.geno, res->latency_ms,
-                     c->cfg->constraints.latency_ms);
+                     "[trial %lld, rejection %d] reject %s: %.3f ms > constraints.latency_ms = %g "
+                     "(not trained; not counted%s)",
+                     (long long)f.trial, c->n_rejected, f.geno, res->latency_ms,
+                     c->cfg->constraints.latency_ms,
+                     c->fid ? " in the budget, but one of the scheduler's trials" : "");
         return NAS_OK;
     }
     if (c->weights_dir[0] && res->status == NAS_OK) /* keep_weights: record the file */
@@ -219,8 +218,7 @@ int nas__ctl_interrupt_flights(ctl *c, const char *reason, nas_error *err)
     }
     for (int i = 0; i < c->nretry; i++) { /* issue 4: retries not yet restarted */
         nas_error ierr;
-        if (nas_store_trial_interrupt(c->st, c->retry[i].trial, reason, &ierr) == NAS_OK)
-            c->n_interrupted++;
+        interrupt_flight(c, &c->retry[i], reason, &ierr);
         char tag[64];
         nas__ctl_say(c, "[%s] interrupted %s (its retry runs on resume)",
                      nas__ctl_tag(c, &c->retry[i], tag, sizeof tag), c->retry[i].geno);
@@ -228,16 +226,18 @@ int nas__ctl_interrupt_flights(ctl *c, const char *reason, nas_error *err)
     c->nretry = 0;
     for (int i = 0; i < c->nfl; i++) {
         nas_error ierr;
-        int irc = nas_store_trial_interrupt(c->st, c->fl[i].trial, reason, &ierr);
-        if (irc == NAS_OK)
-            c->n_interrupted++;
-        else if (rc == NAS_OK) {
+        int irc = interrupt_flight(c, &c->fl[i], reason, &ierr);
+        if (irc != NAS_OK && rc == NAS_OK) {
             rc = irc;
             *err = ierr;
         }
         char tag[64];
-        nas__ctl_say(c, "[%s] interrupted %s", nas__ctl_tag(c, &c->fl[i], tag, sizeof tag),
-                     c->fl[i].geno);
+        nas__ctl_say(c, "[%s] interrupted %s%s", nas__ctl_tag(c, &c->fl[i], tag, sizeof tag),
+                     c->fl[i].geno,
+                     c->fid && c->fl[i].from > 0
+                         ? " (a promotion: the trial stays done at its last rung; the "
+                           "promotion runs again on resume)"
+                         : "");
     }
     c->nfl = 0;
     /* issue 20: every trial this run interrupted, also those nas__ctl_record()

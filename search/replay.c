@@ -167,6 +167,12 @@ int nas__ctl_replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *e
         e->score = t[h->n].score;
         e->val = t[h->n].val_accuracy;
         e->diverged = strcmp(t[h->n].flag, "diverged") == 0;
+        long long to = 0; /* issue 29: a failed promotion (NAS__CTL_PROMO_FAILED) */
+        int end = 0;      /* the whole prefix matched (not "... interrupted") */
+        if (e->status == NAS_TRIAL_DONE &&
+            sscanf(t[h->n].error, "promotion to %lld failed:%n", &to, &end) == 1 && end > 0 &&
+            to > 0)
+            e->promo_failed = to;
         nas_store_trial_result(&t[h->n], &e->res);
     }
     free(t);

@@ -2,8 +2,10 @@
  * search/schedule.c - the observe step and the ordered schedule (see
  * search/controller.c's header comment): the trials proposed and not yet
  * observed by the strategy, in trial-id order; when the strategy observes
- * the finished ones (nas__ctl_drain); and the store-level counts of
- * finished trials (budget, best, latency rejections).
+ * the finished ones (nas__ctl_drain); the store-level counts of finished
+ * trials (budget, best, latency rejections); how a result is judged
+ * (nas__ctl_judge) and why proposals end (nas__ctl_no_feasible,
+ * nas__ctl_start_status).
  */
 #include <math.h>
 #include <stdio.h>
@@ -153,4 +155,77 @@ int nas__ctl_observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int
     memmove(&c->pq[i], &c->pq[i + 1], (size_t)(c->pq_n - i - 1) * sizeof *c->pq);
     c->pq_n--;
     return nas__ctl_observe(c, &g, res, mode, err);
+}
+
+/* ---- the judgement of a result and the end of the proposals ---------------------- */
+
+/* See controller_impl.h (the record step's judgement, shared with the
+ * multi-fidelity record step, search/fidelity_run.c). */
+int nas__ctl_judge(ctl *c, const nas_trial_result *res, int chance_test, char *note, size_t n,
+                   double *score)
+{
+    char why[200];
+    *score = nas_search_score(c->cfg, res, note, 256); /* room for what follows */
+    if (nas__ctl_rejected(res)) {
+        size_t len = strlen(note);
+        snprintf(note + len, n - len, "%s(measured before training; not trained)",
+                 len ? " " : "infeasible ");
+    }
+    /* issue 22: a done trial whose training diverged stays done, flagged */
+    int diverged = nas_search_diverged(c->cfg, c->classes, chance_test ? c->n_valid : -1, res,
+                                       why, sizeof why);
+    if (diverged) {
+        size_t len = strlen(note);
+        snprintf(note + len, n - len, "%s%s", len ? "; " : "", why);
+    }
+    return diverged;
+}
+
+/* NAS_EINFEASIBLE with what the constraints rejected. */
+int nas__ctl_no_feasible(ctl *c, nas_error *err)
+{
+    const nas_config *cfg = c->cfg;
+    const char *what =
+        c->n_done > 0 ? "no more feasible architectures" : "no feasible architecture";
+    if (c->n_rejected > 0 && c->n_infeasible == 0)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.latency_ms = %g but the fastest of the %d candidates "
+                             "measured has %.3f ms (%d in a row over the limit)",
+                             what, cfg->constraints.latency_ms, c->n_rejected, c->min_latency,
+                             c->lat_miss);
+    if (cfg->constraints.mmacs > 0 && c->min_macs >= 0 &&
+        (double)c->min_macs / 1e6 > cfg->constraints.mmacs)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.mmacs = %g but the smallest candidate seen has "
+                             "%.3f MMACs (%ld proposals rejected before training)",
+                             what, cfg->constraints.mmacs, (double)c->min_macs / 1e6,
+                             c->n_infeasible);
+    if (cfg->constraints.params > 0 && c->min_params >= 0 &&
+        (double)c->min_params > cfg->constraints.params)
+        return nas_error_set(err, NAS_EINFEASIBLE,
+                             "%s: constraints.params = %g but the smallest candidate seen has "
+                             "%lld parameters (%ld proposals rejected before training)",
+                             what, cfg->constraints.params, (long long)c->min_params,
+                             c->n_infeasible);
+    return nas_error_set(err, NAS_EINFEASIBLE,
+                         "%s: strategy %s found nothing new within constraints.mmacs = %g, "
+                         "constraints.params = %g (%ld proposals rejected before training)",
+                         what, nas_strategy_name(c->strat), cfg->constraints.mmacs,
+                         cfg->constraints.params, c->n_infeasible);
+}
+
+/* See controller_impl.h (moved here from controller.c so that the
+ * multi-fidelity loop does not call back into it, issue 29). */
+int nas__ctl_start_status(ctl *c, int rc, nas_error *err)
+{
+    if (rc == NAS_EINFEASIBLE && c->n_done == 0 && c->nfl == 0 &&
+        (c->n_infeasible > 0 || c->n_rejected > 0))
+        return rc; /* issue 6: nothing in the space meets the constraints */
+    if (rc == NAS_EINFEASIBLE) {
+        nas__ctl_say(c, "nas: %s", err->msg);
+        c->exhausted = 1;
+        nas_error_clear(err);
+        rc = NAS_OK;
+    }
+    return rc;
 }

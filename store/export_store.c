@@ -186,8 +186,7 @@ int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, d
                            "SELECT w.trial_id, w.path, w.bytes, r.score FROM trial_weights w "
                            "JOIN trial t ON t.id = w.trial_id LEFT JOIN result r ON "
                            "r.trial_id = w.trial_id WHERE t.experiment_id = ?1 "
-                           "ORDER BY r.score IS NULL, " NAS__STORE_FIDELITY " DESC NULLS LAST, "
-                           "r.score DESC, w.trial_id",
+                           "ORDER BY r.score IS NULL, " NAS__STORE_RANK,
                            -1, &s, NULL) != SQLITE_OK) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return fail(db, s, st, "cannot prune kept weights", err);

@@ -151,7 +151,7 @@ static const char MIGRATE_V7[] =
 #define BEST_TRIAL                                                                           \
     "trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = e.id AND "           \
     "t.status = 'done' AND r.score IS NOT NULL AND r.val_accuracy IS NOT NULL "              \
-    "ORDER BY " NAS__STORE_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC, t.id LIMIT 1"
+    "ORDER BY " NAS__STORE_RANK " LIMIT 1"
 
 #define EXPERIMENT_COLUMNS                                                                   \
     "SELECT e.id, e.name, e.strategy, e.conf_path, e.seed, e.trials_budget, e.status, "      \
@@ -229,8 +229,7 @@ static const char *const QUERIES[Q_COUNT] = {
     [Q_TRIAL_BY_RANK] =
         TRIAL_COLUMNS "WHERE t.experiment_id = ?1 AND " MIN_FIDELITY " ORDER BY "
                       "CASE t.status WHEN 'done' THEN 0 WHEN 'failed' THEN 2 ELSE 1 END, "
-                      NAS__STORE_FIDELITY " DESC NULLS LAST, r.val_accuracy DESC NULLS LAST, t.id "
-                      "LIMIT ?2",
+                      NAS__STORE_RANK " LIMIT ?2",
     [Q_STATE_PUT] = "INSERT OR REPLACE INTO strategy_state(experiment_id, name, blob, updated_at) "
                     "VALUES(?1, ?2, ?3, " NOW_SQL ")",
     [Q_STATE_GET] = "SELECT blob FROM strategy_state WHERE experiment_id = ?1 AND name = ?2",

@@ -17,6 +17,15 @@
  * highest fidelity" (issue 17): the best trial, nas query, kept weights. */
 #define NAS__STORE_FIDELITY "(SELECT max(g.fidelity) FROM rung g WHERE g.trial_id = t.id)"
 
+/* Issue 29: the one ranking of trials (docs/multi-fidelity.md), an ORDER BY
+ * list over trial t and result r: the highest stored fidelity first, then
+ * the stored score (the primary objective, oriented so that larger is
+ * better; NULL for a failed or infeasible trial), ties by id. The
+ * experiment's best trial (nas experiments, the run summary of a
+ * multi-fidelity search, nas export --best, nas report), nas query's
+ * ranking and proxy.keep_top all use it. */
+#define NAS__STORE_RANK NAS__STORE_FIDELITY " DESC NULLS LAST, r.score DESC NULLS LAST, t.id"
+
 /* The store's connection (owned by the store: never closed by the caller).
  * One connection per store: a second one on the same file, closed while a
  * plain reader (sqlite3 with no busy timeout) opens it, briefly takes the

@@ -131,8 +131,14 @@ int nas_fid_promotable(const nas_fid *f, int64_t trial);
 int nas_fid_top_rung(const nas_fid *f, int64_t trial);
 
 /* Resource handed out so far: a new trial's budget plus, for each
- * promotion, the difference of the two rungs' budgets. */
+ * promotion, the difference of the two rungs' budgets, plus what
+ * nas_fid_charge added. */
 int64_t nas_fid_spent(const nas_fid *f);
+
+/* Issue 29: add `extra` (>= 0) to the resource handed out: a promotion
+ * whose checkpoint was missing trained from 0, not from its rung's
+ * budget (the controller charges that budget again). */
+void nas_fid_charge(nas_fid *f, int64_t extra);
 
 /* SH / Hyperband: the bracket being filled (0, 1, ...; -1 before the
  * first job); ASHA: 0. A trial of an earlier bracket can no longer be

@@ -125,6 +125,9 @@ typedef struct nas_pool_job {
     int budget;            /* issue 17: > 0: a rung of multi-fidelity search - train to this
                               many epochs of search.fidelity.max, continuing from the
                               trial's checkpoint; 0: the whole proxy recipe */
+    int from;              /* issue 29: > 0: a promotion, whose checkpoint must hold this
+                              many epochs (a worker that cannot read it fails the job
+                              instead of training from 0 unsaid); 0: none needed */
 } nas_pool_job;
 
 /* Report progress from inside a job: fraction done in [0,1], last loss. */
@@ -233,9 +236,17 @@ typedef struct nas_run_summary {
     int rejected;         /* trials over constraints.latency_ms: measured, not trained,
                              outside the budget (all runs) */
     int interrupted;      /* trials stopped by this run's Ctrl-C */
+    int interrupted_promotions; /* issue 29: multi-fidelity promotions it stopped (their
+                                   trials stay done at their last rung) */
+    int unfinished;       /* issue 29: the experiment's trials left pending, running or
+                             interrupted (by any run; as nas query counts them) */
+    int not_proposed;     /* issue 29: trials of the budget not yet proposed */
     int ran;              /* trials finished in this run */
     int stopped;          /* 1: stopped by *opts->stop */
     int exhausted;        /* 1: the strategy found nothing new before the budget */
+    int rejected_spent;   /* issue 29: 1: a multi-fidelity search ended with fewer finished
+                             trials than the budget because latency rejections used up
+                             its scheduler's search.trials new trials */
     double wall_s;        /* this run */
     int64_t best_trial;   /* -1 when nothing succeeded */
     char best_genotype[NAS_GENOTYPE_STR_MAX];

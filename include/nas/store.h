@@ -76,7 +76,9 @@ typedef struct nas_store_experiment {
     /* trial counts by status */
     int n_trials, n_pending, n_running, n_done, n_failed, n_interrupted;
     int n_diverged;           /* done trials flagged 'diverged' (schema 3) */
-    int64_t best_trial;       /* highest val_accuracy among done, feasible trials; -1 none */
+    int64_t best_trial;       /* issue 29: the best done, feasible trial by the one ranking
+                                 (the highest fidelity, then the primary objective: store/
+                                 store_impl.h NAS__STORE_RANK); -1 none */
     double best_val_accuracy; /* its val_accuracy; NaN when none */
 } nas_store_experiment;
 

@@ -53,7 +53,7 @@ expect_eq "rejections logged" "$nlog" "$nrej"
 note "$nrej candidate(s) rejected by latency before training"
 # issue 22: progress lines are labelled by trial id, never one label for two trials
 expect_eq "reject lines name the rejected trials" \
-    "$(sed -n 's/^\[trial \([0-9]*\), [0-9]*\/2\] reject .*/\1/p' "$TMP/err" | sort -n | tr '\n' ' ')" \
+    "$(sed -n 's/^\[trial \([0-9]*\), rejection [0-9]*\] reject .*/\1/p' "$TMP/err" | sort -n | tr '\n' ' ')" \
     "$(sql "$DB" "SELECT t.id FROM trial t JOIN result r ON r.trial_id = t.id WHERE r.val_accuracy IS NULL ORDER BY t.id" | tr '\n' ' ')"
 expect_eq "one start line per trial id" \
     "$(grep -c '^\[trial [0-9]*, [0-9]*/2\] train ' "$TMP/err")" \

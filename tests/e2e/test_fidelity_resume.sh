@@ -2,7 +2,8 @@
 # tests/e2e/test_fidelity_resume.sh - resuming a multi-fidelity search
 # (issue 17, docs/multi-fidelity.md), found in review:
 # 1. the start-up line counts the interrupted rung jobs (a promotion under
-#    way) among the unfinished trials to re-run (it said 0);
+#    way) to run again (it said 0; issue 29: as a promotion, not as an
+#    unfinished trial);
 # 2. a checkpoint that can no longer be promoted is deleted once, not at
 #    every later observation (strace counts the unlink calls; skipped
 #    without strace);
@@ -46,7 +47,7 @@ sql k.db "DELETE FROM rung WHERE trial_id = $P AND fidelity = 3;
           UPDATE trial SET status = 'interrupted' WHERE id = $P;
           UPDATE experiment SET status = 'interrupted';"
 run 0 "$NAS" run sh.conf --db k.db
-grep_in "1 unfinished trial(s) to re-run" "$TMP/err"
+grep_in "0 unfinished trial(s) to re-run, 0 not yet proposed; 1 interrupted promotion(s) to run again" "$TMP/err"
 expect_eq "rungs equal the uninterrupted run's" "$(rungs k.db)" "$(rungs ref.db)"
 expect_eq "all done" "$(sql k.db "SELECT count(*) FROM trial WHERE status <> 'done'")" 0
 echo "PASS"

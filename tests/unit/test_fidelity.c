@@ -254,6 +254,9 @@ static void test_asha_sequence(void **state)
                      (long long)want[i].trial, want[i].rung);
     }
     assert_int_equal(nas_fid_spent(f), 9 + 3 * 2 + 6);
+    nas_fid_charge(f, 1); /* issue 29: a promotion trained from 0 (its checkpoint gone) */
+    nas_fid_charge(f, -5); /* ignored */
+    assert_int_equal(nas_fid_spent(f), 9 + 3 * 2 + 6 + 1);
     assert_int_equal(nas_fid_promotable(f, 9), 0); /* nothing can join rung 1 any more */
     assert_int_equal(nas_fid_promotable(f, 2), 0); /* top rung */
     nas_fid_destroy(f);

@@ -293,6 +293,7 @@ static void test_wire_format(void **state)
 
     nas_pool_job j = make_job(-5, JOB_OK, 200), back;
     j.budget = 27; /* issue 17: a rung's budget travels with the job */
+    j.from = 9;    /* issue 29: ... and the budget its checkpoint holds */
     size_t n = nas__msg_encode_job(buf, &j);
     assert_int_equal(nas__msg_header(buf, &type, &len, why, sizeof why), NAS_OK);
     assert_int_equal(type, NAS__MSG_JOB);
@@ -300,6 +301,7 @@ static void test_wire_format(void **state)
     assert_int_equal(nas__msg_decode_job(buf + NAS__MSG_HEADER, len, &back), NAS_OK);
     assert_int_equal(back.id, -5);
     assert_int_equal(back.budget, 27);
+    assert_int_equal(back.from, 9);
     assert_int_equal(back.genotype.len, 6);
     assert_memory_equal(back.genotype.tok, j.genotype.tok, 6);
     assert_int_equal(nas__msg_decode_job(buf + NAS__MSG_HEADER, len - 1, &back), NAS_EFORMAT);

@@ -1,0 +1,44 @@
+# tests/e2e/fidelity_lib.sh - helpers of the multi-fidelity resume tests
+# (issue 29; sourced after search_lib.sh, not a test itself).
+#
+# fid_conf FILE EXPERIMENT SEED [WORKER_KEYS] [EXTRA]: successive halving,
+# 9 trials in 3 brackets of 3 (min 1, max 3, eta 3: one promotion per
+# bracket), real training on a few hundred Fashion-MNIST images, 1 worker.
+fid_conf() {
+    cat >"$1" <<CONF
+experiment = "$2";
+seed = $3;
+data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
+space: { channels = 4; cells_per_stage = 1; };
+proxy: { batch_size = 64; backend = "cpu"; threads = 1; };
+search: { strategy = "random"; trials = 9;
+  fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; }; };
+evaluator: { latency_runs = 2; latency_warmup = 1; };
+workers: { count = 1; ${4:-} };
+${5:-}
+CONF
+}
+
+# fid_trials DB: every trial with its status and stored result (the
+# latency of rejected trials only: a trained one's is measured anew).
+fid_trials() {
+    sql "$1" "SELECT t.id, t.genotype, t.status, r.epochs, r.val_accuracy,
+              CASE WHEN r.val_accuracy IS NULL THEN r.latency_ms END
+              FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id"
+}
+
+# fid_rungs DB: every stored rung.
+fid_rungs() { sql "$1" "SELECT trial_id, fidelity, val_accuracy, loss FROM rung ORDER BY trial_id, fidelity"; }
+
+# fid_cut DB LAST: keep trials 1..LAST (a bracket's end) as an interrupted
+# run would have left them.
+fid_cut() {
+    sql "$1" "DELETE FROM rung WHERE trial_id > $2; DELETE FROM result WHERE trial_id > $2;
+              DELETE FROM trial WHERE id > $2; UPDATE experiment SET status = 'interrupted';"
+}
+
+# fid_same DB REF WHAT: DB holds REF's trials and rungs.
+fid_same() {
+    expect_eq "trials $3" "$(fid_trials "$1")" "$(fid_trials "$2")"
+    expect_eq "rungs $3" "$(fid_rungs "$1")" "$(fid_rungs "$2")"
+}
