@@ -67,7 +67,7 @@ static int option(nas_arch_train_opts *o, const char *a, const char *v)
             return nas_cli_usage_error("train", "--seed needs a non-negative integer, not '%s'", v);
         o->have_seed = 1;
     } else {
-        return nas_cli_usage_error("train", "unknown option '%s'", a);
+        return nas_cli_unknown_option("train", a);
     }
     return -1;
 }
