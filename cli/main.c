@@ -65,7 +65,9 @@ static const nas_cli_cmd commands[] = {
      "  --threads T (default: every core; --proxy: the trial's)  --backend cpu|ref\n"
      "  --precision P       fp32 (default), bf16 (cpu: oneDNN bf16, fp32 master weights) or\n"
      "                      fp16 (cuda only, loss scaling); an error where the backend lacks it\n"
-     "  --data DIR          the data directory (data.dir)   --stop-after N   stop after epoch N\n"},
+     "  --data DIR          the data directory (data.dir)   --stop-after N   stop after epoch N\n"
+     "  --bn-recalibrate N  before testing, recompute the BN statistics over N training\n"
+     "                      batches (default: --proxy: ARCH.json's proxy.bn_recalibrate; else 0)\n"},
     {"report", nas_cmd_report,
      "nas report [--db PATH] [--experiment NAME] [-o FILE] [--top-k K]",
      "write a self-contained HTML report of an experiment (plots, Pareto front, failures)",

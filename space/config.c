@@ -144,6 +144,7 @@ static const field fields[] = {
     B("proxy", "keep_weights", proxy.keep_weights),
     IP("proxy", "keep_top", proxy.keep_top, 0, 1000000),
     DP("proxy", "weights_mb", proxy.weights_mb, 0, 1e9),
+    I("proxy", "bn_recalibrate", proxy.bn_recalibrate, 0, 100000), /* issue 30: batches; defining */
 
     E("search", "strategy", search.strategy, w_strategy),
     I("search", "trials", search.trials, 1, 1000000),
