@@ -27,6 +27,9 @@ except ImportError as e:  # pragma: no cover - environment check
     print("SKIP: %s (install python3-torch)" % e)
     sys.exit(77)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_pytorch  # noqa: E402  (over_cases: the command line)
+
 
 def load(py):
     spec = importlib.util.spec_from_file_location("recal_%d" % abs(hash(py)), py)
@@ -84,16 +87,8 @@ def check(pre_py, post_npz, recal_npz, logits_npz, tol, tol_stats):
 def main():
     tol = float(os.environ.get("NAS_TOL", "2e-4"))
     tol_stats = float(os.environ.get("NAS_TOL_STATS", "1e-4"))
-    args = sys.argv[1:]
-    if not args or len(args) % 4:
-        print(__doc__)
-        return 2
-    torch.set_num_threads(1)
-    bad = 0
-    for i in range(0, len(args), 4):
-        bad += check(args[i], args[i + 1], args[i + 2], args[i + 3], tol, tol_stats)
-    return 1 if bad else 0
-
+    return check_pytorch.over_cases(
+        __doc__, 4, lambda pre, post, recal, lg: check(pre, post, recal, lg, tol, tol_stats))
 
 if __name__ == "__main__":
     sys.exit(main())
