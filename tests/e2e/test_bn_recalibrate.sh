@@ -11,7 +11,10 @@
 #   - ARCH.json carries recipe.bn_recalibrate, and `nas train --proxy`
 #     reproduces the trial's val_accuracy from it;
 #   - the exported PyTorch module's logits (kept weights: recalibrated
-#     statistics) equal nas's.
+#     statistics) equal nas's;
+#   - in a multi-fidelity search every rung is evaluated after
+#     recalibration, but the training a promotion continues is untouched:
+#     the rung losses equal those without recalibration.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -68,4 +71,28 @@ if /usr/bin/python3 -c 'import numpy, torch' 2>/dev/null; then
 else
     note "skipped: /usr/bin/python3 lacks numpy or torch"
 fi
+
+note "multi-fidelity: rungs continue the same training"
+fid() { # NAME BATCHES
+    cat >"$TMP/$1.conf" <<CONF
+experiment = "$1";
+seed = 3;
+data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
+space: { channels = 8; cells_per_stage = 1; };
+proxy: { batch_size = 64; backend = "cpu"; threads = 1; bn_recalibrate = $2; };
+search: { strategy = "evolution"; trials = 6; population = 3; sample_size = 2;
+  fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; }; };
+evaluator: { latency_runs = 2; latency_warmup = 1; };
+workers: { count = 1; };
+CONF
+    run 0 "$NAS" run "$1.conf" --db "$TMP/$1.db" --quiet
+}
+fid fid0 0
+fid fid2 2
+rung_losses() { sql "$TMP/$1.db" "SELECT group_concat(printf('%d@%d:%.6f', trial_id, fidelity, loss), ' ') FROM (SELECT * FROM rung WHERE trial_id <= 3 ORDER BY trial_id, fidelity)"; }
+expect_eq "rung losses of the first (random) trials" "$(rung_losses fid2)" "$(rung_losses fid0)"
+expect_eq "trial 1 reached rung 3" "$(sql "$TMP/fid2.db" "SELECT count(*) FROM rung WHERE trial_id = 1 AND fidelity = 3")" 1
+[ "$(sql "$TMP/fid2.db" "SELECT val_accuracy FROM rung WHERE trial_id = 1 AND fidelity = 3")" != \
+  "$(sql "$TMP/fid0.db" "SELECT val_accuracy FROM rung WHERE trial_id = 1 AND fidelity = 3")" ] ||
+    fail "recalibration changed no rung-3 accuracy"
 echo "ok"
