@@ -41,6 +41,11 @@ void nas_cli_usage(FILE *f, const char *cmd_name);
 int nas_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* "nas CMD: unknown option 'ARG'" with " (did you mean '--X'?)" when one
+ * of the options CMD's usage and help name is close (nas/suggest.h), and
+ * CMD's usage, on stderr; returns NAS_EXIT_USAGE. */
+int nas_cli_unknown_option(const char *cmd, const char *arg);
+
 /* Map a nas_status to an exit code: config/usage errors 2, others 1. */
 int nas_cli_exit_code(int status);
 

@@ -22,7 +22,8 @@ int nas_cmd_experiments(int argc, char **argv)
                               : strcmp(a, "--format") == 0 ? &format
                                                            : NULL;
         if (!target)
-            return nas_cli_usage_error("experiments", "unknown argument '%s'", a);
+            return a[0] == '-' ? nas_cli_unknown_option("experiments", a)
+                               : nas_cli_usage_error("experiments", "unknown argument '%s'", a);
         if (++i >= argc)
             return nas_cli_usage_error("experiments", "%s needs a value", a);
         *target = argv[i];

@@ -52,8 +52,8 @@ static int option(nas_export_opts *o, const char *a, const char *v)
             return nas_cli_usage_error("export",
                                        "--seed needs a non-negative integer, not '%s'", v);
     } else {
-        return nas_cli_usage_error("export", a[0] == '-' ? "unknown option '%s'"
-                                                         : "unexpected argument '%s'", a);
+        return a[0] == '-' ? nas_cli_unknown_option("export", a)
+                           : nas_cli_usage_error("export", "unexpected argument '%s'", a);
     }
     return -1;
 }

@@ -26,7 +26,8 @@ int nas_cmd_query(int argc, char **argv)
         if (!strcmp(a, "--pareto")) {
             o.pareto = 1;
         } else if (!nas_cli_is_one_of(a, VALUE_OPTS)) {
-            return nas_cli_usage_error("query", "unknown argument '%s'", a);
+            return a[0] == '-' ? nas_cli_unknown_option("query", a)
+                               : nas_cli_usage_error("query", "unknown argument '%s'", a);
         } else if (++i >= argc) {
             return nas_cli_usage_error("query", "%s needs a value", a);
         } else if (!strcmp(a, "--db")) {

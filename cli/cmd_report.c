@@ -19,6 +19,8 @@ int nas_cmd_report(int argc, char **argv)
         const char *a = argv[i];
         long top_k;
         int known = nas_cli_is_one_of(a, VALUE_OPTS);
+        if (!known && a[0] == '-')
+            return nas_cli_unknown_option("report", a);
         if (!known || i + 1 >= argc)
             return nas_cli_usage_error("report", "%s '%s'",
                                        known ? "missing value for" : "unknown argument", a);

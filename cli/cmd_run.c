@@ -163,7 +163,7 @@ int nas_cmd_run(int argc, char **argv)
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
             o.quiet = 1;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return nas_cli_usage_error("run", "unknown option '%s'", argv[i]);
+            return nas_cli_unknown_option("run", argv[i]);
         } else if (!conf) {
             conf = argv[i];
         } else {

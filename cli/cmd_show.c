@@ -22,7 +22,7 @@ int nas_cmd_show(int argc, char **argv)
                 return nas_cli_usage_error("show", "--db needs a path");
             db = argv[i];
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            return nas_cli_usage_error("show", "unknown option '%s'", argv[i]);
+            return nas_cli_unknown_option("show", argv[i]);
         } else if (!trial_arg) {
             trial_arg = argv[i];
         } else {

@@ -48,7 +48,7 @@ int nas_cmd_space(int argc, char **argv)
                                                                "--format", NULL}))
             return nas_cli_usage_error("space", "bad value '%s' for %s", v, a);
         else
-            return nas_cli_usage_error("space", "unknown option '%s'", a);
+            return nas_cli_unknown_option("space", a);
     }
     if (!conf)
         return nas_cli_usage_error("space", "missing CONF (the space.conf to inspect)");

@@ -32,6 +32,7 @@ static int option(nas_arch_train_opts *o, const char *a, const char *v)
         {"--subset", 1, 60000, &o->subset, "1..60000"},
         {"--test-subset", 1, 10000, &o->test_subset, "1..10000"},
         {"--stop-after", 1, 100000, &o->stop_after, "a positive epoch"},
+        {"--bn-recalibrate", 0, 100000, &o->bn_recalibrate, "0..100000 (batches; 0: off)"},
     };
     const struct {
         const char *name;
@@ -67,7 +68,7 @@ static int option(nas_arch_train_opts *o, const char *a, const char *v)
             return nas_cli_usage_error("train", "--seed needs a non-negative integer, not '%s'", v);
         o->have_seed = 1;
     } else {
-        return nas_cli_usage_error("train", "unknown option '%s'", a);
+        return nas_cli_unknown_option("train", a);
     }
     return -1;
 }

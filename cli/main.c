@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h> /* execv */
 #include "cli/cli.h"
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 
 static const nas_cli_cmd commands[] = {
     {"run", nas_cmd_run, "nas run CONF [--db PATH] [--experiment NAME] [--new] [--quiet]",
@@ -64,7 +65,9 @@ static const nas_cli_cmd commands[] = {
      "  --threads T (default: every core; --proxy: the trial's)  --backend cpu|ref\n"
      "  --precision P       fp32 (default), bf16 (cpu: oneDNN bf16, fp32 master weights) or\n"
      "                      fp16 (cuda only, loss scaling); an error where the backend lacks it\n"
-     "  --data DIR          the data directory (data.dir)   --stop-after N   stop after epoch N\n"},
+     "  --data DIR          the data directory (data.dir)   --stop-after N   stop after epoch N\n"
+     "  --bn-recalibrate N  before testing, recompute the BN statistics over N training\n"
+     "                      batches (default: --proxy: ARCH.json's proxy.bn_recalibrate; else 0)\n"},
     {"report", nas_cmd_report,
      "nas report [--db PATH] [--experiment NAME] [-o FILE] [--top-k K]",
      "write a self-contained HTML report of an experiment (plots, Pareto front, failures)",
@@ -137,6 +140,38 @@ int nas_cli_usage_error(const char *cmd, const char *fmt, ...)
     return NAS_EXIT_USAGE;
 }
 
+/* The options that command i's usage and help name ("--db", "-o", ...),
+ * separated by spaces, into buf[n]: a '-' after a space, '[', '(' or '|'
+ * and before a letter or '-' starts one. */
+static void command_options(size_t i, char *buf, size_t n)
+{
+    const char *texts[2] = {commands[i].usage, commands[i].help};
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int t = 0; t < 2; t++)
+        for (const char *p = texts[t]; *p; p++) {
+            char prev = p == texts[t] ? ' ' : p[-1];
+            if (*p != '-' || !strchr(" [(|", prev) || !(p[1] == '-' || (p[1] >= 'a' && p[1] <= 'z')))
+                continue;
+            size_t len = strspn(p, "-abcdefghijklmnopqrstuvwxyz0123456789");
+            int k = snprintf(buf + used, n - used, "%.*s ", (int)len, p);
+            if (k < 0 || (size_t)k >= n - used)
+                return;
+            used += (size_t)k;
+            p += len - 1;
+        }
+}
+
+int nas_cli_unknown_option(const char *cmd, const char *arg)
+{
+    char opts[2048] = "", hint[96];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(commands[i].name, cmd) == 0)
+            command_options(i, opts, sizeof opts);
+    return nas_cli_usage_error(cmd, "unknown option '%s'%s", arg,
+                               nas_suggest_hint(arg, opts, hint, sizeof hint));
+}
+
 int nas_cli_exit_code(int status)
 {
     if (status == NAS_OK)
@@ -172,7 +207,9 @@ int nas_cli_format(const char *cmd, const char *s, nas_report_format *fmt)
 {
     if (!nas_report_format_parse(s, fmt))
         return -1;
-    fprintf(stderr, "nas %s: unknown format '%s' (expected table, csv or json)\n", cmd, s);
+    char hint[96];
+    fprintf(stderr, "nas %s: unknown format '%s' (expected table, csv or json)%s\n", cmd, s,
+            nas_suggest_hint(s, "table csv json", hint, sizeof hint));
     return NAS_EXIT_USAGE;
 }
 
@@ -248,7 +285,11 @@ int main(int argc, char **argv)
             return commands[i].handler(argc - 1, argv + 1);
         }
     }
-    fprintf(stderr, "nas: unknown command '%s'\n\n", argv[1]);
+    char names[256] = "", hint[96];
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s ", commands[i].name);
+    fprintf(stderr, "nas: unknown command '%s'%s\n\n", argv[1],
+            nas_suggest_hint(argv[1], names, hint, sizeof hint));
     print_main_usage(stderr);
     return NAS_EXIT_USAGE;
 }

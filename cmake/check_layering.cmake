@@ -19,7 +19,7 @@ set(NAS_LAYERS base:0 space:1 trainer:2 evaluator:3 store:4 search:5 report:6 ex
 
 # public header (include/nas/...): module.
 set(NAS_PUBLIC_HEADERS
-  nas/status.h:base nas/rng.h:base nas/parse.h:base nas/array.h:base
+  nas/status.h:base nas/rng.h:base nas/parse.h:base nas/array.h:base nas/suggest.h:base
   nas/space.h:space nas/ops.def:space nas/chain.h:space nas/layers.h:space
   nas/backend.h:trainer nas/trainer.h:trainer nas/data.h:trainer
   nas/evaluator.h:evaluator nas/inspect.h:evaluator

@@ -27,6 +27,7 @@ struct nas_evaluator {
     const nas_space *space;
     nas__table *table;
     nas_dataset *train, *valid;
+    nas_dataset *recal; /* issue 30: proxy.bn_recalibrate batches of train, seeded order */
     nas_data_info info; /* issue 16: the data's shape, classes, normalisation */
     nas_backend *be;
     char weights_path[NAS_PATH_MAX]; /* keep_weights: save here after training ("" = no) */
@@ -41,6 +42,7 @@ void nas_evaluator_destroy(nas_evaluator *ev)
     nas__table_destroy(ev->table);
     nas_dataset_destroy(ev->train);
     nas_dataset_destroy(ev->valid);
+    nas_dataset_destroy(ev->recal);
     nas_backend_destroy(ev->be);
     free(ev);
 }
@@ -78,6 +80,11 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
                                      cfg->path, cfg->space.line_stages, why, ev->train->h, ev->train->w)
                      : nas_error_set(err, NAS_ECONFIG, "%s: %s (the data's images are %dx%d)", cfg->path,
                                      why, ev->train->h, ev->train->w);
+        long long recal = (long long)cfg->proxy.bn_recalibrate *
+                          (cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128);
+        if (!rc && recal > 0) /* once, shared by forked workers */
+            rc = nas_dataset_sample(ev->train, recal < ev->train->n ? (int)recal : ev->train->n,
+                                    cfg->seed, &ev->recal, err);
     }
     if (rc) {
         nas_evaluator_destroy(ev);
@@ -304,6 +311,8 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
     res->train_loss = st.train_loss;
     res->train_seconds = st.seconds;
     res->epochs = st.epochs;
+    if (!rc && ev->recal) /* issue 30: fresh BN statistics for the evaluation and the kept weights */
+        rc = nas_net_bn_recalibrate(net, ev->recal, c->proxy.bn_recalibrate, batch, &err);
     if (!rc)
         rc = nas_net_evaluate(net, ev->valid, batch, &res->val_accuracy, NULL, &err);
     if (!rc && c->evaluator.latency_runs > 0)

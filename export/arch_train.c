@@ -41,6 +41,7 @@ void nas_arch_train_opts_init(nas_arch_train_opts *o)
     memset(o, 0, sizeof *o);
     o->epochs = o->batch = o->channels = o->cells = o->threads = -1;
     o->lr = o->momentum = o->weight_decay = o->progress_s = -1;
+    o->bn_recalibrate = -1;
 }
 
 int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
@@ -82,6 +83,7 @@ typedef struct plan {
     const char *backend, *precision, *dir;
     int lowp;               /* precision other than fp32 */
     int threads;
+    int bn_recal;           /* issue 30: BN recalibration batches before testing (0: off) */
     char ckpt[NAS_PATH_MAX + 128];
 } plan;
 
@@ -143,6 +145,7 @@ static void resolve_recipe(const nas_arch_train_opts *o, plan *p, const char **a
     if (o->schedule)
         rec->schedule = !strcmp(o->schedule, "cosine") ? NAS_SCHEDULE_COSINE
                                                         : NAS_SCHEDULE_CONSTANT;
+    p->bn_recal = o->bn_recalibrate >= 0 ? o->bn_recalibrate : o->proxy ? p->a.bn_recalibrate : 0;
 }
 
 /* Checkpoint: explicit, "none", or beside ARCH.json named by mode, epochs,
@@ -517,6 +520,29 @@ static int train(const nas_arch_train_opts *o, plan *p, work *w, nas_arch_train_
 
 /* ---- evaluate and record ---------------------------------------------------------------- */
 
+/* Issue 30: BN statistics recomputed over p->bn_recal batches of the
+ * training images in a fixed order (nas_dataset_sample with the recipe's
+ * seed: the search's evaluator does the same), before testing. The
+ * checkpoint keeps the statistics of training, so that a resumed or
+ * repeated run trains as before; the recalibration is deterministic and
+ * redone after it. */
+static int recalibrate(const nas_arch_train_opts *o, const plan *p, work *w, nas_error *err)
+{
+    if (p->bn_recal <= 0)
+        return NAS_OK;
+    double t0 = mono_s();
+    long long n = (long long)p->bn_recal * p->rec.batch_size;
+    nas_dataset *recal = NULL;
+    int rc = nas_dataset_sample(w->tr, n < w->tr->n ? (int)n : w->tr->n, p->rec.seed, &recal, err);
+    if (!rc)
+        rc = nas_net_bn_recalibrate(w->net, recal, p->bn_recal, p->rec.batch_size, err);
+    nas_dataset_destroy(recal);
+    if (!rc && o->out)
+        fprintf(o->out, "BN recalibration: %d batches of %d training images, %.2f s\n", p->bn_recal,
+                p->rec.batch_size, mono_s() - t0);
+    return rc;
+}
+
 static int evaluate(const nas_arch_train_opts *o, const plan *p, work *w,
                     nas_arch_train_result *r, nas_error *err)
 {
@@ -555,6 +581,9 @@ static int record(const nas_arch_train_opts *o, const plan *p, work *w,
     if (o->arch)
         snprintf(f.arch_json, sizeof f.arch_json, "%s", realpath(o->arch, real) ? real : o->arch);
     f.epochs = rec->epochs;
+    char recal[32] = ""; /* issue 30, when on */
+    if (p->bn_recal > 0)
+        snprintf(recal, sizeof recal, " bn_recalibrate=%d", p->bn_recal);
     char widths[64]; /* a chain genotype carries its own widths */
     if (p->space)
         snprintf(widths, sizeof widths, "space=chain");
@@ -563,12 +592,12 @@ static int record(const nas_arch_train_opts *o, const plan *p, work *w,
                  p->a.net.cells_per_stage);
     snprintf(f.recipe, sizeof f.recipe,
              "mode=%s epochs=%d batch_size=%d lr=%g momentum=%g nesterov=%d weight_decay=%g "
-             "schedule=%s seed=%llu %s%s%s",
+             "schedule=%s seed=%llu %s%s%s%s",
              o->proxy ? "proxy" : "full", rec->epochs, rec->batch_size, rec->lr, rec->momentum,
              rec->nesterov, rec->weight_decay,
              rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant",
              (unsigned long long)rec->seed, widths,
-             p->lowp ? " precision=" : "", p->lowp ? p->precision : "");
+             p->lowp ? " precision=" : "", p->lowp ? p->precision : "", recal);
     snprintf(f.augment, sizeof f.augment, "%s", p->augs);
     snprintf(f.backend, sizeof f.backend, "%s", p->backend);
     f.train_images = w->tr->n;
@@ -618,6 +647,10 @@ int nas_arch_train(const nas_arch_train_opts *o, nas_arch_train_result *r, nas_e
         print_setup(o, p, &w, r);
         stage = "training";
         rc = train(o, p, &w, r, err);
+    }
+    if (!rc) {
+        stage = "recalibrating batch norm";
+        rc = recalibrate(o, p, &w, err);
     }
     if (!rc) {
         stage = "testing";

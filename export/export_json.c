@@ -198,6 +198,9 @@ int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
         json_object_set_new(json_object_get(root, "proxy_data"), "format", json_string(a->data.format));
     }
     data_json(a, root); /* issue 16: files, fraction, augmentation */
+    if (a->bn_recalibrate > 0) /* issue 30, only when set: older files stay as they were */
+        json_object_set_new(json_object_get(root, "recipe"), "bn_recalibrate",
+                            json_integer(a->bn_recalibrate));
     json_object_set_new(root, "metrics", metrics);
     json_object_set_new(root, "source", source);
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
@@ -472,6 +475,7 @@ static void read_recipe(reader *r, nas_arch *a)
             bad(r, "recipe.schedule", "must be \"cosine\" or \"constant\"");
     }
     get_u64(r, "recipe.seed", 1, &a->recipe.seed);
+    get_int(r, "recipe.bn_recalibrate", 0, 0, 100000, &a->bn_recalibrate); /* issue 30; absent: 0 */
     char aug[64] = "";
     get_str(r, "recipe.augment", 0, aug, sizeof aug); /* issue 16; absent: none */
     if (!r->rc && nas_augment_parse(aug, &a->recipe.augment) != 0)

@@ -176,6 +176,7 @@ static void arch_from_config(nas_arch *a, const nas_config *cfg)
     a->recipe.weight_decay = cfg->proxy.weight_decay;
     a->recipe.schedule = cfg->proxy.schedule;
     a->recipe.seed = cfg->seed;
+    a->bn_recalibrate = cfg->proxy.bn_recalibrate; /* issue 30 */
     snprintf(a->backend, sizeof a->backend, "%s", cfg->proxy.backend[0] ? cfg->proxy.backend : "cpu");
     a->threads = cfg->proxy.threads;
     snprintf(a->data.dataset, sizeof a->data.dataset, "%s", cfg->data.dataset);

@@ -77,8 +77,12 @@ int nas_search_diverged(const nas_config *cfg, int classes, int valid, const nas
             if (why && n)
                 snprintf(why, n,
                          "diverged: val_accuracy %.4f is chance level (<= %.4f: 1/%d + 3 "
-                         "standard errors over %d validation images)",
-                         res->val_accuracy, chance, classes, valid);
+                         "standard errors over %d validation images)%s",
+                         res->val_accuracy, chance, classes, valid,
+                         cfg->proxy.bn_recalibrate > 0
+                             ? ", after BN recalibration"
+                             : "; without BN recalibration: proxy.bn_recalibrate = N tells "
+                               "stale BN statistics after a short proxy from divergence");
             return 1;
         }
     }

@@ -25,6 +25,7 @@
 #include <string.h> /* memcpy, memset, strlen */
 #include <stdio.h>  /* snprintf */
 #include "nas/space.h"
+#include "nas/suggest.h" /* nas_suggest_hint */
 #include "space_impl.h"
 
 struct nas_space {
@@ -299,13 +300,15 @@ int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_
             memcpy(ops, p, nlen);
             ops[nlen] = '\0';
             int op;
-            char list[256];
-            if (nas_op_from_name(ops, &op) != NAS_OK)
+            char list[256], hint[96];
+            if (nas_op_from_name(ops, &op) != NAS_OK) {
+                nas__op_list(0, list, sizeof list);
                 return nas_error_set(err, NAS_EFORMAT,
                                      "genotype '%.*s': edge %d (%d<-%d): unknown op '%s' "
-                                     "(expected one of: %s)",
-                                     (int)len, str, e + 1, to, from, ops,
-                                     nas__op_list(0, list, sizeof list));
+                                     "(expected one of: %s)%s",
+                                     (int)len, str, e + 1, to, from, ops, list,
+                                     nas_suggest_hint(ops, list, hint, sizeof hint));
+            }
             if (s && !nas_space_token_allowed(s, e, op))
                 return nas_error_set(err, NAS_EFORMAT,
                                      "genotype '%.*s': edge %d (%d<-%d): op '%s' is not in this "

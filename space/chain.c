@@ -36,6 +36,7 @@
 #include <stdlib.h> /* calloc, free, strtol */
 #include <string.h>
 #include "nas/layers.h"
+#include "nas/suggest.h" /* nas_suggest_hint */
 #include "space_impl.h"
 
 enum { DEC_WIDTH = 0, DEC_DEPTH, DEC_SE, DEC_OP };
@@ -448,11 +449,12 @@ int nas__chain_parse(const nas__chain *c, const char *str, nas_genotype *out, na
                 if (strcmp(c->vocab[c->dec[pos].tok[i]], word) == 0)
                     tok = c->dec[pos].tok[i];
             if (tok < 0) {
-                char list[512];
+                char list[512], hint[96];
                 list_choices(c, pos, list, sizeof list);
                 return nas_error_set(err, NAS_EFORMAT,
-                                     "genotype '%.*s': stage %d, token %d ('%s'): expected one of: %s",
-                                     len, str, s + 1, k + 1, word, list);
+                                     "genotype '%.*s': stage %d, token %d ('%s'): expected one of: %s%s",
+                                     len, str, s + 1, k + 1, word, list,
+                                     nas_suggest_hint(word, list, hint, sizeof hint));
             }
             g.tok[pos] = (uint8_t)tok;
             p = q;

@@ -16,6 +16,7 @@
 #include "nas/layers.h"
 #include "space_impl.h"
 #include "chain_config.h"
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 #include "text_impl.h"
 
 static const char *const act_words = "\"relu\", \"relu6\", \"hswish\"";
@@ -74,8 +75,9 @@ static int get_act(rd *r, const config_setting_t *s, const char *key, int *out)
             *out = a;
             return NAS_OK;
         }
-    return bad(r, s, "%s%s%s%s is not an activation, expected one of: %s", key, v ? " = \"" : "",
-               v ? v : "", v ? "\"" : "", act_words);
+    char hint[96];
+    return bad(r, s, "%s%s%s%s is not an activation, expected one of: %s%s", key, v ? " = \"" : "",
+               v ? v : "", v ? "\"" : "", act_words, nas_suggest_hint(v, act_words, hint, sizeof hint));
 }
 
 /* An int or a list of ints -> choices; *is_list = 1 for a list. */
@@ -128,8 +130,10 @@ static int get_ops(rd *r, const config_setting_t *s, const char *key, uint16_t *
         if (config_setting_type(e) != CONFIG_TYPE_STRING)
             return bad(r, e, "%s[%d] is not a string, expected an op name: %s", key, i, op_words);
         const char *name = config_setting_get_string(e);
+        char hint[96];
         if (nas_chain_op_parse(name, &ops[i]) != 0)
-            return bad(r, e, "unknown op '%s' in %s, expected one of: %s", name, key, op_words);
+            return bad(r, e, "unknown op '%s' in %s, expected one of: %s%s", name, key, op_words,
+                       nas_suggest_hint(name, op_words, hint, sizeof hint));
         for (int j = 0; j < i; j++)
             if (ops[j] == ops[i])
                 return bad(r, e, "op '%s' is listed twice in %s, expected each op once", name, key);
@@ -164,8 +168,10 @@ static int read_stem(rd *r, const config_setting_t *s, nas_chain_desc *d)
         } else if (strcmp(k, "activation") == 0) {
             rc = get_act(r, e, "space.stem.activation", &d->stem_act);
         } else {
-            rc = bad(r, e, "unknown key '%s' in space.stem, expected one of: kernel, channels, stride, "
-                           "activation", k);
+            const char *keys = "kernel, channels, stride, activation";
+            char hint[96];
+            rc = bad(r, e, "unknown key '%s' in space.stem, expected one of: %s%s", k, keys,
+                     nas_suggest_hint(k, keys, hint, sizeof hint));
         }
         if (rc)
             return rc;
@@ -221,8 +227,10 @@ static int read_stage(rd *r, const config_setting_t *s, int idx, nas_chain_stage
         } else if (strcmp(k, "activation") == 0) {
             rc = get_act(r, e, key, &st->act);
         } else {
-            rc = bad(r, e, "unknown key '%s' in space.stages[%d], expected one of: channels, stride, "
-                           "layers, depth, ops, first_ops, se, activation", k, idx);
+            const char *keys = "channels, stride, layers, depth, ops, first_ops, se, activation";
+            char hint[96];
+            rc = bad(r, e, "unknown key '%s' in space.stages[%d], expected one of: %s%s", k, idx, keys,
+                     nas_suggest_hint(k, keys, hint, sizeof hint));
         }
         if (rc)
             return rc;
@@ -268,8 +276,10 @@ static int read_head(rd *r, const config_setting_t *s, nas_chain_desc *d)
             else
                 d->dropout = v;
         } else {
-            rc = bad(r, e, "unknown key '%s' in space.head, expected one of: channels, activation, pool, "
-                           "mix, dropout", k);
+            const char *keys = "channels, activation, pool, mix, dropout";
+            char hint[96];
+            rc = bad(r, e, "unknown key '%s' in space.head, expected one of: %s%s", k, keys,
+                     nas_suggest_hint(k, keys, hint, sizeof hint));
         }
         if (rc)
             return rc;

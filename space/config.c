@@ -27,6 +27,7 @@
 #include <libconfig.h> /* config_t, config_read_file, config_setting_* */
 #include "nas/layers.h" /* nas_space_check_input */
 #include "nas/space.h"
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 #include "space_impl.h"
 #include "chain_config.h"
 #include "text_impl.h"
@@ -144,6 +145,7 @@ static const field fields[] = {
     B("proxy", "keep_weights", proxy.keep_weights),
     IP("proxy", "keep_top", proxy.keep_top, 0, 1000000),
     DP("proxy", "weights_mb", proxy.weights_mb, 0, 1e9),
+    I("proxy", "bn_recalibrate", proxy.bn_recalibrate, 0, 100000), /* issue 30: batches; defining */
 
     E("search", "strategy", search.strategy, w_strategy),
     I("search", "trials", search.trials, 1, 1000000),
@@ -496,7 +498,11 @@ static int read_ops(ctx *c, const config_setting_t *s)
         const char *name = config_setting_get_string(e);
         int op;
         if (nas_op_from_name(name, &op) != NAS_OK)
-            return FAIL_S(c, e, "unknown op '%s' in space.ops, expected one of: %s", name, list);
+        {
+            char hint[96];
+            return FAIL_S(c, e, "unknown op '%s' in space.ops, expected one of: %s%s", name, list,
+                          nas_suggest_hint(name, list, hint, sizeof hint));
+        }
         if (mask & (1u << op))
             return FAIL_S(c, e, "op '%s' is listed twice in space.ops, expected each op once", name);
         mask |= 1u << op;
@@ -577,9 +583,10 @@ static int read_objectives(ctx *c, const config_setting_t *s)
                 for (k = 0; w_metric[k]; k++)
                     if (strcmp(w_metric[k], metric) == 0)
                         break;
+                char hint[96];
                 if (!w_metric[k])
-                    return FAIL_S(c, e, "unknown metric \"%s\" in %s, expected one of: %s", metric, key,
-                                  metrics);
+                    return FAIL_S(c, e, "unknown metric \"%s\" in %s, expected one of: %s%s", metric, key,
+                                  metrics, nas_suggest_hint(metric, metrics, hint, sizeof hint));
             } else if (strcmp(name, "goal") == 0) {
                 if (config_setting_type(e) != CONFIG_TYPE_STRING)
                     return type_error(c, e, "objectives.goal", "a string");
@@ -591,7 +598,9 @@ static int read_objectives(ctx *c, const config_setting_t *s)
                 else
                     return FAIL_S(c, e, "%s.goal = \"%s\", expected one of: \"max\", \"min\"", key, v);
             } else {
-                return FAIL_S(c, e, "unknown key '%s' in %s, expected one of: metric, goal", name, key);
+                char hint[96];
+                return FAIL_S(c, e, "unknown key '%s' in %s, expected one of: metric, goal%s", name, key,
+                              nas_suggest_hint(name, "metric, goal", hint, sizeof hint));
             }
         }
         if (!metric)
@@ -718,8 +727,10 @@ static int read_field(ctx *c, size_t idx, const config_setting_t *s)
         for (k = 0; f->words[k]; k++)
             if (strcmp(f->words[k], v) == 0)
                 break;
+        char hint[96];
         if (!f->words[k])
-            return FAIL_S(c, s, "%s = \"%s\" is not a known choice, expected one of: %s", key, v, words);
+            return FAIL_S(c, s, "%s = \"%s\" is not a known choice, expected one of: %s%s", key, v, words,
+                          nas_suggest_hint(v, words, hint, sizeof hint));
         if (f->kind == F_ENUM)
             *(int *)field_ptr(cfg, f) = k;
         else
@@ -795,17 +806,19 @@ static int read_group(ctx *c, const config_setting_t *grp, const char *gname)
         char sub[160];
         snprintf(sub, sizeof sub, "%s%s%s", gname, gname[0] ? "." : "", name);
         int gi = group_index(sub);
-        char valid[1024];
+        char valid[1024], hint[96];
         list_keys(gname, valid, sizeof valid);
         if (gi < 0) {
+            nas_suggest_hint(name, valid, hint, sizeof hint);
             if (config_setting_type(s) == CONFIG_TYPE_GROUP)
-                return gname[0] ? FAIL_S(c, s, "unknown group '%s' in group '%s', expected one of: %s",
-                                         name, gname, valid)
-                                : FAIL_S(c, s, "unknown group '%s', expected one of: %s", name, valid);
-            return gname[0] ? FAIL_S(c, s, "unknown key '%s' in group '%s', expected one of: %s", name,
-                                     gname, valid)
-                            : FAIL_S(c, s, "unknown key '%s' at top level, expected one of: %s", name,
-                                     valid);
+                return gname[0] ? FAIL_S(c, s, "unknown group '%s' in group '%s', expected one of: %s%s",
+                                         name, gname, valid, hint)
+                                : FAIL_S(c, s, "unknown group '%s', expected one of: %s%s", name, valid,
+                                         hint);
+            return gname[0] ? FAIL_S(c, s, "unknown key '%s' in group '%s', expected one of: %s%s", name,
+                                     gname, valid, hint)
+                            : FAIL_S(c, s, "unknown key '%s' at top level, expected one of: %s%s", name,
+                                     valid, hint);
         }
         if (config_setting_type(s) != CONFIG_TYPE_GROUP)
             return type_error(c, s, sub, "a group { ... }");
@@ -902,11 +915,12 @@ static int validate(ctx *c)
                                 "carries data (no cell could connect input to output)");
     size_t i_ds = field_index("data", "dataset");
     if (cfg->data.format[0] == '\0' && strcmp(cfg->data.dataset, w_dataset[0]) != 0) {
-        char words[64];
+        char words[64], hint[96];
         list_words(w_dataset, words, sizeof words);
         return FAIL_F(c, i_ds, "data.dataset = \"%s\" is not a known choice, expected one of: %s "
-                               "(or set data.format to read your own files: idx, npy, cifar, folder)",
-                      cfg->data.dataset, words);
+                               "(or set data.format to read your own files: idx, npy, cifar, folder)%s",
+                      cfg->data.dataset, words,
+                      nas_suggest_hint(cfg->data.dataset, words, hint, sizeof hint));
     }
     if (cfg->data.format[0] != '\0') {
         if (c->line[i_ds] == 0) /* a label for messages and exports: the format's name */

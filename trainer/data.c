@@ -178,3 +178,15 @@ int nas_dataset_split(const nas_dataset *full, int n_valid, int n_train, uint64_
     *valid = va;
     return NAS_OK;
 }
+
+int nas_dataset_sample(const nas_dataset *full, int n, uint64_t seed, nas_dataset **out, nas_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!full || !out || n < 0)
+        return nas_error_set(err, NAS_EINVAL, "nas_dataset_sample: bad arguments");
+    nas_dataset *none = NULL;
+    int rc = nas_dataset_split(full, 0, n < full->n ? n : full->n, seed, out, &none, err);
+    nas_dataset_destroy(none);
+    return rc;
+}

@@ -133,6 +133,7 @@ struct nas_net {
     unsigned long fold_gen;  /* generation the folded weights were computed for; 0 = never */
     uint64_t seed;           /* creation seed (dropout masks derive from it) */
     uint64_t step;           /* training step for dropout masks (nas__net_set_step) */
+    float bn_momentum;       /* of train-mode BN (BN_MOMENTUM; nas__net_set_bn_momentum) */
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -707,6 +708,7 @@ static int alloc_buffers(nas_net *n, int max_batch, nas_error *err)
     n->ginit = calloc((size_t)n->n_acts, 1);
     n->fuse = 1;
     n->gen = 1;
+    n->bn_momentum = BN_MOMENTUM;
     int rc = (n->act_buf && n->grad_buf && n->ginit) ? plan_sharing(n) : NAS_ENOMEM;
     size_t biggest = 0;
     for (int i = 1; i < n->n_acts && !rc; i++) {
@@ -913,7 +915,7 @@ static int run_step(nas_net *n, const step *s, int train)
             return NAS_OK; /* done by its convolution */
         if (train)
             return nas_batchnorm_fwd_train(be, AC(n, s->x), P(s->w), P(s->b), y, n->aux[s->sm],
-                                           n->aux[s->si], P(s->rm), P(s->rv), BN_MOMENTUM, BN_EPS);
+                                           n->aux[s->si], P(s->rm), P(s->rv), n->bn_momentum, BN_EPS);
         return nas_batchnorm_fwd_infer(be, AC(n, s->x), P(s->w), P(s->b), P(s->rm), P(s->rv), y,
                                        BN_EPS);
     case S_RELU:
@@ -1260,6 +1262,13 @@ int nas__net_stats_save(nas_net *n)
             return rc;
     }
     return NAS_OK;
+}
+
+float nas__net_set_bn_momentum(nas_net *n, float momentum)
+{
+    float old = n->bn_momentum;
+    n->bn_momentum = momentum;
+    return old;
 }
 
 int nas__net_stats_restore(nas_net *n)

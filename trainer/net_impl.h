@@ -63,6 +63,11 @@ nas_tensor *nas__net_param_momentum(nas_net *net, int i);
 int nas__net_stats_save(nas_net *net);
 int nas__net_stats_restore(nas_net *net);
 
+/* The momentum of train-mode batch norms' running statistics (PyTorch's
+ * convention, trainer/kernel_math.h; 0.1 after nas_net_create): for
+ * nas_net_bn_recalibrate's cumulative average. Returns the previous one. */
+float nas__net_set_bn_momentum(nas_net *net, float momentum);
+
 /* Folded inference (trainer/net.c, "Folded inference"): `on` 0 makes eval
  * forwards run conv and batch norm as separate steps, 1 folds them again
  * (when the backend supports nas_conv2d_fwd_bias). For tests and

@@ -286,18 +286,18 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
     return rc;
 }
 
-int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, double *accuracy,
-                     double *loss, nas_error *err)
+/* The batches of nas_net_evaluate (recal 0: eval forwards, accuracy and
+ * loss into *sums) and nas_net_bn_recalibrate (recal 1: train forwards of
+ * the first n images with BN momentum 1/k for the k-th batch, 1-based:
+ * PyTorch's momentum=None). `what` names the caller in errors. */
+static int over_batches(nas_net *net, const nas_dataset *data, int n, int batch_size, int recal,
+                        double sums[2], const char *what, nas_error *err)
 {
-    if (accuracy)
-        *accuracy = 0;
-    if (loss)
-        *loss = 0;
     if (!net || !data || batch_size <= 0 || data->n <= 0)
-        return nas_error_set(err, NAS_EINVAL, "nas_net_evaluate: bad arguments");
+        return nas_error_set(err, NAS_EINVAL, "%s: bad arguments", what);
     nas_backend *be = nas__net_backend(net);
     if (!be)
-        return nas_error_set(err, NAS_EINVAL, "nas_net_evaluate: network has no parameters");
+        return nas_error_set(err, NAS_EINVAL, "%s: network has no parameters", what);
     nas__batch_io io;
     int rc = nas__batch_io_init(&io, be, data, batch_size);
     float *hx = malloc((size_t)batch_size * io.per * sizeof(float));
@@ -311,35 +311,71 @@ int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, doub
         return nas_error_set(err, rc, "allocating a batch of %d images: %s", batch_size,
                              nas_strerror(rc));
     }
-    double loss_sum = 0;
-    long correct_sum = 0;
-    for (int first = 0; first < data->n; first += batch_size) {
-        int b = data->n - first < batch_size ? data->n - first : batch_size;
+    float momentum = recal ? nas__net_set_bn_momentum(net, 1.0f) : 0; /* restored below */
+    sums[0] = sums[1] = 0;
+    for (int first = 0, k = 1; first < n; first += batch_size, k++) {
+        int b = n - first < batch_size ? n - first : batch_size;
         nas_tensor xv, yv;
         const nas_tensor *logits;
         float l = 0;
         int c = 0;
         rc = io_load(&io, hx, hy, data, first, b, &xv, &yv);
+        if (!rc && recal)
+            nas__net_set_bn_momentum(net, 1.0f / (float)k);
         if (!rc)
-            rc = nas_net_forward(net, &xv, 0, &logits);
-        if (!rc)
+            rc = nas_net_forward(net, &xv, recal, &logits);
+        if (!rc && !recal)
             rc = nas_softmax_xent(be, logits, &yv, NULL, &l, &c);
         if (rc) {
-            nas_error_set(err, rc, "evaluating images %d..%d: %s %s", first, first + b - 1,
+            nas_error_set(err, rc, "%s images %d..%d: %s %s",
+                          recal ? "recalibrating BN on" : "evaluating", first, first + b - 1,
                           nas_strerror(rc), nas_backend_last_error(be));
             break;
         }
-        loss_sum += (double)l * b;
-        correct_sum += c;
+        sums[0] += c;
+        sums[1] += (double)l * b;
     }
+    if (recal)
+        nas__net_set_bn_momentum(net, momentum);
+    if (!rc && recal)
+        rc = nas_backend_sync(be);
     nas__batch_io_free(&io);
     free(hx);
     free(hy);
+    return rc;
+}
+
+int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, double *accuracy,
+                     double *loss, nas_error *err)
+{
+    if (accuracy)
+        *accuracy = 0;
+    if (loss)
+        *loss = 0;
+    double sums[2];
+    int rc = over_batches(net, data, data ? data->n : 0, batch_size, 0, sums, "nas_net_evaluate",
+                          err);
     if (rc)
         return rc;
     if (accuracy)
-        *accuracy = (double)correct_sum / (double)data->n;
+        *accuracy = sums[0] / (double)data->n;
     if (loss)
-        *loss = loss_sum / (double)data->n;
+        *loss = sums[1] / (double)data->n;
     return NAS_OK;
+}
+
+int nas_net_bn_recalibrate(nas_net *net, const nas_dataset *data, int batches, int batch_size,
+                           nas_error *err)
+{
+    if (batches < 0 || (net && batch_size > nas__net_max_batch(net)))
+        return nas_error_set(err, NAS_EINVAL, "nas_net_bn_recalibrate: %d batches of %d images "
+                             "(the net holds at most %d)", batches, batch_size,
+                             net ? nas__net_max_batch(net) : 0);
+    if (batches == 0)
+        return NAS_OK;
+    double sums[2];
+    long long n = (long long)batches * batch_size;
+    if (data && n > data->n)
+        n = data->n;
+    return over_batches(net, data, (int)n, batch_size, 1, sums, "nas_net_bn_recalibrate", err);
 }

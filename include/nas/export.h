@@ -44,6 +44,8 @@ typedef struct nas_arch {
                                             classes; net.space is NULL here: whoever builds
                                             the network sets it (nas_arch_space) */
     nas_recipe recipe;                   /* the proxy recipe, seed = weight init and order */
+    int bn_recalibrate;                  /* issue 30: proxy.bn_recalibrate, BN recalibration
+                                            batches before evaluating (0: off) */
     char backend[NAS_NAME_MAX];          /* backend the trial ran on ("cpu", "ref") */
     int threads;
     struct {
@@ -282,6 +284,8 @@ typedef struct nas_arch_train_opts {
     const char *precision;   /* "fp32" (NULL), "bf16" or "fp16" (nas_backend_set_precision) */
     const char *data;        /* Fashion-MNIST idx files; NULL: ARCH.json's data.dir */
     int stop_after;          /* > 0: stop with NAS_EINTR after this epoch (tests) */
+    int bn_recalibrate;      /* >= 0: BN recalibration batches before testing
+                                (nas_net_bn_recalibrate); -1: ARCH.json's with proxy, else 0 */
     double progress_s;       /* seconds between in-epoch progress lines (0: every step);
                                 -1: 1 when `progress` is a terminal, else 10 */
     FILE *out;               /* the report: set-up, epoch lines, results; NULL: none */

@@ -284,6 +284,9 @@ typedef struct nas_config {
         int keep_top;        /* keep_weights not set: weights of the best keep_top trials
                                 by the primary objective (0: none) */
         double weights_mb;   /* ... within this many MB on disk (0: no limit) */
+        int bn_recalibrate;  /* issue 30: > 0: before every evaluation, recompute the BN
+                                running statistics over this many training batches
+                                (nas_net_bn_recalibrate); 0 (default): off */
     } proxy;
 
     struct {

@@ -64,6 +64,13 @@ int nas_dataset_split(const nas_dataset *full, int n_valid, int n_train, uint64_
                       nas_dataset **train, nas_dataset **valid, nas_error *err);
 void nas_dataset_destroy(nas_dataset *d); /* NULL is a no-op */
 
+/* A copy of min(n, full->n) images of `full` (n > 0), in the order of
+ * nas_dataset_split's shuffle with `seed`: the fixed, seeded images of a
+ * BN recalibration (nas_net_bn_recalibrate). Errors: NAS_EINVAL,
+ * NAS_ENOMEM. */
+int nas_dataset_sample(const nas_dataset *full, int n, uint64_t seed, nas_dataset **out,
+                       nas_error *err);
+
 /* ---- network ------------------------------------------------------------- */
 
 typedef struct nas_net_desc {
@@ -201,6 +208,26 @@ int nas_train_epochs(nas_net *net, const nas_dataset *data, const nas_recipe *re
 /* Accuracy in [0,1] and mean loss of `net` (eval mode) on `data`. */
 int nas_net_evaluate(nas_net *net, const nas_dataset *data, int batch_size, double *accuracy,
                      double *loss, nas_error *err);
+
+/*
+ * Batch-norm recalibration (issue 30; SPOS, Guo et al. ECCV 2020, and OFA,
+ * Cai et al. ICLR 2020, recompute BN statistics before evaluating): replace
+ * every BN layer's running statistics by their cumulative average over the
+ * first min(batches * batch_size, data->n) images of `data`, in order, in
+ * batches of batch_size (the last one partial), run through the net in
+ * train mode with no backward and no weight update. That is PyTorch's
+ * BatchNorm2d with momentum=None after reset_running_stats(): after batch
+ * k (1-based) running = (1 - 1/k) running + (1/k) batch, so the result is
+ * the mean of the batches' means and of their unbiased variances
+ * (var * m/(m-1) over the m = B*H*W values of a channel), whatever the
+ * statistics were before. Deterministic; `data` is used as given (no
+ * augmentation, no shuffle: the caller picks and orders the images).
+ * batches 0 changes nothing. Errors: NAS_EINVAL (NULL net or data, empty
+ * data, batches < 0, batch_size <= 0 or above the net's max batch),
+ * NAS_ENOMEM, backend errors.
+ */
+int nas_net_bn_recalibrate(nas_net *net, const nas_dataset *data, int batches, int batch_size,
+                           nas_error *err);
 
 /* ---- weights files (trainer/weights.c) ---------------------------------------
  * Added for issue 5 (export and full training); docs/export.md describes

@@ -54,17 +54,23 @@ def check(py, logits_path, want_params, tol):
     return 0
 
 
-def main():
-    tol = float(os.environ.get("NAS_TOL", "1e-4"))
+def over_cases(doc, arity, check_one):
+    """Exit status of check_one(*case) over the command line's cases of
+    `arity` arguments each (0 ok, 1 a mismatch, 2 usage: prints doc)."""
     args = sys.argv[1:]
-    if not args or len(args) % 3:
-        print(__doc__)
+    if not args or len(args) % arity:
+        print(doc)
         return 2
     torch.set_num_threads(1)
     bad = 0
-    for i in range(0, len(args), 3):
-        bad += check(args[i], args[i + 1], int(args[i + 2]), tol)
+    for i in range(0, len(args), arity):
+        bad += check_one(*args[i:i + arity])
     return 1 if bad else 0
+
+
+def main():
+    tol = float(os.environ.get("NAS_TOL", "1e-4"))
+    return over_cases(__doc__, 3, lambda py, lg, n: check(py, lg, int(n), tol))
 
 
 if __name__ == "__main__":

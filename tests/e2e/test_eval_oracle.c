@@ -17,6 +17,11 @@
  * and let tests/e2e/check_pytorch.py (Debian's /usr/bin/python3 with torch)
  * compare PyTorch's eval logits with nas's. At initialisation every batch
  * norm is an identity, so only trained weights catch a skipped one.
+ * Issue 30: a few of them are also BN-recalibrated (nas_net_bn_recalibrate,
+ * RECAL_BATCHES batches of the training images) before the export; for
+ * those, tests/e2e/check_recal.py redoes the recalibration in PyTorch
+ * (momentum=None) from the export taken before it and compares the running
+ * statistics and the logits with nas's.
  * Exit 77 (skipped, with the reason) when /usr/bin/python3 lacks torch or
  * numpy.
  */
@@ -38,6 +43,7 @@
 #define FMNIST_DIR "/usr/share/datasets/fashion-mnist"
 #define N_TRAIN 128
 #define N_EVAL 16
+#define RECAL_BATCHES 3 /* of 32 training images (issue 30) */
 
 /* Output-node shapes (edges: 1<-0 | 2<-0 2<-1 | 3<-0 3<-1 3<-2). The
  * first block was wrong before issue 19's fix (the cell output is one
@@ -112,11 +118,42 @@ static void load_images(fixture *f)
     f->source = "synthetic images (Fashion-MNIST not found in " FMNIST_DIR ")";
 }
 
+/* Issue 30: export the trained net to DIR/BASE_pre.py, recalibrate its
+ * BN statistics on the first RECAL_BATCHES x 32 training images (written
+ * to DIR/BASE.recal with the batch size), and append "PRE.py POST.npz
+ * RECAL LOGITS" (check_recal.py's arguments; BASE's files come after). */
+static void recalibrate_case(const fixture *f, nas_net *net, const char *base, char *rargs,
+                             size_t cap)
+{
+    nas_error err = {0};
+    char pre[256], recal_path[256];
+    snprintf(pre, sizeof pre, "%s/%s_pre.py", f->dir, base);
+    snprintf(recal_path, sizeof recal_path, "%s/%s.recal", f->dir, base);
+    if (nas_export_pytorch(net, NULL, pre, NULL, 0, &err) != NAS_OK)
+        fail_msg("%s: export before recalibration: %s", base, err.msg);
+    const int n = RECAL_BATCHES * 32;
+    nas_dataset recal = {n, 1, 28, 28, 10, f->images, f->labels, 0, {0}};
+    if (nas_net_bn_recalibrate(net, &recal, RECAL_BATCHES, 32, &err) != NAS_OK)
+        fail_msg("%s: recalibration: %s", base, err.msg);
+    nas__npz_writer *z = NULL;
+    int64_t ishape[4] = {n, 1, 28, 28}, one = 1, batch = 32;
+    assert_int_equal(nas__npz_create(recal_path, &z, &err), NAS_OK);
+    assert_int_equal(nas__npz_add(z, "images", "<f4", 4, ishape, f->images,
+                                  (size_t)n * 28 * 28 * sizeof(float), &err),
+                     NAS_OK);
+    assert_int_equal(nas__npz_add(z, "batch", "<i8", 1, &one, &batch, sizeof batch, &err), NAS_OK);
+    assert_int_equal(nas__npz_close(z, &err), NAS_OK);
+    size_t len = strlen(rargs);
+    snprintf(rargs + len, cap - len, " '%s' '%s/%s.npz' '%s' '%s/%s.logits'", pre, f->dir, base,
+             recal_path, f->dir, base);
+}
+
 /* Train genotype g briefly on backend `be`, export it to DIR/BASE.py (+
  * .npz) and write nas's eval logits to DIR/BASE.logits. Appends the
- * "MODULE LOGITS PARAMS" triple to args. */
+ * "MODULE LOGITS PARAMS" triple to args. rargs non-NULL: recalibrate
+ * first (recalibrate_case). */
 static void one_case(const fixture *f, nas_backend *be, const char *genotype, const char *base,
-                     char *args, size_t cap)
+                     char *args, char *rargs, size_t cap)
 {
     nas_space *space = NULL;
     nas_error err = {0};
@@ -142,6 +179,8 @@ static void one_case(const fixture *f, nas_backend *be, const char *genotype, co
     nas_train_stats st;
     if (nas_train(net, &train, &recipe, NULL, NULL, &st, &err) != NAS_OK)
         fail_msg("%s on %s: training: %s", genotype, nas_backend_name(be), err.msg);
+    if (rargs)
+        recalibrate_case(f, net, base, rargs, cap);
 
     char py[256], logits_path[256];
     snprintf(py, sizeof py, "%s/%s.py", f->dir, base);
@@ -185,8 +224,10 @@ static void test_eval_matches_pytorch(void **state)
     fixture *f = *state;
     printf("data: %s\n", f->source);
     size_t cap = 64 * 1024;
-    char *args = calloc(1, cap);
+    char *args = calloc(1, cap), *rargs = calloc(1, cap);
     assert_non_null(args);
+    assert_non_null(rargs);
+    const int recal_genos[] = {0, 16, 19}; /* issue 30: one conv edge; sums; a zero node */
     const char *backends[] = {"ref", "cpu"};
     int cases = 0;
     for (int b = 0; b < 2; b++) {
@@ -200,8 +241,14 @@ static void test_eval_matches_pytorch(void **state)
             char base[32];
             snprintf(base, sizeof base, "%s_g%02d", backends[b], g);
             printf("%s: %s\n", base, GENOS[g]);
-            one_case(f, be, GENOS[g], base, args, cap);
+            one_case(f, be, GENOS[g], base, args, NULL, cap);
             cases++;
+        }
+        for (int k = 0; k < (int)(sizeof recal_genos / sizeof recal_genos[0]); k++) {
+            char base[32];
+            snprintf(base, sizeof base, "%s_recal%02d", backends[b], recal_genos[k]);
+            printf("%s: %s, BN recalibrated\n", base, GENOS[recal_genos[k]]);
+            one_case(f, be, GENOS[recal_genos[k]], base, args, rargs, cap);
         }
         nas_backend_destroy(be);
     }
@@ -214,12 +261,20 @@ static void test_eval_matches_pytorch(void **state)
     printf("%d trained networks: %.1f s CPU\n", cases, (double)clock() / CLOCKS_PER_SEC);
     fflush(stdout);
     int rc = system(cmd);
-    free(cmd);
-    free(args);
     if (rc != 0)
         fail_msg("nas's eval logits differ from PyTorch's for some genotype (check_pytorch.py "
                  "exit status %d; the lines above name each module and its difference)",
                  rc);
+    snprintf(cmd, cap + 256, "NAS_TOL=2e-4 %s '%s/tests/e2e/check_recal.py'%s", PY, NAS_SOURCE_DIR,
+             rargs);
+    fflush(stdout);
+    rc = system(cmd);
+    free(cmd);
+    free(args);
+    free(rargs);
+    if (rc != 0)
+        fail_msg("nas's BN recalibration differs from PyTorch's momentum=None (check_recal.py "
+                 "exit status %d; the lines above name each module and its difference)", rc);
 }
 
 static int setup(void **state)
