@@ -567,6 +567,7 @@ static int run_replay(run *r, nas_error *err)
         return rc;
     rc = c->fid ? nas__ctl_fid_replay(c, &r->mismatch, err) /* issue 17 */
                 : nas__ctl_replay(c, &r->mismatch, err);
+    nas__ctl_hist_index_free(c); /* issue 29: the replay's dedupe index */
     c->width = run_width;
     if (rc != NAS_OK)
         return rc;

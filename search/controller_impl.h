@@ -124,6 +124,7 @@ typedef struct ctl {
     const hist_entry *hist;
     int hist_n;
     int hist_nb201; /* replaying a trial proposed under NAS-Bench-201's string */
+    struct hist_index *hist_index; /* issue 29: hash sets of hist's keys (search/replay.c) */
     int db_failed;
     nas_error db_err;
     int status_line; /* a redrawable line is on the terminal */
@@ -365,6 +366,10 @@ int nas__ctl_replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *e
  * replayed, c->hist[0 .. c->hist_n), under the key that trial was
  * proposed with (c->hist_nb201: NAS-Bench-201's string). */
 int nas__ctl_known_in_history(void *ctx, const nas_genotype *g);
+
+/* Free the hash sets nas__ctl_known_in_history builds (issue 29: a look-up
+ * is O(1), not a scan of the history); c->hist_index is NULL afterwards. */
+void nas__ctl_hist_index_free(ctl *c);
 
 /* Read the schedule widths of the earlier runs (strategy_state
  * "controller.workers") into c; *prev gets the last one (0: none).

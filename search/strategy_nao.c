@@ -44,6 +44,7 @@
 #include <string.h> /* memcpy, memset, strcmp, strlen */
 #include "strategy_impl.h"
 #include "nao_model.h"
+#include "key_set.h"
 
 /* Used when a knob is 0 (not set); nas_config_defaults has the same values. */
 #define NAO_DEF_SEED_ARCHS 20
@@ -68,78 +69,6 @@
 #define NAO_ENSEMBLE 1 /* models trained from fresh initialisations each round */
 #endif
 
-/* ---- a set of canonical keys (open addressing, FNV-1a) ---------------------- */
-
-typedef struct key_set {
-    char **slot;
-    size_t cap, n;
-} key_set;
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static int key_set_has(const key_set *ks, const char *k)
-{
-    if (ks->cap == 0)
-        return 0;
-    for (size_t i = fnv1a(k) & (ks->cap - 1);; i = (i + 1) & (ks->cap - 1)) {
-        if (!ks->slot[i])
-            return 0;
-        if (strcmp(ks->slot[i], k) == 0)
-            return 1;
-    }
-}
-
-/* Insert k (copied); 0 on success or when present, -1 on out of memory. */
-static int key_set_add(key_set *ks, const char *k)
-{
-    if (key_set_has(ks, k))
-        return 0;
-    if (2 * (ks->n + 1) > ks->cap) {
-        size_t ncap = ks->cap ? 2 * ks->cap : 256;
-        char **ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            return -1;
-        for (size_t i = 0; i < ks->cap; i++) {
-            if (!ks->slot[i])
-                continue;
-            size_t j = fnv1a(ks->slot[i]) & (ncap - 1);
-            while (ns[j])
-                j = (j + 1) & (ncap - 1);
-            ns[j] = ks->slot[i];
-        }
-        free(ks->slot);
-        ks->slot = ns;
-        ks->cap = ncap;
-    }
-    size_t len = strlen(k) + 1;
-    char *copy = malloc(len);
-    if (!copy)
-        return -1;
-    memcpy(copy, k, len);
-    size_t i = fnv1a(k) & (ks->cap - 1);
-    while (ks->slot[i])
-        i = (i + 1) & (ks->cap - 1);
-    ks->slot[i] = copy;
-    ks->n++;
-    return 0;
-}
-
-static void key_set_free(key_set *ks)
-{
-    for (size_t i = 0; i < ks->cap; i++)
-        free(ks->slot[i]);
-    free(ks->slot);
-    memset(ks, 0, sizeof *ks);
-}
-
 /* ---- strategy state ------------------------------------------------------------ */
 
 typedef struct nao_obs {
@@ -159,7 +88,7 @@ typedef struct nao_state {
     nas_rng mrng; /* model initialisation and mini-batch shuffling */
     nao_obs *obs;
     size_t n_obs, cap_obs;
-    key_set seen; /* keys observed or proposed */
+    nas__key_set seen; /* keys observed or proposed */
     nas_genotype queue[256];
     uint8_t queue_random[256]; /* 1: a uniform sample queued for an empty pool */
     int q_head, q_len;
@@ -189,7 +118,7 @@ static int is_new(nas_strategy *s, const nas_genotype *g, nas_known_fn is_known,
     nao_state *st = s->context;
     char key[NAS_GENOTYPE_STR_MAX];
     genotype_key(s, g, key);
-    if (key_set_has(&st->seen, key))
+    if (nas__key_set_has(&st->seen, key))
         return 0;
     return !(is_known && is_known(ctx, g));
 }
@@ -657,7 +586,7 @@ static int nao_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx, 
     }
     char key[NAS_GENOTYPE_STR_MAX];
     genotype_key(s, out, key);
-    if (key_set_add(&st->seen, key) != 0)
+    if (nas__key_set_add(&st->seen, key) != 0)
         return nas_error_set(err, NAS_ENOMEM, "nao: out of memory");
     st->n_proposed++;
     return NAS_OK;
@@ -679,7 +608,7 @@ static void nao_observe(nas_strategy *s, const nas_genotype *g, double score)
     st->n_obs++;
     char key[NAS_GENOTYPE_STR_MAX];
     genotype_key(s, g, key);
-    (void)key_set_add(&st->seen, key);
+    (void)nas__key_set_add(&st->seen, key);
 }
 
 static void nao_destroy(nas_strategy *s)
@@ -691,7 +620,7 @@ static void nao_destroy(nas_strategy *s)
         nas__nao_model_destroy(st->model[e]);
     free(st->allowed);
     free(st->obs);
-    key_set_free(&st->seen);
+    nas__key_set_free(&st->seen);
     free(st);
     s->context = NULL;
 }
