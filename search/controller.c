@@ -586,6 +586,7 @@ static int run_replay(run *r, nas_error *err)
     } else {
         say_resumed(r);
     }
+    nas__ctl_warn_budget(c); /* issue 29: search.trials beyond the space */
     if (c->cfg->evaluator.kind == NAS_EVALUATOR_TABLE && c->cfg->constraints.latency_ms > 0)
         nas__ctl_say(c, "nas: constraints.latency_ms = %g is not applied: evaluator.kind = "
                         "\"table\" measures no latency",

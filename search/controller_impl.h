@@ -371,6 +371,12 @@ int nas__ctl_known_in_history(void *ctx, const nas_genotype *g);
  * is O(1), not a scan of the history); c->hist_index is NULL afterwards. */
 void nas__ctl_hist_index_free(ctl *c);
 
+/* Issue 29: say a warning when the trials left to run (search.trials, not
+ * yet finished) exceed the space's distinct keys (nas_space_counts_get:
+ * exact counts only), as `nas space` counts them: the search cannot
+ * fill its budget. Never fails. */
+void nas__ctl_warn_budget(ctl *c);
+
 /* Read the schedule widths of the earlier runs (strategy_state
  * "controller.workers") into c; *prev gets the last one (0: none).
  * Errors: the store's, NAS_EFORMAT (not a list of worker counts). */

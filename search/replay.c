@@ -14,6 +14,7 @@
 #include "search/controller_impl.h"
 #include "search/key_set.h"
 #include "nas/array.h"
+#include "nas/layers.h" /* nas_space_counts_get */
 
 /* Stored under strategy_state "controller.workers": the schedule width of
  * the last run, so a resume with another width says so. */
@@ -371,4 +372,21 @@ int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err)
     nas_space_set_key_kind(c->space, NAS_KEY_FUNCTION);
     free(h.v);
     return rc;
+}
+
+/* ---- the budget against the space (issue 29) ----------------------------------- */
+
+void nas__ctl_warn_budget(ctl *c)
+{
+    nas_space_counts cnt;
+    if (c->finished >= c->budget || nas_space_counts_get(c->space, &cnt) != NAS_OK ||
+        !cnt.keys_counted || !cnt.keys_exact || (uint64_t)c->budget <= cnt.keys)
+        return;
+    nas__ctl_say(c,
+                 "nas: warning: search.trials = %d is more than the %llu distinct architectures "
+                 "of this space (`nas space %s` counts them): the search can run at most %llu "
+                 "trials and ends 'exhausted' when the strategy has tried them all (the ETA "
+                 "assumes %d)",
+                 c->budget, (unsigned long long)cnt.keys, c->cfg->path[0] ? c->cfg->path : "CONF",
+                 (unsigned long long)cnt.keys, c->budget);
 }
