@@ -305,27 +305,64 @@ static int round_alloc(const nao_state *st, size_t n, round_bufs *b)
     return NAS_OK;
 }
 
+static int cmp_double_asc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* How many of the n sorted values v are below x (*less) and equal to it
+ * (*eq): two binary searches. */
+static void rank_in_sorted(const double *v, size_t n, double x, size_t *less, size_t *eq)
+{
+    size_t lo = 0, hi = n; /* first index with v >= x */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *less = lo;
+    for (hi = n; lo < hi;) { /* first index with v > x */
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *eq = lo - *less;
+}
+
 /* The training set: every finite observation and its target, its
  * normalised rank in [0,1] (ties share their mean rank), so the sigmoid's
  * range is spread over the order of the scores rather than squeezed by a
- * few failed cells at the bottom. */
-static void round_targets(const nao_state *st, round_bufs *b)
+ * few failed cells at the bottom. The counts come from a sorted copy of
+ * the scores (issue 29: O(n log n) a round; counting pairs, O(n^2), made
+ * a long search slow down round by round); the targets are the same.
+ * NAS_ENOMEM. */
+static int round_targets(const nao_state *st, round_bufs *b)
 {
     const int L = st->L;
     const size_t n = b->n;
+    double *sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return NAS_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < st->n_obs; i++)
-        if (isfinite(st->obs[i].score))
+        if (isfinite(st->obs[i].score)) {
+            sorted[k] = st->obs[i].score;
             b->ord[k++] = &st->obs[i];
-    for (size_t i = 0; i < n; i++) {
-        size_t less = 0, eq = 0;
-        for (size_t j = 0; j < n; j++) {
-            less += b->ord[j]->score < b->ord[i]->score;
-            eq += b->ord[j]->score == b->ord[i]->score;
         }
+    qsort(sorted, n, sizeof *sorted, cmp_double_asc);
+    for (size_t i = 0; i < n; i++) {
+        size_t less, eq;
+        rank_in_sorted(sorted, n, b->ord[i]->score, &less, &eq);
         memcpy(b->seqs + i * L, b->ord[i]->g.tok, (size_t)L);
         b->y[i] = (float)(((double)less + 0.5 * (double)(eq - 1)) / (double)(n - 1));
     }
+    free(sorted);
+    return NAS_OK;
 }
 
 /* Train every model of the ensemble on the targets (a fresh one first
@@ -512,7 +549,10 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
     round_bufs b;
     if (round_alloc(st, n, &b) != NAS_OK)
         return nas_error_set(err, NAS_ENOMEM, "nao: out of memory in a model round");
-    round_targets(st, &b);
+    if (round_targets(st, &b) != NAS_OK) {
+        round_free(&b);
+        return nas_error_set(err, NAS_ENOMEM, "nao: out of memory in a model round");
+    }
     nas_strategy_round info;
     memset(&info, 0, sizeof info);
     info.tau = heldout_tau(st, &info.n_heldout);
