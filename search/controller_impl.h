@@ -349,7 +349,9 @@ int nas__ctl_observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int
 /* Replay the experiment's stored trials through the strategy (see
  * search/replay.c): finished ones accounted and observed in their turn,
  * unfinished ones re-queued (c->requeue); *mismatch counts the replayed
- * proposals that differed from the stored trials. Leaves c->width at the
+ * proposals that differed from the stored trials. Issue 29: when the
+ * finished trials already fill c->budget, they are only accounted (the
+ * strategy is not replayed; *mismatch stays 0). Leaves c->width at the
  * last stored width. Errors: the store's, NAS_EFORMAT (a stored genotype
  * this space cannot read), NAS_EDB, NAS_ENOMEM, the strategy's. */
 int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err);

@@ -7,6 +7,12 @@
  * under the key (issue 21) and the schedule width (issue 22) it was
  * proposed with; the widths of the earlier runs are kept here too
  * (strategy_state "controller.workers").
+ *
+ * Issue 29: a resume is O(n) in the stored trials. They are read row by
+ * row; each replayed proposal's dedupe check looks its key up in hash sets
+ * of the earlier trials' keys (search/key_set.h); an experiment whose
+ * finished trials already fill its budget is only counted, without
+ * replaying the strategy (nas_search_run then has nothing to do).
  */
 #include <stdio.h>
 #include <stdlib.h>
