@@ -874,6 +874,7 @@ static int run_close(run *r, int rc, nas_error *err)
         nas_error serr;
         nas_store_experiment_set_status(c->st, c->exp, r->final_status, &serr);
     }
+    nas__ctl_strategy_log_save(c); /* issue 29: NAO's rounds, for the next replay */
     fill_summary(c, r->summary);
     r->summary->mpi_lost = nas__pool_lost(c->pool); /* nas_search_mpi_finish ends MPI */
     nas_pool_destroy(c->pool);

@@ -379,6 +379,11 @@ void nas__ctl_hist_index_free(ctl *c);
  * fill its budget. Never fails. */
 void nas__ctl_warn_budget(ctl *c);
 
+/* Issue 29: store the strategy's round log (nas_strategy_round_log;
+ * strategy_state "strategy.rounds") for the next replay. Best effort
+ * (nothing when the strategy keeps none). */
+void nas__ctl_strategy_log_save(ctl *c);
+
 /* Read the schedule widths of the earlier runs (strategy_state
  * "controller.workers") into c; *prev gets the last one (0: none).
  * Errors: the store's, NAS_EFORMAT (not a list of worker counts). */

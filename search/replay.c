@@ -359,6 +359,46 @@ static void replay_counts_only(ctl *c, const hist_vec *h)
     }
 }
 
+/* Stored under strategy_state ROUNDS_STATE: the strategy's round log
+ * (nas_strategy_round_log), so a replay need not train NAO's rounds again. */
+#define ROUNDS_STATE "strategy.rounds"
+
+/* Issue 29: hand the strategy the stored proposals and the round log of
+ * the earlier runs (nas_strategy_replay_hint). Best effort: without them
+ * the replay trains every round, as before. */
+static void replay_hint(ctl *c, const hist_vec *h)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    nas_error gerr;
+    if (nas_store_strategy_state_get(c->st, c->exp, ROUNDS_STATE, &blob, &size, &gerr) != NAS_OK)
+        return;
+    char *log = malloc(size + 1);
+    nas_genotype *g = malloc((size_t)(h->n > 0 ? h->n : 1) * sizeof *g);
+    int n = 0;
+    if (log && g && blob) {
+        memcpy(log, blob, size);
+        log[size] = '\0';
+        for (; n < h->n && nas_space_parse(c->space, h->v[n].geno, &g[n], &gerr) == NAS_OK; n++)
+            ;
+        (void)nas_strategy_replay_hint(c->strat, g, n, log, &gerr);
+    }
+    free(blob);
+    free(log);
+    free(g);
+}
+
+void nas__ctl_strategy_log_save(ctl *c)
+{
+    if (!c->strat || !c->st || c->exp <= 0)
+        return;
+    char *log = nas_strategy_round_log(c->strat);
+    nas_error serr;
+    if (log)
+        (void)nas_store_strategy_state_put(c->st, c->exp, ROUNDS_STATE, log, strlen(log), &serr);
+    free(log);
+}
+
 int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err)
 {
     hist_vec h = {0};
@@ -368,9 +408,12 @@ int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err)
     int exhausted = 0;
     if (rc == NAS_OK && replay_finished(c, &h))
         replay_counts_only(c, &h); /* issue 29: no keys, no strategy */
-    else if (rc == NAS_OK && (rc = load_keys(c, &h, &nb201_until, err)) == NAS_OK)
+    else if (rc == NAS_OK && (rc = load_keys(c, &h, &nb201_until, err)) == NAS_OK) {
+        replay_hint(c, &h);
         for (int i = 0; i < h.n && rc == NAS_OK; i++)
             rc = replay_trial(c, &h, i, nb201_until, &exhausted, mismatch, err);
+        (void)nas_strategy_replay_hint(c->strat, NULL, 0, NULL, NULL);
+    }
     c->hist = NULL;
     c->hist_n = 0;
     c->n_hist = h.n;

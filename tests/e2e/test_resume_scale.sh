@@ -11,7 +11,10 @@
 # too few for the budget). Then a 150-trial NAO search on the same table.
 # Each is run, then run again: the second run must say "nothing to do",
 # leave the trials as they were and use under 10% of the first run's CPU
-# time (user + system, from bash's `times`).
+# time (user + system, from bash's `times`). Then the NAO search is
+# extended by one trial: its replay (NAO's rounds rebuilt from the stored
+# round log, not trained) must cost under 10% too and give the trials of
+# an uninterrupted search.
 . "$(dirname "$0")/search_lib.sh"
 cd "$TMP" || fail "cd"
 N=${RESUME_SCALE_N:-30000}
@@ -72,10 +75,29 @@ check() {
     sql "$db" "SELECT id, genotype, status FROM trial ORDER BY id" >"$TMP/$name.after"
     cmp -s "$TMP/$name.before" "$TMP/$name.after" || fail "$name: the resume changed the trials"
     echo "$name: first run $first ms CPU, resume to 'nothing to do' $second ms CPU"
+    nao_first=$first
     [ $((second * 10)) -lt "$first" ] ||
         fail "$name: the resume took $second ms CPU, not under 10% of the first run's $first ms"
 }
 
 check scale-random random "$N"
 check scale-nao nao 150
+
+# NAO's replay does not train its rounds again (strategy_state
+# "strategy.rounds"): extending the 150-trial search by one trial replays
+# 150 trials in under 10% of the first run's CPU, and the 151 trials are
+# those of an uninterrupted 151-trial search.
+note "scale-nao: extended to 151 trials, and an uninterrupted 151-trial search"
+sed 's/trials = 150;/trials = 151;/' "$TMP/scale-nao.conf" >"$TMP/ext.conf"
+ext=$(cpu_of "$NAS" run "$TMP/ext.conf" --db "$TMP/scale-nao.db")
+grep_in "extending experiment" "$TMP/err"
+if grep -q "replayed proposals differed" "$TMP/err"; then cat "$TMP/err"; fail "the replay differed"; fi
+conf scale-nao nao 151
+"$NAS" run "$TMP/scale-nao.conf" --db "$TMP/whole.db" --quiet >"$TMP/out" 2>&1 || fail "nas run"
+expect_eq "extended = uninterrupted" \
+    "$(sql "$TMP/scale-nao.db" "SELECT group_concat(genotype, ' ') FROM (SELECT genotype FROM trial ORDER BY id)")" \
+    "$(sql "$TMP/whole.db" "SELECT group_concat(genotype, ' ') FROM (SELECT genotype FROM trial ORDER BY id)")"
+echo "scale-nao: extension by one trial $ext ms CPU (the first run: $nao_first ms)"
+[ $((ext * 10)) -lt "$nao_first" ] ||
+    fail "scale-nao: the extension took $ext ms CPU, not under 10% of the first run's $nao_first ms"
 echo "PASS"
