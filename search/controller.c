@@ -596,6 +596,7 @@ static int run_replay(run *r, nas_error *err)
         return rc;
     rc = c->fid ? nas__ctl_fid_replay(c, &r->mismatch, err) /* issue 17 */
                 : nas__ctl_replay(c, &r->mismatch, err);
+    nas__ctl_hist_index_free(c); /* issue 29: the replay's dedupe index */
     c->width = run_width;
     if (rc != NAS_OK)
         return rc;
@@ -616,6 +617,7 @@ static int run_replay(run *r, nas_error *err)
     } else {
         say_resumed(r);
     }
+    nas__ctl_warn_budget(c); /* issue 29: search.trials beyond the space */
     if (c->cfg->evaluator.kind == NAS_EVALUATOR_TABLE && c->cfg->constraints.latency_ms > 0)
         nas__ctl_say(c, "nas: constraints.latency_ms = %g is not applied: evaluator.kind = "
                         "\"table\" measures no latency",
@@ -899,6 +901,7 @@ static int run_close(run *r, int rc, nas_error *err)
         nas_error serr;
         nas_store_experiment_set_status(c->st, c->exp, r->final_status, &serr);
     }
+    nas__ctl_strategy_log_save(c); /* issue 29: NAO's rounds, for the next replay */
     fill_summary(c, r->summary);
     r->summary->mpi_lost = nas__pool_lost(c->pool); /* nas_search_mpi_finish ends MPI */
     nas_pool_destroy(c->pool);

@@ -143,6 +143,7 @@ typedef struct ctl {
     const hist_entry *hist;
     int hist_n;
     int hist_nb201; /* replaying a trial proposed under NAS-Bench-201's string */
+    struct hist_index *hist_index; /* issue 29: hash sets of hist's keys (search/replay.c) */
     int db_failed;
     nas_error db_err;
     int status_line; /* a redrawable line is on the terminal */
@@ -369,7 +370,9 @@ int nas__ctl_start_status(ctl *c, int rc, nas_error *err);
 /* Replay the experiment's stored trials through the strategy (see
  * search/replay.c): finished ones accounted and observed in their turn,
  * unfinished ones re-queued (c->requeue); *mismatch counts the replayed
- * proposals that differed from the stored trials. Leaves c->width at the
+ * proposals that differed from the stored trials. Issue 29: when the
+ * finished trials already fill c->budget, they are only accounted (the
+ * strategy is not replayed; *mismatch stays 0). Leaves c->width at the
  * last stored width. Errors: the store's, NAS_EFORMAT (a stored genotype
  * this space cannot read), NAS_EDB, NAS_ENOMEM, the strategy's. */
 int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err);
@@ -386,6 +389,21 @@ int nas__ctl_replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *e
  * replayed, c->hist[0 .. c->hist_n), under the key that trial was
  * proposed with (c->hist_nb201: NAS-Bench-201's string). */
 int nas__ctl_known_in_history(void *ctx, const nas_genotype *g);
+
+/* Free the hash sets nas__ctl_known_in_history builds (issue 29: a look-up
+ * is O(1), not a scan of the history); c->hist_index is NULL afterwards. */
+void nas__ctl_hist_index_free(ctl *c);
+
+/* Issue 29: say a warning when the trials left to run (search.trials, not
+ * yet finished) exceed the space's distinct keys (nas_space_counts_get:
+ * exact counts only), as `nas space` counts them: the search cannot
+ * fill its budget. Never fails. */
+void nas__ctl_warn_budget(ctl *c);
+
+/* Issue 29: store the strategy's round log (nas_strategy_round_log;
+ * strategy_state "strategy.rounds") for the next replay. Best effort
+ * (nothing when the strategy keeps none). */
+void nas__ctl_strategy_log_save(ctl *c);
 
 /* Read the schedule widths of the earlier runs (strategy_state
  * "controller.workers") into c; *prev gets the last one (0: none).

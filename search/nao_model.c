@@ -733,6 +733,22 @@ float nas__nao_fit(nas__nao_model *m, int N, const uint8_t *seqs, const float *y
     return (float)last;
 }
 
+int nas__nao_fit_skip(int N, int epochs, int batch, nas_rng *rng)
+{
+    if (N < 1 || batch < 1) /* nas__nao_fit draws nothing then */
+        return 0;
+    uint32_t *perm = malloc((size_t)N * sizeof *perm);
+    if (!perm)
+        return -1;
+    for (int e = 0; e < epochs; e++) {
+        for (int i = 0; i < N; i++)
+            perm[i] = (uint32_t)i;
+        nas_rng_shuffle(rng, perm, (size_t)N);
+    }
+    free(perm);
+    return 0;
+}
+
 int nas__nao_encode(nas__nao_model *m, int B, const uint8_t *seqs, float *states, float *pred)
 {
     if (B < 1 || ensure_cap(m, B) != 0)

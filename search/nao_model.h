@@ -102,6 +102,13 @@ void nas__nao_adam_step(nas__nao_model *m, float lr, float wd, float clip);
 float nas__nao_fit(nas__nao_model *m, int N, const uint8_t *seqs, const float *y, int epochs,
                    int batch, int per_epoch, float lr, float tradeoff, nas_rng *rng);
 
+/* Issue 29: advance `rng` exactly as nas__nao_fit(m, N, ..., epochs, batch,
+ * ..., rng) would (one shuffle of N indices per epoch), without training:
+ * a replay that reuses a round's stored outcome keeps the later rounds'
+ * random streams. Returns 0, or -1 on out of memory (rng then unchanged
+ * only if nothing was drawn: check before relying on it). */
+int nas__nao_fit_skip(int N, int epochs, int batch, nas_rng *rng);
+
 /* Encoder: states [B*L*H] (s_t of sample b at (b*L + t)*H) and, when
  * `pred` is non-NULL, the predictor's score [B]. Returns 0 or -1 (memory). */
 int nas__nao_encode(nas__nao_model *m, int B, const uint8_t *seqs, float *states, float *pred);

@@ -7,11 +7,20 @@
  * under the key (issue 21) and the schedule width (issue 22) it was
  * proposed with; the widths of the earlier runs are kept here too
  * (strategy_state "controller.workers").
+ *
+ * Issue 29: a resume is O(n) in the stored trials. They are read row by
+ * row; each replayed proposal's dedupe check looks its key up in hash sets
+ * of the earlier trials' keys (search/key_set.h); an experiment whose
+ * finished trials already fill its budget is only counted, without
+ * replaying the strategy (nas_search_run then has nothing to do).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "search/controller_impl.h"
+#include "search/key_set.h"
+#include "nas/array.h"
+#include "nas/layers.h" /* nas_space_counts_get */
 
 /* Stored under strategy_state "controller.workers": the schedule width of
  * the last run, so a resume with another width says so. */
@@ -19,14 +28,60 @@
 
 /* ---- the stored trials -------------------------------------------------------- */
 
+/* Issue 29: the keys of c->hist[0 .. n), both kinds, in hash sets that
+ * grow with the replay (c->hist_n only grows while one history is
+ * replayed), so a dedupe check costs O(1) instead of a scan of the
+ * history, and a resume O(n) instead of O(n^2). */
+struct hist_index {
+    const hist_entry *base; /* the history indexed (c->hist) */
+    int n;                  /* its first n entries are in the sets */
+    nas__key_set func, nb201;
+};
+
+void nas__ctl_hist_index_free(ctl *c)
+{
+    if (!c->hist_index)
+        return;
+    nas__key_set_free(&c->hist_index->func);
+    nas__key_set_free(&c->hist_index->nb201);
+    free(c->hist_index);
+    c->hist_index = NULL;
+}
+
+/* Bring c->hist_index up to c->hist[0 .. c->hist_n) (started afresh for
+ * another history or a shorter prefix). -1 when out of memory. */
+static int hist_index_update(ctl *c)
+{
+    struct hist_index *x = c->hist_index;
+    if (x && (x->base != c->hist || x->n > c->hist_n)) {
+        nas__ctl_hist_index_free(c);
+        x = NULL;
+    }
+    if (!x) {
+        if (!(x = calloc(1, sizeof *x)))
+            return -1;
+        x->base = c->hist;
+        c->hist_index = x;
+    }
+    for (; x->n < c->hist_n; x->n++)
+        if (nas__key_set_add(&x->func, c->hist[x->n].key) != 0 ||
+            nas__key_set_add(&x->nb201, c->hist[x->n].key_nb201) != 0)
+            return -1;
+    return 0;
+}
+
 /* Known among the trials before the one replayed, under the key that
  * trial was proposed with (c->hist_nb201: NAS-Bench-201's string, set on
- * the space; see replay_trial). */
+ * the space; see replay_trial). Out of memory for the index falls back to
+ * a scan. */
 int nas__ctl_known_in_history(void *ctx, const nas_genotype *g)
 {
     ctl *c = ctx;
     char key[NAS_GENOTYPE_STR_MAX];
     nas_space_key(c->space, g, key, sizeof key);
+    if (hist_index_update(c) == 0)
+        return nas__key_set_has(c->hist_nb201 ? &c->hist_index->nb201 : &c->hist_index->func,
+                                key);
     for (int i = 0; i < c->hist_n; i++)
         if (strcmp(c->hist_nb201 ? c->hist[i].key_nb201 : c->hist[i].key, key) == 0)
             return 1;
@@ -146,42 +201,65 @@ int nas__ctl_width_save(ctl *c, nas_error *err)
 
 /* ---- the replay --------------------------------------------------------------- */
 
-int nas__ctl_replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *err)
+/* nas_store_trial_foreach's callback: append stored trial t to the
+ * hist_vec being read (issue 29: one row at a time, not a list of every
+ * stored row beside h). Returns 1 (stop) when out of memory. */
+typedef struct load_ctx {
+    hist_vec *h;
+    int cap;
+    nas_error oom;
+} load_ctx;
+
+static int load_one(void *vctx, const nas_store_trial *t)
 {
-    nas_store_trial *t = NULL;
-    int n = 0;
-    int rc = nas_store_trial_list(c->st, c->exp, &t, &n, err);
+    load_ctx *lc = vctx;
+    hist_vec *h = lc->h;
+    if (nas_array_grow(&h->v, h->n, &lc->cap, 256, sizeof *h->v, &lc->oom) != NAS_OK)
+        return 1;
+    hist_entry *e = &h->v[h->n++];
+    e->id = t->id;
+    e->status = t->status;
+    snprintf(e->geno, sizeof e->geno, "%s", t->genotype);
+    e->key[0] = e->key_nb201[0] = '\0';
+    e->score = t->score;
+    e->val = t->val_accuracy;
+    e->diverged = strcmp(t->flag, "diverged") == 0;
+    e->promo_failed = 0;
+    long long to = 0; /* issue 29: a failed promotion (NAS__CTL_PROMO_FAILED) */
+    int end = 0;      /* the whole prefix matched (not "... interrupted") */
+    if (e->status == NAS_TRIAL_DONE &&
+        sscanf(t->error, "promotion to %lld failed:%n", &to, &end) == 1 && end > 0 && to > 0)
+        e->promo_failed = to;
+    nas_store_trial_result(t, &e->res);
+    return 0;
+}
+
+/* The stored trials into h (no keys yet) and room for the re-queued ones
+ * (c->requeue). Errors: the store's, NAS_ENOMEM. */
+static int load_trials(ctl *c, hist_vec *h, nas_error *err)
+{
+    load_ctx lc = {.h = h};
+    int rc = nas_store_trial_foreach(c->st, c->exp, NAS_STORE_ORDER_ID, 0, load_one, &lc, err);
+    if (rc == NAS_OK && lc.oom.code)
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading the trials");
     if (rc != NAS_OK)
         return rc;
-    h->v = calloc((size_t)(n > 0 ? n : 1), sizeof *h->v);
-    c->requeue = calloc((size_t)(n > 0 ? n : 1), sizeof *c->requeue);
-    if (!h->v || !c->requeue) {
-        free(t);
+    c->requeue = calloc((size_t)(h->n > 0 ? h->n : 1), sizeof *c->requeue);
+    if (!c->requeue)
         return nas_error_set(err, NAS_ENOMEM, "out of memory reading the trials");
-    }
-    for (h->n = 0; h->n < n; h->n++) {
-        hist_entry *e = &h->v[h->n];
-        e->id = t[h->n].id;
-        e->status = t[h->n].status;
-        snprintf(e->geno, sizeof e->geno, "%s", t[h->n].genotype);
-        e->score = t[h->n].score;
-        e->val = t[h->n].val_accuracy;
-        e->diverged = strcmp(t[h->n].flag, "diverged") == 0;
-        long long to = 0; /* issue 29: a failed promotion (NAS__CTL_PROMO_FAILED) */
-        int end = 0;      /* the whole prefix matched (not "... interrupted") */
-        if (e->status == NAS_TRIAL_DONE &&
-            sscanf(t[h->n].error, "promotion to %lld failed:%n", &to, &end) == 1 && end > 0 &&
-            to > 0)
-            e->promo_failed = to;
-        nas_store_trial_result(&t[h->n], &e->res);
-    }
-    free(t);
+    return NAS_OK;
+}
+
+/* Both keys of every trial of h (see nas__ctl_replay_load). */
+static int load_keys(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *err)
+{
     /* Issue 21: trials up to `nb201_until` (schema migration 3 records it)
      * were proposed by an older nas whose key was NAS-Bench-201's string;
      * their proposals are replayed with that key, so the replay makes the
      * same dedupe decisions, and the same proposals, as the run that made
      * them. Later trials, and the live search, use the functional key. */
-    if ((rc = read_nb201_until(c, nb201_until, err)) != NAS_OK)
+    int rc = read_nb201_until(c, nb201_until, err);
+    if (rc != NAS_OK)
         return rc;
     for (int i = 0; i < h->n; i++) {
         nas_genotype g;
@@ -193,6 +271,13 @@ int nas__ctl_replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *e
         nas_space_nb201_str(&g, h->v[i].key_nb201, sizeof h->v[i].key_nb201);
     }
     return NAS_OK;
+}
+
+int nas__ctl_replay_load(ctl *c, hist_vec *h, int64_t *nb201_until, nas_error *err)
+{
+    *nb201_until = 0;
+    int rc = load_trials(c, h, err);
+    return rc != NAS_OK ? rc : load_keys(c, h, nb201_until, err);
 }
 
 /* Replay stored trial i of h: the observations the schedule makes before
@@ -250,19 +335,91 @@ static int replay_trial(ctl *c, const hist_vec *h, int i, int64_t nb201_until, i
     return rc;
 }
 
+/* Issue 29: 1 when the stored trials already fill the budget (done and
+ * failed ones, latency rejections not counted, as nas__ctl_account counts):
+ * the run has nothing to do, so the strategy need not be replayed. */
+static int replay_finished(const ctl *c, const hist_vec *h)
+{
+    int finished = 0;
+    for (int i = 0; i < h->n; i++)
+        finished += (h->v[i].status == NAS_TRIAL_DONE || h->v[i].status == NAS_TRIAL_FAILED) &&
+                    !nas__ctl_rejected(&h->v[i].res);
+    return finished >= c->budget;
+}
+
+/* A finished experiment (replay_finished): count its trials, the best and
+ * the Pareto front as the replay would, without the strategy (no
+ * proposals, no observations: nas_search_run then has nothing to do);
+ * unfinished trials are listed in c->requeue for the counts. */
+static void replay_counts_only(ctl *c, const hist_vec *h)
+{
+    for (int i = 0; i < h->n; i++) {
+        hist_entry *e = &h->v[i];
+        if (e->status == NAS_TRIAL_DONE || e->status == NAS_TRIAL_FAILED) {
+            nas__ctl_account(c, e->id, e->geno, &e->res, e->score, e->diverged);
+            if (!nas__ctl_rejected(&e->res))
+                nas__ctl_front_add(c, &e->res);
+        } else {
+            c->requeue[c->nrequeue++] = *e;
+        }
+    }
+}
+
+/* Stored under strategy_state ROUNDS_STATE: the strategy's round log
+ * (nas_strategy_round_log), so a replay need not train NAO's rounds again. */
+#define ROUNDS_STATE "strategy.rounds"
+
+/* Issue 29: hand the strategy the stored proposals and the round log of
+ * the earlier runs (nas_strategy_replay_hint). Best effort: without them
+ * the replay trains every round, as before. */
+static void replay_hint(ctl *c, const hist_vec *h)
+{
+    void *blob = NULL;
+    size_t size = 0;
+    nas_error gerr;
+    if (nas_store_strategy_state_get(c->st, c->exp, ROUNDS_STATE, &blob, &size, &gerr) != NAS_OK)
+        return;
+    char *log = malloc(size + 1);
+    nas_genotype *g = malloc((size_t)(h->n > 0 ? h->n : 1) * sizeof *g);
+    int n = 0;
+    if (log && g && blob) {
+        memcpy(log, blob, size);
+        log[size] = '\0';
+        for (; n < h->n && nas_space_parse(c->space, h->v[n].geno, &g[n], &gerr) == NAS_OK; n++)
+            ;
+        (void)nas_strategy_replay_hint(c->strat, g, n, log, &gerr);
+    }
+    free(blob);
+    free(log);
+    free(g);
+}
+
+void nas__ctl_strategy_log_save(ctl *c)
+{
+    if (!c->strat || !c->st || c->exp <= 0)
+        return;
+    char *log = nas_strategy_round_log(c->strat);
+    nas_error serr;
+    if (log)
+        (void)nas_store_strategy_state_put(c->st, c->exp, ROUNDS_STATE, log, strlen(log), &serr);
+    free(log);
+}
+
 int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err)
 {
     hist_vec h = {0};
     int64_t nb201_until = 0;
     *mismatch = 0;
-    int rc = nas__ctl_replay_load(c, &h, &nb201_until, err);
-    if (rc != NAS_OK) {
-        free(h.v);
-        return rc;
-    }
+    int rc = load_trials(c, &h, err);
     int exhausted = 0;
-    for (int i = 0; i < h.n && rc == NAS_OK; i++)
-        rc = replay_trial(c, &h, i, nb201_until, &exhausted, mismatch, err);
+    if (rc == NAS_OK && replay_finished(c, &h))
+        replay_counts_only(c, &h); /* issue 29: no keys, no strategy */
+    else if (rc == NAS_OK && (rc = load_keys(c, &h, &nb201_until, err)) == NAS_OK) {
+        replay_hint(c, &h);
+        for (int i = 0; i < h.n && rc == NAS_OK; i++)
+            rc = replay_trial(c, &h, i, nb201_until, &exhausted, mismatch, err);
+        (void)nas_strategy_replay_hint(c->strat, NULL, 0, NULL, NULL);
+    }
     c->hist = NULL;
     c->hist_n = 0;
     c->n_hist = h.n;
@@ -270,4 +427,21 @@ int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err)
     nas_space_set_key_kind(c->space, NAS_KEY_FUNCTION);
     free(h.v);
     return rc;
+}
+
+/* ---- the budget against the space (issue 29) ----------------------------------- */
+
+void nas__ctl_warn_budget(ctl *c)
+{
+    nas_space_counts cnt;
+    if (c->finished >= c->budget || nas_space_counts_get(c->space, &cnt) != NAS_OK ||
+        !cnt.keys_counted || !cnt.keys_exact || (uint64_t)c->budget <= cnt.keys)
+        return;
+    nas__ctl_say(c,
+                 "nas: warning: search.trials = %d is more than the %llu distinct architectures "
+                 "of this space (`nas space %s` counts them): the search can run at most %llu "
+                 "trials and ends 'exhausted' when the strategy has tried them all (the ETA "
+                 "assumes %d)",
+                 c->budget, (unsigned long long)cnt.keys, c->cfg->path[0] ? c->cfg->path : "CONF",
+                 (unsigned long long)cnt.keys, c->budget);
 }

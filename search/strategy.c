@@ -75,3 +75,14 @@ long nas_strategy_last_round(const nas_strategy *s, nas_strategy_round *out)
     memset(out, 0, sizeof *out);
     return s->ops->last_round ? s->ops->last_round(s, out) : 0;
 }
+
+char *nas_strategy_round_log(const nas_strategy *s)
+{
+    return s->ops->round_log ? s->ops->round_log(s) : NULL;
+}
+
+int nas_strategy_replay_hint(nas_strategy *s, const nas_genotype *stored, int n, const char *log,
+                             nas_error *err)
+{
+    return s->ops->replay_hint ? s->ops->replay_hint(s, stored, n, log, err) : NAS_OK;
+}

@@ -20,6 +20,11 @@ typedef struct nas__strategy_ops {
     const char *(*origin)(const nas_strategy *s);
     /* Optional (NULL: no model): the last model round (nas_strategy_last_round). */
     long (*last_round)(const nas_strategy *s, nas_strategy_round *out);
+    /* Optional (NULL: none): issue 29, nas_strategy_round_log and
+     * nas_strategy_replay_hint. */
+    char *(*round_log)(const nas_strategy *s);
+    int (*replay_hint)(nas_strategy *s, const nas_genotype *stored, int n, const char *log,
+                       nas_error *err);
 } nas__strategy_ops;
 
 struct nas_strategy {

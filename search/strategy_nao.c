@@ -44,6 +44,7 @@
 #include <string.h> /* memcpy, memset, strcmp, strlen */
 #include "strategy_impl.h"
 #include "nao_model.h"
+#include "key_set.h"
 
 /* Used when a knob is 0 (not set); nas_config_defaults has the same values. */
 #define NAO_DEF_SEED_ARCHS 20
@@ -68,78 +69,6 @@
 #define NAO_ENSEMBLE 1 /* models trained from fresh initialisations each round */
 #endif
 
-/* ---- a set of canonical keys (open addressing, FNV-1a) ---------------------- */
-
-typedef struct key_set {
-    char **slot;
-    size_t cap, n;
-} key_set;
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
-static int key_set_has(const key_set *ks, const char *k)
-{
-    if (ks->cap == 0)
-        return 0;
-    for (size_t i = fnv1a(k) & (ks->cap - 1);; i = (i + 1) & (ks->cap - 1)) {
-        if (!ks->slot[i])
-            return 0;
-        if (strcmp(ks->slot[i], k) == 0)
-            return 1;
-    }
-}
-
-/* Insert k (copied); 0 on success or when present, -1 on out of memory. */
-static int key_set_add(key_set *ks, const char *k)
-{
-    if (key_set_has(ks, k))
-        return 0;
-    if (2 * (ks->n + 1) > ks->cap) {
-        size_t ncap = ks->cap ? 2 * ks->cap : 256;
-        char **ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            return -1;
-        for (size_t i = 0; i < ks->cap; i++) {
-            if (!ks->slot[i])
-                continue;
-            size_t j = fnv1a(ks->slot[i]) & (ncap - 1);
-            while (ns[j])
-                j = (j + 1) & (ncap - 1);
-            ns[j] = ks->slot[i];
-        }
-        free(ks->slot);
-        ks->slot = ns;
-        ks->cap = ncap;
-    }
-    size_t len = strlen(k) + 1;
-    char *copy = malloc(len);
-    if (!copy)
-        return -1;
-    memcpy(copy, k, len);
-    size_t i = fnv1a(k) & (ks->cap - 1);
-    while (ks->slot[i])
-        i = (i + 1) & (ks->cap - 1);
-    ks->slot[i] = copy;
-    ks->n++;
-    return 0;
-}
-
-static void key_set_free(key_set *ks)
-{
-    for (size_t i = 0; i < ks->cap; i++)
-        free(ks->slot[i]);
-    free(ks->slot);
-    memset(ks, 0, sizeof *ks);
-}
-
 /* ---- strategy state ------------------------------------------------------------ */
 
 typedef struct nao_obs {
@@ -159,7 +88,7 @@ typedef struct nao_state {
     nas_rng mrng; /* model initialisation and mini-batch shuffling */
     nao_obs *obs;
     size_t n_obs, cap_obs;
-    key_set seen; /* keys observed or proposed */
+    nas__key_set seen; /* keys observed or proposed */
     nas_genotype queue[256];
     uint8_t queue_random[256]; /* 1: a uniform sample queued for an empty pool */
     int q_head, q_len;
@@ -171,7 +100,22 @@ typedef struct nao_state {
     /* the NAO_HELDOUT most recent held-back results and their predictions */
     double hb_pred[NAO_HELDOUT], hb_score[NAO_HELDOUT];
     int hb_n, hb_pos;
+    /* issue 29: every round so far (nas_strategy_round_log), and a replay's
+     * hint: the stored proposals and the log of the run that made them */
+    struct nao_logged *log, *hlog;
+    size_t n_log, cap_log, n_hlog;
+    nas_genotype *hint;
+    long n_hint;
 } nao_state;
+
+/* Issue 29: one round as the log keeps it: it ran before proposal k
+ * (0-based), queued q cells, f of them uniform samples (round_queue), and
+ * the queue's checksum. */
+typedef struct nao_logged {
+    long k;
+    int q, f;
+    uint32_t sum;
+} nao_logged;
 
 typedef struct nao_cand {
     nas_genotype g;
@@ -189,7 +133,7 @@ static int is_new(nas_strategy *s, const nas_genotype *g, nas_known_fn is_known,
     nao_state *st = s->context;
     char key[NAS_GENOTYPE_STR_MAX];
     genotype_key(s, g, key);
-    if (key_set_has(&st->seen, key))
+    if (nas__key_set_has(&st->seen, key))
         return 0;
     return !(is_known && is_known(ctx, g));
 }
@@ -376,27 +320,64 @@ static int round_alloc(const nao_state *st, size_t n, round_bufs *b)
     return NAS_OK;
 }
 
+static int cmp_double_asc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* How many of the n sorted values v are below x (*less) and equal to it
+ * (*eq): two binary searches. */
+static void rank_in_sorted(const double *v, size_t n, double x, size_t *less, size_t *eq)
+{
+    size_t lo = 0, hi = n; /* first index with v >= x */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *less = lo;
+    for (hi = n; lo < hi;) { /* first index with v > x */
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *eq = lo - *less;
+}
+
 /* The training set: every finite observation and its target, its
  * normalised rank in [0,1] (ties share their mean rank), so the sigmoid's
  * range is spread over the order of the scores rather than squeezed by a
- * few failed cells at the bottom. */
-static void round_targets(const nao_state *st, round_bufs *b)
+ * few failed cells at the bottom. The counts come from a sorted copy of
+ * the scores (issue 29: O(n log n) a round; counting pairs, O(n^2), made
+ * a long search slow down round by round); the targets are the same.
+ * NAS_ENOMEM. */
+static int round_targets(const nao_state *st, round_bufs *b)
 {
     const int L = st->L;
     const size_t n = b->n;
+    double *sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return NAS_ENOMEM;
     size_t k = 0;
     for (size_t i = 0; i < st->n_obs; i++)
-        if (isfinite(st->obs[i].score))
+        if (isfinite(st->obs[i].score)) {
+            sorted[k] = st->obs[i].score;
             b->ord[k++] = &st->obs[i];
-    for (size_t i = 0; i < n; i++) {
-        size_t less = 0, eq = 0;
-        for (size_t j = 0; j < n; j++) {
-            less += b->ord[j]->score < b->ord[i]->score;
-            eq += b->ord[j]->score == b->ord[i]->score;
         }
+    qsort(sorted, n, sizeof *sorted, cmp_double_asc);
+    for (size_t i = 0; i < n; i++) {
+        size_t less, eq;
+        rank_in_sorted(sorted, n, b->ord[i]->score, &less, &eq);
         memcpy(b->seqs + i * L, b->ord[i]->g.tok, (size_t)L);
         b->y[i] = (float)(((double)less + 0.5 * (double)(eq - 1)) / (double)(n - 1));
     }
+    free(sorted);
+    return NAS_OK;
 }
 
 /* Train every model of the ensemble on the targets (a fresh one first
@@ -568,6 +549,166 @@ static void round_queue(nas_strategy *s, const round_bufs *b, int nc, nas_known_
     st->q_len = take;
 }
 
+/* ---- the round log and the replay's shortcut (issue 29) ------------------------- */
+
+/* FNV-1a over the tokens of queue[0..q). */
+static uint32_t queue_sum(const nas_genotype *queue, int q)
+{
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < q; i++)
+        for (int t = 0; t < queue[i].len; t++) {
+            h ^= queue[i].tok[t];
+            h *= 16777619u;
+        }
+    return h;
+}
+
+/* Append the round just made (the queue as round_queue left it). -1 when
+ * out of memory (the log then stops: a later replay trains those rounds). */
+static int log_round(nao_state *st, int fills)
+{
+    if (st->n_log == st->cap_log) {
+        size_t nc = st->cap_log ? 2 * st->cap_log : 64;
+        nao_logged *nl = realloc(st->log, nc * sizeof *nl);
+        if (!nl)
+            return -1;
+        st->log = nl;
+        st->cap_log = nc;
+    }
+    st->log[st->n_log++] = (nao_logged){.k = st->n_proposed, .q = st->q_len, .f = fills,
+                                        .sum = queue_sum(st->queue, st->q_len)};
+    return 0;
+}
+
+/*
+ * A replayed round rebuilt from the hint, when the stored log has it (round
+ * number st->rounds, before this proposal) and its whole queue is among the
+ * stored proposals: the model streams advance as round_fit would draw
+ * (fresh initialisations, the fit's shuffles), the queue is the stored
+ * proposals, or round_queue's uniform samples drawn again, and it must
+ * match the logged checksum. Returns 1 when done; 0 (nothing changed):
+ * train the round.
+ */
+static int nao_ghost_round(nas_strategy *s, size_t n, nas_known_fn is_known, void *known_ctx)
+{
+    nao_state *st = s->context;
+    if ((size_t)st->rounds >= st->n_hlog || n < 2)
+        return 0;
+    const nao_logged *lg = &st->hlog[st->rounds];
+    int cap = (int)(sizeof st->queue / sizeof st->queue[0]);
+    if (lg->k != st->n_proposed || lg->q < 0 || lg->q > cap || lg->f < 0 || lg->f > lg->q ||
+        lg->k + lg->q > st->n_hint)
+        return 0;
+    nas_rng mrng = st->mrng, rng = s->rng;
+    nas__nao_model *fresh[NAO_MAX_ENSEMBLE] = {0};
+    int ok = 1;
+    for (int e = 0; e < st->ens && ok; e++) { /* as round_fit draws */
+        fresh[e] = nas__nao_model_create(nas__nao_model_dims(st->model[e]), st->allowed, 0.1f,
+                                         &st->mrng);
+        ok = fresh[e] && nas__nao_fit_skip((int)n, st->epochs, NAO_TRAIN_BATCH, &st->mrng) == 0;
+    }
+    nas_strategy_round info;
+    memset(&info, 0, sizeof info);
+    if (ok && (lg->f > 0 || lg->q == 0)) { /* an empty pool's uniform samples: drawn again */
+        round_bufs none;
+        memset(&none, 0, sizeof none);
+        round_queue(s, &none, 0, is_known, known_ctx, &info);
+    } else if (ok) {
+        for (int i = 0; i < lg->q; i++) {
+            st->queue[i] = st->hint[lg->k + i];
+            st->queue_random[i] = 0;
+        }
+        st->q_head = 0;
+        st->q_len = lg->q;
+        info.n_queued = lg->q;
+    }
+    ok = ok && st->q_len == lg->q && queue_sum(st->queue, st->q_len) == lg->sum;
+    for (int i = 0; ok && i < lg->q; i++)
+        ok = memcmp(st->queue[i].tok, st->hint[lg->k + i].tok, (size_t)st->L) == 0;
+    if (!ok) { /* not the logged round: as before, and train it */
+        for (int e = 0; e < st->ens; e++)
+            nas__nao_model_destroy(fresh[e]);
+        st->mrng = mrng;
+        s->rng = rng;
+        st->q_head = st->q_len = 0;
+        return 0;
+    }
+    for (int e = 0; e < st->ens; e++) {
+        nas__nao_model_destroy(st->model[e]);
+        st->model[e] = fresh[e];
+    }
+    st->rounds++;
+    st->n_obs_trained = st->n_obs;
+    info.round = st->rounds;
+    info.n_train = (int)n;
+    info.tau = NAN;
+    st->last = info;
+    (void)log_round(st, lg->f);
+    return 1;
+}
+
+static char *nao_round_log(const nas_strategy *s)
+{
+    const nao_state *st = s->context;
+    if (st->n_log == 0)
+        return NULL;
+    size_t cap = st->n_log * 48 + 1, len = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return NULL;
+    text[0] = '\0';
+    for (size_t i = 0; i < st->n_log; i++) {
+        const nao_logged *lg = &st->log[i];
+        len += (size_t)snprintf(text + len, cap - len, "%s%ld:%d:%d:%08x", i ? "," : "", lg->k,
+                                lg->q, lg->f, (unsigned)lg->sum);
+    }
+    return text;
+}
+
+static int nao_replay_hint(nas_strategy *s, const nas_genotype *stored, int n, const char *log,
+                           nas_error *err)
+{
+    nao_state *st = s->context;
+    free(st->hint);
+    free(st->hlog);
+    st->hint = NULL;
+    st->hlog = NULL;
+    st->n_hint = 0;
+    st->n_hlog = 0;
+    if (n <= 0 || !stored || !log || !*log)
+        return NAS_OK;
+    size_t m = 1;
+    for (const char *p = log; *p; p++)
+        m += *p == ',';
+    st->hint = malloc((size_t)n * sizeof *st->hint);
+    st->hlog = malloc(m * sizeof *st->hlog);
+    if (!st->hint || !st->hlog) {
+        nao_replay_hint(s, NULL, 0, NULL, NULL);
+        return nas_error_set(err, NAS_ENOMEM, "nao: out of memory for the replay's hint");
+    }
+    memcpy(st->hint, stored, (size_t)n * sizeof *st->hint);
+    st->n_hint = n;
+    for (const char *p = log; *p && st->n_hlog < m;) { /* a bad entry ends the log */
+        char *end;
+        nao_logged lg;
+        lg.k = strtol(p, &end, 10);
+        if (*end != ':')
+            break;
+        lg.q = (int)strtol(end + 1, &end, 10);
+        if (*end != ':')
+            break;
+        lg.f = (int)strtol(end + 1, &end, 10);
+        if (*end != ':')
+            break;
+        lg.sum = (uint32_t)strtoul(end + 1, &end, 16);
+        if (*end && *end != ',')
+            break;
+        st->hlog[st->n_hlog++] = lg;
+        p = *end ? end + 1 : end;
+    }
+    return NAS_OK;
+}
+
 /* One NAO round (Luo et al., NeurIPS 2018): train the models on the
  * observed scores, move the best cells' embeddings up the predicted
  * gradient, decode, rank and queue. NAS_OK (the queue may stay empty when
@@ -578,12 +719,15 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
     size_t n = 0;
     for (size_t i = 0; i < st->n_obs; i++)
         n += isfinite(st->obs[i].score) ? 1 : 0;
-    if (n < 2)
+    if (n < 2 || nao_ghost_round(s, n, is_known, known_ctx)) /* issue 29: a replay */
         return NAS_OK;
     round_bufs b;
     if (round_alloc(st, n, &b) != NAS_OK)
         return nas_error_set(err, NAS_ENOMEM, "nao: out of memory in a model round");
-    round_targets(st, &b);
+    if (round_targets(st, &b) != NAS_OK) {
+        round_free(&b);
+        return nas_error_set(err, NAS_ENOMEM, "nao: out of memory in a model round");
+    }
     nas_strategy_round info;
     memset(&info, 0, sizeof info);
     info.tau = heldout_tau(st, &info.n_heldout);
@@ -608,6 +752,7 @@ static int nao_round(nas_strategy *s, nas_known_fn is_known, void *known_ctx, na
     if (rc == NAS_OK) {
         round_queue(s, &b, nc, is_known, known_ctx, &info);
         st->last = info;
+        (void)log_round(st, info.n_random); /* issue 29 */
     } else {
         nas_error_set(err, rc, "nao: out of memory in a model round");
     }
@@ -657,7 +802,7 @@ static int nao_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx, 
     }
     char key[NAS_GENOTYPE_STR_MAX];
     genotype_key(s, out, key);
-    if (key_set_add(&st->seen, key) != 0)
+    if (nas__key_set_add(&st->seen, key) != 0)
         return nas_error_set(err, NAS_ENOMEM, "nao: out of memory");
     st->n_proposed++;
     return NAS_OK;
@@ -679,7 +824,7 @@ static void nao_observe(nas_strategy *s, const nas_genotype *g, double score)
     st->n_obs++;
     char key[NAS_GENOTYPE_STR_MAX];
     genotype_key(s, g, key);
-    (void)key_set_add(&st->seen, key);
+    (void)nas__key_set_add(&st->seen, key);
 }
 
 static void nao_destroy(nas_strategy *s)
@@ -691,7 +836,10 @@ static void nao_destroy(nas_strategy *s)
         nas__nao_model_destroy(st->model[e]);
     free(st->allowed);
     free(st->obs);
-    key_set_free(&st->seen);
+    free(st->log);
+    free(st->hlog);
+    free(st->hint);
+    nas__key_set_free(&st->seen);
     free(st);
     s->context = NULL;
 }
@@ -717,6 +865,8 @@ static const nas__strategy_ops nao_ops = {
     .destroy = nao_destroy,
     .origin = nao_origin,
     .last_round = nao_last_round,
+    .round_log = nao_round_log,
+    .replay_hint = nao_replay_hint,
 };
 
 int nas__strategy_nao_init(nas_strategy *s, nas_error *err)

@@ -99,6 +99,25 @@ typedef struct nas_strategy_round {
  * strategy trains no model or has not had a round yet (out zeroed). */
 long nas_strategy_last_round(const nas_strategy *s, nas_strategy_round *out);
 
+/*
+ * Issue 29: replaying a strategy that trains a model (NAO) without training
+ * every round again. nas_strategy_round_log gives a malloc'd text (the
+ * caller frees; NULL: the strategy keeps none, or has had no round) that
+ * records each round's place in the proposals and a checksum of what it
+ * queued; the controller stores it (strategy_state "strategy.rounds").
+ * Before replaying n stored trials, nas_strategy_replay_hint hands the
+ * strategy their genotypes in trial order and the stored log (log may be
+ * NULL); a round whose whole queue is among those trials and matches the
+ * log's checksum is then rebuilt from them, its random draws reproduced,
+ * without training, so the proposals are those of the run. Call it with
+ * n = 0 after the replay. The reported Kendall tau of the first rounds
+ * after such a replay covers fewer held-back results. Strategies without
+ * a model ignore both. Errors: NAS_ENOMEM (the hint is then ignored).
+ */
+char *nas_strategy_round_log(const nas_strategy *s);
+int nas_strategy_replay_hint(nas_strategy *s, const nas_genotype *stored, int n, const char *log,
+                             nas_error *err);
+
 /* ---- worker pool ------------------------------------------------------------ */
 
 /*

@@ -11,6 +11,7 @@
 #include <math.h>    /* fabs, isfinite */
 #include <stdlib.h>  /* malloc, free */
 #include <string.h>  /* memcmp, memcpy, strcmp */
+#include <time.h>    /* clock */
 #include <cmocka.h>
 #include "nas/search.h"
 #include "search/nao_model.h"
@@ -553,6 +554,44 @@ static void test_strategy_fill_neighbours(void **state)
         assert_memory_equal(a[t].tok, c[t].tok, (size_t)a[t].len);
 }
 
+/* Issue 29 (defect 4): a round's cost is bounded, whatever the number of
+ * results. The rank targets counted pairs of results, O(n^2) a round, so
+ * a long table search slowed down round by round. One round on 40,000
+ * results (one epoch of the capped 96 samples, one greedy step) must take
+ * well under half a second of CPU; counting pairs took seconds. */
+static void test_strategy_round_cost_bounded(void **state)
+{
+    fixture *f = *state;
+    const int n = 40000;
+    nas_config cfg = f->cfg;
+    cfg.seed = 11;
+    cfg.search.nao.seed_archs = 1;
+    cfg.search.nao.epochs = 1;
+    cfg.search.nao.top_k = 1;
+    cfg.search.nao.max_steps = 1;
+    cfg.search.nao.beam_width = 1;
+    nas_strategy *s = NULL;
+    nas_error err;
+    assert_int_equal(nas_strategy_create(&cfg, f->space, &s, &err), NAS_OK);
+    nas_genotype g;
+    assert_int_equal(nas_strategy_propose(s, NULL, NULL, &g, &err), NAS_OK);
+    nas_rng r;
+    nas_rng_seed(&r, 5, 1);
+    for (int i = 0; i < n; i++) { /* repeated cells are fine: each is one result */
+        nas_space_sample(f->space, &r, &g);
+        nas_strategy_observe(s, &g, synth_score(&g) + 1e-6 * (i % 97));
+    }
+    clock_t t0 = clock();
+    assert_int_equal(nas_strategy_propose(s, NULL, NULL, &g, &err), NAS_OK);
+    double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    nas_strategy_round info;
+    assert_int_equal(nas_strategy_last_round(s, &info), 1);
+    assert_int_equal(info.n_train, n);
+    print_message("one NAO round on %d results: %.3f s CPU\n", n, cpu);
+    assert_true(cpu < 0.5);
+    nas_strategy_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +608,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_strategy_deterministic_and_replay, setup_space,
                                         teardown_space),
         cmocka_unit_test_setup_teardown(test_strategy_fill_neighbours, setup_space, teardown_space),
+        cmocka_unit_test_setup_teardown(test_strategy_round_cost_bounded, setup_space,
+                                        teardown_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
