@@ -74,7 +74,7 @@ static const nas_cli_cmd commands[] = {
      "  -o, --output FILE   the HTML page to write (default: report.html)\n"
      "  --top-k K           best trials counted in the op-frequency chart (default 10)\n"},
     {"export", nas_cmd_export,
-     "nas export [--db PATH] [--experiment NAME] (--best [--by COLUMN] | --trial ID | --genotype STRING) --format json|onnx|pytorch [--weights trained|init] -o FILE",
+     "nas export [--db PATH] [--experiment NAME] (--best [--by COLUMN] | --trial ID | --genotype STRING) --format json|onnx|pytorch [--weights trained|init|final] -o FILE",
      "write an architecture as JSON (input of nas train), ONNX, or PyTorch code + .npz weights",
      "  --db PATH            results database (default: nas.db)\n"
      "  --experiment NAME    with --best: the experiment (default: the most recent\n"
@@ -86,7 +86,8 @@ static const nas_cli_cmd commands[] = {
      "  --trial ID           that trial (it must be done)\n"
      "  --genotype STRING    any cell, no database (weights init; --channels C, --cells N, --seed S)\n"
      "  --format FMT         json, onnx (opset 13) or pytorch (FILE.py + FILE.npz)\n"
-     "  --weights W          trained (the trial's kept proxy weights; default) or init\n"
+     "  --weights W          trained (the trial's kept proxy weights; default), init, or final\n"
+     "                       (its latest `nas train ARCH.json --db` training's weights)\n"
      "  -o FILE              output file\n"
      "  --logits FILE        also write nas's logits on the first test images of the experiment's data (.npz)\n"
      "  --logits-batch N     images for --logits (default 16)   --data DIR   --backend ref|cpu\n"
