@@ -7,13 +7,15 @@
 #include "cli/cli.h"
 
 static const nas_cli_cmd commands[] = {
-    {"run", nas_cmd_run, "nas run CONF [--db PATH] [--experiment NAME] [--new] [--quiet]",
+    {"run", nas_cmd_run, "nas run CONF [--db PATH] [--experiment NAME] [--new] [--quiet] [--report FILE]",
      "run, resume or extend the search described by CONF",
      "  --db PATH           results database (default: nas.db in the current directory)\n"
      "  --experiment NAME   run under NAME instead of CONF's `experiment` (resumes NAME\n"
      "                      when it exists)\n"
      "  --new               start a new experiment even if the name exists: NAME-2, NAME-3...\n"
      "  --quiet             no live progress, only the final summary\n"
+     "  --report FILE       keep the HTML report FILE up to date: rewritten after every trial,\n"
+     "                      reloading itself while the search runs (as nas report writes it)\n"
      "An experiment is its name in the database plus its defining settings: the same\n"
      "name resumes it, a larger search.trials extends it, other workers/threads/backend\n"
      "are fine; a changed defining setting (seed, data, space, proxy recipe, strategy,\n"

@@ -320,6 +320,7 @@ int nas__ctl_fid_loop(ctl *c, nas_error *err)
         if (wrc == NAS_OK) {
             if ((rc = nas__ctl_record(c, &ev, err)) != NAS_OK)
                 return rc;
+            nas__ctl_trial_recorded(c); /* issue 33 */
         } else if (wrc == NAS_ETIMEOUT || wrc == NAS_EINTR) {
             nas__ctl_draw_status(c);
         } else {
