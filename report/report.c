@@ -949,7 +949,8 @@ int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int 
     summary(&r, nas_store_path(st));
     if (refresh)
         fprintf(f, "<p id=\"live\" class=\"live\">Live report: the search is running; this "
-                   "page is rewritten after every trial and reloads itself every %d s.</p>\n",
+                   "page is rewritten after every trial and reloads itself every %d s (<a "
+                   "href=\"#trials\">all trials</a>).</p>\n",
                 refresh);
 
     fputs("<section id=\"progress\"><h2>Search progress</h2>\n<p>Green: the best validation "
