@@ -36,9 +36,11 @@ static int option(nas_export_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--format")) { /* checked by nas_export_opts_check */
         o->format = v;
     } else if (!strcmp(a, "--weights")) {
-        if (strcmp(v, "trained") && strcmp(v, "init"))
-            return nas_cli_usage_error("export", "--weights must be trained or init, not '%s'", v);
+        if (strcmp(v, "trained") && strcmp(v, "init") && strcmp(v, "final"))
+            return nas_cli_usage_error("export", "--weights must be trained, init or final, not "
+                                       "'%s'", v);
         o->init_weights = !strcmp(v, "init");
+        o->final_weights = !strcmp(v, "final"); /* issue 33: nas train --db's weights */
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
         o->out = v;
     } else if (!strcmp(a, "--logits")) {
@@ -105,8 +107,14 @@ int nas_cmd_export(int argc, char **argv)
         printf(" + %s", r.npz);
     if (!strcmp(o.format, "json")) /* the JSON describes the architecture only */
         printf("\nparameters: %" PRId64 "  weights: none in the JSON%s%s%s\n", r.params,
-               a->weights[0] ? " (source.weights names the kept proxy weights: " : "",
+               !a->weights[0]            ? ""
+               : r.final_training_id > 0 ? " (source.weights names the final training's weights: "
+                                         : " (source.weights names the kept proxy weights: ",
                a->weights, a->weights[0] ? ")" : "");
+    else if (r.final_training_id > 0)
+        printf("\nparameters: %" PRId64 "  weights: final training %" PRId64 " (test accuracy "
+               "%.4f) from %s\n", r.params, r.final_training_id, r.final_test_accuracy,
+               a->weights);
     else
         printf("\nparameters: %" PRId64 "  weights: %s%s%s\n", r.params,
                r.trained ? "trained" : "init", r.trained ? " from " : "",

@@ -1,6 +1,6 @@
 /*
  * cli/cmd_run.c - `nas run CONF [--db PATH] [--experiment NAME] [--new]
- * [--quiet]`: run, resume or extend the search CONF describes
+ * [--quiet] [--report FILE]`: run, resume or extend the search CONF describes
  * (nas_search_run): live progress on stderr, a summary on stdout. Ctrl-C or
  * SIGTERM stops cleanly (exit 130); exit codes as `nas run --help` says.
  */
@@ -77,6 +77,47 @@ static void remove_new_db(const char *db, unsigned before)
     }
 }
 
+/* Issue 33: `nas run --report FILE`: the HTML report (nas_report_write_file,
+ * atomic: FILE.tmp renamed), rewritten after every recorded trial with a
+ * self-reload every LIVE_REFRESH_S seconds, and once more when the run
+ * ends, without it. A failure to write warns once and the search goes on. */
+#define LIVE_REFRESH_S 5
+typedef struct live_report {
+    const char *path;
+    int warned;
+} live_report;
+
+static void write_report(live_report *lr, nas_store *st, int64_t exp_id, int refresh_s)
+{
+    nas_store_experiment e;
+    nas_error err;
+    nas_error_clear(&err);
+    int rc = nas_store_experiment_get(st, exp_id, &e, &err);
+    nas_report_opts ro = {.experiment = e.name, .top_k = 10, .refresh_s = refresh_s};
+    if (rc == NAS_OK)
+        rc = nas_report_write_file(st, &ro, lr->path, NULL, &err);
+    if (rc != NAS_OK && !lr->warned++)
+        fprintf(stderr, "nas run: warning: cannot write the report %s: %s\n", lr->path, err.msg);
+}
+
+static void on_trial(void *user, nas_store *st, int64_t exp_id)
+{
+    write_report(user, st, exp_id, LIVE_REFRESH_S);
+}
+
+/* The run is over: the last report, which no longer reloads itself. */
+static void final_report(live_report *lr, const char *db, int64_t exp_id)
+{
+    nas_store *st = NULL;
+    nas_error err;
+    nas_error_clear(&err);
+    if (nas_store_open(db, 1, &st, &err) == NAS_OK)
+        write_report(lr, st, exp_id, 0);
+    else if (!lr->warned++)
+        fprintf(stderr, "nas run: warning: cannot write the report %s: %s\n", lr->path, err.msg);
+    nas_store_close(st);
+}
+
 static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cfgp,
                       nas_run_summary *sum)
 {
@@ -102,6 +143,8 @@ static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cf
 
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    if (opts->on_trial_user && !sum->mpi_worker && sum->experiment_id > 0)
+        final_report(opts->on_trial_user, db, sum->experiment_id); /* issue 33 */
     if (sum->mpi_worker) { /* issue 4: an MPI worker rank; rank 0 reports */
         if (rc != NAS_OK)
             fprintf(stderr, "nas run (MPI worker): %s\n", err.msg);
@@ -142,6 +185,7 @@ int nas_cmd_run(int argc, char **argv)
 {
     const char *conf = NULL;
     nas_run_opts o = {.db_path = "nas.db", .stop = &stop_flag, .log = stderr};
+    live_report live = {NULL, 0};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0) {
             if (++i >= argc)
@@ -158,6 +202,16 @@ int nas_cmd_run(int argc, char **argv)
             if (!o.experiment || !nas_config_name_ok(o.experiment))
                 return nas_cli_usage_error("run", "--experiment needs a name (printable, 1 to "
                                            "%d characters)", NAS_NAME_MAX - 1);
+        } else if (strcmp(argv[i], "--report") == 0 || strncmp(argv[i], "--report=", 9) == 0) {
+            if (argv[i][8] == '=')
+                live.path = argv[i] + 9;
+            else if (++i < argc)
+                live.path = argv[i];
+            if (!live.path || !*live.path)
+                return nas_cli_usage_error("run", "--report needs a path (the HTML report to "
+                                           "keep up to date)");
+            o.on_trial = on_trial; /* issue 33: a live report */
+            o.on_trial_user = &live;
         } else if (strcmp(argv[i], "--new") == 0) {
             o.new_experiment = 1;
         } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {

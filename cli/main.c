@@ -8,13 +8,15 @@
 #include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 
 static const nas_cli_cmd commands[] = {
-    {"run", nas_cmd_run, "nas run CONF [--db PATH] [--experiment NAME] [--new] [--quiet]",
+    {"run", nas_cmd_run, "nas run CONF [--db PATH] [--experiment NAME] [--new] [--quiet] [--report FILE]",
      "run, resume or extend the search described by CONF",
      "  --db PATH           results database (default: nas.db in the current directory)\n"
      "  --experiment NAME   run under NAME instead of CONF's `experiment` (resumes NAME\n"
      "                      when it exists)\n"
      "  --new               start a new experiment even if the name exists: NAME-2, NAME-3...\n"
      "  --quiet             no live progress, only the final summary\n"
+     "  --report FILE       keep the HTML report FILE up to date: rewritten after every trial,\n"
+     "                      reloading itself while the search runs (as nas report writes it)\n"
      "An experiment is its name in the database plus its defining settings: the same\n"
      "name resumes it, a larger search.trials extends it, other workers/threads/backend\n"
      "are fine; a changed defining setting (seed, data, space, proxy recipe, strategy,\n"
@@ -77,7 +79,7 @@ static const nas_cli_cmd commands[] = {
      "  -o, --output FILE   the HTML page to write (default: report.html)\n"
      "  --top-k K           best trials counted in the op-frequency chart (default 10)\n"},
     {"export", nas_cmd_export,
-     "nas export [--db PATH] [--experiment NAME] (--best [--by COLUMN] | --trial ID | --genotype STRING) --format json|onnx|pytorch [--weights trained|init] -o FILE",
+     "nas export [--db PATH] [--experiment NAME] (--best [--by COLUMN] | --trial ID | --genotype STRING) --format json|onnx|pytorch [--weights trained|init|final] -o FILE",
      "write an architecture as JSON (input of nas train), ONNX, or PyTorch code + .npz weights",
      "  --db PATH            results database (default: nas.db)\n"
      "  --experiment NAME    with --best: the experiment (default: the most recent\n"
@@ -89,7 +91,8 @@ static const nas_cli_cmd commands[] = {
      "  --trial ID           that trial (it must be done)\n"
      "  --genotype STRING    any cell, no database (weights init; --channels C, --cells N, --seed S)\n"
      "  --format FMT         json, onnx (opset 13) or pytorch (FILE.py + FILE.npz)\n"
-     "  --weights W          trained (the trial's kept proxy weights; default) or init\n"
+     "  --weights W          trained (the trial's kept proxy weights; default), init, or final\n"
+     "                       (its latest `nas train ARCH.json --db` training's weights)\n"
      "  -o FILE              output file\n"
      "  --logits FILE        also write nas's logits on the first test images of the experiment's data (.npz)\n"
      "  --logits-batch N     images for --logits (default 16)   --data DIR   --backend ref|cpu\n"

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>     /* clock_gettime: progress ETA */
 #include <unistd.h>   /* isatty, sysconf */
+#include <zlib.h>     /* crc32: --data in the checkpoint name */
 #include "export/export_impl.h"
 #include "nas/data.h"
 #include "nas/evaluator.h"
@@ -150,19 +151,41 @@ static void resolve_recipe(const nas_arch_train_opts *o, plan *p, const char **a
 
 /* Checkpoint: explicit, "none", or beside ARCH.json named by mode, epochs,
  * seed, augmentation (and the precision unless fp32, so runs in different
- * precisions never resume from each other's checkpoints). */
+ * precisions never resume from each other's checkpoints), then (issue 33)
+ * every other option the checkpoint's fingerprint checks
+ * (trainer/train_full.c): widths, batch, lr, momentum, weight decay,
+ * schedule, backend, --subset, --data (a CRC-32 of the directory as
+ * given). The rest of the fingerprint comes from ARCH.json itself, so two
+ * recipes that differ in any fingerprinted setting never share a name. */
 static void resolve_checkpoint(const nas_arch_train_opts *o, plan *p)
 {
     p->ckpt[0] = 0;
     if (!o->checkpoint && o->arch) {
         size_t n = strlen(o->arch);
         int stem = (int)(n > 5 && !strcmp(o->arch + n - 5, ".json") ? n - 5 : n);
-        snprintf(p->ckpt, sizeof p->ckpt, "%.*s.%s-e%d-s%llu%s%s%s%s.ckpt.npz", stem, o->arch,
+        char opts[256] = "";
+        size_t k = 0;
+#define CKPT_PART(cond, ...)                                                                \
+    if ((cond) && k < sizeof opts)                                                          \
+        k += (size_t)snprintf(opts + k, sizeof opts - k, __VA_ARGS__);
+        CKPT_PART(o->channels > 0, "-C%d", o->channels)
+        CKPT_PART(o->cells >= 0, "-N%d", o->cells)
+        CKPT_PART(o->batch > 0, "-b%d", o->batch)
+        CKPT_PART(o->lr >= 0, "-lr%g", o->lr)
+        CKPT_PART(o->momentum >= 0, "-m%g", o->momentum)
+        CKPT_PART(o->weight_decay >= 0, "-wd%g", o->weight_decay)
+        CKPT_PART(o->schedule != NULL, "-%s", o->schedule ? o->schedule : "")
+        CKPT_PART(o->backend != NULL, "-%s", o->backend ? o->backend : "")
+        CKPT_PART(o->subset > 0, "-n%d", o->subset)
+        CKPT_PART(o->data != NULL, "-data%08lx",
+                  o->data ? crc32(0L, (const Bytef *)o->data, (uInt)strlen(o->data)) : 0UL)
+#undef CKPT_PART
+        snprintf(p->ckpt, sizeof p->ckpt, "%.*s.%s-e%d-s%llu%s%s%s%s%s.ckpt.npz", stem, o->arch,
                  o->proxy ? "proxy" : "full", p->rec.epochs, (unsigned long long)p->rec.seed,
                  strcmp(p->augs, "none") ? "-" : "", strcmp(p->augs, "none") ? p->augs : "",
-                 p->lowp ? "-" : "", p->lowp ? p->precision : "");
+                 p->lowp ? "-" : "", p->lowp ? p->precision : "", opts);
         for (char *c = p->ckpt + stem + 1; *c; c++)
-            if (*c == ',')
+            if (*c == ',' || *c == '/')
                 *c = '+';
     } else if (o->checkpoint && strcmp(o->checkpoint, "none") != 0) {
         snprintf(p->ckpt, sizeof p->ckpt, "%s", o->checkpoint);
@@ -568,19 +591,21 @@ static int evaluate(const nas_arch_train_opts *o, const plan *p, work *w,
     return NAS_OK;
 }
 
-static int record(const nas_arch_train_opts *o, const plan *p, work *w,
-                  nas_arch_train_result *r, nas_error *err)
+/* The final_training row of this run (record, already_done): the recipe
+ * text also names the test images (issue 33) and --data when given, so a
+ * row tells every setting that changes its numbers. */
+static void final_row(const nas_arch_train_opts *o, const plan *p, const work *w,
+                      const nas_arch_train_result *r, nas_store_final_training *f)
 {
     const nas_recipe *rec = &p->rec;
-    nas_store_final_training f;
-    memset(&f, 0, sizeof f);
-    f.experiment_id = p->a.experiment_id;
-    f.trial_id = p->a.trial_id;
-    snprintf(f.genotype, sizeof f.genotype, "%s", p->a.genotype);
+    memset(f, 0, sizeof *f);
+    f->experiment_id = p->a.experiment_id;
+    f->trial_id = p->a.trial_id;
+    snprintf(f->genotype, sizeof f->genotype, "%s", p->a.genotype);
     char real[PATH_MAX];
     if (o->arch)
-        snprintf(f.arch_json, sizeof f.arch_json, "%s", realpath(o->arch, real) ? real : o->arch);
-    f.epochs = rec->epochs;
+        snprintf(f->arch_json, sizeof f->arch_json, "%s", realpath(o->arch, real) ? real : o->arch);
+    f->epochs = rec->epochs;
     char recal[32] = ""; /* issue 30, when on */
     if (p->bn_recal > 0)
         snprintf(recal, sizeof recal, " bn_recalibrate=%d", p->bn_recal);
@@ -590,26 +615,68 @@ static int record(const nas_arch_train_opts *o, const plan *p, work *w,
     else
         snprintf(widths, sizeof widths, "channels=%d cells=%d", p->a.net.channels,
                  p->a.net.cells_per_stage);
-    snprintf(f.recipe, sizeof f.recipe,
+    snprintf(f->recipe, sizeof f->recipe,
              "mode=%s epochs=%d batch_size=%d lr=%g momentum=%g nesterov=%d weight_decay=%g "
-             "schedule=%s seed=%llu %s%s%s%s",
+             "schedule=%s seed=%llu %s%s%s%s test_images=%d%s%s",
              o->proxy ? "proxy" : "full", rec->epochs, rec->batch_size, rec->lr, rec->momentum,
              rec->nesterov, rec->weight_decay,
              rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant",
              (unsigned long long)rec->seed, widths,
-             p->lowp ? " precision=" : "", p->lowp ? p->precision : "", recal);
-    snprintf(f.augment, sizeof f.augment, "%s", p->augs);
-    snprintf(f.backend, sizeof f.backend, "%s", p->backend);
-    f.train_images = w->tr->n;
-    f.test_accuracy = r->test_accuracy;
-    f.test_loss = r->test_loss;
-    f.train_loss = r->train_loss;
-    f.train_accuracy = r->train_accuracy;
-    f.train_seconds = r->train_seconds;
-    f.params = r->params;
-    f.macs = r->macs;
-    snprintf(f.checkpoint, sizeof f.checkpoint, "%s",
+             p->lowp ? " precision=" : "", p->lowp ? p->precision : "", recal, w->te->n,
+             o->data ? " data=" : "", o->data ? (realpath(o->data, real) ? real : o->data) : "");
+    snprintf(f->augment, sizeof f->augment, "%s", p->augs);
+    snprintf(f->backend, sizeof f->backend, "%s", p->backend);
+    f->train_images = w->tr->n;
+    f->test_accuracy = r->test_accuracy;
+    f->test_loss = r->test_loss;
+    f->train_loss = r->train_loss;
+    f->train_accuracy = r->train_accuracy;
+    f->train_seconds = r->train_seconds;
+    f->params = r->params;
+    f->macs = r->macs;
+    snprintf(f->checkpoint, sizeof f->checkpoint, "%s",
              p->ckpt[0] && realpath(p->ckpt, real) ? real : p->ckpt);
+}
+
+/* Issue 33: a rerun of a finished `nas train ... --db`. The final_training
+ * row of the same trial with the same architecture file, recipe (test
+ * images and --data included), augmentation, backend, training images
+ * and checkpoint: *done gets its id (-1: none). Errors: the store's. */
+static int already_done(const nas_arch_train_opts *o, const plan *p, const work *w,
+                        nas_arch_train_result *r, int64_t *done, nas_error *err)
+{
+    *done = -1;
+    nas_store_final_training me, *ft = NULL;
+    int n = 0;
+    final_row(o, p, w, r, &me);
+    /* all rows: a trial id not in this database was stored as NULL (-1) */
+    int rc = nas_store_final_training_list(w->st, -1, -1, &ft, &n, err);
+    for (int i = n - 1; !rc && i >= 0 && *done < 0; i--) {
+        const nas_store_final_training *x = &ft[i];
+        if ((x->trial_id == me.trial_id || x->trial_id < 0) && !strcmp(x->genotype, me.genotype) &&
+            !strcmp(x->arch_json, me.arch_json) && !strcmp(x->recipe, me.recipe) &&
+            !strcmp(x->augment, me.augment) && !strcmp(x->backend, me.backend) &&
+            x->train_images == me.train_images && !strcmp(x->checkpoint, me.checkpoint)) {
+            *done = x->id;
+            r->test_accuracy = x->test_accuracy;
+            r->test_loss = x->test_loss;
+            if (o->out)
+                fprintf(o->out, "already done: final_training %" PRId64 " in %s (%s) recorded "
+                        "this training: test accuracy %.4f, checkpoint %s; nothing recorded "
+                        "(to train again, delete that row or change a setting)\n",
+                        x->id, o->db, x->created_at, x->test_accuracy,
+                        x->checkpoint[0] ? x->checkpoint : "none");
+        }
+    }
+    free(ft);
+    return rc;
+}
+
+static int record(const nas_arch_train_opts *o, const plan *p, work *w,
+                  nas_arch_train_result *r, nas_error *err)
+{
+    nas_store_final_training f;
+    final_row(o, p, w, r, &f);
     int rc = nas_store_final_training_put(w->st, &f, &r->final_training_id, err);
     if (!rc && o->out)
         fprintf(o->out, "recorded as final_training %" PRId64 " in %s\n", r->final_training_id,
@@ -641,22 +708,29 @@ int nas_arch_train(const nas_arch_train_opts *o, nas_arch_train_result *r, nas_e
     const char *stage = NULL;
     if (!rc)
         rc = load(o, p, &w, &stage, err);
-    if (!rc)
+    int64_t done = -1;
+    if (!rc && w.st) { /* issue 33: a rerun records nothing */
+        stage = "reading the store";
+        rc = already_done(o, p, &w, r, &done, err);
+        r->final_training_id = done;
+        r->already_done = done > 0;
+    }
+    if (!rc && done < 0)
         rc = build(p, &w, r, &stage, err);
-    if (!rc) {
+    if (!rc && done < 0) {
         print_setup(o, p, &w, r);
         stage = "training";
         rc = train(o, p, &w, r, err);
     }
-    if (!rc) {
+    if (!rc && done < 0) {
         stage = "recalibrating batch norm";
         rc = recalibrate(o, p, &w, err);
     }
-    if (!rc) {
+    if (!rc && done < 0) {
         stage = "testing";
         rc = evaluate(o, p, &w, r, err);
     }
-    if (!rc && w.st) {
+    if (!rc && w.st && done < 0) {
         stage = "recording the result";
         rc = record(o, p, &w, r, err);
     }

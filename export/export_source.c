@@ -13,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>   /* realpath */
 #include <string.h>
+#include <unistd.h>   /* access: the final training's checkpoint */
 #include "export/export_impl.h"
 #include "nas/evaluator.h"
+#include "nas/parse.h" /* nas_shell_quote: the hint's command */
 #include "nas/store.h"
 
 /* ---- choosing the trial ------------------------------------------------------- */
@@ -324,6 +326,60 @@ static int experiment_config(nas_store *st, int64_t exp_id, nas_config *cfg, nas
     return NAS_OK;
 }
 
+/* Issue 33, --weights final: trial t's latest full training (`nas train
+ * ARCH.json --db`, table final_training), whose checkpoint holds the
+ * trained weights (after training it keeps the last epoch's). Its widths
+ * (recipe "channels=C cells=N": nas train --channels, --cells) replace the
+ * search's, its parameter count and test accuracy the trial's.
+ * Errors: NAS_ENOTFOUND with the commands that make one; NAS_EIO when its
+ * checkpoint is gone. */
+static int use_final(nas_store *st, const nas_export_opts *o, const nas_store_trial *t,
+                     nas_arch *a, nas_export_result *r, nas_error *err)
+{
+    nas_store_final_training *ft = NULL;
+    int n = 0, pick = -1;
+    int rc = nas_store_final_training_list(st, -1, t->id, &ft, &n, err);
+    for (int i = n - 1; !rc && i >= 0 && pick < 0; i--)
+        if (nas_store_final_training_is_full(&ft[i]))
+            pick = i;
+    char qdb[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)], how[3 * NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
+    nas_shell_quote(o->db, qdb, sizeof qdb);
+    snprintf(how, sizeof how, "`nas export --db %s --trial %" PRId64 " --format json -o trial-%"
+             PRId64 ".json && nas train trial-%" PRId64 ".json --db %s`", qdb, t->id, t->id, t->id,
+             qdb);
+    const nas_store_final_training *f = pick >= 0 ? &ft[pick] : NULL;
+    int c, cells;
+    const char *w = f ? strstr(f->recipe, " channels=") : NULL;
+    if (rc)
+        ;
+    else if (!f)
+        rc = nas_error_set(err, NAS_ENOTFOUND, "trial %" PRId64 " has no final training in %s "
+                           "(--weights final exports the weights of `nas train --db`): make one "
+                           "with %s", t->id, o->db, how);
+    else if (!f->checkpoint[0])
+        rc = nas_error_set(err, NAS_ENOTFOUND, "final_training %" PRId64 " of trial %" PRId64
+                           " kept no weights (trained with --checkpoint none): train it again "
+                           "with a checkpoint: %s", f->id, t->id, how);
+    else if (access(f->checkpoint, R_OK) != 0)
+        rc = nas_error_set(err, NAS_EIO, "final_training %" PRId64 " of trial %" PRId64 ": its "
+                           "checkpoint %s (the trained weights) cannot be read: moved or "
+                           "deleted? train it again: %s", f->id, t->id, f->checkpoint, how);
+    else {
+        if (w && sscanf(w, " channels=%d cells=%d", &c, &cells) == 2) {
+            a->net.channels = c;
+            a->net.cells_per_stage = cells;
+        }
+        snprintf(a->weights, sizeof a->weights, "%s", f->checkpoint);
+        a->metrics.params = f->params;
+        a->metrics.macs = f->macs;
+        a->metrics.test_accuracy = f->test_accuracy;
+        r->final_training_id = f->id;
+        r->final_test_accuracy = f->test_accuracy;
+    }
+    free(ft);
+    return rc;
+}
+
 /* Everything from the store: trial, experiment config, weights path. */
 int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_export_result *r,
                                 nas_error *err)
@@ -382,7 +438,8 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
         nas_error e2;
         /* JSON holds no weights: it only names them (source.weights) when
          * kept, and needs them only for --logits */
-        int need = !o->init_weights && (strcmp(o->format, "json") || o->logits);
+        int need = !o->init_weights && !o->final_weights &&
+                   (strcmp(o->format, "json") || o->logits);
         if (cfg.evaluator.kind == NAS_EVALUATOR_TABLE) {
             a->weights[0] = 0; /* looked up in a table, never trained */
             if (need)
@@ -400,6 +457,8 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
                                    e2.msg);
         }
     }
+    if (!rc && o->final_weights)
+        rc = use_final(st, o, &t, a, r, err);
     nas_store_close(st);
     return rc;
 }

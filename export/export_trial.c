@@ -40,6 +40,9 @@ int nas_export_opts_check(const nas_export_opts *o, nas_error *err)
                              o->format);
     if (!o->out)
         return nas_error_set(err, NAS_EINVAL, "-o FILE is required");
+    if (o->final_weights && (o->genotype || o->init_weights))
+        return nas_error_set(err, NAS_EINVAL, "--weights final exports a stored trial's final "
+                             "training: give --best or --trial ID");
     if (o->by && !o->best)
         return nas_error_set(err, NAS_EINVAL, "--by ranks trials for --best only");
     if (o->logits && !strcmp(o->format, "pytorch")) {
@@ -164,7 +167,10 @@ static int build_net(const nas_export_opts *o, nas_export_result *r, nas_space *
     r->trained = !o->init_weights && a->weights[0];
     if (!rc && r->trained) {
         rc = nas_weights_load(*net, a->weights, err);
-        if (rc)
+        if (rc && r->final_training_id > 0)
+            nas_error_prefix(err, "trial %" PRId64 "'s final training %" PRId64, a->trial_id,
+                             r->final_training_id);
+        else if (rc)
             nas_error_prefix(err, "trial %" PRId64 "'s kept weights", a->trial_id);
     }
     if (!rc && a->metrics.params >= 0 && nas_net_param_count(*net) != a->metrics.params)
@@ -179,6 +185,7 @@ static int build_net(const nas_export_opts *o, nas_export_result *r, nas_space *
 int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *err)
 {
     memset(r, 0, sizeof *r);
+    r->final_training_id = -1;
     nas_arch *a = &r->arch;
     nas_arch_init(a);
     int rc = nas_export_opts_check(o, err);
@@ -204,7 +211,8 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
                  a->net.cells_per_stage);
     snprintf(doc + strlen(doc), sizeof doc - strlen(doc),
              "; trial %" PRId64 " of experiment '%s'; weights %s", a->trial_id,
-             a->experiment[0] ? a->experiment : "-", r->trained ? "trained" : "init");
+             a->experiment[0] ? a->experiment : "-",
+             r->final_training_id > 0 ? "of its final training" : r->trained ? "trained" : "init");
     nas_dataset *test = NULL; /* read first: bad test data writes nothing */
     if (!rc && o->logits)
         rc = logits_data(o, a, &test, err);

@@ -34,21 +34,6 @@
 
 /* ---- HTML helpers ---------------------------------------------------------- */
 
-/* Text or attribute value with & < > " ' escaped. */
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 /* "2025-01-31T12:34:56.789Z" -> seconds since the epoch; NAN if unreadable. */
 static double parse_time(const char *s)
 {
@@ -161,9 +146,9 @@ static void svg_open(FILE *f, const char *id, const char *title)
             "<figure class=\"plot\"><svg id=\"%s\" class=\"chart\" viewBox=\"0 0 %d %d\" "
             "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"",
             id, PLOT_W, PLOT_H, PLOT_W, PLOT_H);
-    esc(f, title);
+    nas__report_html(f, title);
     fprintf(f, "\">\n<text class=\"ptitle\" x=\"%d\" y=\"18\">", M_LEFT);
-    esc(f, title);
+    nas__report_html(f, title);
     fputs("</text>\n", f);
 }
 
@@ -177,7 +162,7 @@ static void svg_message(FILE *f, const char *msg)
             "<text class=\"empty\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
             M_LEFT, M_TOP, PLOT_W - M_LEFT - M_RIGHT, PLOT_H - M_TOP - M_BOTTOM,
             (PLOT_W + M_LEFT - M_RIGHT) / 2, (PLOT_H + M_TOP - M_BOTTOM) / 2);
-    esc(f, msg);
+    nas__report_html(f, msg);
     fputs("</text>\n", f);
 }
 
@@ -205,11 +190,11 @@ static void plot_axes(const plot *p, const char *xlabel, const char *ylabel)
     }
     fprintf(f, "<text class=\"label\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">",
             (PLOT_W + M_LEFT - M_RIGHT) / 2, PLOT_H - 8);
-    esc(f, xlabel);
+    nas__report_html(f, xlabel);
     fprintf(f, "</text><text class=\"label\" transform=\"translate(14 %d) rotate(-90)\" "
                "text-anchor=\"middle\">",
             (PLOT_H + M_TOP - M_BOTTOM) / 2);
-    esc(f, ylabel);
+    nas__report_html(f, ylabel);
     fputs("</text>\n</g>\n", f);
 }
 
@@ -221,7 +206,7 @@ static void plot_point(const plot *p, const nas_store_trial *t, double x, double
     trial_tip(t, tip, sizeof tip);
     fprintf(p->f, "<circle class=\"trial %s\" data-trial=\"%lld\" cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"><title>",
             cls, (long long)t->id, px(p, x), py(p, y), r);
-    esc(p->f, tip);
+    nas__report_html(p->f, tip);
     fputs("</title></circle>\n", p->f);
 }
 
@@ -234,7 +219,7 @@ static void plot_failure(const plot *p, const nas_store_trial *t, double x)
     fprintf(p->f,
             "<path class=\"failed-mark\" data-trial=\"%lld\" d=\"M%.1f %.1fl8 8m0 -8l-8 8\"><title>",
             (long long)t->id, cx - 4, cy - 4);
-    esc(p->f, tip);
+    nas__report_html(p->f, tip);
     fputs("</title></path>\n", p->f);
 }
 
@@ -250,7 +235,7 @@ static void legend(FILE *f, int slot, const char *cls, const char *text)
         fprintf(f, "<g class=\"legend\"><circle class=\"%s\" cx=\"%d\" cy=\"%d\" r=\"4\"/>",
                 cls, x, y - 4);
     fprintf(f, "<text x=\"%d\" y=\"%d\">", x + 8, y);
-    esc(f, text);
+    nas__report_html(f, text);
     fputs("</text></g>\n", f);
 }
 
@@ -574,9 +559,9 @@ static int plot_ops(rep *r, int chain, int *k_used)
     fprintf(f, "<figure class=\"plot wide\"><svg id=\"plot-ops\" class=\"chart\" viewBox=\"0 0 %d %d\" "
                "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"",
             PLOT_W * 2, 60 + n_ops * 44, PLOT_W * 2, 60 + n_ops * 44);
-    esc(f, title);
+    nas__report_html(f, title);
     fputs("\">\n<text class=\"ptitle\" x=\"150\" y=\"18\">", f);
-    esc(f, title);
+    nas__report_html(f, title);
     fputs("</text>\n", f);
     if (k == 0) {
         fputs("<text class=\"empty\" x=\"150\" y=\"60\">no feasible finished trial yet</text></svg></figure>\n", f);
@@ -616,21 +601,6 @@ static int plot_ops(rep *r, int chain, int *k_used)
 
 /* ---- tables ---------------------------------------------------------------------------- */
 
-static void metric_text(const nas_store_trial *t, const char *metric, char *buf, size_t n)
-{
-    nas_trial_result res;
-    nas_store_trial_result(t, &res);
-    double v = nas_objective_value(metric, &res);
-    if (!isfinite(v))
-        snprintf(buf, n, "-");
-    else if (strcmp(metric, "val_accuracy") == 0)
-        snprintf(buf, n, "%.4f", v);
-    else if (strcmp(metric, "latency_ms") == 0)
-        snprintf(buf, n, "%.3f", v);
-    else
-        snprintf(buf, n, "%.0f", v);
-}
-
 static int front_table(rep *r, nas_store *st, int *n_front, nas_error *err)
 {
     FILE *f = r->f;
@@ -638,7 +608,7 @@ static int front_table(rep *r, nas_store *st, int *n_front, nas_error *err)
     fputs("<section id=\"objective-front\"><h2>Pareto front under the experiment's objectives</h2>\n<p>", f);
     for (int k = 0; k < c->n_objectives; k++) {
         fprintf(f, "%s<code>", k ? ", " : "Objectives: ");
-        esc(f, c->objectives[k].metric);
+        nas__report_html(f, c->objectives[k].metric);
         fprintf(f, "</code> (%s)", c->objectives[k].maximize ? "max" : "min");
     }
     fputs(".", f);
@@ -661,7 +631,7 @@ static int front_table(rep *r, nas_store *st, int *n_front, nas_error *err)
     fputs("<table id=\"front\"><thead><tr><th>trial</th>", f);
     for (int k = 0; k < c->n_objectives; k++) {
         fputs("<th>", f);
-        esc(f, c->objectives[k].metric);
+        nas__report_html(f, c->objectives[k].metric);
         fputs("</th>", f);
     }
     int show_macs = 1, show_params = 1, show_lat = 1; /* extra columns not already objectives */
@@ -677,7 +647,7 @@ static int front_table(rep *r, nas_store *st, int *n_front, nas_error *err)
         fprintf(f, "<tr data-trial=\"%lld\"><td>%lld</td>", (long long)t->id, (long long)t->id);
         for (int k = 0; k < c->n_objectives; k++) {
             char v[64];
-            metric_text(t, c->objectives[k].metric, v, sizeof v);
+            nas__report_metric_text(t, c->objectives[k].metric, v, sizeof v);
             fprintf(f, "<td class=\"num\">%s</td>", v);
         }
         char lat[32] = "-";
@@ -690,7 +660,7 @@ static int front_table(rep *r, nas_store *st, int *n_front, nas_error *err)
         if (show_lat)
             fprintf(f, "<td class=\"num\">%s</td>", lat);
         fputs("<td><code>", f);
-        esc(f, t->genotype);
+        nas__report_html(f, t->genotype);
         fputs("</code></td></tr>\n", f);
     }
     fputs("</tbody></table></section>\n", f);
@@ -737,7 +707,7 @@ static int final_table(rep *r, nas_store *st, nas_error *err)
         else
             fputs("-", f);
         fputs("</td><td><code>", f);
-        esc(f, x->genotype);
+        nas__report_html(f, x->genotype);
         fputs("</code></td><td>", f);
         if (isfinite(val))
             fprintf(f, "%.4f", val);
@@ -751,9 +721,9 @@ static int final_table(rep *r, nas_store *st, nas_error *err)
         fprintf(f, "</td><td>%s</td><td>%d</td><td>%lld</td><td>",
                 nas_store_final_training_is_full(x) ? "full" : "proxy rerun", x->epochs,
                 (long long)x->train_images);
-        esc(f, x->augment);
+        nas__report_html(f, x->augment);
         fprintf(f, "</td><td>%.0f</td><td><code>", isfinite(x->train_seconds) ? x->train_seconds : 0.0);
-        esc(f, x->recipe);
+        nas__report_html(f, x->recipe);
         fputs("</code></td></tr>\n", f);
     }
     fputs("</tbody></table></section>\n", f);
@@ -779,11 +749,11 @@ static void failure_table(rep *r)
                   "<th>attempts</th><th>finished</th><th>genotype</th></tr></thead><tbody>\n", f);
         fprintf(f, "<tr class=\"%s\" data-trial=\"%lld\"><td>%lld</td><td>%s</td><td class=\"reason\">",
                 what, (long long)t->id, (long long)t->id, what);
-        esc(f, t->error[0] ? t->error : failed ? "(no reason recorded)" : "(score missing)");
+        nas__report_html(f, t->error[0] ? t->error : failed ? "(no reason recorded)" : "(score missing)");
         fprintf(f, "</td><td class=\"num\">%d</td><td>", t->attempt);
-        esc(f, t->finished_at);
+        nas__report_html(f, t->finished_at);
         fputs("</td><td><code>", f);
-        esc(f, t->genotype);
+        nas__report_html(f, t->genotype);
         fputs("</code></td></tr>\n", f);
     }
     if (rows)
@@ -829,7 +799,13 @@ static const char CSS[] =
     "#tip{position:absolute;pointer-events:none;background:rgba(30,30,30,.92);color:#fff;"
     "padding:6px 8px;border-radius:4px;font-size:12px;white-space:pre;max-width:640px}"
     "dl.summary{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:8px 0}"
-    "dl.summary dt{color:#555}dl.summary dd{margin:0}";
+    "dl.summary dt{color:#555}dl.summary dd{margin:0}"
+    ".live{background:#eef6ff;border:1px solid #b6d4f5;padding:6px 10px;border-radius:4px}"
+    ".scroll{overflow-x:auto}#trial-table td.geno{min-width:16em;max-width:24em}"
+    "th.sortable{cursor:pointer}th.sortable:hover{background:#e6ebf0}"
+    "th[aria-sort=ascending]::after{content:' \\25B2'}th[aria-sort=descending]::after{content:' \\25BC'}"
+    "#trial-table tr.failed td.st{color:#a11;font-weight:600}#trial-table td.flag{color:#a60}"
+    "#trial-table tr.running td,#trial-table tr.pending td,#trial-table tr.interrupted td{color:#777}";
 
 static const char SCRIPT[] =
     "(function(){\n"
@@ -861,9 +837,9 @@ static void summary(rep *r, const char *db_path)
     FILE *f = r->f;
     const nas_store_experiment *e = &r->exp;
     fputs("<h1>nas report: ", f);
-    esc(f, e->name);
+    nas__report_html(f, e->name);
     fputs("</h1>\n<p class=\"meta\">database <code>", f);
-    esc(f, db_path);
+    nas__report_html(f, db_path);
     char now[32];
     time_t tn = time(NULL);
     struct tm tm;
@@ -876,13 +852,13 @@ static void summary(rep *r, const char *db_path)
         if (r->t[i].id == e->best_trial)
             best = &r->t[i];
     fputs("<section id=\"summary\"><dl class=\"summary\">\n<dt>strategy</dt><dd>", f);
-    esc(f, e->strategy);
+    nas__report_html(f, e->strategy);
     fprintf(f, " (seed %llu)</dd>\n<dt>status</dt><dd>", (unsigned long long)e->seed);
-    esc(f, e->status);
+    nas__report_html(f, e->status);
     fprintf(f, "; created ");
-    esc(f, e->created_at);
+    nas__report_html(f, e->created_at);
     fprintf(f, ", updated ");
-    esc(f, e->updated_at);
+    nas__report_html(f, e->updated_at);
     /* Done trials without an accuracy were rejected by constraints.latency_ms
      * before training (issue 6): not part of the budget, counted apart. */
     int n_rejected = 0;
@@ -902,7 +878,7 @@ static void summary(rep *r, const char *db_path)
     fputs("<dt>objectives</dt><dd>", f);
     for (int k = 0; k < c->n_objectives; k++) {
         fputs(k ? ", " : "", f);
-        esc(f, c->objectives[k].metric);
+        nas__report_html(f, c->objectives[k].metric);
         fprintf(f, " (%s)", c->objectives[k].maximize ? "max" : "min");
     }
     fputs("</dd>\n<dt>constraints</dt><dd>", f);
@@ -918,7 +894,7 @@ static void summary(rep *r, const char *db_path)
     if (best) {
         fprintf(f, "trial %lld, validation accuracy %.4f, %.3f MMACs, %lld params: <code>",
                 (long long)best->id, best->val_accuracy, mmacs_of(best), (long long)best->params);
-        esc(f, best->genotype);
+        nas__report_html(f, best->genotype);
         fputs("</code>", f);
     } else {
         fputs("no feasible trial finished yet", f);
@@ -961,9 +937,18 @@ int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int 
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>nas report: ",
           f);
-    esc(f, r.exp.name);
-    fprintf(f, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
+    nas__report_html(f, r.exp.name);
+    fputs("</title>\n", f);
+    int refresh = opts && opts->refresh_s > 0 ? opts->refresh_s : 0;
+    if (refresh) /* issue 33: a live report (nas run --report) reloads itself */
+        fprintf(f, "<meta http-equiv=\"refresh\" content=\"%d\">\n", refresh);
+    fprintf(f, "<style>%s</style>\n</head>\n<body>\n", CSS);
     summary(&r, nas_store_path(st));
+    if (refresh)
+        fprintf(f, "<p id=\"live\" class=\"live\">Live report: the search is running; this "
+                   "page is rewritten after every trial and reloads itself every %d s (<a "
+                   "href=\"#trials\">all trials</a>).</p>\n",
+                refresh);
 
     fputs("<section id=\"progress\"><h2>Search progress</h2>\n<p>Green: the best validation "
           "accuracy of feasible trials so far. Dots: every done trial; hollow orange: violates a "
@@ -1015,15 +1000,17 @@ int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int 
     if ((rc = final_table(&r, st, err)) != NAS_OK)
         goto done;
     failure_table(&r);
+    nas__report_trial_table(f, r.t, r.n, &r.objcfg); /* issue 33 */
 
     fputs("<section id=\"config\"><h2>Configuration</h2>\n<p>The config file as written"
           "</p>\n<pre id=\"config-text\">", f);
-    esc(f, r.conf_text);
+    nas__report_html(f, r.conf_text);
     fputs("</pre>\n<details><summary>Every effective setting (canonical form: the experiment's "
           "identity)</summary>\n<pre id=\"config-canonical\">", f);
-    esc(f, r.canon);
-    fprintf(f, "</pre></details></section>\n<div id=\"tip\" hidden></div>\n<script>\n%s</script>\n"
-               "</body>\n</html>\n", SCRIPT);
+    nas__report_html(f, r.canon);
+    fprintf(f, "</pre></details></section>\n<div id=\"tip\" hidden></div>\n<script>\n%s", SCRIPT);
+    nas__report_trial_table_script(f); /* issue 33 */
+    fputs("</script>\n</body>\n</html>\n", f);
     if (fflush(f) != 0 || ferror(f))
         rc = nas_error_set(err, NAS_EIO, "report: cannot write the page");
     goto done;

@@ -406,6 +406,29 @@ static void show_final(FILE *f, const nas_store_final_training *ft, int n_ft)
     }
 }
 
+/* Issue 33: the trial's rung history in a multi-fidelity search
+ * (store/rung.c), one line per rung in budget order: "rung  BUDGET:
+ * val_accuracy A, loss L, S s"; nothing for a trial without rungs (every
+ * trial of a search without a scheduler). Errors: the store's. */
+static int show_rungs(FILE *f, nas_store *st, const nas_store_trial *t, nas_error *err)
+{
+    nas_store_rung *v = NULL;
+    int n = 0;
+    int rc = nas_store_rung_list(st, t->experiment_id, &v, &n, err);
+    for (int i = 0; rc == NAS_OK && i < n; i++) {
+        if (v[i].trial_id != t->id)
+            continue;
+        fprintf(f, "%-14s %lld: val_accuracy ", "rung", (long long)v[i].fidelity);
+        fprintf(f, isfinite(v[i].val_accuracy) ? "%.4f" : "-", v[i].val_accuracy);
+        fprintf(f, ", loss ");
+        fprintf(f, isfinite(v[i].loss) ? "%.4f" : "-", v[i].loss);
+        fprintf(f, ", ");
+        fprintf(f, isfinite(v[i].seconds) ? "%.1f s\n" : "- s\n", v[i].seconds);
+    }
+    free(v);
+    return rc;
+}
+
 int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err)
 {
     nas_store_trial *t = malloc(sizeof *t);
@@ -426,8 +449,10 @@ int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err)
         rc = nas_store_final_training_list(st, -1, trial_id, &ft, &n_ft, err);
     if (rc == NAS_OK) {
         show_fields(out, t, &e, weights);
-        show_final(out, ft, n_ft);
+        rc = show_rungs(out, st, t, err); /* issue 33 */
     }
+    if (rc == NAS_OK)
+        show_final(out, ft, n_ft);
     free(ft);
     free(t);
     return rc;

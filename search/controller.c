@@ -284,6 +284,8 @@ static void run_init(run *r, const nas_config *cfg, const nas_run_opts *opts,
     c->min_macs = c->min_params = -1;
     c->min_latency = NAN;
     c->table = cfg->evaluator.kind == NAS_EVALUATOR_TABLE;
+    c->on_trial = opts->on_trial; /* issue 33 */
+    c->on_trial_user = opts->on_trial_user;
 }
 
 /* Issue 22: the experiment is its name in the database (the most recent
@@ -741,16 +743,29 @@ static int run_start_trials(ctl *c, nas_error *err)
     return NAS_OK;
 }
 
+/* ---- issue 33: the per-trial callback (nas_run_opts.on_trial) ---- */
+
+void nas__ctl_trial_recorded(ctl *c)
+{
+    if (c->on_trial)
+        c->on_trial(c->on_trial_user, c->st, c->exp);
+}
+
 /* Collect: wait for one event of the pool (a second on a terminal, to
  * redraw the status line; five otherwise) and record it
- * (nas__ctl_record). Errors: nas__ctl_record's, the pool's. */
+ * (nas__ctl_record), then tell nas_run_opts.on_trial. Errors:
+ * nas__ctl_record's, the pool's. */
 static int run_collect(ctl *c, nas_error *err)
 {
     nas_pool_event ev;
     nas_error werr;
     int wrc = nas_pool_wait(c->pool, c->tty ? 1000 : 5000, &ev, &werr);
-    if (wrc == NAS_OK)
-        return nas__ctl_record(c, &ev, err);
+    if (wrc == NAS_OK) {
+        int rc = nas__ctl_record(c, &ev, err);
+        if (rc == NAS_OK)
+            nas__ctl_trial_recorded(c); /* issue 33 */
+        return rc;
+    }
     if (wrc == NAS_ETIMEOUT || wrc == NAS_EINTR) {
         nas__ctl_draw_status(c);
         return NAS_OK;

@@ -191,7 +191,14 @@ typedef struct ctl {
     flight *fid_requeue;        /* jobs the replay found unfinished */
     int nfid_requeue;
     int fid_done;               /* issue 29: the scheduler has nothing left (NAS_FID_DONE) */
+    /* issue 33: nas_run_opts.on_trial and its user pointer (NULL: none) */
+    void (*on_trial)(void *user, nas_store *st, int64_t experiment_id);
+    void *on_trial_user;
 } ctl;
+
+/* Issue 33: a trial's result was recorded (nas__ctl_record returned
+ * NAS_OK): call nas_run_opts.on_trial, if any. search/controller.c. */
+void nas__ctl_trial_recorded(ctl *c);
 
 /* nas__ctl_drain's modes (search/schedule.c) */
 enum { DRAIN_REPLAY, DRAIN_LIVE, DRAIN_ALL };

@@ -169,6 +169,9 @@ typedef struct nas_export_opts {
     const char *format;      /* "json", "onnx" (opset 13) or "pytorch" (FILE.py + FILE.npz) */
     int init_weights;        /* 1: fresh weights (seed); 0: the trial's kept proxy weights
                                 (default; a genotype has none, so init) */
+    int final_weights;       /* 1 (issue 33): the weights of the trial's latest full
+                                training (`nas train ARCH.json --db`: its checkpoint), with
+                                that training's widths; not with genotype or init_weights */
     const char *out;         /* output file */
     const char *logits;      /* NULL, or an .npz to write nas's own logits to: images
                                 float32 [B,C,H,W] (normalised), labels int64 [B], logits
@@ -191,6 +194,8 @@ typedef struct nas_export_result {
                                 step failed) */
     char by_metric[NAS_NAME_MAX]; /* best: the column ranked by */
     int by_maximize;         /* best: 1 highest first, 0 lowest first */
+    int64_t final_training_id; /* final_weights: the final_training row exported; -1 */
+    double final_test_accuracy; /* final_weights: its test accuracy */
 } nas_export_result;
 
 /* The defaults: db "nas.db", trial -1, C 16, N 1, seed 0, trained weights,
@@ -310,6 +315,9 @@ typedef struct nas_arch_train_result {
     int64_t final_training_id; /* the row written with db; -1 */
     double wait_seconds;     /* part of train_seconds the trainer waited for its batches
                                 (issue 16: the loader's share) */
+    int already_done;        /* issue 33: 1 when o->db already held this very training
+                                (final_training_id is that row; test_accuracy and
+                                test_loss its numbers): nothing trained or recorded */
 } nas_arch_train_result;
 
 /* Every override unset (see nas_arch_train_opts); out, progress, stop NULL. */
@@ -333,7 +341,10 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err);
  * (NCHW input [batch,1,28,28]); train with nas_train_resumable, writing
  * the checkpoint after every epoch and resuming from it when it exists;
  * evaluate on the test images (and, with proxy, the validation split);
- * with o->db append a final_training row (nas_store_final_training_put:
+ * with o->db, when the store already holds this very training (same
+ * trial, ARCH.json, recipe, test images, augmentation, backend, training
+ * images and checkpoint; issue 33), say so on o->out and stop (NAS_OK,
+ * r->already_done) before building anything; else append a final_training row (nas_store_final_training_put:
  * recipe, augmentation, backend, accuracies, seconds, params, MACs,
  * absolute ARCH.json and checkpoint paths). Reports on o->out and
  * o->progress as it goes. Writes only the checkpoint and the store.

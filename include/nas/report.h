@@ -22,6 +22,9 @@ extern "C" {
 typedef struct nas_report_opts {
     const char *experiment; /* name; NULL or "": the most recent experiment */
     int top_k;              /* best trials counted in the op-frequency chart; 0 = 10 */
+    int refresh_s;          /* issue 33: > 0: the page reloads itself every refresh_s
+                               seconds (<meta http-equiv="refresh">) and says it is live,
+                               for `nas run --report` while the search runs; 0: a still page */
 } nas_report_opts;
 
 /*

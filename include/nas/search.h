@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include "nas/space.h"
 #include "nas/evaluator.h"
+#include "nas/store.h" /* nas_store: nas_run_opts.on_trial */
 
 #ifdef __cplusplus
 extern "C" {
@@ -242,6 +243,15 @@ typedef struct nas_run_opts {
      * that name exists (it becomes NAME-2, or the next free number) */
     const char *experiment;
     int new_experiment;
+    /* issue 33: called on the controller's thread each time a trial's
+     * result has been recorded in the store (done, failed, rejected, or a
+     * transient failure queued for a retry), with the store (read it only:
+     * it is the run's own connection) and the experiment's id; NULL: none.
+     * It reports nothing back: its failures are its own. `nas run --report
+     * FILE` rewrites the HTML report here (the search does not know the
+     * report, which sits above it). */
+    void (*on_trial)(void *user, nas_store *st, int64_t experiment_id);
+    void *on_trial_user;
 } nas_run_opts;
 
 typedef struct nas_run_summary {

@@ -121,7 +121,7 @@ grep_in "chain network: --channels and --cells" "$TMP/err"
 
 note "nas train: kill -9 after a checkpoint, rerun, same result as an uninterrupted run"
 opts=(--subset 4096 --test-subset 500 --epochs 3 --batch-size 64 --threads 1 --backend cpu)
-ck=best.full-e3-s5-crop4+flip.ckpt.npz
+ck=best.full-e3-s5-crop4+flip-b64-cpu-n4096.ckpt.npz
 "$NAS" train best.json "${opts[@]}" >"$TMP/t1.out" 2>&1 &
 RUN_PID=$!
 for _ in $(seq 1200); do

@@ -52,7 +52,7 @@ note "full training, 2 epochs, interrupted after epoch 1, then resumed"
 opts=(--epochs 2 --subset 256 --test-subset 200 --augment crop,flip --backend ref --seed 3)
 run 130 "$NAS" train best.json "${opts[@]}" --stop-after 1 --db "$DB"
 grep_in "run the same command again to resume" "$TMP/err"
-ck=best.full-e2-s3-crop4+flip.ckpt.npz
+ck=best.full-e2-s3-crop4+flip-ref-n256.ckpt.npz
 [ -f "$ck" ] || fail "no checkpoint $ck"
 run 0 "$NAS" train best.json "${opts[@]}" --db "$DB"
 grep_in "resumed from $ck after epoch 1 of 2" "$TMP/out"

@@ -47,7 +47,7 @@ grep_in "--lr needs a positive number" "$TMP/err"
 note "resume: 'resumed from' comes before the remaining epochs"
 opts=(--subset 128 --test-subset 64 --epochs 2 --batch-size 64 --threads 1 --augment none)
 run 130 "$NAS" train a.json "${opts[@]}" --stop-after 1
-ck=a.full-e2-s0.ckpt.npz
+ck=a.full-e2-s0-b64-n128.ckpt.npz
 [ -f "$ck" ] || fail "no checkpoint $ck"
 run 0 "$NAS" train a.json "${opts[@]}"
 r=$(grep -n "^resumed from $ck after epoch 1 of 2" "$TMP/out" | cut -d: -f1)

@@ -376,11 +376,14 @@ static void test_train_records_final_training(void **state)
     assert_true(r.test_accuracy >= 0 && r.test_accuracy <= 1);
     assert_true(isfinite(r.train_loss));
     assert_int_equal(r.params, f->params);
-    /* the default checkpoint beside ARCH.json, named by mode/epochs/seed/augment */
+    /* the default checkpoint beside ARCH.json, named by mode/epochs/seed/augment
+     * and (issue 33) every fingerprinted option given: batch, backend,
+     * subset, data (a CRC-32 of the directory) */
     char ckpt[256];
-    path_in(f, ckpt, sizeof ckpt, "a.full-e1-s3-crop4+flip.ckpt.npz");
-    assert_string_equal(r.checkpoint, ckpt);
-    assert_true(file_size(ckpt) > 0);
+    path_in(f, ckpt, sizeof ckpt, "a.full-e1-s3-crop4+flip-b16-ref-n32-data");
+    assert_int_equal(strncmp(r.checkpoint, ckpt, strlen(ckpt)), 0);
+    assert_string_equal(r.checkpoint + strlen(ckpt) + 8, ".ckpt.npz");
+    assert_true(file_size(r.checkpoint) > 0);
     assert_true(r.final_training_id > 0);
     nas_store *st = NULL;
     assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK);

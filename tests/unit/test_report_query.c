@@ -250,7 +250,7 @@ static void test_report_page(void **state)
     assert_int_equal(count(html, "<script>"), 1);
     const char *ids[] = {"plot-best-trials", "plot-best-time", "plot-acc-latency", "plot-acc-macs",
                          "plot-ops", "pareto-latency", "pareto-macs", "front", "failed",
-                         "config-text", "config-canonical", "tip"};
+                         "config-text", "config-canonical", "tip", "trials", "trial-table"};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         char pat[64];
         snprintf(pat, sizeof pat, "id=\"%s\"", ids[i]);
