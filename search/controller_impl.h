@@ -114,7 +114,10 @@ typedef struct ctl {
     const nas_config *cfg;
     FILE *log;
     int quiet, tty;
-    volatile sig_atomic_t *stop;
+    volatile sig_atomic_t *stop; /* opts->stop, or own_stop when that is NULL */
+    volatile sig_atomic_t own_stop;
+    double deadline; /* issue 33: search.time_limit's end, on nas__ctl_now's clock (0: none) */
+    int time_up;     /* ... it was reached: *stop is NAS_STOP_TIME_LIMIT */
     nas_store *st;
     int64_t exp;
     nas_space *space;
@@ -208,6 +211,12 @@ enum {
 /* Monotonic clock, in seconds. */
 double nas__ctl_now(void);
 
+/* 1 when the search is to stop: *c->stop is set (a signal), or, issue 33,
+ * search.time_limit has run out since this run's start, which sets
+ * *c->stop to NAS_STOP_TIME_LIMIT (and c->time_up) and says so, so that
+ * the stop takes the Ctrl-C path from there on. */
+int nas__ctl_stopping(ctl *c);
+
 /* printf-style message line on c->log (nothing when quiet); clears the
  * status line first. */
 #if defined(__GNUC__)
@@ -226,7 +235,8 @@ void nas__ctl_draw_status(ctl *c);
 void nas__ctl_on_progress(void *user, int64_t job_id, int worker, double fraction, double loss);
 
 /* This run's elapsed time and the estimated time left, as text ("--":
- * unknown), into el (nel bytes) and eta (neta bytes). */
+ * unknown), into el (nel bytes) and eta (neta bytes); issue 33: with
+ * search.time_limit, eta ends with " (limit: 2m05s left)". */
 void nas__ctl_eta_text(ctl *c, char *el, size_t nel, char *eta, size_t neta);
 
 /* The label of a job's progress lines into buf: "trial ID, k/N", or
