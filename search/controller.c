@@ -465,7 +465,8 @@ static int run_prepare(run *r, nas_error *err)
     int rc;
     if ((rc = nas_space_create(&cfg->space, &c->space, err)) != NAS_OK ||
         (rc = nas_strategy_create(cfg, c->space, &c->strat, err)) != NAS_OK ||
-        (rc = nas__ctl_fid_init(c, err)) != NAS_OK) /* issue 17 */
+        (rc = nas__ctl_fid_init(c, err)) != NAS_OK || /* issue 17 */
+        (rc = nas__ctl_enqueue_init(c, err)) != NAS_OK) /* issue 33 */
         return rc;
     if ((rc = gpu_slots(cfg, r->mpi_size, &r->pl, &r->slot_gpu, &r->n_slots, err)) != NAS_OK)
         return rc;

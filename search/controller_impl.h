@@ -193,6 +193,10 @@ typedef struct ctl {
     flight *fid_requeue;        /* jobs the replay found unfinished */
     int nfid_requeue;
     int fid_done;               /* issue 29: the scheduler has nothing left (NAS_FID_DONE) */
+    /* issue 33: search.enqueue, proposed before the strategy's own */
+    nas_genotype enq[NAS_ENQUEUE_MAX];
+    int n_enq, enq_pos; /* their count; the next one to propose */
+    int enq_last;       /* the last proposal was enqueued (proposed_by "enqueued") */
 } ctl;
 
 /* nas__ctl_drain's modes (search/schedule.c) */
@@ -256,9 +260,17 @@ void nas__ctl_report_round(ctl *c);
 
 /* ---- search/propose.c: the propose step ------------------------------------------ */
 
+/* Issue 33: parse search.enqueue into c->enq (cell and chain spaces: the
+ * space's parser). Errors: NAS_ECONFIG (not a genotype of the space: the
+ * config's path, the entry and why). */
+int nas__ctl_enqueue_init(ctl *c, nas_error *err);
+
 /* Ask the strategy for a valid genotype *g that `known` (ctx = c) does not
  * know and that fits constraints.mmacs/params; key gets its canonical key
- * (NAS_GENOTYPE_STR_MAX bytes). Errors: NAS_EINFEASIBLE (nothing new, or
+ * (NAS_GENOTYPE_STR_MAX bytes). Issue 33: the enqueued genotypes come
+ * first, in order, each skipped when `known` knows it (said when live, not
+ * in a replay) or it is over the constraints; c->enq_last tells which.
+ * Errors: NAS_EINFEASIBLE (nothing new, or
  * nothing feasible: nas__ctl_no_feasible's message), the strategy's, the
  * store's (a failed dedupe look-up). */
 int nas__ctl_propose_new(ctl *c, nas_known_fn known, nas_genotype *g, char *key,

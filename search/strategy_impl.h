@@ -20,6 +20,8 @@ typedef struct nas__strategy_ops {
     const char *(*origin)(const nas_strategy *s);
     /* Optional (NULL: no model): the last model round (nas_strategy_last_round). */
     long (*last_round)(const nas_strategy *s, nas_strategy_round *out);
+    /* Optional (NULL: nothing to note): issue 33, nas_strategy_enqueued. */
+    void (*enqueued)(nas_strategy *s, const nas_genotype *g);
 } nas__strategy_ops;
 
 struct nas_strategy {

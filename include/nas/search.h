@@ -78,6 +78,18 @@ void nas_strategy_observe_result(nas_strategy *s, const nas_genotype *g,
  */
 const char *nas_strategy_origin(const nas_strategy *s);
 
+/*
+ * Issue 33 (search.enqueue): the controller proposed g itself, in place of
+ * a call of nas_strategy_propose, and will have it evaluated and observed
+ * like the strategy's own proposals. The strategy counts it as one of its
+ * proposals: evolution among the P random samples of its initial
+ * population, NAO among its search.nao.seed_archs seed architectures
+ * (and it never proposes g's key again); random search ignores it. So
+ * enqueued genotypes take the place of random seeds, and each strategy
+ * learns from their results (observe) as from its own.
+ */
+void nas_strategy_enqueued(nas_strategy *s, const nas_genotype *g);
+
 /* The last model round of a strategy that trains a model (NAO), for the
  * one-line-per-round progress report (issue 22). */
 typedef struct nas_strategy_round {
