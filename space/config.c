@@ -651,20 +651,19 @@ static int read_duration(ctx *c, const config_setting_t *s, const field *f, cons
 {
     int t = config_setting_type(s);
     double v = NAN;
-    const char *want = "a duration: seconds (a number) or a string such as \"90s\", \"30m\", "
-                       "\"2h\"";
+    const char *want = "seconds (a number) or a string such as \"90s\", \"30m\", \"2h\"";
     if (is_int(s))
         v = (double)config_setting_get_int64(s);
     else if (t == CONFIG_TYPE_FLOAT)
         v = config_setting_get_float(s);
     else if (t != CONFIG_TYPE_STRING)
-        return type_error(c, s, key, want);
+        return type_error(c, s, key, "a duration: seconds (a number) or a string such as \"30m\"");
     else if (nas_parse_duration(config_setting_get_string(s), &v) != 0)
         return FAIL_S(c, s, "%s = \"%s\" is not a duration, expected %s", key,
                       config_setting_get_string(s), want);
     if (!(v >= f->min && v <= f->max))
-        return FAIL_S(c, s, "%s = %g seconds is out of range, expected %s in [%g, %g] seconds "
-                      "(0: no limit)", key, v, want, f->min, f->max);
+        return FAIL_S(c, s, "%s = %g seconds is out of range, expected a duration in [%g, %g] "
+                      "seconds (0: no limit)", key, v, f->min, f->max);
     *(double *)field_ptr(c->cfg, f) = v;
     return NAS_OK;
 }

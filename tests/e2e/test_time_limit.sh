@@ -7,6 +7,8 @@
 # --time-limit 0 (no limit, overriding the config) continues it to the
 # full budget: the interrupted trial runs again, no finished one is
 # repeated. Bad durations fail with exit 2 (file:line for the config).
+# A multi-fidelity search (fid_loop) cut by --time-limit 4 exits 0 the same
+# way, and its rerun ends with the trials and rungs of an uncut run.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 
@@ -75,4 +77,17 @@ expect_eq "finished trials not repeated" \
     "$(sql "$DB" "SELECT group_concat(id || ' ' || genotype || ' ' || finished_at, ';') FROM trial WHERE id IN ($kept_ids) ORDER BY id")" \
     "$kept"
 expect_eq "the interrupted trial ran again" "$(sql "$DB" "SELECT attempt FROM trial WHERE id = $int_id")" 2
+
+note "multi-fidelity (successive halving): --time-limit 4 cuts it, a rerun completes it"
+. "$(dirname "$0")/fidelity_lib.sh"
+fid_conf f.conf e2e-time-limit-fid 3
+run 0 "$NAS" run f.conf --db ref.db
+NAS_FAULT="sleep_ms=700" "$NAS" run f.conf --db f.db --time-limit 4 >"$TMP/f.out" 2>"$TMP/f.err" ||
+    { cat "$TMP/f.err"; fail "the multi-fidelity run with a time limit exited $?"; }
+grep_in "time limit reached" "$TMP/f.out"
+expect_eq "experiment status" "$(sql f.db "SELECT status FROM experiment")" interrupted
+[ "$(sql f.db "SELECT count(*) FROM trial WHERE status = 'done'")" -lt 9 ] ||
+    fail "the time limit did not cut the multi-fidelity search"
+run 0 "$NAS" run f.conf --db f.db
+fid_same f.db ref.db "after the rerun"
 echo "PASS"

@@ -762,16 +762,16 @@ static void test_time_limit(void **state)
     nas_config c;
     parse_ok("seed = 5;", &c);
     assert_true(c.search.time_limit == 0);
-    parse_ok("search = { time_limit = 90; };", &c);
-    assert_true(c.search.time_limit == 90);
-    parse_ok("search = { time_limit = 1.5; };", &c);
-    assert_true(c.search.time_limit == 1.5);
-    parse_ok("search = { time_limit = \"30m\"; };", &c);
-    assert_true(c.search.time_limit == 1800);
-    parse_ok("search = { time_limit = \"2h\"; };", &c);
-    assert_true(c.search.time_limit == 7200);
-    parse_ok("search = { time_limit = \"45s\"; };", &c);
-    assert_true(c.search.time_limit == 45);
+    static const struct { const char *text; double s; } good[] = {
+        {"90", 90}, {"1.5", 1.5}, {"\"30m\"", 1800}, {"\"2h\"", 7200}, {"\"45s\"", 45},
+        {"\"1d\"", 86400}, {"\"0\"", 0}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "search = { time_limit = %s; };", good[i].text);
+        parse_ok(text, &c);
+        if (c.search.time_limit != good[i].s)
+            fail_msg("%s: %g seconds", good[i].text, c.search.time_limit);
+    }
     static const char *const bad[] = {"\"30x\"", "\"\"", "\"m\"", "\"10 s\"", "-1", "\"-5m\"",
                                       "true", "\"inf\"", "2e9"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
