@@ -4,7 +4,8 @@
 # (proposed_by 'enqueued'), the duplicate is said and not repeated, G is
 # one of NAO's seed_archs seeds (3 uniform seeds, not 4) and its result is
 # in the first model round (trained on 4 results). An experiment extended
-# from 6 to 12 trials replays to the same 12 trials as a run of 12. `nas
+# from 6 to 12 trials, and one cut by a time limit (slowed trials in a
+# worker process) and resumed, replay to the same 12 trials as a run of 12. `nas
 # run --enqueue` puts its genotype first, is defining (a rerun without it
 # is refused, with it there is nothing to do), and a bad genotype is a
 # usage error. Skips when the table is absent.
@@ -15,7 +16,7 @@ cd "$TMP" || fail "cd"
 
 G='|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|nor_conv_3x3~2|'
 G2='|nor_conv_1x1~0|+|skip_connect~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|avg_pool_3x3~2|'
-write_conf() { # $1: file, $2: trials, $3: the search.enqueue line
+write_conf() { # $1: file, $2: trials, $3: the search.enqueue line, $4: workers.count (0)
     cat >"$TMP/$1" <<CONF
 experiment = "e2e-enqueue";
 seed = 3;
@@ -24,7 +25,7 @@ search: { strategy = "nao"; trials = $2;
   $3
 };
 evaluator: { kind = "table"; table = "$TABLE"; column = "cifar10-val"; table_scale = 0.01; };
-workers: { count = 0; };
+workers: { count = ${4:-0}; };
 CONF
 }
 seq_of() { sql "$1" "SELECT group_concat(genotype || ' ' || proposed_by, ';') FROM (SELECT genotype, proposed_by FROM trial ORDER BY id)"; }
@@ -53,6 +54,17 @@ grep_in "extending experiment 'e2e-enqueue'" "$TMP/err"
 grep -q "differed" "$TMP/err" && { cat "$TMP/err"; fail "the replay differed from the stored trials"; }
 grep -q "not repeated" "$TMP/err" && fail "the replay said the duplicate again"
 expect_eq "extended sequence" "$(seq_of "$TMP/b.db")" "$full"
+
+note "cut by --time-limit 2 (slow trials), then resumed: the same 12 trials"
+write_conf cut.conf 12 "enqueue = [\"$G\", \"$G\"];" 1
+NAS_FAULT="sleep_ms=400" "$NAS" run cut.conf --db "$TMP/e.db" --time-limit 2 >"$TMP/out" 2>"$TMP/err" ||
+    { cat "$TMP/err"; fail "the run with a time limit failed"; }
+grep_in "time limit reached" "$TMP/out"
+[ "$(sql "$TMP/e.db" "SELECT count(*) FROM trial WHERE status = 'done'")" -lt 12 ] ||
+    fail "the time limit did not cut the search"
+run 0 "$NAS" run cut.conf --db "$TMP/e.db"
+grep -q "differed" "$TMP/err" && { cat "$TMP/err"; fail "the replay differed from the stored trials"; }
+expect_eq "resumed sequence" "$(seq_of "$TMP/e.db")" "$full"
 
 note "nas run --enqueue: first, defining, checked"
 write_conf cli.conf 5 ""
