@@ -175,6 +175,11 @@ static const field fields[] = {
     I("search.fidelity", "max", search.fidelity.max, 1, 1000000000),
     I("search.fidelity", "eta", search.fidelity.eta, 2, 100),
     E("search.fidelity", "scheduler", search.fidelity.scheduler, w_scheduler),
+    /* issue 33: a time budget (running) and known architectures first (defining); here,
+     * at the end of the search group, so that the canonical text still reads back as
+     * libconfig groups (export/export_source.c, canonical_to_conf) */
+    {"search", "time_limit", F_DURATION, OFF(search.time_limit), 0, 0, 1e9, NULL, 0},
+    X("search", "enqueue", F_GENOTYPES),
 
     E("evaluator", "kind", evaluator.kind, w_evaluator),
     P("evaluator", "table", evaluator.table),
@@ -198,9 +203,6 @@ static const field fields[] = {
     {"workers", "gpus", F_GPUS, 0, 0, 0, 255, NULL, 0},
     I("workers", "trials_per_gpu", workers.trials_per_gpu, 1, 64),
     B("workers", "ordered", workers.ordered),
-    /* issue 33: a time budget (running) and known architectures first (defining) */
-    {"search", "time_limit", F_DURATION, OFF(search.time_limit), 0, 0, 1e9, NULL, 0},
-    X("search", "enqueue", F_GENOTYPES),
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 

@@ -8,7 +8,8 @@
 # worker process) and resumed, replay to the same 12 trials as a run of 12. `nas
 # run --enqueue` puts its genotype first, is defining (a rerun without it
 # is refused, with it there is nothing to do), and a bad genotype is a
-# usage error. Skips when the table is absent.
+# usage error. The stored config still reads back for `nas export`. Skips
+# when the table is absent.
 . "$(dirname "$0")/search_lib.sh"
 TABLE=$SHARED/data/nb201/nb201_mini_accs.csv
 [ -f "$TABLE" ] || skip "NAS-Bench-201 table not found at $TABLE"
@@ -44,6 +45,9 @@ expect_eq "NAO's uniform seeds (seed_archs 4, one of them G)" \
     "$(sql "$DB" "SELECT count(*) FROM trial WHERE proposed_by = 'nao-seed'")" 3
 grep_in "\[nao round 1\] model trained on 4 results" "$TMP/err"
 full=$(seq_of "$DB")
+# the stored canonical config (search.enqueue, search.time_limit) reads back
+run 0 "$NAS" export --db "$DB" --best --format json -o "$TMP/best.json"
+grep_in "nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0" "$TMP/best.json"
 
 note "6 trials, then extended to 12: the replay gives the same 12 trials"
 write_conf ext.conf 6 "enqueue = [\"$G\", \"$G\"];"
