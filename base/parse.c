@@ -1,6 +1,7 @@
 /* base/parse.c - checked text-to-number conversions (nas/parse.h), and
  * shell quoting for the hints nas prints. */
 #include <errno.h>
+#include <math.h>   /* isfinite */
 #include <stdlib.h> /* strtol, strtoull, strtod */
 #include <string.h> /* strchr */
 #include "nas/parse.h"
@@ -35,6 +36,28 @@ int nas_parse_double(const char *s, double lo, int lo_ok, double hi, double *out
     if (errno || end == s || *end || !(lo_ok ? d >= lo : d > lo) || !(d <= hi))
         return -1;
     *out = d;
+    return 0;
+}
+
+int nas_parse_duration(const char *s, double *seconds)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (errno || end == s || !isfinite(d) || d < 0 || *s == ' ' || *s == '\t')
+        return -1;
+    double unit = 1;
+    if (*end) {
+        static const char units[] = "smhd";
+        static const double mult[] = {1, 60, 3600, 86400};
+        const char *u = strchr(units, *end);
+        if (!u || end[1] != '\0')
+            return -1;
+        unit = mult[u - units];
+    }
+    if (!isfinite(d * unit))
+        return -1;
+    *seconds = d * unit;
     return 0;
 }
 

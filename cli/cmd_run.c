@@ -1,6 +1,7 @@
 /*
  * cli/cmd_run.c - `nas run CONF [--db PATH] [--experiment NAME] [--new]
- * [--quiet] [--report FILE]`: run, resume or extend the search CONF describes
+ * [--quiet] [--report FILE] [--time-limit DURATION] [--enqueue GENOTYPE]...`:
+ * run, resume or extend the search CONF describes
  * (nas_search_run): live progress on stderr, a summary on stdout. Ctrl-C or
  * SIGTERM stops cleanly (exit 130); exit codes as `nas run --help` says.
  */
@@ -118,8 +119,62 @@ static void final_report(live_report *lr, const char *db, int64_t exp_id)
     nas_store_close(st);
 }
 
-static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cfgp,
-                      nas_run_summary *sum)
+
+/* Issue 33: what the command line adds to the config: --time-limit
+ * (overrides search.time_limit) and --enqueue (appended to search.enqueue). */
+typedef struct run_extra {
+    double time_limit; /* < 0: not given */
+    const char *enqueue[NAS_ENQUEUE_MAX];
+    int n_enqueue;
+} run_extra;
+
+/* Apply x to the loaded config: each --enqueue genotype is checked with
+ * the space's parser and kept in its canonical form. Returns 0, or
+ * prints why and returns NAS_EXIT_USAGE. */
+static int apply_extra(const run_extra *x, nas_config *cfg)
+{
+    if (x->time_limit >= 0)
+        cfg->search.time_limit = x->time_limit;
+    if (x->n_enqueue == 0)
+        return 0;
+    if (cfg->search.n_enqueue + x->n_enqueue > NAS_ENQUEUE_MAX) {
+        fprintf(stderr, "nas run: %d genotypes to enqueue (%d in search.enqueue, %d --enqueue), "
+                "expected at most %d\n", cfg->search.n_enqueue + x->n_enqueue,
+                cfg->search.n_enqueue, x->n_enqueue, NAS_ENQUEUE_MAX);
+        return NAS_EXIT_USAGE;
+    }
+    nas_space *sp = NULL;
+    nas_error err;
+    if (nas_space_create(&cfg->space, &sp, &err) != NAS_OK) /* nas run checks them then */
+        sp = NULL;
+    for (int i = 0; i < x->n_enqueue; i++) {
+        char *dst = cfg->search.enqueue[cfg->search.n_enqueue];
+        nas_genotype g;
+        const char *why = NULL;
+        if (strlen(x->enqueue[i]) >= NAS_GENOTYPE_STR_MAX)
+            why = "it is too long";
+        else if (sp && nas_space_parse(sp, x->enqueue[i], &g, &err) != NAS_OK)
+            why = err.msg;
+        else if (sp && !nas_space_is_valid(sp, &g))
+            why = "it cannot be trained (no path carries data from input to output)";
+        if (why) {
+            fprintf(stderr, "nas run: --enqueue '%s' is not a genotype of the space of %s: %s\n",
+                    x->enqueue[i], cfg->path, why);
+            nas_space_destroy(sp);
+            return NAS_EXIT_USAGE;
+        }
+        if (sp)
+            nas_space_format(sp, &g, dst, NAS_GENOTYPE_STR_MAX);
+        else
+            snprintf(dst, NAS_GENOTYPE_STR_MAX, "%s", x->enqueue[i]);
+        cfg->search.n_enqueue++;
+    }
+    nas_space_destroy(sp);
+    return 0;
+}
+
+static int run_config(const char *conf, const nas_run_opts *opts, const run_extra *x,
+                      nas_config *cfgp, nas_run_summary *sum)
 {
     const char *db = opts->db_path;
     nas_error err;
@@ -129,6 +184,8 @@ static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cf
         fprintf(stderr, "nas run: %s\n", err.msg);
         return NAS_EXIT_USAGE; /* a missing or bad config is the user's input */
     }
+    if (apply_extra(x, cfgp) != 0)
+        return NAS_EXIT_USAGE;
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -154,13 +211,19 @@ static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cf
     /* The command that resumes this experiment: --experiment when it is not
      * the config's name (--new, --experiment). */
     const char *ename = sum->experiment[0] ? sum->experiment : cfgp->experiment;
-    char resume[3 * NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
+    char resume[3 * NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX) + 8 * NAS_GENOTYPE_STR_MAX];
     char qconf[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)], qdb[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
     char qname[NAS_SHELL_QUOTE_MAX(NAS_NAME_MAX)];
     int renamed = strcmp(ename, cfgp->experiment) != 0;
     snprintf(resume, sizeof resume, "nas run %s --db %s%s%s", /* issue 29: pasteable */
              nas_shell_quote(conf, qconf, sizeof qconf), nas_shell_quote(db, qdb, sizeof qdb),
              renamed ? " --experiment " : "", renamed ? nas_shell_quote(ename, qname, sizeof qname) : "");
+    for (int i = 0; i < x->n_enqueue; i++) { /* issue 33: defining, so repeated */
+        char qg[NAS_SHELL_QUOTE_MAX(NAS_GENOTYPE_STR_MAX)];
+        size_t k = strlen(resume);
+        snprintf(resume + k, sizeof resume - k, " --enqueue %s",
+                 nas_shell_quote(x->enqueue[i], qg, sizeof qg));
+    }
     if (rc != NAS_OK && rc != NAS_EINTR) {
         fprintf(stderr, "nas run: %s\n", err.msg);
         if (sum->experiment_id <= 0 && rc != NAS_EBUSY) /* another run's database: keep it */
@@ -176,7 +239,7 @@ static int run_config(const char *conf, const nas_run_opts *opts, nas_config *cf
     nas_report_run_summary(sum, rc, ename, db, resume, stdout, stderr);
     /* Issue 22: the exit code tells whether the search produced anything.
      * Every finished trial failed: 1. Some failed: 0 and a warning. */
-    if (rc == NAS_EINTR)
+    if (rc == NAS_EINTR && !sum->time_limit) /* issue 33: the time limit is an end */
         return 130;
     return sum->failed > 0 && sum->done == 0 ? NAS_EXIT_FAIL : NAS_EXIT_OK;
 }
@@ -186,7 +249,31 @@ int nas_cmd_run(int argc, char **argv)
     const char *conf = NULL;
     nas_run_opts o = {.db_path = "nas.db", .stop = &stop_flag, .log = stderr};
     live_report live = {NULL, 0};
+    run_extra x = {.time_limit = -1};
     for (int i = 1; i < argc; i++) {
+        const char *val = NULL; /* issue 33: --time-limit and --enqueue take a value */
+        int tl = !strcmp(argv[i], "--time-limit") || !strncmp(argv[i], "--time-limit=", 13);
+        int enq = !strcmp(argv[i], "--enqueue") || !strncmp(argv[i], "--enqueue=", 10);
+        if (tl || enq) {
+            const char *eq = strchr(argv[i], '=');
+            val = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+        }
+        if (tl) {
+            if (!val || nas_parse_duration(val, &x.time_limit) != 0 || x.time_limit > 1e9)
+                return nas_cli_usage_error("run", "--time-limit needs a duration: seconds, or a "
+                                           "number with a unit such as 90s, 30m, 2h (0: none)%s%s%s",
+                                           val ? "; got '" : "", val ? val : "", val ? "'" : "");
+            continue;
+        }
+        if (enq) {
+            if (!val || !*val)
+                return nas_cli_usage_error("run", "--enqueue needs a genotype of the space");
+            if (x.n_enqueue >= NAS_ENQUEUE_MAX)
+                return nas_cli_usage_error("run", "more than %d --enqueue genotypes",
+                                           NAS_ENQUEUE_MAX);
+            x.enqueue[x.n_enqueue++] = val;
+            continue;
+        }
         if (strcmp(argv[i], "--db") == 0) {
             if (++i >= argc)
                 return nas_cli_usage_error("run", "--db needs a path");
@@ -235,7 +322,7 @@ int nas_cmd_run(int argc, char **argv)
         return NAS_EXIT_FAIL;
     }
     nas_run_summary sum = {0};
-    int code = run_config(conf, &o, cfgp, &sum);
+    int code = run_config(conf, &o, &x, cfgp, &sum);
     free(cfgp);
     /* issue 20: under mpirun, rank 0 ends MPI only now that the summary is
      * printed, with this exit code (MPI_Abort when a rank was lost) */

@@ -8,7 +8,7 @@
 #include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 
 static const nas_cli_cmd commands[] = {
-    {"run", nas_cmd_run, "nas run CONF [--db PATH] [--experiment NAME] [--new] [--quiet] [--report FILE]",
+    {"run", nas_cmd_run, "nas run CONF [--db PATH] [--experiment NAME] [--new] [--quiet] [--report FILE] [--time-limit DURATION] [--enqueue GENOTYPE]...",
      "run, resume or extend the search described by CONF",
      "  --db PATH           results database (default: nas.db in the current directory)\n"
      "  --experiment NAME   run under NAME instead of CONF's `experiment` (resumes NAME\n"
@@ -17,13 +17,18 @@ static const nas_cli_cmd commands[] = {
      "  --quiet             no live progress, only the final summary\n"
      "  --report FILE       keep the HTML report FILE up to date: rewritten after every trial,\n"
      "                      reloading itself while the search runs (as nas report writes it)\n"
+     "  --time-limit D      stop this run after D (seconds, or 90s, 30m, 2h) as after\n"
+     "                      Ctrl-C, and exit 0; overrides search.time_limit; rerun to go on\n"
+     "  --enqueue G         evaluate genotype G before the strategy's own proposals\n"
+     "                      (repeatable; added to search.enqueue, a defining setting: a\n"
+     "                      resume repeats it)\n"
      "An experiment is its name in the database plus its defining settings: the same\n"
      "name resumes it, a larger search.trials extends it, other workers/threads/backend\n"
      "are fine; a changed defining setting (seed, data, space, proxy recipe, strategy,\n"
      "evaluator, objectives, constraints) is refused with the keys that differ.\n"
      "Exit: 0 with at least one done trial (failures counted in a warning), 1 when every\n"
      "trial failed or on a runtime error, 2 for a config error or a refused change, 130\n"
-     "after Ctrl-C.\n"},
+     "after Ctrl-C (0 after the time limit, as for a finished search).\n"},
     {"experiments", nas_cmd_experiments, "nas experiments [--db PATH] [--format table|csv|json]",
      "list the experiments of a database (id, name, status, trials, best, created)",
      "  --db PATH    results database (default: nas.db)\n"

@@ -5,6 +5,7 @@
  * trials (issue 22) go to the log.
  */
 #include <stdio.h>
+#include <string.h>
 #include "nas/parse.h" /* nas_shell_quote: hints that can be pasted */
 #include "nas/report.h"
 #include "nas/space.h" /* NAS_PATH_MAX, NAS_NAME_MAX */
@@ -50,6 +51,10 @@ void nas_report_run_summary(const nas_run_summary *sum, int status, const char *
 {
     char wall[32];
     fmt_wall(sum->wall_s, wall, sizeof wall);
+    if (sum->time_limit) { /* issue 33: "stopped after 10.2s (time limit reached)" */
+        size_t k = strlen(wall);
+        snprintf(wall + k, sizeof wall - k, " (time limit reached)");
+    }
     if (status == NAS_EINTR && sum->interrupted_promotions > 0) /* issue 29 */
         fprintf(out, "nas: search '%s' stopped after %s: %d of %d trials finished (%d done, %d "
                 "failed), %d interrupted, %d not yet proposed; %d promotion%s stopped (the "
@@ -91,7 +96,9 @@ void nas_report_run_summary(const nas_run_summary *sum, int status, const char *
     char qdb[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
     nas_shell_quote(db, qdb, sizeof qdb);
     fprintf(out, "  results: %s   (nas query --db %s; nas show --db %s TRIAL)\n", db, qdb, qdb);
-    if (status == NAS_EINTR)
+    if (status == NAS_EINTR && sum->time_limit) /* issue 33 */
+        fprintf(out, "  resume:  %s   (with a larger --time-limit, or none)\n", resume);
+    else if (status == NAS_EINTR)
         fprintf(out, "  resume:  %s\n", resume);
     fflush(out);
     if (status == NAS_OK)

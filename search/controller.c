@@ -158,6 +158,8 @@ static void fill_summary(ctl *c, nas_run_summary *s)
         s->not_proposed = c->budget > used ? c->budget - used : 0;
     }
     s->wall_s = nas__ctl_now() - c->t_start;
+    s->time_limit = c->time_up;
+    s->time_limit_s = c->cfg->search.time_limit;
     s->best_trial = c->best_trial;
     s->best_val_accuracy = c->best_trial >= 0 ? c->best_val : NAN;
     snprintf(s->best_genotype, sizeof s->best_genotype, "%s",
@@ -277,10 +279,12 @@ static void run_init(run *r, const nas_config *cfg, const nas_run_opts *opts,
     c->log = opts->log ? opts->log : stderr;
     c->quiet = opts->quiet;
     c->tty = isatty(fileno(c->log));
-    c->stop = opts->stop;
+    c->stop = opts->stop ? opts->stop : &c->own_stop;
     c->budget = cfg->search.trials;
     c->best_trial = -1;
     c->t_start = nas__ctl_now();
+    if (cfg->search.time_limit > 0) /* issue 33: counted from this run's start */
+        c->deadline = c->t_start + cfg->search.time_limit;
     c->min_macs = c->min_params = -1;
     c->min_latency = NAN;
     c->table = cfg->evaluator.kind == NAS_EVALUATOR_TABLE;
@@ -463,7 +467,8 @@ static int run_prepare(run *r, nas_error *err)
     int rc;
     if ((rc = nas_space_create(&cfg->space, &c->space, err)) != NAS_OK ||
         (rc = nas_strategy_create(cfg, c->space, &c->strat, err)) != NAS_OK ||
-        (rc = nas__ctl_fid_init(c, err)) != NAS_OK) /* issue 17 */
+        (rc = nas__ctl_fid_init(c, err)) != NAS_OK || /* issue 17 */
+        (rc = nas__ctl_enqueue_init(c, err)) != NAS_OK) /* issue 33 */
         return rc;
     if ((rc = gpu_slots(cfg, r->mpi_size, &r->pl, &r->slot_gpu, &r->n_slots, err)) != NAS_OK)
         return rc;
@@ -711,7 +716,7 @@ static int run_start(run *r, nas_error *err)
         nas__ctl_unlink_matching(c->weights_dir, "trial-*.npz.tmp*");
     if (c->ckpt_dir[0])
         nas__ctl_unlink_matching(c->ckpt_dir, "trial-*.npz.tmp*");
-    if (c->stop && *c->stop) {
+    if (nas__ctl_stopping(c)) {
         r->final_status = "interrupted";
         return nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
     }
@@ -730,7 +735,7 @@ static int run_start(run *r, nas_error *err)
  */
 static int run_start_trials(ctl *c, nas_error *err)
 {
-    while (!(c->stop && *c->stop) && c->finished + c->nfl < c->budget &&
+    while (!nas__ctl_stopping(c) && c->finished + c->nfl < c->budget &&
            nas_pool_idle(c->pool) > 0 &&
            (c->nretry > 0 || c->requeue_pos < c->nrequeue ||
             (!c->exhausted && (nas__ctl_pend_len(c) < c->width || !c->cfg->workers.ordered)))) {
@@ -759,7 +764,10 @@ static int run_collect(ctl *c, nas_error *err)
 {
     nas_pool_event ev;
     nas_error werr;
-    int wrc = nas_pool_wait(c->pool, c->tty ? 1000 : 5000, &ev, &werr);
+    int ms = c->tty ? 1000 : 5000;
+    if (c->deadline > 0) /* issue 33: wake up for the time limit */
+        ms = (int)fmax(1, fmin(ms, 1000 * (c->deadline - nas__ctl_now()) + 1));
+    int wrc = nas_pool_wait(c->pool, ms, &ev, &werr);
     if (wrc == NAS_OK) {
         int rc = nas__ctl_record(c, &ev, err);
         if (rc == NAS_OK)
@@ -786,7 +794,7 @@ static int run_loop(ctl *c, nas_error *err)
 {
     int rc;
     for (;;) {
-        if (c->stop && *c->stop)
+        if (nas__ctl_stopping(c))
             break;
         if ((rc = nas__ctl_drain(c, DRAIN_LIVE, err)) != NAS_OK)
             return rc;
@@ -812,7 +820,7 @@ static int fid_loop(ctl *c, nas_error *err)
 {
     int rc;
     for (;;) {
-        if (c->stop && *c->stop)
+        if (nas__ctl_stopping(c))
             return NAS_OK;
         if ((rc = nas__ctl_fid_fill(c, err)) != NAS_OK)
             return rc;
@@ -832,7 +840,10 @@ static int run_stopped(run *r, nas_error *err)
     ctl *c = &r->c;
     char reason[128];
     int sig = (int)*c->stop;
-    if (sig > 1 && sig < 65)
+    if (sig == NAS_STOP_TIME_LIMIT) /* issue 33 */
+        snprintf(reason, sizeof reason, "interrupted: time limit reached (search.time_limit = %g s)",
+                 c->cfg->search.time_limit);
+    else if (sig > 1 && sig < 65)
         snprintf(reason, sizeof reason, "interrupted by signal %d (%s)", sig, strsignal(sig));
     else
         snprintf(reason, sizeof reason, "interrupted (the search was stopped)");

@@ -114,7 +114,10 @@ typedef struct ctl {
     const nas_config *cfg;
     FILE *log;
     int quiet, tty;
-    volatile sig_atomic_t *stop;
+    volatile sig_atomic_t *stop; /* opts->stop, or own_stop when that is NULL */
+    volatile sig_atomic_t own_stop;
+    double deadline; /* issue 33: search.time_limit's end, on nas__ctl_now's clock (0: none) */
+    int time_up;     /* ... it was reached: *stop is NAS_STOP_TIME_LIMIT */
     nas_store *st;
     int64_t exp;
     nas_space *space;
@@ -194,6 +197,10 @@ typedef struct ctl {
     /* issue 33: nas_run_opts.on_trial and its user pointer (NULL: none) */
     void (*on_trial)(void *user, nas_store *st, int64_t experiment_id);
     void *on_trial_user;
+    /* issue 33: search.enqueue, proposed before the strategy's own */
+    nas_genotype enq[NAS_ENQUEUE_MAX];
+    int n_enq, enq_pos; /* their count; the next one to propose */
+    int enq_last;       /* the last proposal was enqueued (proposed_by "enqueued") */
 } ctl;
 
 /* Issue 33: a trial's result was recorded (nas__ctl_record returned
@@ -216,6 +223,12 @@ enum {
 /* Monotonic clock, in seconds. */
 double nas__ctl_now(void);
 
+/* 1 when the search is to stop: *c->stop is set (a signal), or, issue 33,
+ * search.time_limit has run out since this run's start, which sets
+ * *c->stop to NAS_STOP_TIME_LIMIT (and c->time_up) and says so, so that
+ * the stop takes the Ctrl-C path from there on. */
+int nas__ctl_stopping(ctl *c);
+
 /* printf-style message line on c->log (nothing when quiet); clears the
  * status line first. */
 #if defined(__GNUC__)
@@ -234,7 +247,8 @@ void nas__ctl_draw_status(ctl *c);
 void nas__ctl_on_progress(void *user, int64_t job_id, int worker, double fraction, double loss);
 
 /* This run's elapsed time and the estimated time left, as text ("--":
- * unknown), into el (nel bytes) and eta (neta bytes). */
+ * unknown), into el (nel bytes) and eta (neta bytes); issue 33: with
+ * search.time_limit, eta ends with " (limit: 2m05s left)". */
 void nas__ctl_eta_text(ctl *c, char *el, size_t nel, char *eta, size_t neta);
 
 /* The label of a job's progress lines into buf: "trial ID, k/N", or
@@ -254,9 +268,17 @@ void nas__ctl_report_round(ctl *c);
 
 /* ---- search/propose.c: the propose step ------------------------------------------ */
 
+/* Issue 33: parse search.enqueue into c->enq (cell and chain spaces: the
+ * space's parser). Errors: NAS_ECONFIG (not a genotype of the space: the
+ * config's path, the entry and why). */
+int nas__ctl_enqueue_init(ctl *c, nas_error *err);
+
 /* Ask the strategy for a valid genotype *g that `known` (ctx = c) does not
  * know and that fits constraints.mmacs/params; key gets its canonical key
- * (NAS_GENOTYPE_STR_MAX bytes). Errors: NAS_EINFEASIBLE (nothing new, or
+ * (NAS_GENOTYPE_STR_MAX bytes). Issue 33: the enqueued genotypes come
+ * first, in order, each skipped when `known` knows it (said when live, not
+ * in a replay) or it is over the constraints; c->enq_last tells which.
+ * Errors: NAS_EINFEASIBLE (nothing new, or
  * nothing feasible: nas__ctl_no_feasible's message), the strategy's, the
  * store's (a failed dedupe look-up). */
 int nas__ctl_propose_new(ctl *c, nas_known_fn known, nas_genotype *g, char *key,

@@ -21,6 +21,18 @@ double nas__ctl_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+int nas__ctl_stopping(ctl *c)
+{
+    if (c->deadline > 0 && !*c->stop && nas__ctl_now() >= c->deadline) {
+        *c->stop = NAS_STOP_TIME_LIMIT;
+        c->time_up = 1;
+        nas__ctl_say(c, "nas: time limit reached (search.time_limit = %g s): stopping; the "
+                        "trials in flight are interrupted and run again on resume",
+                     c->cfg->search.time_limit);
+    }
+    return *c->stop != 0;
+}
+
 /* A duration as "42s", "3m05s" or "1h02m" ("--": unknown) into buf (n bytes). */
 static void fmt_duration(double s, char *buf, size_t n)
 {
@@ -63,6 +75,12 @@ void nas__ctl_eta_text(ctl *c, char *el, size_t nel, char *eta, size_t neta)
     if (c->ran > 0 && progress > 0 && remaining >= 0)
         e = elapsed / progress * remaining;
     fmt_duration(e, eta, neta);
+    if (c->deadline > 0) { /* issue 33: the time left beside the ETA */
+        char left[32];
+        fmt_duration(fmax(0, c->deadline - nas__ctl_now()), left, sizeof left);
+        size_t k = strlen(eta);
+        snprintf(eta + k, neta > k ? neta - k : 0, " (limit: %s left)", left);
+    }
 }
 
 const char *nas__ctl_tag(const ctl *c, const flight *f, char *buf, size_t n)
@@ -131,7 +149,7 @@ void nas__ctl_draw_status(ctl *c)
 {
     if (c->quiet || !c->tty || c->nfl == 0)
         return;
-    char el[32], eta[32], best[96];
+    char el[32], eta[48], best[96];
     nas__ctl_eta_text(c, el, sizeof el, eta, sizeof eta);
     nas__ctl_best_text(c, best, sizeof best);
     const flight *f = &c->fl[0];

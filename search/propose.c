@@ -63,15 +63,73 @@ static int known_or_infeasible(void *ctx, const nas_genotype *g)
     return over_static_constraints(c, g) || c->inner_known(c, g);
 }
 
+/* ---- known architectures first (issue 33) --------------------------------------- */
+
+int nas__ctl_enqueue_init(ctl *c, nas_error *err)
+{
+    const nas_config *cfg = c->cfg;
+    c->n_enq = c->enq_pos = 0;
+    for (int i = 0; i < cfg->search.n_enqueue && i < NAS_ENQUEUE_MAX; i++) {
+        nas_error perr;
+        if (nas_space_parse(c->space, cfg->search.enqueue[i], &c->enq[i], &perr) != NAS_OK)
+            return nas_error_set(err, NAS_ECONFIG, "%s: search.enqueue[%d] = \"%s\" is not a "
+                                 "genotype of this space: %s", cfg->path, i,
+                                 cfg->search.enqueue[i], perr.msg);
+        if (!nas_space_is_valid(c->space, &c->enq[i]))
+            return nas_error_set(err, NAS_ECONFIG, "%s: search.enqueue[%d] = \"%s\" cannot be "
+                                 "trained in this space", cfg->path, i, cfg->search.enqueue[i]);
+        c->n_enq++;
+    }
+    return NAS_OK;
+}
+
+/* The next enqueued genotype that `known` does not know and that fits the
+ * constraints into *g (told to the strategy: nas_strategy_enqueued);
+ * 0 when none is left. The skipped ones are said in a live search (no
+ * replay history: c->hist NULL), where the replay stays silent.
+ * Errors (negative): the store's (a failed dedupe look-up). */
+static int next_enqueued(ctl *c, nas_known_fn known, nas_genotype *g, nas_error *err)
+{
+    while (c->enq_pos < c->n_enq) {
+        int i = c->enq_pos++;
+        const nas_genotype *q = &c->enq[i];
+        int over = over_static_constraints(c, q), dup = !over && known(c, q);
+        if (c->db_failed) {
+            *err = c->db_err;
+            return -err->code;
+        }
+        if (!over && !dup) {
+            *g = *q;
+            nas_strategy_enqueued(c->strat, g);
+            return 1;
+        }
+        if (!c->hist)
+            nas__ctl_say(c, "nas: search.enqueue[%d] %s %s", i, c->cfg->search.enqueue[i],
+                         over ? "is over constraints.mmacs/params: not evaluated"
+                              : "is already among the experiment's trials (same canonical "
+                                "key): not repeated");
+    }
+    return 0;
+}
+
 /*
  * Ask the strategy for a genotype whose canonical key `known` does not
  * know and that fits the MACs/params constraints; the same procedure runs
- * live and in the replay so the strategy sees the same calls.
+ * live and in the replay so the strategy sees the same calls. Issue 33:
+ * the enqueued genotypes come first (next_enqueued).
  * NAS_EINFEASIBLE when nothing new (or nothing feasible) turns up.
  */
 int nas__ctl_propose_new(ctl *c, nas_known_fn known, nas_genotype *g, char *key, nas_error *err)
 {
     c->inner_known = known;
+    int enq = next_enqueued(c, known, g, err);
+    c->enq_last = enq > 0;
+    if (enq < 0)
+        return -enq;
+    if (enq > 0) {
+        nas_space_key(c->space, g, key, NAS_GENOTYPE_STR_MAX);
+        return NAS_OK;
+    }
     int misses = 0;
     for (int i = 0; i < MAX_PROPOSALS; i++) {
         int rc = nas_strategy_propose(c->strat, known_or_infeasible, c, g, err);
@@ -112,7 +170,8 @@ int nas__ctl_propose(ctl *c, flight *f, nas_error *err)
         return rc;
     nas_space_format(c->space, &f->g, f->geno, sizeof f->geno);
     nas__ctl_report_round(c);
-    rc = nas_store_trial_insert(c->st, c->exp, f->geno, key, nas_strategy_origin(c->strat),
+    rc = nas_store_trial_insert(c->st, c->exp, f->geno, key,
+                                c->enq_last ? "enqueued" : nas_strategy_origin(c->strat),
                                 &f->trial, err);
     if (rc == NAS_OK)
         rc = nas__ctl_pend_push(c, f->trial, &f->g, NULL, err);

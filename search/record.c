@@ -140,7 +140,7 @@ static int record_result(ctl *c, const flight *f, const nas_trial_result *res, c
 static void say_result(ctl *c, const flight *f, const nas_trial_result *res, const char *note)
 {
     double dt = nas__ctl_now() - f->t0;
-    char el[32], eta[32], best[96], tag[64], count[48] = "";
+    char el[32], eta[48], best[96], tag[64], count[48] = "";
     nas__ctl_eta_text(c, el, sizeof el, eta, sizeof eta);
     nas__ctl_best_text(c, best, sizeof best);
     nas__ctl_tag(c, f, tag, sizeof tag);

@@ -67,6 +67,12 @@ const char *nas_strategy_origin(const nas_strategy *s)
     return s->ops->name;
 }
 
+void nas_strategy_enqueued(nas_strategy *s, const nas_genotype *g)
+{
+    if (s->ops->enqueued)
+        s->ops->enqueued(s, g);
+}
+
 long nas_strategy_last_round(const nas_strategy *s, nas_strategy_round *out)
 {
     nas_strategy_round tmp;

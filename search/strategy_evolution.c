@@ -199,12 +199,22 @@ static void evo_destroy(nas_strategy *s)
     s->context = NULL;
 }
 
+/* Issue 33: an enqueued genotype takes the place of one random sample of
+ * the initial population (its result joins the population when observed). */
+static void evo_enqueued(nas_strategy *s, const nas_genotype *g)
+{
+    (void)g;
+    evo *e = s->context;
+    e->proposed++;
+}
+
 static const nas__strategy_ops evolution_ops = {
     .name = "evolution",
     .propose = evo_propose,
     .observe = evo_observe,
     .destroy = evo_destroy,
     .observe_result = evo_observe_result,
+    .enqueued = evo_enqueued,
 };
 
 int nas__strategy_evolution_init(nas_strategy *s, nas_error *err)

@@ -25,6 +25,8 @@ typedef struct nas__strategy_ops {
     char *(*round_log)(const nas_strategy *s);
     int (*replay_hint)(nas_strategy *s, const nas_genotype *stored, int n, const char *log,
                        nas_error *err);
+    /* Optional (NULL: nothing to note): issue 33, nas_strategy_enqueued. */
+    void (*enqueued)(nas_strategy *s, const nas_genotype *g);
 } nas__strategy_ops;
 
 struct nas_strategy {

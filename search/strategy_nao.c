@@ -3,7 +3,8 @@
  * Chen, Liu, "Neural Architecture Optimization", NeurIPS 2018), written
  * from the paper's description.
  *
- * The first `seed_archs` proposals are uniform samples. After that, each
+ * The first `seed_archs` proposals are uniform samples (genotypes the
+ * controller enqueued, issue 33, count among them). After that, each
  * time the proposal queue runs dry a round starts:
  *   1. the encoder/predictor/decoder (search/nao_model.h) is trained on
  *      every observed (genotype, score) pair with the joint loss, the
@@ -858,6 +859,18 @@ static long nao_last_round(const nas_strategy *s, nas_strategy_round *out)
     return st->rounds;
 }
 
+/* Issue 33: an enqueued genotype is one of the seed_archs seed
+ * architectures (one uniform sample fewer), never proposed again; its
+ * result trains the model like any observation. */
+static void nao_enqueued(nas_strategy *s, const nas_genotype *g)
+{
+    nao_state *st = s->context;
+    char key[NAS_GENOTYPE_STR_MAX];
+    genotype_key(s, g, key);
+    (void)key_set_add(&st->seen, key); /* out of memory: the controller's dedupe still holds */
+    st->n_proposed++;
+}
+
 static const nas__strategy_ops nao_ops = {
     .name = "nao",
     .propose = nao_propose,
@@ -867,6 +880,7 @@ static const nas__strategy_ops nao_ops = {
     .last_round = nao_last_round,
     .round_log = nao_round_log,
     .replay_hint = nao_replay_hint,
+    .enqueued = nao_enqueued,
 };
 
 int nas__strategy_nao_init(nas_strategy *s, nas_error *err)

@@ -32,6 +32,7 @@
 #include "chain_config.h"
 #include "text_impl.h"
 #include "space/config_include.h" /* issue 29: @include paths */
+#include "nas/parse.h" /* issue 33: nas_parse_duration */
 
 /* Fashion-MNIST has 60,000 training images; valid and train_subset split them. */
 #define NAS__FMNIST_TRAIN 60000
@@ -56,8 +57,12 @@ typedef enum fkind {
     F_OBJECTIVES, /* objectives: list of { metric; goal; } */
     F_FLOATS,   /* double[16] at off, its count (int) at offset `size`; [min, max] per value */
     F_SIZE,     /* int[2] (height, width): an int or [H, W] or [S]; [min, max] each; 0 = unset */
-    F_COUNT_FRAC /* int count at off in [min, max], or a float fraction in (0, 1) stored as a
+    F_COUNT_FRAC, /* int count at off in [min, max], or a float fraction in (0, 1) stored as a
                     double at offset `size` (the count is then 0); data.valid, issue 16 */
+    F_DURATION, /* double seconds in [min, max]: a number, or a string such as "30m"
+                   (nas_parse_duration); search.time_limit, issue 33 */
+    F_GENOTYPES /* search.enqueue (issue 33): a list of genotype strings, parsed by the
+                   space's parser in pass 2 (check_enqueue) */
 } fkind;
 
 typedef struct field {
@@ -172,6 +177,11 @@ static const field fields[] = {
     I("search.fidelity", "max", search.fidelity.max, 1, 1000000000),
     I("search.fidelity", "eta", search.fidelity.eta, 2, 100),
     E("search.fidelity", "scheduler", search.fidelity.scheduler, w_scheduler),
+    /* issue 33: a time budget (running) and known architectures first (defining); here,
+     * at the end of the search group, so that the canonical text still reads back as
+     * libconfig groups (export/export_source.c, canonical_to_conf) */
+    {"search", "time_limit", F_DURATION, OFF(search.time_limit), 0, 0, 1e9, NULL, 0},
+    X("search", "enqueue", F_GENOTYPES),
 
     E("evaluator", "kind", evaluator.kind, w_evaluator),
     P("evaluator", "table", evaluator.table),
@@ -303,6 +313,8 @@ typedef struct ctx {
     int nodes;                  /* space.nodes as read */
     char name_dir[NAS_PATH_MAX]; /* directory part of `name` ("" if none) */
     nas__cfg_includes inc;      /* rewritten @include'd files (space/config_include.c) */
+    int enq_line[NAS_ENQUEUE_MAX];         /* issue 33: line of each search.enqueue entry */
+    const char *enq_file[NAS_ENQUEUE_MAX]; /* ... and its file */
 } ctx;
 
 static const char *type_name(int type)
@@ -644,6 +656,58 @@ static int read_size(ctx *c, const config_setting_t *s, const field *f, const ch
     return NAS_OK;
 }
 
+/* F_DURATION (issue 33): seconds as a number, or a string with a unit
+ * (nas_parse_duration: "90s", "30m", "2h"); in [min, max]. */
+static int read_duration(ctx *c, const config_setting_t *s, const field *f, const char *key)
+{
+    int t = config_setting_type(s);
+    double v = NAN;
+    const char *want = "seconds (a number) or a string such as \"90s\", \"30m\", \"2h\"";
+    if (is_int(s))
+        v = (double)config_setting_get_int64(s);
+    else if (t == CONFIG_TYPE_FLOAT)
+        v = config_setting_get_float(s);
+    else if (t != CONFIG_TYPE_STRING)
+        return type_error(c, s, key, "a duration: seconds (a number) or a string such as \"30m\"");
+    else if (nas_parse_duration(config_setting_get_string(s), &v) != 0)
+        return FAIL_S(c, s, "%s = \"%s\" is not a duration, expected %s", key,
+                      config_setting_get_string(s), want);
+    if (!(v >= f->min && v <= f->max))
+        return FAIL_S(c, s, "%s = %g seconds is out of range, expected a duration in [%g, %g] "
+                      "seconds (0: no limit)", key, v, f->min, f->max);
+    *(double *)field_ptr(c->cfg, f) = v;
+    return NAS_OK;
+}
+
+/* F_GENOTYPES (issue 33): a list of strings, each a genotype checked in
+ * pass 2 (check_enqueue), where its line is remembered. */
+static int read_genotypes(ctx *c, const config_setting_t *s, const char *key)
+{
+    int t = config_setting_type(s);
+    const char *want = "a list of genotype strings like [\"|nor_conv_3x3~0|+|...|\"]";
+    if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+        return type_error(c, s, key, want);
+    int n = config_setting_length(s);
+    if (n > NAS_ENQUEUE_MAX)
+        return FAIL_S(c, s, "%s has %d genotypes, expected at most %d", key, n, NAS_ENQUEUE_MAX);
+    nas_config *cfg = c->cfg;
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+        char ek[180];
+        snprintf(ek, sizeof ek, "%s[%d]", key, i);
+        if (config_setting_type(e) != CONFIG_TYPE_STRING)
+            return type_error(c, e, ek, "a genotype string");
+        int rc = copy_string(c, e, ek, config_setting_get_string(e), cfg->search.enqueue[i],
+                             sizeof cfg->search.enqueue[i]);
+        if (rc != NAS_OK)
+            return rc;
+        c->enq_line[i] = config_setting_source_line(e);
+        c->enq_file[i] = setting_file(c, e);
+    }
+    cfg->search.n_enqueue = n;
+    return NAS_OK;
+}
+
 static int read_field(ctx *c, size_t idx, const config_setting_t *s)
 {
     const field *f = &fields[idx];
@@ -768,6 +832,8 @@ static int read_field(ctx *c, size_t idx, const config_setting_t *s)
         return NAS_OK;
     }
     case F_SIZE: return read_size(c, s, f, key);
+    case F_DURATION: return read_duration(c, s, f, key);
+    case F_GENOTYPES: return read_genotypes(c, s, key);
     }
     return FAIL_S(c, s, "internal error: key %s has no reader", key);
 }
@@ -1091,6 +1157,40 @@ static int validate_cell_input(ctx *c)
     return NAS_OK;
 }
 
+/* Issue 33: each search.enqueue entry must be a genotype of the space
+ * (nas_space_parse, cell and chain spaces alike), and is kept in the
+ * space's own form (nas_space_format), so that the canonical text does not
+ * depend on how it was written. A space that cannot be made here (a chain
+ * space waiting for the data's input) leaves the check to nas run. */
+static int check_enqueue(ctx *c)
+{
+    nas_config *cfg = c->cfg;
+    if (cfg->search.n_enqueue == 0)
+        return NAS_OK;
+    nas_space *sp = NULL;
+    nas_error serr;
+    if (nas_space_create(&cfg->space, &sp, &serr) != NAS_OK)
+        return NAS_OK;
+    int rc = NAS_OK;
+    for (int i = 0; i < cfg->search.n_enqueue && rc == NAS_OK; i++) {
+        nas_genotype g;
+        char *txt = cfg->search.enqueue[i];
+        if (nas_space_parse(sp, txt, &g, &serr) != NAS_OK)
+            rc = fail_at(c, c->enq_file[i], c->enq_line[i],
+                         "search.enqueue[%d] = \"%s\" is not a genotype of this space: %s", i,
+                         txt, serr.msg);
+        else if (!nas_space_is_valid(sp, &g))
+            rc = fail_at(c, c->enq_file[i], c->enq_line[i],
+                         "search.enqueue[%d] = \"%s\" cannot be trained in this space (no "
+                         "path carries data from input to output, or a token it does not "
+                         "allow), expected a valid genotype", i, txt);
+        else
+            nas_space_format(sp, &g, txt, NAS_GENOTYPE_STR_MAX);
+    }
+    nas_space_destroy(sp);
+    return rc;
+}
+
 /* Read the tree in `lc` (already parsed) into cfg and validate it. */
 static int load_tree(config_t *lc, ctx *c)
 {
@@ -1102,6 +1202,8 @@ static int load_tree(config_t *lc, ctx *c)
         rc = validate(c);
     if (rc == NAS_OK)
         rc = validate_cell_input(c);
+    if (rc == NAS_OK)
+        rc = check_enqueue(c);
     return rc;
 }
 
@@ -1289,6 +1391,18 @@ char *nas_config_canonical(const nas_config *cfg)
             nas__sb_printf(&b, "]");
             break;
         }
+        case F_DURATION:
+            nas__fmt_double(*(const double *)field_cptr(cfg, f), num, sizeof num);
+            nas__sb_printf(&b, "%s", num);
+            break;
+        case F_GENOTYPES:
+            nas__sb_printf(&b, "[");
+            for (int k = 0; k < cfg->search.n_enqueue && k < NAS_ENQUEUE_MAX; k++) {
+                nas__sb_printf(&b, "%s", k ? ", " : "");
+                nas__sb_quoted(&b, cfg->search.enqueue[k]);
+            }
+            nas__sb_printf(&b, "]");
+            break;
         case F_SIZE: { /* unset: 0 (read back as unset) */
             const int *v = field_cptr(cfg, f);
             if (v[0] > 0)
@@ -1348,7 +1462,7 @@ static const char *const running_keys[] = {
     "proxy.keep_weights", "proxy.keep_top", "proxy.weights_mb", "data.dir",
     "data.train_images", "data.train_labels", "data.test_images", "data.test_labels",
     "data.loader_threads",
-    "evaluator.table", "workers.",
+    "evaluator.table", "workers.", "search.time_limit",
 };
 
 int nas_config_name_ok(const char *name)
@@ -1450,13 +1564,21 @@ int nas_config_diff(const char *stored, const nas_config *cfg, int defining, cha
     }
     int count = 0;
     size_t used = 0;
-    char key[160], old[1024], cur[1024];
+    char key[160];
+    /* issue 33: search.enqueue's value is as long as its genotypes */
+    enum { VAL_MAX = NAS_ENQUEUE_MAX * (NAS_GENOTYPE_STR_MAX + 4) + 64 };
+    char *old = malloc(2 * VAL_MAX), *cur = old ? old + VAL_MAX : NULL;
+    if (!old) {
+        free(now);
+        free(dflt);
+        return -1;
+    }
     for (size_t i = 0; i < N_FIELDS; i++) {
         full_key(&fields[i], key, sizeof key);
-        if (nas_config_key_defining(key) != defining || !canon_value(now, key, cur, sizeof cur))
+        if (nas_config_key_defining(key) != defining || !canon_value(now, key, cur, VAL_MAX))
             continue;
-        if (!canon_value(stored ? stored : "", key, old, sizeof old) &&
-            !canon_value(dflt, key, old, sizeof old))
+        if (!canon_value(stored ? stored : "", key, old, VAL_MAX) &&
+            !canon_value(dflt, key, old, VAL_MAX))
             continue;
         if (strcmp(old, cur) == 0)
             continue;
@@ -1468,6 +1590,7 @@ int nas_config_diff(const char *stored, const nas_config *cfg, int defining, cha
     }
     if (defining)
         count += space_lines_diff(stored ? stored : "", now, out, n, &used);
+    free(old);
     free(now);
     free(dflt);
     return count;

@@ -28,6 +28,13 @@ int nas_parse_u64(const char *s, uint64_t *out);
  * value out of range. */
 int nas_parse_double(const char *s, double lo, int lo_ok, double hi, double *out);
 
+/* Issue 33: a duration into *seconds: a non-negative number of seconds,
+ * optionally followed by one unit, s (seconds), m (minutes), h (hours) or
+ * d (days): "90", "90s", "1.5m", "30m", "2h". Returns 0, or -1 (and leaves
+ * *seconds alone) for junk, a negative or non-finite value, another unit,
+ * or text after the unit. */
+int nas_parse_duration(const char *s, double *seconds);
+
 /* Step through a list of items separated by commas and spaces, such as
  * "[1.5, 2]" or NumPy's shape "(3, 28, 28,)": skips the separators at *p,
  * then returns 0 with *p on `close` (the list's end), else 1 with *p on

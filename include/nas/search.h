@@ -79,6 +79,18 @@ void nas_strategy_observe_result(nas_strategy *s, const nas_genotype *g,
  */
 const char *nas_strategy_origin(const nas_strategy *s);
 
+/*
+ * Issue 33 (search.enqueue): the controller proposed g itself, in place of
+ * a call of nas_strategy_propose, and will have it evaluated and observed
+ * like the strategy's own proposals. The strategy counts it as one of its
+ * proposals: evolution among the P random samples of its initial
+ * population, NAO among its search.nao.seed_archs seed architectures
+ * (and it never proposes g's key again); random search ignores it. So
+ * enqueued genotypes take the place of random seeds, and each strategy
+ * learns from their results (observe) as from its own.
+ */
+void nas_strategy_enqueued(nas_strategy *s, const nas_genotype *g);
+
 /* The last model round of a strategy that trains a model (NAO), for the
  * one-line-per-round progress report (issue 22). */
 typedef struct nas_strategy_round {
@@ -233,10 +245,16 @@ int nas_pool_cancel(nas_pool *p, int64_t *job_ids, int cap);
 
 /* ---- the controller -------------------------------------------------------- */
 
+/* Issue 33: the value *nas_run_opts.stop takes when search.time_limit
+ * stops the search (a signal handler stores the signal number). */
+#define NAS_STOP_TIME_LIMIT (-1)
+
 typedef struct nas_run_opts {
     const char *db_path;          /* results database (created when missing) */
     int quiet;                    /* 1: no live progress */
-    volatile sig_atomic_t *stop;  /* set non-zero (by a signal handler) to stop; may be NULL */
+    volatile sig_atomic_t *stop;  /* set non-zero (by a signal handler) to stop; may be NULL.
+                                     Issue 33: the search sets it to NAS_STOP_TIME_LIMIT
+                                     itself when search.time_limit is reached */
     FILE *log;                    /* progress output; NULL = stderr */
     /* issue 22: the experiment to run under another name than cfg's (NULL
      * or "": cfg->experiment), and 1 to start a new experiment even when
@@ -272,6 +290,9 @@ typedef struct nas_run_summary {
     int not_proposed;     /* issue 29: trials of the budget not yet proposed */
     int ran;              /* trials finished in this run */
     int stopped;          /* 1: stopped by *opts->stop */
+    int time_limit;       /* issue 33: 1: stopped by search.time_limit (then stopped is 1,
+                             and the status NAS_EINTR) */
+    double time_limit_s;  /* ... the limit, in seconds (0: none) */
     int exhausted;        /* 1: the strategy found nothing new before the budget */
     int rejected_spent;   /* issue 29: 1: a multi-fidelity search ended with fewer finished
                              trials than the budget because latency rejections used up

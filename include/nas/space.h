@@ -46,6 +46,8 @@ int nas_op_from_name(const char *name, int *op);
 #define NAS_CELL_NODES 4
 #define NAS_CELL_EDGES 6
 #define NAS_GENOTYPE_STR_MAX 512
+/* issue 33: most genotypes search.enqueue (and nas run --enqueue) may list */
+#define NAS_ENQUEUE_MAX 32
 
 /* A token sequence; for the cell space len = 6 and tok[i] is a nas_op. */
 typedef struct nas_genotype {
@@ -321,6 +323,14 @@ typedef struct nas_config {
             int eta;       /* reduction factor: 1/eta of a rung is promoted */
             nas_fidelity_scheduler scheduler; /* none | sh | hyperband | asha */
         } fidelity;
+        /* issue 33: a running setting: this run stops as after Ctrl-C once
+         * it has run this many seconds (0: no limit; docs/space-conf.md) */
+        double time_limit;
+        /* issue 33: genotypes evaluated before the strategy's own
+         * proposals, in the space's string form (nas_space_format of the
+         * parsed text: checked and canonical); a defining setting */
+        int n_enqueue;
+        char enqueue[NAS_ENQUEUE_MAX][NAS_GENOTYPE_STR_MAX];
     } search;
 
     struct {

@@ -754,6 +754,93 @@ static void test_fidelity(void **state)
     free(canon);
 }
 
+/* Issue 33: search.time_limit, a running setting: seconds as a number or
+ * a string with a unit; bad durations fail at their line. */
+static void test_time_limit(void **state)
+{
+    (void)state;
+    nas_config c;
+    parse_ok("seed = 5;", &c);
+    assert_true(c.search.time_limit == 0);
+    static const struct { const char *text; double s; } good[] = {
+        {"90", 90}, {"1.5", 1.5}, {"\"30m\"", 1800}, {"\"2h\"", 7200}, {"\"45s\"", 45},
+        {"\"1d\"", 86400}, {"\"0\"", 0}};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "search = { time_limit = %s; };", good[i].text);
+        parse_ok(text, &c);
+        if (c.search.time_limit != good[i].s)
+            fail_msg("%s: %g seconds", good[i].text, c.search.time_limit);
+    }
+    static const char *const bad[] = {"\"30x\"", "\"\"", "\"m\"", "\"10 s\"", "-1", "\"-5m\"",
+                                      "true", "\"inf\"", "2e9"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, "seed = 1;\nsearch = {\n  time_limit = %s;\n};", bad[i]);
+        nas_error err = {0};
+        assert_int_equal(nas_config_parse_string(text, "t.conf", &c, &err), NAS_ECONFIG);
+        if (!strstr(err.msg, "t.conf:3: search.time_limit"))
+            fail_msg("%s: %s", bad[i], err.msg);
+    }
+    assert_int_equal(nas_config_key_defining("search.time_limit"), 0);
+    char *stored = canon_of("seed = 5; search = { time_limit = 10; };");
+    parse_ok("seed = 5; search = { time_limit = \"1h\"; };", &c);
+    char out[512];
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 0);
+    assert_int_equal(nas_config_diff(stored, &c, 0, out, sizeof out), 1);
+    assert_string_equal(out, "  search.time_limit: 10.0 -> 3600.0\n");
+    free(stored);
+}
+
+/* Issue 33: search.enqueue, a defining setting: genotypes of the space (its
+ * own parser, cell and chain), kept in canonical form; a bad one fails at
+ * its own line; an old experiment without the key has none. */
+static void test_enqueue(void **state)
+{
+    (void)state;
+    nas_config c;
+    const char *g1 = "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|"
+                     "nor_conv_3x3~1|nor_conv_3x3~2|";
+    char text[1024];
+    snprintf(text, sizeof text, "seed = 5; search = { enqueue = [\"%s\", \"%s\"]; };", g1, g1);
+    parse_ok(text, &c);
+    assert_int_equal(c.search.n_enqueue, 2);
+    assert_string_equal(c.search.enqueue[0], g1);
+    char *canon = nas_config_canonical(&c);
+    assert_non_null(canon);
+    char want[700];
+    snprintf(want, sizeof want, "search.enqueue = [\"%s\", \"%s\"];\n", g1, g1);
+    assert_non_null(strstr(canon, want));
+    assert_int_equal(nas_config_key_defining("search.enqueue"), 1);
+    char out[2048];
+    assert_int_equal(nas_config_diff("seed = 5;\n", &c, 1, out, sizeof out), 1);
+    assert_non_null(strstr(out, "  search.enqueue: [] -> [\""));
+    assert_int_equal(nas_config_diff(canon, &c, 1, out, sizeof out), 0);
+    parse_ok("seed = 5;", &c);
+    assert_int_equal(c.search.n_enqueue, 0);
+    assert_int_equal(nas_config_diff("seed = 5;\n", &c, 1, out, sizeof out), 0);
+    free(canon);
+    /* an op the space does not allow, a malformed string, a cell without a
+     * path to the output: at the entry's line */
+    static const char *const bad[] = {
+        "|nor_conv_3x3~0|+|nor_conv_3x3~0|nor_conv_3x3~1|+|skip_connect~0|nor_conv_3x3~1|avg_pool_3x3~2|",
+        "|conv9x9~0|",
+        "|none~0|+|none~0|none~1|+|none~0|none~1|none~2|"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text,
+                 "seed = 1;\nspace = { ops = [\"none\", \"skip_connect\", \"nor_conv_3x3\"]; };\n"
+                 "search = {\n  enqueue = [\n    \"%s\",\n    \"%s\" ];\n};", g1, bad[i]);
+        nas_error err = {0};
+        assert_int_equal(nas_config_parse_string(text, "t.conf", &c, &err), NAS_ECONFIG);
+        if (!strstr(err.msg, "t.conf:6: search.enqueue[1] = \""))
+            fail_msg("%s: %s", bad[i], err.msg);
+    }
+    nas_error err = {0};
+    assert_int_equal(nas_config_parse_string("search = { enqueue = [1]; };", "t.conf", &c, &err),
+                     NAS_ECONFIG);
+    assert_non_null(strstr(err.msg, "t.conf:1: search.enqueue[0] is an integer"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -773,6 +860,8 @@ int main(void)
         cmocka_unit_test(test_weights_policy),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_fidelity),
+        cmocka_unit_test(test_time_limit),
+        cmocka_unit_test(test_enqueue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

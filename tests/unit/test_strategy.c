@@ -309,6 +309,66 @@ static void test_evolution_beats_random(void **state)
     assert_true(mean_evo > mean_random + 0.3);
 }
 
+/* Issue 33 (search.enqueue): an enqueued genotype counts as one of the
+ * strategy's proposals. Evolution (P = 3, S = 1): enqueued G plus two
+ * random samples fill the initial population; with only G's result
+ * finite, the next proposal is a mutation of G (one token changed), not a
+ * fourth random sample. NAO (seed_archs = 2): G plus one uniform sample
+ * are the seeds, so the next proposal is no longer labelled "nao-seed". */
+static void test_enqueued_counts(void **state)
+{
+    (void)state;
+    const nas_genotype G = {.tok = {NAS_OP_NOR_CONV_3X3, NAS_OP_NOR_CONV_3X3, NAS_OP_NOR_CONV_3X3,
+                                    NAS_OP_SKIP_CONNECT, NAS_OP_NOR_CONV_3X3, NAS_OP_NOR_CONV_3X3}};
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        fixture fx;
+        setup_fx(&fx, NAS_STRATEGY_EVOLUTION, seed, 0);
+        fx.cfg.search.population = 3;
+        fx.cfg.search.sample_size = 1;
+        nas_strategy *s = make_strategy(&fx);
+        known *k = calloc(1, sizeof *k);
+        assert_non_null(k);
+        k->space = fx.space;
+        nas_strategy_enqueued(s, &G);
+        add_known(k, &G);
+        nas_genotype g;
+        nas_error err = {0};
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(nas_strategy_propose(s, is_known, k, &g, &err), NAS_OK);
+            add_known(k, &g);
+            nas_strategy_observe(s, &g, NAN); /* failed: kept out of the population */
+        }
+        nas_strategy_observe(s, &G, 0.9);
+        assert_int_equal(nas_strategy_propose(s, is_known, k, &g, &err), NAS_OK);
+        int diff = 0;
+        for (int t = 0; t < 6; t++)
+            diff += g.tok[t] != G.tok[t];
+        if (diff != 1)
+            fail_msg("seed %llu: the 4th proposal differs from the enqueued parent in %d tokens",
+                     (unsigned long long)seed, diff);
+        free(k);
+        nas_strategy_destroy(s);
+        nas_space_destroy(fx.space);
+    }
+    fixture fx;
+    setup_fx(&fx, NAS_STRATEGY_NAO, 3, 0);
+    fx.cfg.search.nao.seed_archs = 2;
+    nas_strategy *s = make_strategy(&fx);
+    nas_strategy_enqueued(s, &G);
+    nas_genotype g;
+    nas_error err = {0};
+    assert_int_equal(nas_strategy_propose(s, NULL, NULL, &g, &err), NAS_OK);
+    assert_string_equal(nas_strategy_origin(s), "nao-seed");
+    assert_memory_not_equal(g.tok, G.tok, 6);
+    nas_strategy_observe(s, &G, 0.9);
+    nas_strategy_observe(s, &g, 0.5);
+    assert_int_equal(nas_strategy_propose(s, NULL, NULL, &g, &err), NAS_OK);
+    assert_string_not_equal(nas_strategy_origin(s), "nao-seed");
+    assert_memory_not_equal(g.tok, G.tok, 6); /* the enqueued key is never proposed again */
+    nas_strategy_destroy(s);
+    nas_space_destroy(fx.space);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -318,6 +378,7 @@ int main(void)
         cmocka_unit_test(test_random_exhaustion),
         cmocka_unit_test(test_evolution_aging),
         cmocka_unit_test(test_evolution_beats_random),
+        cmocka_unit_test(test_enqueued_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
