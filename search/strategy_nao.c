@@ -867,7 +867,7 @@ static void nao_enqueued(nas_strategy *s, const nas_genotype *g)
     nao_state *st = s->context;
     char key[NAS_GENOTYPE_STR_MAX];
     genotype_key(s, g, key);
-    (void)key_set_add(&st->seen, key); /* out of memory: the controller's dedupe still holds */
+    (void)nas__key_set_add(&st->seen, key); /* out of memory: the controller's dedupe still holds */
     st->n_proposed++;
 }
 
