@@ -102,7 +102,7 @@ static const nas_cli_cmd commands[] = {
      "  --list          every genotype as CSV: genotype,key,macs,params (to make a table;\n"
      "                  spaces of at most --enumerate genotypes)\n"
      "  --zero-cost M   add one CSV column per zero-cost proxy in the comma-separated list M\n"
-     "                  (synflow, naswot, snip, grad_norm, params, macs) to --list, or list\n"
+     "                  (synflow, naswot, snip, grad_norm, jacob_cov, params, macs) to --list, or list\n"
      "                  --samples N sampled genotypes so; docs/zero-cost.md\n"
      "  docs/spaces.md describes the chain space language and the counts.\n"},
     {"devices", nas_cmd_devices, "nas devices", "list compiled-in backends and devices found", ""},

@@ -14,8 +14,8 @@
 #include "nas/zerocost.h"
 #include "trainer/net_impl.h"
 
-static const char *const names[NAS_ZC_COUNT] = {"synflow", "naswot", "snip", "grad_norm",
-                                                "params",  "macs"};
+static const char *const names[NAS_ZC_COUNT] = {"synflow",   "naswot", "snip", "grad_norm",
+                                                "jacob_cov", "params", "macs"};
 
 const char *nas_zc_name(nas_zc_proxy p)
 {
@@ -31,13 +31,13 @@ int nas_zc_from_name(const char *name, nas_zc_proxy *out, nas_error *err)
         }
     return nas_error_set(err, NAS_EINVAL,
                          "unknown zero-cost proxy '%s' (expected synflow, naswot, snip, grad_norm, "
-                         "params or macs)",
+                         "jacob_cov, params or macs)",
                          name ? name : "(null)");
 }
 
 int nas_zc_needs_data(nas_zc_proxy p)
 {
-    return p == NAS_ZC_NASWOT || p == NAS_ZC_SNIP || p == NAS_ZC_GRAD_NORM;
+    return p == NAS_ZC_NASWOT || p == NAS_ZC_SNIP || p == NAS_ZC_GRAD_NORM || p == NAS_ZC_JACOB_COV;
 }
 
 /* The net's conv and linear weights with their gradients on the host. */
@@ -326,6 +326,76 @@ static int naswot(nas_net *net, const nas_tensor *x, double *score, nas_error *e
     return NAS_OK;
 }
 
+/* LAPACK's symmetric eigenvalue solver (in the OpenBLAS nas links). */
+void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
+            double *work, const int *lwork, int *info);
+
+/* jacob_cov's score of the B x P Jacobian j (Mellor et al. v1). */
+static int jacob_score(const float *j, int b, size_t per, double *score)
+{
+    double *c = calloc((size_t)b * (size_t)b, sizeof *c), *mean = calloc((size_t)b, sizeof *mean);
+    double *ev = calloc((size_t)b, sizeof *ev), *work = calloc((size_t)b * 8, sizeof *work);
+    if (!c || !mean || !ev || !work) {
+        free(c), free(mean), free(ev), free(work);
+        return NAS_ENOMEM;
+    }
+    for (int i = 0; i < b; i++) {
+        for (size_t u = 0; u < per; u++)
+            mean[i] += j[(size_t)i * per + u];
+        mean[i] /= (double)per;
+    }
+    for (int i = 0; i < b; i++)
+        for (int k = i; k < b; k++) {
+            double sum = 0;
+            for (size_t u = 0; u < per; u++)
+                sum += (j[(size_t)i * per + u] - mean[i]) * (j[(size_t)k * per + u] - mean[k]);
+            c[i * b + k] = c[k * b + i] = sum;
+        }
+    for (int i = 0; i < b; i++) /* covariance -> correlation */
+        for (int k = 0; k < b; k++)
+            if (i != k)
+                c[i * b + k] /= sqrt(c[i * b + i] * c[k * b + k]);
+    for (int i = 0; i < b; i++)
+        c[i * b + i] = 1;
+    int n = b, lwork = b * 8, info = 0;
+    dsyev_("N", "U", &n, c, &n, ev, work, &lwork, &info);
+    double s = 0;
+    for (int i = 0; i < b; i++)
+        s -= log(ev[i] + 1e-5) + 1 / (ev[i] + 1e-5);
+    *score = info == 0 ? s : NAN;
+    free(c), free(mean), free(ev), free(work);
+    return NAS_OK;
+}
+
+static int jacob_cov(nas_net *net, const nas_tensor *x, double *score, nas_error *err)
+{
+    nas_tensor *dx = NULL;
+    size_t per = x->count / (size_t)x->n;
+    float *h = malloc(x->count * sizeof *h);
+    int rc = h ? nas_tensor_create(nas__net_backend(net), x->n, x->c, x->h, x->w, &dx) : NAS_ENOMEM;
+    const nas_tensor *logits;
+    nas__net_set_proxy_mode(net, 0, 1);
+    nas__net_set_input_grad(net, dx);
+    if (!rc)
+        rc = nas_net_forward(net, x, 1, &logits);
+    if (!rc)
+        rc = nas__net_backward_seed(net, 1.0f);
+    nas__net_set_input_grad(net, NULL);
+    nas__net_set_proxy_mode(net, 0, 0);
+    if (!rc)
+        rc = nas_tensor_download(dx, h, x->count);
+    if (!rc)
+        rc = jacob_score(h, x->n, per, score);
+    free(h);
+    nas_tensor_destroy(dx);
+    if (rc)
+        return nas_error_set(err, rc, "jacob_cov: %s", nas_strerror(rc));
+    if (!isfinite(*score))
+        return nas_error_set(err, NAS_ENAN, "jacob_cov: the correlation matrix has no eigenvalues "
+                                            "(a constant Jacobian row?)");
+    return NAS_OK;
+}
+
 int nas_zc_score(nas_net *net, nas_zc_proxy p, const nas_tensor *x, const nas_tensor *y,
                  double *score, nas_error *err)
 {
@@ -340,6 +410,7 @@ int nas_zc_score(nas_net *net, nas_zc_proxy p, const nas_tensor *x, const nas_te
     case NAS_ZC_NASWOT: return naswot(net, x, score, err);
     case NAS_ZC_SNIP: return grad_proxy(net, x, y, 0, score, err);
     case NAS_ZC_GRAD_NORM: return grad_proxy(net, x, y, 1, score, err);
+    case NAS_ZC_JACOB_COV: return jacob_cov(net, x, score, err);
     case NAS_ZC_PARAMS:
     case NAS_ZC_MACS: {
         int64_t macs = 0, params = 0;

@@ -138,7 +138,7 @@ int nas__zc_list(FILE *out, const nas_config *cfg, const nas_space *sp, uint64_t
         rc = nas_error_set(err, NAS_EINVAL,
                            "%s: a table search has no data: only data-free proxies (synflow, params, "
                            "macs) can be listed, not those reading a minibatch (naswot, snip, "
-                           "grad_norm)",
+                           "grad_norm, jacob_cov)",
                            cfg->path);
     if (!rc)
         rc = nas_backend_create("cpu", 1, 0, &z.be, err);

@@ -134,6 +134,7 @@ struct nas_net {
     uint64_t seed;           /* creation seed (dropout masks derive from it) */
     uint64_t step;           /* training step for dropout masks (nas__net_set_step) */
     int no_bn, no_dropout;   /* zero-cost proxies (nas__net_set_proxy_mode): identity steps */
+    nas_tensor *input_grad;  /* non-NULL: the backward also writes d/dx of the input here */
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -1010,6 +1011,13 @@ static nas_tensor *grad_dst(nas_net *n, int i, nas_tensor *scratch_view)
 
 static int grad_done(nas_net *n, int i, nas_tensor *dst)
 {
+    if (i == 0) { /* the input's gradient (nas__net_set_input_grad) */
+        if (dst == n->input_grad) {
+            n->ginit[0] = 1;
+            return NAS_OK;
+        }
+        return nas_axpy(n->be, 1.0f, dst, n->input_grad);
+    }
     nas_tensor *g = &n->cur->grad[i];
     if (dst == g) {
         n->ginit[i] = 1;
@@ -1047,6 +1055,10 @@ static int back_step(nas_net *n, const step *s)
     const nas_tensor *gy = &n->cur->grad[s->y];
     int needx = s->kind != S_SUM && s->x != 0;
     nas_tensor sv, *dx = needx ? grad_dst(n, s->x, &sv) : NULL;
+    if (s->kind != S_SUM && s->x == 0 && n->input_grad) /* the input's (zero-cost) */
+        dx = n->ginit[0] ? (sv = make_view(n->scratch, n->cur->batch, n->desc.in_c, n->desc.in_h,
+                                           n->desc.in_w), &sv)
+                         : n->input_grad;
     int rc;
     switch (s->kind) {
     case S_CONV:
@@ -1159,6 +1171,8 @@ int nas__net_backward_seed(nas_net *n, float value)
     free(h);
     return rc ? rc : back_steps(n);
 }
+
+void nas__net_set_input_grad(nas_net *n, nas_tensor *dx) { n->input_grad = dx; }
 
 void nas__net_set_proxy_mode(nas_net *n, int no_bn, int no_dropout)
 {

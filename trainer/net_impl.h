@@ -81,6 +81,10 @@ int nas__net_backward_seed(nas_net *net, float value);
  * zero); no_dropout: dropout is the identity also in train mode. 0, 0:
  * the ordinary net. */
 void nas__net_set_proxy_mode(nas_net *net, int no_bn, int no_dropout);
+/* dx non-NULL (shaped as the input batch of the next forward): every
+ * following backward also writes the gradient w.r.t. the input images
+ * there (jacob_cov); NULL: not computed, as in training. */
+void nas__net_set_input_grad(nas_net *net, nas_tensor *dx);
 /* Indices (nas_net_params order) of the weights of the convolutions
  * (grouped too) and linear layers, in execution order. Returns how many
  * there are; fills at most cap (idx may be NULL). */

@@ -39,6 +39,12 @@ typedef enum nas_zc_proxy {
     NAS_ZC_SNIP,
     /* one minibatch: sum over weight layers of ||dL/dW||_2 (Abdelfattah) */
     NAS_ZC_GRAD_NORM,
+    /* one minibatch, train-mode forward, backward of R = sum of the logits:
+     * J = dR/dx per image (B rows), C its B x B correlation matrix, score
+     * -sum_i (log(l_i + k) + 1/(l_i + k)) over C's eigenvalues l_i, k = 1e-5
+     * (Mellor et al., "Neural Architecture Search without Training",
+     * arXiv:2006.04647v1, 2020; as Abdelfattah et al.'s jacob_cov) */
+    NAS_ZC_JACOB_COV,
     /* trainable parameters and MACs per image (nas_count_net), the
      * baselines of White et al., "A Deeper Look at Zero-Cost Proxies", 2022 */
     NAS_ZC_PARAMS,
@@ -46,13 +52,14 @@ typedef enum nas_zc_proxy {
     NAS_ZC_COUNT
 } nas_zc_proxy;
 
-/* "synflow", "naswot", "snip", "grad_norm", "params", "macs"; NULL out of range. */
+/* "synflow", "naswot", "snip", "grad_norm", "jacob_cov", "params", "macs";
+ * NULL out of range. */
 const char *nas_zc_name(nas_zc_proxy p);
 
 /* The proxy named `name`. Errors: NAS_EINVAL naming the known proxies. */
 int nas_zc_from_name(const char *name, nas_zc_proxy *out, nas_error *err);
 
-/* 1 when the proxy reads a minibatch (naswot, snip, grad_norm). */
+/* 1 when the proxy reads a minibatch (naswot, snip, grad_norm, jacob_cov). */
 int nas_zc_needs_data(nas_zc_proxy p);
 
 /*

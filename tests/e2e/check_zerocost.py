@@ -5,7 +5,7 @@ float64, from the papers' definitions, on the weights of a `nas export
 --format pytorch` module (MODULE.npz) and the batch in DATA.npz (images,
 labels), and compares them with nas's scores (relative tolerance 1e-3; naswot
 absolute 1e-3 on log|det K|) (DATA.npz "scores", in the
-order synflow, naswot, snip, grad_norm, params, macs; macs is not
+order synflow, naswot, snip, grad_norm, jacob_cov, params, macs; macs is not
 recomputed). Weight layers: every nn.Conv2d and nn.Linear. Dropout is
 off in every proxy, as in nas.
 
@@ -19,6 +19,9 @@ off in every proxy, as in nas.
             score log|det K|
   snip      train-mode forward, mean cross-entropy L: sum |w * dL/dw|
   grad_norm the same backward: sum over weight layers of ||dL/dw||_2
+  jacob_cov (Mellor et al. 2020, arXiv v1) train-mode forward, backward
+            of the sum of the logits, J = dR/dx per image, C = corrcoef(J),
+            score -sum(log(l + 1e-5) + 1/(l + 1e-5)) over C's eigenvalues l
   params    number of parameters
 
 Exit 0 ok, 1 mismatch, 77 when torch or numpy is missing.
@@ -36,7 +39,7 @@ except ImportError as e:  # pragma: no cover - environment check
     print("SKIP: %s (install python3-torch)" % e)
     sys.exit(77)
 
-NAMES = ["synflow", "naswot", "snip", "grad_norm", "params"]
+NAMES = ["synflow", "naswot", "snip", "grad_norm", "jacob_cov", "params"]
 
 
 def load(py):
@@ -100,6 +103,17 @@ def grads(model, x, y):
     return snip, norm
 
 
+def jacob_cov(model, x):
+    model = copy.deepcopy(model)
+    model.train()
+    x = x.clone().requires_grad_(True)
+    with NoDropout():
+        model(x).sum().backward()
+    j = x.grad.reshape(x.shape[0], -1).numpy()
+    v = np.linalg.eigvalsh(np.corrcoef(j))
+    return float(-np.sum(np.log(v + 1e-5) + 1.0 / (v + 1e-5)))
+
+
 def naswot(model, x):
     model = copy.deepcopy(model)
     model.train()
@@ -136,8 +150,9 @@ def main(argv):
         snip, norm = grads(model, x, y)
         nw, relus = naswot(model, x)
         got = {"synflow": synflow(model), "naswot": nw, "snip": snip, "grad_norm": norm,
+               "jacob_cov": jacob_cov(model, x),
                "params": float(sum(p.numel() for p in model.parameters()))}
-        nas = dict(zip(NAMES, [float(v) for v in d["scores"][:5]]))
+        nas = dict(zip(NAMES, [float(v) for v in d["scores"][:6]]))
         line = []
         for n in NAMES:
             # naswot: a code flipping between fp32 and float64 near 0 moves log|det K| a little
