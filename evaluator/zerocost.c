@@ -123,19 +123,6 @@ static int abs_params(const wlist *w, float **saved, int restore)
     return rc;
 }
 
-/* Upload a constant to every element of t. */
-static int fill(nas_tensor *t, float v)
-{
-    float *h = malloc(t->count * sizeof *h);
-    if (!h)
-        return NAS_ENOMEM;
-    for (size_t k = 0; k < t->count; k++)
-        h[k] = v;
-    int rc = nas_tensor_upload(t, h, t->count);
-    free(h);
-    return rc;
-}
-
 /* Forward of the all-`s` image; *r = sum of the logits (double). */
 static int forward_sum(nas_net *net, const nas_tensor *x, double *r)
 {
@@ -162,12 +149,12 @@ static int forward_sum(nas_net *net, const nas_tensor *x, double *r)
 static int synflow_run(nas_net *net, nas_tensor *x, const wlist *w, double *score, nas_error *err)
 {
     double r, s = 1, t = 1;
-    int rc = fill(x, 1.0f);
+    int rc = nas__tensor_fill(x, 1.0f);
     if (!rc)
         rc = forward_sum(net, x, &r);
     if (!rc && !(fabs(r) < 1e30) && nas__net_homogeneous(net)) {
         s = ldexp(1, -64);
-        rc = fill(x, (float)s);
+        rc = nas__tensor_fill(x, (float)s);
         if (!rc)
             rc = forward_sum(net, x, &r);
     }

@@ -1161,15 +1161,20 @@ int nas__net_backward_seed(nas_net *n, float value)
     if (!n || !n->cur || !n->cur_train)
         return NAS_EINVAL;
     memset(n->ginit, 0, (size_t)n->n_acts);
-    nas_tensor *g = &n->cur->grad[n->logits];
-    float *h = malloc(g->count * sizeof *h);
+    int rc = nas__tensor_fill(&n->cur->grad[n->logits], value);
+    return rc ? rc : back_steps(n);
+}
+
+int nas__tensor_fill(nas_tensor *t, float v)
+{
+    float *h = malloc(t->count * sizeof *h);
     if (!h)
         return NAS_ENOMEM;
-    for (size_t i = 0; i < g->count; i++)
-        h[i] = value;
-    int rc = nas_tensor_upload(g, h, g->count);
+    for (size_t k = 0; k < t->count; k++)
+        h[k] = v;
+    int rc = nas_tensor_upload(t, h, t->count);
     free(h);
-    return rc ? rc : back_steps(n);
+    return rc;
 }
 
 void nas__net_set_input_grad(nas_net *n, nas_tensor *dx) { n->input_grad = dx; }

@@ -77,6 +77,9 @@ int nas__net_folded_convs(const nas_net *net, int *accumulating);
  * `value` (d(value * sum of outputs)/d theta; synflow). Errors: NAS_EINVAL
  * (no train-mode forward), NAS_ENOMEM, backend errors. */
 int nas__net_backward_seed(nas_net *net, float value);
+/* Upload the constant v to every element of t. Errors: NAS_ENOMEM,
+ * backend errors. */
+int nas__tensor_fill(nas_tensor *t, float v);
 /* no_bn: batch norms are identities forward and backward (their gradients
  * zero); no_dropout: dropout is the identity also in train mode. 0, 0:
  * the ordinary net. */
