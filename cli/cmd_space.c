@@ -55,6 +55,9 @@ int nas_cmd_space(int argc, char **argv)
     }
     if (!conf)
         return nas_cli_usage_error("space", "missing CONF (the space.conf to inspect)");
+    if (o.zero_cost && (o.genotype || o.json))
+        return nas_cli_usage_error("space", "--zero-cost writes CSV rows for --list or --samples N, "
+                                            "not with %s", o.genotype ? "--genotype" : "--format json");
     nas_config *cfg = malloc(sizeof *cfg); /* large; not on the stack */
     nas_error err;
     nas_error_clear(&err);

@@ -33,4 +33,8 @@ grep -q "a table search has no data" "$TMP/err" || { cat "$TMP/err"; fail "no cl
 note "unknown proxy"
 run 2 "$NAS" space "$TMP/small.conf" --list --zero-cost synflw
 grep -q "unknown zero-cost proxy 'synflw'" "$TMP/err" || { cat "$TMP/err"; fail "no clear message"; }
+note "--zero-cost with --genotype or --format json: a usage error, not ignored"
+run 2 "$NAS" space "$TMP/small.conf" --genotype '|skip_connect~0|+|skip_connect~0|skip_connect~1|+|skip_connect~0|skip_connect~1|skip_connect~2|' --zero-cost synflow
+grep -q "not with --genotype" "$TMP/err" || { cat "$TMP/err"; fail "no clear message"; }
+run 2 "$NAS" space "$TMP/small.conf" --format json --zero-cost synflow
 echo "PASS"
