@@ -1,6 +1,6 @@
 /*
  * cli/cmd_space.c - `nas space CONF [--genotype G] [--samples N] [--seed S]
- * [--enumerate N] [--format text|json] [--list]`: inspect a search space without
+ * [--enumerate N] [--format text|json] [--list] [--zero-cost METRICS]`: inspect a search space without
  * running a search. The work is nas_space_report (evaluator/inspect.c).
  */
 #include <stdio.h>
@@ -30,12 +30,15 @@ int nas_cmd_space(int argc, char **argv)
             continue;
         }
         if (nas_cli_is_one_of(a, (const char *const[]){"--genotype", "--samples", "--seed",
-                                                          "--enumerate", "--format", NULL}) &&
+                                                          "--enumerate", "--format", "--zero-cost",
+                                                          NULL}) &&
             !v)
             return nas_cli_usage_error("space", "%s needs a value", a);
         i++;
         if (strcmp(a, "--genotype") == 0)
             o.genotype = v;
+        else if (strcmp(a, "--zero-cost") == 0)
+            o.zero_cost = v; /* names checked by nas_space_report */
         else if (strcmp(a, "--samples") == 0 && !nas_parse_long(v, 0, 100000, &n))
             o.samples = (int)n;
         else if (strcmp(a, "--seed") == 0 && !nas_parse_long(v, 0, 0x7fffffffL, &n))
@@ -52,6 +55,9 @@ int nas_cmd_space(int argc, char **argv)
     }
     if (!conf)
         return nas_cli_usage_error("space", "missing CONF (the space.conf to inspect)");
+    if (o.zero_cost && (o.genotype || o.json))
+        return nas_cli_usage_error("space", "--zero-cost writes CSV rows for --list or --samples N, "
+                                            "not with %s", o.genotype ? "--genotype" : "--format json");
     nas_config *cfg = malloc(sizeof *cfg); /* large; not on the stack */
     nas_error err;
     nas_error_clear(&err);

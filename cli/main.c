@@ -103,7 +103,7 @@ static const nas_cli_cmd commands[] = {
      "  --logits-batch N     images for --logits (default 16)   --data DIR   --backend ref|cpu\n"
      "  docs/export.md describes every format.\n"},
     {"space", nas_cmd_space,
-     "nas space CONF [--genotype G] [--samples N] [--seed S] [--enumerate N] [--format text|json] [--list]",
+     "nas space CONF [--genotype G] [--samples N] [--seed S] [--enumerate N] [--format text|json] [--list] [--zero-cost METRICS]",
      "describe a search space: decisions, size, distinct keys, samples with MACs and params",
      "  --genotype G    one genotype instead: its layer table (chain), MACs and params\n"
      "  --samples N     random genotypes listed (default 5)   --seed S (default 42)\n"
@@ -112,6 +112,9 @@ static const nas_cli_cmd commands[] = {
      "  --format FMT    text (default) or json\n"
      "  --list          every genotype as CSV: genotype,key,macs,params (to make a table;\n"
      "                  spaces of at most --enumerate genotypes)\n"
+     "  --zero-cost M   add one CSV column per zero-cost proxy in the comma-separated list M\n"
+     "                  (synflow, naswot, snip, grad_norm, jacob_cov, params, macs) to --list, or list\n"
+     "                  --samples N sampled genotypes so; docs/zero-cost.md\n"
      "  docs/spaces.md describes the chain space language and the counts.\n"},
     {"devices", nas_cmd_devices, "nas devices", "list compiled-in backends and devices found", ""},
 };

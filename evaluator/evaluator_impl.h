@@ -38,4 +38,17 @@ int nas__table_rows(const nas__table *t);
  * Returns NAS_OK or NAS_ENOTFOUND. */
 int nas__table_lookup(const nas__table *t, const char *key, double *value, double *test);
 
+/* `nas space --list|--samples --zero-cost` (evaluator/zerocost_list.c):
+ * CSV rows "genotype,key,macs,params,<metric>..." for the valid genotypes
+ * among the first `count` of the enumeration (sample 0) or for `count`
+ * genotypes sampled with PCG32(seed) (sample 1); `metrics` a
+ * comma-separated list of nas/zerocost.h names. Progress on stderr.
+ * Errors: NAS_EINVAL (unknown proxy; a data-dependent proxy in a table
+ * search), data and backend errors, NAS_EIO. */
+#include <stdio.h>
+#include <stdint.h>
+#include "nas/space.h"
+int nas__zc_list(FILE *out, const nas_config *cfg, const nas_space *sp, uint64_t count, int sample,
+                 uint64_t seed, const char *metrics, nas_error *err);
+
 #endif

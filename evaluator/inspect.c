@@ -10,6 +10,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "nas/inspect.h"
+#include "evaluator/evaluator_impl.h" /* nas__zc_list */
 
 int64_t nas_layer_macs(const nas_layer *l)
 {
@@ -248,6 +249,13 @@ int nas_space_report(FILE *out, const nas_config *cfg, const nas_space_report_op
     }
     nas_space_counts cnt;
     nas_space_counts_get(sp, &cnt);
+    if (o->zero_cost && (!o->list || (cnt.size_exact && cnt.size <= o->enumerate_max))) {
+        /* issue 31: every genotype, or sampled ones, with their proxies */
+        rc = nas__zc_list(out, cfg, sp, o->list ? cnt.size : (uint64_t)o->samples, !o->list,
+                          o->seed, o->zero_cost, err);
+        nas_space_destroy(sp);
+        return rc;
+    }
     if (o->list) {
         char size_s[96];
         fmt_count(cnt.size, cnt.size_exact, cnt.log10_size, size_s, sizeof size_s);

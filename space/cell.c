@@ -26,44 +26,19 @@
 #include <stdio.h>  /* snprintf */
 #include "nas/space.h"
 #include "nas/suggest.h" /* nas_suggest_hint */
+#include "nas/layers.h"
 #include "space_impl.h"
 
-struct nas_space {
+/* The cell type's state (space_impl.h). */
+typedef struct cell {
     nas_space_desc desc;
-    nas__chain *chain;         /* type "chain": space/chain.c; NULL for a cell space */
-    int n_ops;                 /* allowed ops */
-    int ops[NAS_OP_COUNT];     /* their token ids, ascending */
-    nas_key_kind key_kind;     /* what nas_space_key computes */
-};
+    int n_ops;             /* allowed ops */
+    int ops[NAS_OP_COUNT]; /* their token ids, ascending */
+} cell;
 
-void nas_space_set_key_kind(nas_space *s, nas_key_kind kind) { s->key_kind = kind; }
-
-nas_key_kind nas__space_key_kind(const nas_space *s) { return s->key_kind; }
-
-int nas_space_create(const nas_space_desc *desc, nas_space **out, nas_error *err)
+static int cell_create(const nas_space_desc *desc, void **out, nas_error *err)
 {
-    if (out)
-        *out = NULL;
-    if (!desc || !out)
-        return nas_error_set(err, NAS_EINVAL, "space: NULL argument");
-    if (desc->type == NAS_SPACE_CHAIN) {
-        nas__chain *ch = NULL;
-        int rc = nas__chain_create(desc, &ch, err);
-        if (rc != NAS_OK)
-            return rc;
-        nas_space *s = calloc(1, sizeof *s);
-        if (!s) {
-            nas__chain_destroy(ch);
-            return nas_error_set(err, NAS_ENOMEM, "space: out of memory");
-        }
-        s->desc = *desc;
-        s->chain = ch;
-        *out = s;
-        return NAS_OK;
-    }
-    if (desc->type != NAS_SPACE_CELL)
-        return nas_error_set(err, NAS_EINVAL, "space: unknown type %d (\"cell\" or \"chain\")",
-                             (int)desc->type);
+    *out = NULL;
     if (desc->op_mask == 0 || (desc->op_mask & ~NAS__ALL_OPS_MASK))
         return nas_error_set(err, NAS_EINVAL, "space: op mask 0x%x is empty or names unknown ops",
                              desc->op_mask);
@@ -75,58 +50,45 @@ int nas_space_create(const nas_space_desc *desc, nas_space **out, nas_error *err
         return nas_error_set(err, NAS_EINVAL,
                              "space: channels (%d), stages (%d) and cells_per_stage (%d) must be >= 1",
                              desc->channels, desc->stages, desc->cells_per_stage);
-    nas_space *s = calloc(1, sizeof *s);
-    if (!s)
+    cell *c = calloc(1, sizeof *c);
+    if (!c)
         return nas_error_set(err, NAS_ENOMEM, "space: out of memory");
-    s->desc = *desc;
+    c->desc = *desc;
     for (int i = 0; i < NAS_OP_COUNT; i++)
         if (desc->op_mask & (1u << i))
-            s->ops[s->n_ops++] = i;
-    *out = s;
+            c->ops[c->n_ops++] = i;
+    *out = c;
     return NAS_OK;
 }
 
-void nas_space_destroy(nas_space *s)
+static void cell_destroy(void *self) { free(self); }
+
+static int cell_seq_len(const void *self)
 {
-    if (s)
-        nas__chain_destroy(s->chain);
-    free(s);
-}
-
-nas__chain *nas__space_chain(const nas_space *s) { return s ? s->chain : NULL; }
-
-const nas_space_desc *nas_space_get_desc(const nas_space *s) { return &s->desc; }
-
-int nas_space_seq_len(const nas_space *s)
-{
-    if (s->chain)
-        return nas__chain_seq_len(s->chain);
+    (void)self;
     return NAS_CELL_EDGES;
 }
 
-int nas_space_vocab_size(const nas_space *s)
+static int cell_vocab_size(const void *self)
 {
-    if (s->chain)
-        return nas__chain_vocab_size(s->chain);
+    (void)self;
     return NAS_OP_COUNT;
 }
 
-int nas_space_token_allowed(const nas_space *s, int pos, int tok)
+static int cell_token_allowed(const void *self, int pos, int tok)
 {
-    if (s->chain)
-        return nas__chain_token_allowed(s->chain, pos, tok);
+    const cell *c = self;
     if (pos < 0 || pos >= NAS_CELL_EDGES || tok < 0 || tok >= NAS_OP_COUNT)
         return 0;
-    return (s->desc.op_mask >> tok) & 1u;
+    return (c->desc.op_mask >> tok) & 1u;
 }
 
-uint64_t nas_space_size(const nas_space *s)
+static uint64_t cell_size(const void *self)
 {
-    if (s->chain)
-        return nas__chain_size(s->chain); /* saturates at 2^63 (NAS_SPACE_COUNT_CAP) */
+    const cell *c = self;
     uint64_t n = 1;
     for (int i = 0; i < NAS_CELL_EDGES; i++)
-        n *= (uint64_t)s->n_ops;
+        n *= (uint64_t)c->n_ops;
     return n;
 }
 
@@ -141,24 +103,19 @@ static int cell_connected(const nas_genotype *g)
     return reach[NAS_CELL_NODES - 1];
 }
 
-int nas_space_is_valid(const nas_space *s, const nas_genotype *g)
+static int cell_is_valid(const void *self, const nas_genotype *g)
 {
-    if (s && s->chain)
-        return nas__chain_is_valid(s->chain, g);
-    if (!s || !g || g->len != NAS_CELL_EDGES)
+    if (!g || g->len != NAS_CELL_EDGES)
         return 0;
     for (int i = 0; i < NAS_CELL_EDGES; i++)
-        if (!nas_space_token_allowed(s, i, g->tok[i]))
+        if (!cell_token_allowed(self, i, g->tok[i]))
             return 0;
     return cell_connected(g);
 }
 
-void nas_space_sample(const nas_space *s, nas_rng *r, nas_genotype *out)
+static void cell_sample(const void *self, nas_rng *r, nas_genotype *out)
 {
-    if (s->chain) {
-        nas__chain_sample(s->chain, r, out);
-        return;
-    }
+    const cell *s = self;
     /* Terminates: nas_space_create guarantees a non-`none` op, so the
      * genotype with that op on every edge is valid. */
     memset(out, 0, sizeof *out);
@@ -169,13 +126,10 @@ void nas_space_sample(const nas_space *s, nas_rng *r, nas_genotype *out)
     } while (!cell_connected(out));
 }
 
-void nas_space_mutate(const nas_space *s, nas_rng *r, const nas_genotype *parent,
-                      nas_genotype *child)
+static void cell_mutate(const void *self, nas_rng *r, const nas_genotype *parent,
+                        nas_genotype *child)
 {
-    if (s->chain) {
-        nas__chain_mutate(s->chain, r, parent, child);
-        return;
-    }
+    const cell *s = self;
     /* Drawing (edge, new op) uniformly and retrying until the child is
      * valid is the same distribution as drawing uniformly from the list of
      * valid one-edge children; the list makes the cost bounded. */
@@ -205,10 +159,10 @@ void nas_space_mutate(const nas_space *s, nas_rng *r, const nas_genotype *parent
     child->tok[cand[pick].pos] = cand[pick].tok;
 }
 
-int nas_space_format(const nas_space *s, const nas_genotype *g, char *buf, size_t n)
+/* impl may be NULL (a genotype read without its space). */
+static int cell_format(const void *self, const nas_genotype *g, char *buf, size_t n)
 {
-    if (s && s->chain)
-        return nas__chain_format(s->chain, g, buf, n);
+    (void)self;
     if (!buf || n == 0)
         return NAS_EINVAL;
     buf[0] = '\0';
@@ -239,16 +193,11 @@ too_small:
 }
 
 /* Parse `|op~0|+|op~0|op~1|+|op~0|op~1|op~2|`. Surrounding white space is
- * ignored; nothing else is. */
-int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_error *err)
+ * ignored; nothing else is. impl may be NULL: any op is allowed. */
+static int cell_parse(const void *self, const char *str, nas_genotype *out, nas_error *err)
 {
+    const cell *s = self;
     char ops[256];
-    if (out)
-        memset(out, 0, sizeof *out);
-    if (!str || !out)
-        return nas_error_set(err, NAS_EINVAL, "genotype: NULL argument");
-    if (s && s->chain)
-        return nas__chain_parse(s->chain, str, out, err);
     while (isspace((unsigned char)*str))
         str++;
     size_t len = strlen(str);
@@ -309,7 +258,7 @@ int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_
                                      (int)len, str, e + 1, to, from, ops, list,
                                      nas_suggest_hint(ops, list, hint, sizeof hint));
             }
-            if (s && !nas_space_token_allowed(s, e, op))
+            if (s && !cell_token_allowed(s, e, op))
                 return nas_error_set(err, NAS_EFORMAT,
                                      "genotype '%.*s': edge %d (%d<-%d): op '%s' is not in this "
                                      "space's op set (%s)",
@@ -338,3 +287,74 @@ int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_
     *out = g;
     return NAS_OK;
 }
+
+static void cell_key(const void *self, nas_key_kind kind, const nas_genotype *g, char *buf, size_t n)
+{
+    (void)self;
+    nas__cell_key(kind, g, buf, n); /* space/cell_key.c */
+}
+
+static const int cell_from[NAS_CELL_EDGES] = {0, 0, 1, 0, 1, 2};
+static const int cell_to[NAS_CELL_EDGES] = {1, 2, 2, 3, 3, 3};
+
+/* Decision i is edge i of the cell, its choices the space's op set. */
+static const char *cell_decision_name(const void *self, int i, char *buf, size_t n)
+{
+    (void)self;
+    snprintf(buf, n, "edge %d<-%d", cell_to[i], cell_from[i]);
+    return buf;
+}
+
+static int cell_decision_choices(const void *self, int i)
+{
+    (void)i;
+    return ((const cell *)self)->n_ops;
+}
+
+static int cell_decision_token(const void *self, int i, int j)
+{
+    const cell *c = self;
+    (void)i;
+    return j >= 0 && j < c->n_ops ? c->ops[j] : 0;
+}
+
+static const char *cell_token_name(const void *self, int tok)
+{
+    (void)self;
+    return nas_op_name(tok);
+}
+
+static int cell_layers(const void *self, const nas_genotype *g, nas_layers *out, nas_error *err)
+{
+    const cell *c = self;
+    nas_space_desc d = c->desc;
+    nas__desc_input(&c->desc, &d.in_c, &d.in_h, &d.in_w, &d.classes);
+    if (g->len != NAS_CELL_EDGES)
+        return nas_error_set(err, NAS_EINVAL, "genotype is not a member of this cell space");
+    for (int e = 0; e < g->len; e++)
+        if (!cell_token_allowed(c, e, g->tok[e]))
+            return nas_error_set(err, NAS_EINVAL, "genotype is not a member of this cell space");
+    return nas_cell_layers(&d, g, out, err); /* space/cell_layers.c */
+}
+
+const nas__space_type nas__cell_type = {
+    .id = NAS_SPACE_CELL,
+    .create = cell_create,
+    .destroy = cell_destroy,
+    .seq_len = cell_seq_len,
+    .vocab_size = cell_vocab_size,
+    .token_allowed = cell_token_allowed,
+    .size = cell_size,
+    .is_valid = cell_is_valid,
+    .sample = cell_sample,
+    .mutate = cell_mutate,
+    .format = cell_format,
+    .parse = cell_parse,
+    .key = cell_key,
+    .counts = NULL, /* by enumeration (15,625 genotypes at most) */
+    .decision_name = cell_decision_name,
+    .decision_choices = cell_decision_choices,
+    .decision_token = cell_decision_token,
+    .token_name = cell_token_name,
+    .layers = cell_layers,
+};

@@ -293,15 +293,11 @@ static void functional_key(const nas_genotype *g, char *buf, size_t n)
     snprintf(buf, n, "%s", best);
 }
 
-void nas_space_key(const nas_space *s, const nas_genotype *g, char *buf, size_t n)
+void nas__cell_key(nas_key_kind kind, const nas_genotype *g, char *buf, size_t n)
 {
     if (!buf || n == 0)
         return;
-    if (nas__space_chain(s)) { /* chain spaces: space/chain.c */
-        nas__chain_key(nas__space_chain(s), g, buf, n);
-        return;
-    }
-    if (s && nas__space_key_kind(s) == NAS_KEY_NB201)
+    if (kind == NAS_KEY_NB201)
         nas_space_nb201_str(g, buf, n);
     else
         functional_key(g, buf, n);

@@ -202,7 +202,7 @@ static size_t max_string_len(const nas__chain *c)
     return len;
 }
 
-int nas__chain_create(const nas_space_desc *desc, nas__chain **out, nas_error *err)
+int nas__chain_create(const nas_space_desc *desc, void **out, nas_error *err)
 {
     *out = NULL;
     const nas_chain_desc *d = &desc->chain;
@@ -263,7 +263,7 @@ int nas__chain_create(const nas_space_desc *desc, nas__chain **out, nas_error *e
     return NAS_OK;
 }
 
-void nas__chain_destroy(nas__chain *c) { free(c); }
+void nas__chain_destroy(void *c) { free(c); }
 
 const nas_chain_desc *nas__chain_desc(const nas__chain *c) { return &c->d; }
 
@@ -279,8 +279,8 @@ void nas__chain_input(const nas__chain *c, int *ch, int *h, int *w, int *classes
         *classes = c->classes;
 }
 
-int nas__chain_seq_len(const nas__chain *c) { return c->n_dec; }
-int nas__chain_vocab_size(const nas__chain *c) { return c->n_vocab; }
+int nas__chain_seq_len(const void *self) { return ((const nas__chain *)self)->n_dec; }
+int nas__chain_vocab_size(const void *self) { return ((const nas__chain *)self)->n_vocab; }
 
 /* Index of token `tok` among decision `pos`'s choices, or -1. */
 static int choice_of(const nas__chain *c, int pos, int tok)
@@ -294,13 +294,15 @@ static int choice_of(const nas__chain *c, int pos, int tok)
     return -1;
 }
 
-int nas__chain_token_allowed(const nas__chain *c, int pos, int tok)
+int nas__chain_token_allowed(const void *self, int pos, int tok)
 {
+    const nas__chain *c = self;
     return choice_of(c, pos, tok) >= 0;
 }
 
-uint64_t nas__chain_size(const nas__chain *c)
+uint64_t nas__chain_size(const void *self)
 {
+    const nas__chain *c = self;
     uint64_t n = 1;
     for (int i = 0; i < c->n_dec; i++) {
         if (n > NAS_SPACE_COUNT_CAP / (uint64_t)c->dec[i].n)
@@ -310,8 +312,9 @@ uint64_t nas__chain_size(const nas__chain *c)
     return n < NAS_SPACE_COUNT_CAP ? n : NAS_SPACE_COUNT_CAP;
 }
 
-int nas__chain_is_valid(const nas__chain *c, const nas_genotype *g)
+int nas__chain_is_valid(const void *self, const nas_genotype *g)
 {
+    const nas__chain *c = self;
     if (!g || g->len != c->n_dec)
         return 0;
     for (int i = 0; i < c->n_dec; i++)
@@ -344,17 +347,19 @@ int nas__chain_pick_of(const nas__chain *c, const nas_genotype *g, nas__chain_pi
     return 0;
 }
 
-void nas__chain_sample(const nas__chain *c, nas_rng *r, nas_genotype *out)
+void nas__chain_sample(const void *self, nas_rng *r, nas_genotype *out)
 {
+    const nas__chain *c = self;
     memset(out, 0, sizeof *out);
     out->len = c->n_dec;
     for (int i = 0; i < c->n_dec; i++)
         out->tok[i] = c->dec[i].tok[nas_rng_bounded(r, (uint32_t)c->dec[i].n)];
 }
 
-void nas__chain_mutate(const nas__chain *c, nas_rng *r, const nas_genotype *parent,
+void nas__chain_mutate(const void *self, nas_rng *r, const nas_genotype *parent,
                        nas_genotype *child)
 {
+    const nas__chain *c = self;
     *child = *parent;
     int open[NAS_GENOTYPE_MAX_LEN], n = 0;
     for (int i = 0; i < c->n_dec; i++)
@@ -373,8 +378,9 @@ void nas__chain_mutate(const nas__chain *c, nas_rng *r, const nas_genotype *pare
 
 /* ---- strings ------------------------------------------------------------------------- */
 
-int nas__chain_format(const nas__chain *c, const nas_genotype *g, char *buf, size_t n)
+int nas__chain_format(const void *self, const nas_genotype *g, char *buf, size_t n)
 {
+    const nas__chain *c = self;
     if (!buf || n == 0)
         return NAS_EINVAL;
     buf[0] = '\0';
@@ -408,8 +414,9 @@ static void list_choices(const nas__chain *c, int pos, char *buf, size_t n)
     }
 }
 
-int nas__chain_parse(const nas__chain *c, const char *str, nas_genotype *out, nas_error *err)
+int nas__chain_parse(const void *self, const char *str, nas_genotype *out, nas_error *err)
 {
+    const nas__chain *c = self;
     memset(out, 0, sizeof *out);
     if (!str)
         return nas_error_set(err, NAS_EINVAL, "genotype: NULL argument");
@@ -482,8 +489,10 @@ int nas__chain_op_is_noop(uint16_t op, int same)
     return k == NAS_CHAIN_ZERO || (k == NAS_CHAIN_SKIP && same);
 }
 
-void nas__chain_key(const nas__chain *c, const nas_genotype *g, char *buf, size_t n)
+void nas__chain_key(const void *self, nas_key_kind kind, const nas_genotype *g, char *buf, size_t n)
 {
+    const nas__chain *c = self;
+    (void)kind; /* one key for chain spaces */
     if (!buf || n == 0)
         return;
     buf[0] = '\0';
@@ -695,8 +704,9 @@ static double stage_sequences_log10(const nas_chain_stage *st, int same0)
 
 #define NW (NAS_CHAIN_MAX_STAGES * NAS_CHAIN_MAX_CHOICES + 1)
 
-int nas__chain_counts(const nas__chain *c, nas_space_counts *out)
+int nas__chain_counts(const void *self, nas_space_counts *out)
 {
+    const nas__chain *c = self;
     memset(out, 0, sizeof *out);
     out->size_exact = 1;
     out->log10_size = 0;
@@ -775,8 +785,9 @@ int nas__chain_counts(const nas__chain *c, nas_space_counts *out)
 
 /* ---- decisions (public, nas/layers.h) --------------------------------------------------------- */
 
-const char *nas__chain_decision_name(const nas__chain *c, int i, char *buf, size_t n)
+const char *nas__chain_decision_name(const void *self, int i, char *buf, size_t n)
 {
+    const nas__chain *c = self;
     const dec *d = &c->dec[i];
     switch (d->kind) {
     case DEC_WIDTH: snprintf(buf, n, "s%d.channels", d->stage + 1); break;
@@ -787,17 +798,20 @@ const char *nas__chain_decision_name(const nas__chain *c, int i, char *buf, size
     return buf;
 }
 
-const char *nas__chain_token_name(const nas__chain *c, int tok)
+const char *nas__chain_token_name(const void *self, int tok)
 {
+    const nas__chain *c = self;
     return tok >= 0 && tok < c->n_vocab ? c->vocab[tok] : NULL;
 }
 
-int nas__chain_decision_choices(const nas__chain *c, int i)
+int nas__chain_decision_choices(const void *self, int i)
 {
+    const nas__chain *c = self;
     return i >= 0 && i < c->n_dec ? c->dec[i].n : 0;
 }
 
-uint8_t nas__chain_decision_token(const nas__chain *c, int i, int j)
+int nas__chain_decision_token(const void *self, int i, int j)
 {
+    const nas__chain *c = self;
     return c->dec[i].tok[j];
 }

@@ -5,6 +5,8 @@
  * documents ("Layer order"); tests/e2e/chain_torch.py rebuilds the same
  * networks in PyTorch from that text, independently of this file.
  *
+ * The chain type's table (space_impl.h) is here, over space/chain.c.
+ *
  * Convolutions use padding k/2, so a k x k conv of stride s maps H to
  * (H + 2(k/2) - k)/s + 1 = ceil(H/s) for odd k.
  */
@@ -27,25 +29,10 @@ static int make_divisible8(double v)
     return n;
 }
 
-int nas_space_layers(const nas_space *s, const nas_genotype *g, nas_layers *out, nas_error *err)
+/* The chain type's lowering (nas_space_layers). */
+static int chain_layers(const void *self, const nas_genotype *g, nas_layers *out, nas_error *err)
 {
-    if (!out)
-        return nas_error_set(err, NAS_EINVAL, "nas_space_layers: NULL argument");
-    memset(out, 0, sizeof *out);
-    if (!s || !g)
-        return nas_error_set(err, NAS_EINVAL, "nas_space_layers: NULL argument");
-    const nas__chain *ch = nas__space_chain(s);
-    if (!ch) {
-        nas_space_desc d = *nas_space_get_desc(s);
-        nas_space_input(s, &d.in_c, &d.in_h, &d.in_w, &d.classes);
-        if (g->len != nas_space_seq_len(s))
-            return nas_error_set(err, NAS_EINVAL, "genotype is not a member of this cell space");
-        for (int e = 0; e < g->len; e++)
-            if (!nas_space_token_allowed(s, e, g->tok[e]))
-                return nas_error_set(err, NAS_EINVAL,
-                                     "genotype is not a member of this cell space");
-        return nas_cell_layers(&d, g, out, err);
-    }
+    const nas__chain *ch = self;
     nas__chain_pick p;
     if (nas__chain_pick_of(ch, g, &p) != 0)
         return nas_error_set(err, NAS_EINVAL, "genotype is not a member of this chain space");
@@ -145,3 +132,25 @@ int nas_space_layers(const nas_space *s, const nas_genotype *g, nas_layers *out,
     }
     return NAS_OK;
 }
+
+const nas__space_type nas__chain_type = {
+    .id = NAS_SPACE_CHAIN,
+    .create = nas__chain_create,
+    .destroy = nas__chain_destroy,
+    .seq_len = nas__chain_seq_len,
+    .vocab_size = nas__chain_vocab_size,
+    .token_allowed = nas__chain_token_allowed,
+    .size = nas__chain_size,
+    .is_valid = nas__chain_is_valid,
+    .sample = nas__chain_sample,
+    .mutate = nas__chain_mutate,
+    .format = nas__chain_format,
+    .parse = nas__chain_parse,
+    .key = nas__chain_key,
+    .counts = nas__chain_counts,
+    .decision_name = nas__chain_decision_name,
+    .decision_choices = nas__chain_decision_choices,
+    .decision_token = nas__chain_decision_token,
+    .token_name = nas__chain_token_name,
+    .layers = chain_layers,
+};

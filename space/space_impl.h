@@ -15,36 +15,78 @@ static inline int nas__cell_edge(int to, int from) { return (to - 1) * to / 2 + 
  * (all ops for mask == 0). Returns buf. */
 const char *nas__op_list(unsigned mask, char *buf, size_t n);
 
-/* What nas_space_key computes for s (nas_space_set_key_kind). */
-nas_key_kind nas__space_key_kind(const nas_space *s);
-
 /* All-ops mask of the registry. */
 #define NAS__ALL_OPS_MASK ((1u << NAS_OP_COUNT) - 1u)
 
-/* ---- chain spaces (space/chain.c, space/chain_layers.c) ----------------------
- * The cell functions of space/cell.c and space/cell_key.c hand a chain
- * space over to these (one `if` per public function). */
-typedef struct nas__chain nas__chain;
+struct nas_layers;
+struct nas_space_counts;
 
-/* The chain part of a space, or NULL for a cell space. */
-nas__chain *nas__space_chain(const nas_space *s);
+/* ---- space types (space/space.c is the facade) ------------------------------
+ * Every public nas_space_* function that depends on the space's type calls
+ * through the type's table; the facade (space/space.c) owns the nas_space
+ * handle and calls nothing else. A type's files never call the facade or
+ * another type. Adding a space type: a file that defines its table, and one
+ * entry in space.c's list of types.
+ *
+ * `impl` is the type's own state, made by create; NULL only for the cell
+ * type, and only in parse, format and key (the store reads cell genotypes
+ * without a space: nas_space_parse(NULL, ...)). */
+typedef struct nas__space_type {
+    nas_space_type id; /* the desc->type it builds */
+    int (*create)(const nas_space_desc *desc, void **impl, nas_error *err);
+    void (*destroy)(void *impl);
+    int (*seq_len)(const void *impl);
+    int (*vocab_size)(const void *impl);
+    int (*token_allowed)(const void *impl, int pos, int tok);
+    uint64_t (*size)(const void *impl); /* saturates at NAS_SPACE_COUNT_CAP */
+    int (*is_valid)(const void *impl, const nas_genotype *g);
+    void (*sample)(const void *impl, nas_rng *r, nas_genotype *out);
+    void (*mutate)(const void *impl, nas_rng *r, const nas_genotype *parent, nas_genotype *child);
+    int (*format)(const void *impl, const nas_genotype *g, char *buf, size_t n);
+    int (*parse)(const void *impl, const char *str, nas_genotype *out, nas_error *err);
+    void (*key)(const void *impl, nas_key_kind kind, const nas_genotype *g, char *buf, size_t n);
+    /* NULL: the facade counts by enumerating the space (small spaces) */
+    int (*counts)(const void *impl, struct nas_space_counts *out);
+    /* i is in [0, seq_len) in these three (the facade checks) */
+    const char *(*decision_name)(const void *impl, int i, char *buf, size_t n);
+    int (*decision_choices)(const void *impl, int i);
+    int (*decision_token)(const void *impl, int i, int j);
+    const char *(*token_name)(const void *impl, int tok);
+    int (*layers)(const void *impl, const nas_genotype *g, struct nas_layers *out, nas_error *err);
+} nas__space_type;
+
+extern const nas__space_type nas__cell_type;  /* space/cell.c */
+extern const nas__space_type nas__chain_type; /* space/chain_layers.c (over space/chain.c) */
+
+/* ---- the cell type's parts (space/cell_key.c, space/cell_layers.c) ---------- */
+
+/* The key of a cell genotype: the functional key or NAS-Bench-201's unique
+ * string (nas_space_key). cell_key.c. */
+void nas__cell_key(nas_key_kind kind, const nas_genotype *g, char *buf, size_t n);
+
+/* ---- chain spaces (space/chain.c, space/chain_layers.c) ---------------------- */
+typedef struct nas__chain nas__chain;
 
 /* Compile desc->chain into decisions and a vocabulary. Errors: NAS_EINVAL
  * with a message (too many decisions, vocabulary over 255 words, genotype
  * strings over NAS_GENOTYPE_STR_MAX - 1), NAS_ENOMEM. */
-int nas__chain_create(const nas_space_desc *desc, nas__chain **out, nas_error *err);
-void nas__chain_destroy(nas__chain *c);
-int nas__chain_seq_len(const nas__chain *c);
-int nas__chain_vocab_size(const nas__chain *c);
-int nas__chain_token_allowed(const nas__chain *c, int pos, int tok);
-uint64_t nas__chain_size(const nas__chain *c);
-int nas__chain_is_valid(const nas__chain *c, const nas_genotype *g);
-void nas__chain_sample(const nas__chain *c, nas_rng *r, nas_genotype *out);
-void nas__chain_mutate(const nas__chain *c, nas_rng *r, const nas_genotype *parent,
-                       nas_genotype *child);
-int nas__chain_format(const nas__chain *c, const nas_genotype *g, char *buf, size_t n);
-int nas__chain_parse(const nas__chain *c, const char *str, nas_genotype *out, nas_error *err);
-void nas__chain_key(const nas__chain *c, const nas_genotype *g, char *buf, size_t n);
+int nas__chain_create(const nas_space_desc *desc, void **out, nas_error *err);
+void nas__chain_destroy(void *c);
+int nas__chain_seq_len(const void *c);
+int nas__chain_vocab_size(const void *c);
+int nas__chain_token_allowed(const void *c, int pos, int tok);
+uint64_t nas__chain_size(const void *c);
+int nas__chain_is_valid(const void *c, const nas_genotype *g);
+void nas__chain_sample(const void *c, nas_rng *r, nas_genotype *out);
+void nas__chain_mutate(const void *c, nas_rng *r, const nas_genotype *parent, nas_genotype *child);
+int nas__chain_format(const void *c, const nas_genotype *g, char *buf, size_t n);
+int nas__chain_parse(const void *c, const char *str, nas_genotype *out, nas_error *err);
+void nas__chain_key(const void *c, nas_key_kind kind, const nas_genotype *g, char *buf, size_t n);
+int nas__chain_counts(const void *c, struct nas_space_counts *out);
+const char *nas__chain_decision_name(const void *c, int i, char *buf, size_t n);
+const char *nas__chain_token_name(const void *c, int tok);
+int nas__chain_decision_choices(const void *c, int i);
+int nas__chain_decision_token(const void *c, int i, int j);
 
 /* One genotype's choices, decoded (width, depth, se and op of every stage). */
 typedef struct nas__chain_pick {
@@ -57,17 +99,11 @@ typedef struct nas__chain_pick {
 /* Decode g (must be valid). Returns 0, or -1 for a genotype of another space. */
 int nas__chain_pick_of(const nas__chain *c, const nas_genotype *g, nas__chain_pick *p);
 const nas_chain_desc *nas__chain_desc(const nas__chain *c);
-struct nas_space_counts;
-int nas__chain_counts(const nas__chain *c, struct nas_space_counts *out);
-const char *nas__chain_decision_name(const nas__chain *c, int i, char *buf, size_t n);
-const char *nas__chain_token_name(const nas__chain *c, int tok);
-int nas__chain_decision_choices(const nas__chain *c, int i);
-uint8_t nas__chain_decision_token(const nas__chain *c, int i, int j);
 void nas__chain_input(const nas__chain *c, int *ch, int *h, int *w, int *classes);
 
 /* The input shape and class count of d, each unset one (0) as the default
  * (Fashion-MNIST's 1 x 28 x 28, 10 classes; docs/space-conf.md). NULL
- * outputs are skipped. decisions.c; nas_space_input for a built space. */
+ * outputs are skipped. space/input.c; nas_space_input for a built space. */
 void nas__desc_input(const nas_space_desc *d, int *c, int *h, int *w, int *classes);
 
 /* 1 when chain op `op` does nothing at a layer that keeps the shape

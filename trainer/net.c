@@ -134,6 +134,8 @@ struct nas_net {
     uint64_t seed;           /* creation seed (dropout masks derive from it) */
     uint64_t step;           /* training step for dropout masks (nas__net_set_step) */
     float bn_momentum;       /* of train-mode BN (BN_MOMENTUM; nas__net_set_bn_momentum) */
+    int no_bn, no_dropout;   /* zero-cost proxies (nas__net_set_proxy_mode): identity steps */
+    nas_tensor *input_grad;  /* non-NULL: the backward also writes d/dx of the input here */
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -911,6 +913,8 @@ static int run_step(nas_net *n, const step *s, int train)
             return run_folded_conv(n, s);
         return nas_conv2d_fwd(be, AC(n, s->x), P(s->w), y, s->stride, s->pad);
     case S_BN:
+        if (n->no_bn)
+            return nas_tensor_copy(y, AC(n, s->x));
         if (folded && s->fold == 1)
             return NAS_OK; /* done by its convolution */
         if (train)
@@ -933,7 +937,7 @@ static int run_step(nas_net *n, const step *s, int train)
     case S_CHSCALE:
         return nas_chscale_fwd(be, AC(n, s->x), AC(n, s->in[0]), y);
     case S_DROPOUT:
-        if (!train)
+        if (!train || n->no_dropout)
             return nas_tensor_copy(y, AC(n, s->x));
         return nas_dropout_fwd(be, AC(n, s->x), y, s->p, drop_seed(n, s));
     case S_SUM: {
@@ -1009,6 +1013,13 @@ static nas_tensor *grad_dst(nas_net *n, int i, nas_tensor *scratch_view)
 
 static int grad_done(nas_net *n, int i, nas_tensor *dst)
 {
+    if (i == 0) { /* the input's gradient (nas__net_set_input_grad) */
+        if (dst == n->input_grad) {
+            n->ginit[0] = 1;
+            return NAS_OK;
+        }
+        return nas_axpy(n->be, 1.0f, dst, n->input_grad);
+    }
     nas_tensor *g = &n->cur->grad[i];
     if (dst == g) {
         n->ginit[i] = 1;
@@ -1046,6 +1057,10 @@ static int back_step(nas_net *n, const step *s)
     const nas_tensor *gy = &n->cur->grad[s->y];
     int needx = s->kind != S_SUM && s->x != 0;
     nas_tensor sv, *dx = needx ? grad_dst(n, s->x, &sv) : NULL;
+    if (s->kind != S_SUM && s->x == 0 && n->input_grad) /* the input's (zero-cost) */
+        dx = n->ginit[0] ? (sv = make_view(n->scratch, n->cur->batch, n->desc.in_c, n->desc.in_h,
+                                           n->desc.in_w), &sv)
+                         : n->input_grad;
     int rc;
     switch (s->kind) {
     case S_CONV:
@@ -1054,6 +1069,12 @@ static int back_step(nas_net *n, const step *s)
             rc = nas_conv2d_bwd_data(be, gy, P(s->w), dx, s->stride, s->pad);
         break;
     case S_BN: {
+        if (n->no_bn) { /* identity (zero-cost proxies) */
+            rc = zero_param_grads(n, s);
+            if (!rc && dx)
+                rc = nas_tensor_copy(dx, gy);
+            break;
+        }
         /* The kernel always computes dx; with the input image as x it goes to scratch. */
         nas_tensor tmp;
         nas_tensor *d = dx;
@@ -1087,6 +1108,10 @@ static int back_step(nas_net *n, const step *s)
         rc = dx ? nas_act_bwd(be, s->k, AC(n, s->x), gy, dx) : NAS_OK;
         break;
     case S_DROPOUT:
+        if (n->no_dropout) {
+            rc = dx ? nas_tensor_copy(dx, gy) : NAS_OK;
+            break;
+        }
         rc = dx ? nas_dropout_bwd(be, gy, dx, s->p, drop_seed(n, s)) : NAS_OK;
         break;
     case S_CHSCALE: {
@@ -1121,6 +1146,109 @@ static int back_step(nas_net *n, const step *s)
     return rc;
 }
 
+/* The backward of every step, from the logits' gradient down. */
+static int back_steps(nas_net *n)
+{
+    n->ginit[n->logits] = 1;
+    for (int i = n->n_steps - 1; i >= 0; i--) {
+        int rc = back_step(n, &n->steps[i]);
+        if (rc)
+            return rc;
+    }
+    return NAS_OK;
+}
+
+int nas__net_backward_seed(nas_net *n, float value)
+{
+    if (!n || !n->cur || !n->cur_train)
+        return NAS_EINVAL;
+    memset(n->ginit, 0, (size_t)n->n_acts);
+    int rc = nas__tensor_fill(&n->cur->grad[n->logits], value);
+    return rc ? rc : back_steps(n);
+}
+
+int nas__tensor_fill(nas_tensor *t, float v)
+{
+    float *h = malloc(t->count * sizeof *h);
+    if (!h)
+        return NAS_ENOMEM;
+    for (size_t k = 0; k < t->count; k++)
+        h[k] = v;
+    int rc = nas_tensor_upload(t, h, t->count);
+    free(h);
+    return rc;
+}
+
+void nas__net_set_input_grad(nas_net *n, nas_tensor *dx) { n->input_grad = dx; }
+
+void nas__net_set_proxy_mode(nas_net *n, int no_bn, int no_dropout)
+{
+    n->no_bn = no_bn;
+    n->no_dropout = no_dropout;
+}
+
+int nas__net_weight_params(const nas_net *n, int *idx, int cap)
+{
+    int m = 0;
+    for (int i = 0; i < n->n_steps; i++) {
+        const step *s = &n->steps[i];
+        if ((s->kind == S_CONV || s->kind == S_GCONV || s->kind == S_LINEAR) && s->w >= 0) {
+            if (idx && m < cap)
+                idx[m] = s->w;
+            m++;
+        }
+    }
+    return m;
+}
+
+int nas__net_homogeneous(const nas_net *n)
+{
+    for (int i = 0; i < n->n_steps; i++) {
+        const step *s = &n->steps[i];
+        switch (s->kind) {
+        case S_CONV: case S_GCONV: case S_RELU: case S_POOL: case S_GAP: case S_SUM:
+        case S_BN: case S_DROPOUT:
+            break;
+        case S_ACT:
+            if (s->k != NAS_FN_RELU)
+                return 0;
+            break;
+        case S_LINEAR: /* its bias adds a constant: only the classifier's */
+            if (s->y != n->logits)
+                return 0;
+            break;
+        default:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* How many convolution steps read activation a (at least 1). */
+static int conv_readers(const nas_net *n, int a)
+{
+    int m = 0;
+    for (int i = 0; i < n->n_steps; i++)
+        m += n->steps[i].kind == S_CONV && n->steps[i].x == a;
+    return m > 0 ? m : 1;
+}
+
+int nas__net_relu_inputs(nas_net *n, const nas_tensor **out, int *mult, int cap)
+{
+    int m = 0;
+    for (int i = 0; i < n->n_steps && n->cur; i++) {
+        const step *s = &n->steps[i];
+        if (s->kind == S_RELU || (s->kind == S_ACT && s->k == NAS_FN_RELU)) {
+            if (out && m < cap) {
+                out[m] = AC(n, s->x);
+                mult[m] = conv_readers(n, s->y);
+            }
+            m++;
+        }
+    }
+    return m;
+}
+
 int nas_net_backward(nas_net *n, const nas_tensor *labels, float *loss, int *correct)
 {
     if (!n || !labels || !n->cur || !n->cur_train)
@@ -1134,17 +1262,11 @@ int nas_net_backward(nas_net *n, const nas_tensor *labels, float *loss, int *cor
                               &l, &c);
     if (rc)
         return rc;
-    n->ginit[n->logits] = 1;
     if (loss)
         *loss = l;
     if (correct)
         *correct = c;
-    for (int i = n->n_steps - 1; i >= 0; i--) {
-        rc = back_step(n, &n->steps[i]);
-        if (rc)
-            return rc;
-    }
-    return NAS_OK;
+    return back_steps(n);
 }
 
 int nas_net_sgd_step(nas_net *n, float lr, float momentum, float wd, int nesterov)

@@ -77,4 +77,38 @@ int nas__net_set_fold(nas_net *net, int on);
  * many of those add straight into a node sum (into *accumulating). */
 int nas__net_folded_convs(const nas_net *net, int *accumulating);
 
+/* ---- zero-cost proxies (evaluator/zerocost.c) ---- */
+/* After a train-mode forward: backward with every logit's gradient set to
+ * `value` (d(value * sum of outputs)/d theta; synflow). Errors: NAS_EINVAL
+ * (no train-mode forward), NAS_ENOMEM, backend errors. */
+int nas__net_backward_seed(nas_net *net, float value);
+/* Upload the constant v to every element of t. Errors: NAS_ENOMEM,
+ * backend errors. */
+int nas__tensor_fill(nas_tensor *t, float v);
+/* no_bn: batch norms are identities forward and backward (their gradients
+ * zero); no_dropout: dropout is the identity also in train mode. 0, 0:
+ * the ordinary net. */
+void nas__net_set_proxy_mode(nas_net *net, int no_bn, int no_dropout);
+/* dx non-NULL (shaped as the input batch of the next forward): every
+ * following backward also writes the gradient w.r.t. the input images
+ * there (jacob_cov); NULL: not computed, as in training. */
+void nas__net_set_input_grad(nas_net *net, nas_tensor *dx);
+/* Indices (nas_net_params order) of the weights of the convolutions
+ * (grouped too) and linear layers, in execution order. Returns how many
+ * there are; fills at most cap (idx may be NULL). */
+int nas__net_weight_params(const nas_net *net, int *idx, int cap);
+/* 1 when the net with its batch norms and dropout removed is positively
+ * homogeneous of degree 1 in its input up to the classifier's bias (only
+ * convolutions, ReLU, pooling, sums and the last linear layer), so that
+ * scaling the input by s > 0 scales every activation gradient product by s. */
+int nas__net_homogeneous(const nas_net *net);
+/* The inputs of the ReLU steps (S_RELU, and S_ACT with NAS_FN_RELU) of the
+ * last forward, in execution order; views owned by the net, valid until
+ * the next forward; mult[i]: how many convolutions read that ReLU's
+ * output, at least 1 (a cell's node feeds its conv edges through one
+ * shared ReLU, where NAS-Bench-201's ReLUConvBN has one ReLU module per
+ * edge). Returns how
+ * many; fills at most cap entries of out and mult. */
+int nas__net_relu_inputs(nas_net *net, const nas_tensor **out, int *mult, int cap);
+
 #endif

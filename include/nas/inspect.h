@@ -52,6 +52,9 @@ typedef struct nas_space_report_opts {
     int json;             /* 1: one JSON document instead of text */
     int list;             /* 1: every genotype instead, as CSV "genotype,key,macs,params"
                              (spaces of at most enumerate_max genotypes; for making tables) */
+    const char *zero_cost; /* non-NULL: comma-separated nas/zerocost.h proxies, one CSV
+                              column each, with list (every genotype) or else for
+                              `samples` sampled genotypes (issue 31) */
 } nas_space_report_opts;
 
 /*
@@ -65,7 +68,10 @@ typedef struct nas_space_report_opts {
  * description, for tools that rebuild the networks (tests/e2e). With
  * o->list, every genotype in enumeration order (nas_space_genotype_at) as
  * CSV with a header row; NAS_EUNSUPPORTED when the space has more than
- * o->enumerate_max genotypes.
+ * o->enumerate_max genotypes. With o->zero_cost, the same CSV with one
+ * column per proxy after params (weights of PCG32(cfg->seed); docs/zero-cost.md),
+ * for every genotype (o->list) or o->samples sampled ones, and a
+ * progress line on stderr.
  * Errors: NAS_EINVAL / NAS_EFORMAT (bad genotype, message in err),
  * NAS_ENOMEM, NAS_EIO (write error).
  */

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/target_genotype.c - genotype strings through the cell space's
- * parser nas_space_parse (space/cell.c). Byte 0 picks the space's op set
+ * parser nas_space_parse (space/space.c -> space/cell.c). Byte 0 picks the space's op set
  * (bits of NAS_OP_*; an invalid set parses without a space), the rest is
  * the string. Promises checked (nas_fuzz_genotype_roundtrip in fuzz_util.c, shared with
  * the chain space's target): a failure is NAS_EFORMAT with a message; a

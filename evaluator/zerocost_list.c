@@ -1,0 +1,184 @@
+/*
+ * evaluator/zerocost_list.c - `nas space CONF --list|--samples N
+ * --zero-cost METRICS` (issue 31, item 5): genotypes as CSV
+ * "genotype,key,macs,params,<metric>..." with one column per proxy
+ * (nas/zerocost.h), a progress line on stderr.
+ *
+ * Every genotype's net is built with the weights of PCG32(seed) (the
+ * experiment's seed) on the cpu backend, one thread. Data-dependent
+ * proxies read one minibatch of the experiment's training split (its
+ * normalisation, no augmentation; proxy.batch_size images drawn by
+ * PCG32(seed)); a table search has no data, so they are refused there.
+ */
+#include <inttypes.h> /* PRId64 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>     /* clock_gettime */
+#include "nas/data.h"
+#include "nas/evaluator.h"
+#include "nas/inspect.h"
+#include "nas/zerocost.h"
+#include "evaluator/evaluator_impl.h"
+
+typedef struct zc_ctx {
+    nas_zc_proxy p[NAS_ZC_COUNT];
+    int n;
+    int data; /* some proxy needs the minibatch */
+    nas_backend *be;
+    nas_tensor *x, *y;
+    uint64_t seed;
+} zc_ctx;
+
+static int parse_list(const char *list, zc_ctx *z, nas_error *err)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        nas_zc_proxy p;
+        if (nas_zc_from_name(t, &p, err) != NAS_OK)
+            return NAS_EINVAL;
+        if (z->n == NAS_ZC_COUNT)
+            return nas_error_set(err, NAS_EINVAL, "--zero-cost: at most %d proxies", NAS_ZC_COUNT);
+        z->p[z->n++] = p;
+        z->data |= nas_zc_needs_data(p);
+    }
+    if (z->n == 0)
+        return nas_error_set(err, NAS_EINVAL, "--zero-cost needs a comma-separated list of proxies");
+    return NAS_OK;
+}
+
+/* One minibatch of the experiment's training split onto z->be. */
+static int load_batch(const nas_config *cfg, zc_ctx *z, nas_error *err)
+{
+    nas_data_info info;
+    nas_dataset *train = NULL, *valid = NULL;
+    int rc = nas_data_load(&cfg->data, cfg->seed, &info, &train, &valid, err);
+    if (rc)
+        return rc;
+    int b = cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 64;
+    if (b > train->n)
+        b = train->n;
+    size_t per = (size_t)train->c * (size_t)train->h * (size_t)train->w;
+    float *hx = malloc((size_t)b * per * sizeof *hx), *hy = malloc((size_t)b * sizeof *hy);
+    rc = hx && hy ? NAS_OK : nas_error_set(err, NAS_ENOMEM, "out of memory");
+    nas_rng r;
+    nas_rng_seed(&r, z->seed, 0x7a63ull); /* "zc" */
+    for (int i = 0; i < b && !rc; i++) {
+        uint32_t k = nas_rng_bounded(&r, (uint32_t)train->n);
+        memcpy(hx + (size_t)i * per, train->images + (size_t)k * per, per * sizeof *hx);
+        hy[i] = (float)train->labels[k];
+    }
+    if (!rc)
+        rc = nas_tensor_create(z->be, b, train->c, train->h, train->w, &z->x);
+    if (!rc)
+        rc = nas_tensor_create(z->be, b, 1, 1, 1, &z->y);
+    if (!rc)
+        rc = nas_tensor_upload(z->x, hx, (size_t)b * per);
+    if (!rc)
+        rc = nas_tensor_upload(z->y, hy, (size_t)b);
+    if (rc && !err->code)
+        nas_error_set(err, rc, "zero-cost minibatch: %s", nas_strerror(rc));
+    free(hx);
+    free(hy);
+    nas_dataset_destroy(train);
+    nas_dataset_destroy(valid);
+    return rc;
+}
+
+/* One CSV row: genotype, key, macs, params and every proxy. */
+static int score_row(FILE *out, const nas_space *sp, const nas_genotype *g, zc_ctx *z,
+                     nas_error *err)
+{
+    char gs[NAS_GENOTYPE_STR_MAX], key[NAS_GENOTYPE_STR_MAX];
+    nas_space_format(sp, g, gs, sizeof gs);
+    nas_space_key(sp, g, key, sizeof key);
+    nas_net_desc d;
+    int64_t macs = -1, params = -1;
+    int rc = nas_evaluator_net_desc(NULL, sp, g, &d);
+    if (!rc)
+        rc = nas_count_net(&d, &macs, &params, NULL, NULL);
+    nas_net *net = NULL;
+    if (!rc)
+        rc = nas_net_create(z->be, &d, z->x ? z->x->n : 1, z->seed, &net, err);
+    if (rc)
+        return err->code ? rc : nas_error_set(err, rc, "%s: cannot build the network", gs);
+    fprintf(out, "\"%s\",\"%s\",%" PRId64 ",%" PRId64, gs, key, macs, params);
+    for (int i = 0; i < z->n && !rc; i++) {
+        double s;
+        nas_error e;
+        nas_error_clear(&e);
+        if (nas_zc_score(net, z->p[i], z->x, z->y, &s, &e) != NAS_OK) {
+            fprintf(stderr, "nas space: %s: %s\n", gs, e.msg); /* one cell, not the list */
+            fprintf(out, ",");
+        } else {
+            fprintf(out, ",%.17g", s);
+        }
+    }
+    fprintf(out, "\n");
+    nas_net_destroy(net);
+    return NAS_OK;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int nas__zc_list(FILE *out, const nas_config *cfg, const nas_space *sp, uint64_t count, int sample,
+                 uint64_t seed, const char *metrics, nas_error *err)
+{
+    zc_ctx z;
+    memset(&z, 0, sizeof z);
+    z.seed = cfg->seed;
+    int rc = parse_list(metrics, &z, err);
+    if (!rc && z.data && cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
+        rc = nas_error_set(err, NAS_EINVAL,
+                           "%s: a table search has no data: only data-free proxies (synflow, params, "
+                           "macs) can be listed, not those reading a minibatch (naswot, snip, "
+                           "grad_norm, jacob_cov)",
+                           cfg->path);
+    if (!rc)
+        rc = nas_backend_create("cpu", 1, 0, &z.be, err);
+    if (!rc && z.data)
+        rc = load_batch(cfg, &z, err);
+    if (rc)
+        goto done;
+    fprintf(out, "genotype,key,macs,params");
+    for (int i = 0; i < z.n; i++)
+        fprintf(out, ",%s", nas_zc_name(z.p[i]));
+    fprintf(out, "\n");
+    nas_rng r;
+    nas_rng_seed(&r, seed, 7);
+    double t0 = now_s(), last = t0;
+    uint64_t done = 0;
+    for (uint64_t i = 0; i < count && !rc; i++) {
+        nas_genotype g;
+        if (sample) {
+            nas_space_sample(sp, &r, &g);
+        } else {
+            nas_space_genotype_at(sp, i, &g);
+            if (!nas_space_is_valid(sp, &g))
+                continue;
+        }
+        rc = score_row(out, sp, &g, &z, err);
+        done++;
+        double t = now_s();
+        if (t - last >= 1.0 || i + 1 == count) {
+            fprintf(stderr, "\rnas space: %" PRIu64 " architectures scored in %.0f s (%.3f s each)",
+                    done, t - t0, (t - t0) / (double)done);
+            last = t;
+        }
+    }
+    if (done)
+        fprintf(stderr, "\n");
+done:
+    nas_tensor_destroy(z.x);
+    nas_tensor_destroy(z.y);
+    nas_backend_destroy(z.be);
+    if (!rc && ferror(out))
+        rc = nas_error_set(err, NAS_EIO, "write error");
+    return rc;
+}
