@@ -129,6 +129,19 @@ int nas_evaluator_valid_count(const nas_evaluator *ev)
     return ev && ev->valid ? ev->valid->n : 0;
 }
 
+int nas_evaluator_train_count(const nas_evaluator *ev)
+{
+    return ev && ev->train ? ev->train->n : 0;
+}
+
+int nas_evaluator_set_seed(nas_evaluator *ev, uint64_t seed)
+{
+    if (!ev)
+        return NAS_EINVAL;
+    ev->cfg.seed = seed; /* read by run_train (init, recipe) and the latency net only */
+    return NAS_OK;
+}
+
 /* Images of d whose three planes are equal before normalisation (grey
  * images a colour one made RGB): x = x' * std + mean per channel. */
 static int count_grey(const nas_dataset *d, const nas_data_info *info)
