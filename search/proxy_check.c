@@ -22,6 +22,7 @@
 #include "nas/fidelity.h"
 #include "search/proxy_check_impl.h"
 #include "search/run_lock.h"
+#include "search/stored_split.h"
 
 #define PC_STREAM 0x70635f73616d70ull /* the rng stream of the sample ("pc_samp") */
 
@@ -40,13 +41,12 @@ static void ckpt_path(const nas__pc *p, int a, int j, char *buf, size_t n)
 
 /* The worker's job: job->id is the training's index (a S + j) R + k;
  * train architecture a with seed cfg->seed + j to rung k's budget,
- * continuing from the (a, j) checkpoint. The job's wall seconds come back
- * in res->latency_ms (the check measures no latency: evaluator.latency_runs
- * is 0 in the workers' config, and the pool's message has no other slot);
- * res->train_seconds is the run's training time from its start
- * (the checkpoint carries the earlier rungs'), so pc_record gets the
- * seconds outside training - the validation pass, the net's build,
- * checkpoint I/O - as wall minus this rung's share of training. */
+ * continuing from the (a, j) checkpoint. The seconds of the validation
+ * pass (nas_evaluator_eval_seconds) come back in res->latency_ms: the
+ * check measures no latency (evaluator.latency_runs is 0 in the workers'
+ * config) and the pool's message has no other slot. res->train_seconds is
+ * the run's training time from its start (the checkpoint carries the
+ * earlier rungs'). */
 static int pc_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progress, void *pctx,
                   nas_trial_result *res)
 {
@@ -56,9 +56,8 @@ static int pc_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progr
     ckpt_path(p, aj / p->S, aj % p->S, ck, sizeof ck);
     nas_evaluator_set_fidelity(p->ev, (int)p->budget[k], (int)p->max, ck);
     nas_evaluator_set_seed(p->ev, p->cfg->seed + (uint64_t)(aj % p->S));
-    double t0 = now_s();
     int rc = nas_evaluator_run(p->ev, &job->genotype, progress, pctx, res);
-    res->latency_ms = now_s() - t0;
+    res->latency_ms = nas_evaluator_eval_seconds(p->ev);
     return rc;
 }
 
@@ -202,7 +201,6 @@ static int pc_open(nas__pc *p, nas_error *err)
         (rc = nas__run_lock(p->o->db_path, &p->lock, err)) != NAS_OK)
         return rc;
     p->locked = 1;
-    snprintf(p->name, sizeof p->name, "%.*s-proxy-check", NAS_NAME_MAX - 14, p->cfg->experiment);
     char params[256];
     pc_params(p, params, sizeof params);
     nas_store_experiment e;
@@ -277,10 +275,7 @@ static int pc_record(nas__pc *p, const nas_pool_event *ev, nas_error *err)
     r->val_accuracy = ok ? res->val_accuracy : NAN;
     r->train_loss = res->train_loss;
     r->train_seconds = res->train_seconds; /* from the run's start (pc_job) */
-    double before = k > 0 ? p->row[i - 1].train_seconds : 0;
-    r->eval_seconds = res->latency_ms - (res->train_seconds - before);
-    if (r->eval_seconds < 0) /* a rung resumed from an epoch inside it: wall < its training */
-        r->eval_seconds = NAN;
+    r->eval_seconds = res->latency_ms;     /* pc_job's validation pass */
     if (!ok)
         snprintf(r->error, sizeof r->error, "%s", res->error[0] ? res->error : "no accuracy");
     p->state[i] = ok ? NAS__PC_DONE : NAS__PC_FAIL;
@@ -431,7 +426,13 @@ int nas_proxy_check_run(const nas_config *cfg, const nas_proxy_check_opts *opts,
         return nas_error_set(err, NAS_EINVAL, "proxy-check: missing config or database path");
     nas__pc p;
     memset(&p, 0, sizeof p);
-    p.cfg = cfg;
+    nas_config *own = malloc(sizeof *own); /* large; not on the stack */
+    if (!own)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    *own = *cfg;
+    snprintf(p.name, sizeof p.name, "%.*s-proxy-check", NAS_NAME_MAX - 14, cfg->experiment);
+    nas__stored_split(own, opts->db_path, p.name, opts->quiet ? NULL : opts->log ? opts->log : stderr);
+    p.cfg = own;
     p.o = opts;
     p.log = opts->log ? opts->log : stderr;
     p.out = opts->out ? opts->out : stdout;
@@ -457,5 +458,6 @@ int nas_proxy_check_run(const nas_config *cfg, const nas_proxy_check_opts *opts,
         rc = nas__pc_report(&p, err);
     }
     pc_free(&p);
+    free(own);
     return rc;
 }

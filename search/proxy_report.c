@@ -122,6 +122,21 @@ static void print_table(const nas__pc *p, const rung_fig *f)
                 f[k].train_s + f[k].eval_s);
 }
 
+/* For multi-fidelity: low rungs that score far below the top (under
+ * two thirds of its mean accuracy) and do not rank like it. */
+static void verdict_rungs(const nas__pc *p, const rung_fig *f)
+{
+    int top = p->R - 1;
+    for (int k = 0; k < top; k++)
+        if (!(f[k].top_tau >= 0.5) && f[k].a.mean < f[top].a.mean * 2 / 3) {
+            fprintf(p->out, "  knob for the rungs: rung %d scores %.3f against the top's %.3f and "
+                    "does not rank like it; after a short run at a high learning rate the "
+                    "batch-norm statistics lag the weights: recalibrate them before evaluating, "
+                    "or start the ladder higher.\n", k, f[k].a.mean, f[top].a.mean);
+            return;
+        }
+}
+
 /* The verdict's knob: recalibration (a rung at chance level), validation
  * size (binomial SE against the between-architecture SD), or budget. */
 static void verdict_knob(const nas__pc *p, const rung_fig *f, double rel, double tau)
@@ -153,8 +168,9 @@ static void verdict_knob(const nas__pc *p, const rung_fig *f, double rel, double
                 "images or epochs) or a recalibrated one ranks better.\n",
                 isfinite(sdb) && sdb > 0 ? 100 * se / sdb : NAN);
     } else {
-        fprintf(o, "  knob: none needed: the proxy ranks reliably as it is.\n");
+        fprintf(o, "  knob: none needed for ranking at the top rung.\n");
     }
+    verdict_rungs(p, f);
 }
 
 static void verdict(const nas__pc *p, const rung_fig *f)

@@ -161,6 +161,11 @@ int nas_evaluator_valid_count(const nas_evaluator *ev);
  * every image left after the validation split); 0 for a table evaluator. */
 int nas_evaluator_train_count(const nas_evaluator *ev);
 
+/* Issue 30: seconds the last nas_evaluator_run of a trained trial spent in
+ * its validation pass (nas_net_evaluate over the validation split, in this
+ * process); NaN before the first run (or NULL ev). */
+double nas_evaluator_eval_seconds(const nas_evaluator *ev);
+
 /*
  * Issue 30 (`nas proxy-check`): the seed of the following trainings -
  * weight initialisation and the recipe's shuffling and augmentation - in
