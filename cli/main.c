@@ -29,6 +29,21 @@ static const nas_cli_cmd commands[] = {
      "Exit: 0 with at least one done trial (failures counted in a warning), 1 when every\n"
      "trial failed or on a runtime error, 2 for a config error or a refused change, 130\n"
      "after Ctrl-C (0 after the time limit, as for a finished search).\n"},
+    {"proxy-check", nas_cmd_proxy_check,
+     "nas proxy-check CONF [--db PATH] [--quick] [--genotypes K] [--seeds S] [--quiet]",
+     "measure how far CONF's proxy ranks architectures (seed noise, reliability, rungs)",
+     "  --db PATH       results database (default: nas.db); the check is experiment\n"
+     "                  '<experiment>-proxy-check' in it\n"
+     "  --genotypes K   architectures sampled from the space (default 12; --quick: 6)\n"
+     "  --seeds S       training seeds per architecture (default 2)\n"
+     "  --quick         fewer architectures (6): about half the time\n"
+     "  --quiet         no progress lines\n"
+     "Trains each architecture with each seed to every rung of the ladder (search.fidelity's,\n"
+     "else R/9, R/3, R training images), continuing one run per (architecture, seed). Prints\n"
+     "per rung the seed noise, the between-architecture spread, the reliability ICC(1),\n"
+     "Spearman and Kendall between seeds and against the top rung, the cost; a verdict;\n"
+     "and last `proxy_check reliability=R seed_tau=T low_rung_tau=L cost_s=C`\n"
+     "(docs/proxy.md). Ctrl-C stops (exit 130); the same command continues.\n"},
     {"experiments", nas_cmd_experiments, "nas experiments [--db PATH] [--format table|csv|json]",
      "list the experiments of a database (id, name, status, trials, best, created)",
      "  --db PATH    results database (default: nas.db)\n"

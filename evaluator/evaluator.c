@@ -16,6 +16,7 @@
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, free */
 #include <string.h>
+#include <time.h>   /* clock_gettime */
 #include <unistd.h> /* access */
 #include "evaluator/evaluator_impl.h"
 #include "nas/data.h"
@@ -33,7 +34,15 @@ struct nas_evaluator {
     char weights_path[NAS_PATH_MAX]; /* keep_weights: save here after training ("" = no) */
     int fid_until, fid_max;          /* issue 17: the next run trains to epoch until of max */
     char fid_ckpt[NAS_PATH_MAX];     /* ... from and to this checkpoint ("" = none) */
+    double eval_seconds;             /* issue 30: the last run's validation pass (NaN: none) */
 };
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 void nas_evaluator_destroy(nas_evaluator *ev)
 {
@@ -57,6 +66,7 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
     nas_evaluator *ev = calloc(1, sizeof *ev);
     if (!ev)
         return nas_error_set(err, NAS_ENOMEM, "out of memory creating the evaluator");
+    ev->eval_seconds = NAN;
     ev->cfg = *cfg;
     ev->space = space;
     nas_data_info_fmnist(&ev->info);
@@ -134,6 +144,24 @@ int nas_evaluator_data_info(const nas_evaluator *ev, nas_data_info *info)
 int nas_evaluator_valid_count(const nas_evaluator *ev)
 {
     return ev && ev->valid ? ev->valid->n : 0;
+}
+
+int nas_evaluator_train_count(const nas_evaluator *ev)
+{
+    return ev && ev->train ? ev->train->n : 0;
+}
+
+double nas_evaluator_eval_seconds(const nas_evaluator *ev)
+{
+    return ev ? ev->eval_seconds : NAN;
+}
+
+int nas_evaluator_set_seed(nas_evaluator *ev, uint64_t seed)
+{
+    if (!ev)
+        return NAS_EINVAL;
+    ev->cfg.seed = seed; /* read by run_train (init, recipe) and the latency net only */
+    return NAS_OK;
 }
 
 /* Images of d whose three planes are equal before normalisation (grey
@@ -313,8 +341,10 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
     res->epochs = st.epochs;
     if (!rc && ev->recal) /* issue 30: fresh BN statistics for the evaluation and the kept weights */
         rc = nas_net_bn_recalibrate(net, ev->recal, c->proxy.bn_recalibrate, batch, &err);
+    double t_eval = now_seconds(); /* issue 30: the validation pass's share of a trial */
     if (!rc)
         rc = nas_net_evaluate(net, ev->valid, batch, &res->val_accuracy, NULL, &err);
+    ev->eval_seconds = now_seconds() - t_eval;
     if (!rc && c->evaluator.latency_runs > 0)
         rc = nas_latency_ms(net, 1, c->evaluator.latency_warmup, c->evaluator.latency_runs,
                             &res->latency_ms, &err);

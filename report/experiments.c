@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h> /* free */
 #include <string.h>
 #include <jansson.h> /* JSON output */
 #include "nas/parse.h" /* nas_shell_quote */
@@ -52,6 +53,7 @@ int nas_report_format_parse(const char *s, nas_report_format *out)
 }
 
 typedef struct list_ctx {
+    nas_store *st;
     FILE *out;
     nas_report_format format;
     int64_t dflt; /* the default experiment's id */
@@ -60,12 +62,33 @@ typedef struct list_ctx {
     int oom;
 } list_ctx;
 
+/* A proxy check (issue 30) counts its trainings (table proxy_check) in
+ * n_done and n_failed; its budget is its trainings. A read error leaves 0. */
+static void pc_counts(nas_store *st, nas_store_experiment *e)
+{
+    nas_store_pc_row *v = NULL;
+    int n = 0;
+    nas_error err;
+    e->n_done = e->n_failed = 0;
+    if (nas_store_pc_list(st, e->id, &v, &n, &err) != NAS_OK)
+        return;
+    for (int i = 0; i < n; i++)
+        *(v[i].error[0] ? &e->n_failed : &e->n_done) += 1;
+    free(v);
+}
+
 static int print_experiment(void *vctx, const nas_store_experiment *e)
 {
     list_ctx *l = vctx;
     FILE *f = l->out;
     l->n++;
     int has_best = e->best_trial >= 0 && isfinite(e->best_val_accuracy);
+    nas_store_experiment pc;
+    if (!strcmp(e->strategy, NAS_STORE_PROXY_CHECK)) { /* issue 30: its trainings, not trials */
+        pc = *e;
+        pc_counts(l->st, &pc);
+        e = &pc;
+    }
     int is_default = e->id == l->dflt;
     switch (l->format) {
     case NAS_REPORT_TABLE: {
@@ -73,6 +96,8 @@ static int print_experiment(void *vctx, const nas_store_experiment *e)
         if (has_best)
             snprintf(best, sizeof best, "%.4f (trial %lld)", e->best_val_accuracy,
                      (long long)e->best_trial);
+        else if (e == &pc)
+            snprintf(best, sizeof best, "(proxy check)");
         fprintf(f, "%5lld  %-20s %-11s %6d %6d %6d %8d  %-22s %s%s\n", (long long)e->id, e->name,
                 e->status, e->n_done, e->n_failed, e->trials_budget, e->n_diverged, best,
                 e->created_at, is_default ? "  <- default" : "");
@@ -111,6 +136,7 @@ static int print_experiment(void *vctx, const nas_store_experiment *e)
 int nas_report_experiments(nas_store *st, nas_report_format format, FILE *out, nas_error *err)
 {
     list_ctx l = {0};
+    l.st = st;
     l.out = out;
     l.format = format;
     nas_store_experiment d;

@@ -1198,6 +1198,7 @@ static int load_tree(config_t *lc, ctx *c)
     int rc = read_group(c, config_root_setting(lc), "");
     if (rc == NAS_OK && c->line[field_index("", "experiment")] == 0)
         default_experiment(cfg, c->name); /* not set; an explicit "" is an error */
+    cfg->data.valid_set = c->line[field_index("data", "valid")] != 0; /* issue 30 */
     if (rc == NAS_OK)
         rc = validate(c);
     if (rc == NAS_OK)
@@ -1543,6 +1544,23 @@ static int space_lines_diff(const char *stored, const char *now, char *out, size
         }
     }
     return count;
+}
+
+int nas_config_stored_split(nas_config *cfg, const char *stored)
+{
+    char v[64], *end;
+    if (!cfg || cfg->data.valid_set || !stored || !canon_value(stored, "data.valid", v, sizeof v))
+        return 0;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x > 0) || x > NAS__DATA_MAX_N)
+        return 0;
+    int is_frac = strchr(v, '.') || strchr(v, 'e');
+    if (is_frac ? x >= 1 || x == cfg->data.valid_fraction
+                : x != floor(x) || (cfg->data.valid_fraction == 0 && (int)x == cfg->data.valid))
+        return 0;
+    cfg->data.valid_fraction = is_frac ? x : 0;
+    cfg->data.valid = is_frac ? 0 : (int)x;
+    return 1;
 }
 
 int nas_config_diff(const char *stored, const nas_config *cfg, int defining, char *out,

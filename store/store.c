@@ -133,6 +133,30 @@ static const char MIGRATE_V7[] =
     "UPDATE result SET train_seconds = NULL\n"
     " WHERE trial_id IN (SELECT id FROM trial WHERE device = 'table');\n";
 
+/* Version 8 (issue 30, `nas proxy-check`): one row per training of a proxy
+ * check - sampled architecture `arch` trained with seed number
+ * `seed_index` (seed `seed`) to rung `rung` (budget `budget`, in the
+ * ladder's unit), its validation accuracy, loss and the seconds its
+ * training and its evaluation took; `error` for a failed one. Nothing
+ * else changes: an older file gets the table, empty. */
+static const char MIGRATE_V8[] =
+    "CREATE TABLE IF NOT EXISTS proxy_check(\n"
+    "  experiment_id INTEGER NOT NULL REFERENCES experiment(id),\n"
+    "  arch INTEGER NOT NULL,\n"
+    "  genotype TEXT NOT NULL,\n"
+    "  seed_index INTEGER NOT NULL,\n"
+    "  seed INTEGER NOT NULL,\n"
+    "  rung INTEGER NOT NULL,\n"
+    "  budget INTEGER NOT NULL,\n"
+    "  val_accuracy REAL,\n"
+    "  train_loss REAL,\n"
+    "  train_seconds REAL,\n"
+    "  eval_seconds REAL,\n"
+    "  error TEXT,\n"
+    "  created_at TEXT NOT NULL,\n"
+    "  PRIMARY KEY(experiment_id, arch, seed_index, rung)\n"
+    ");\n";
+
 /* ?3 > 0: only trials whose highest fidelity is at least ?3 (issue 17,
  * `nas query --min-fidelity`); a file before schema 5 has none. */
 #define MIN_FIDELITY "(?3 <= 0 OR coalesce(" NAS__STORE_FIDELITY ", -1) >= ?3)"
@@ -550,10 +574,11 @@ static void uri_of(const char *path, char *out, size_t n)
 
 static int create_schema(nas_store *st, nas_error *err)
 {
-    char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + sizeof MIGRATE_V3 + sizeof MIGRATE_V5 + 256];
-    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%s%sPRAGMA application_id = %d;\n"
+    char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + sizeof MIGRATE_V3 + sizeof MIGRATE_V5 +
+             sizeof MIGRATE_V8 + 256];
+    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%s%s%sPRAGMA application_id = %d;\n"
              "PRAGMA user_version = %d;\nCOMMIT;",
-             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, MIGRATE_V5, NAS_STORE_APPLICATION_ID,
+             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, MIGRATE_V5, MIGRATE_V8, NAS_STORE_APPLICATION_ID,
              NAS_STORE_SCHEMA_VERSION);
     int rc = exec_sql(st, sql, "cannot create the schema", err);
     if (rc != NAS_OK)
@@ -737,6 +762,12 @@ static int migrate_v7(nas_store *st, nas_error *err)
     return migrate_step(st, 7, MIGRATE_V7, NULL, err);
 }
 
+/* Version 7 -> 8 (MIGRATE_V8, issue 30): the proxy_check table, empty. */
+static int migrate_v8(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 8, MIGRATE_V8, NULL, err);
+}
+
 /* Check that the file is a nas database of a version we know; create the
  * schema in a new, empty file (read-write only). */
 static int check_schema(nas_store *st, nas_error *err)
@@ -794,6 +825,8 @@ static int check_schema(nas_store *st, nas_error *err)
     if (st->schema < 6 && (rc = migrate_v6(st, err)) != NAS_OK)
         return rc;
     if (st->schema < 7 && (rc = migrate_v7(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 8 && (rc = migrate_v8(st, err)) != NAS_OK)
         return rc;
     return NAS_OK;
 }

@@ -157,6 +157,23 @@ int nas_evaluator_table_fingerprint(const char *path, char *out, size_t n, nas_e
  * nas_config_valid_count); 0 for a table evaluator. */
 int nas_evaluator_valid_count(const nas_evaluator *ev);
 
+/* The number of training images a trial trains on (data.train_subset, or
+ * every image left after the validation split); 0 for a table evaluator. */
+int nas_evaluator_train_count(const nas_evaluator *ev);
+
+/* Issue 30: seconds the last nas_evaluator_run of a trained trial spent in
+ * its validation pass (nas_net_evaluate over the validation split, in this
+ * process); NaN before the first run (or NULL ev). */
+double nas_evaluator_eval_seconds(const nas_evaluator *ev);
+
+/*
+ * Issue 30 (`nas proxy-check`): the seed of the following trainings -
+ * weight initialisation and the recipe's shuffling and augmentation - in
+ * place of cfg->seed, while the data split stays the one cfg->seed made
+ * when the evaluator was created. Errors: NAS_EINVAL (NULL ev).
+ */
+int nas_evaluator_set_seed(nas_evaluator *ev, uint64_t seed);
+
 /*
  * Issue 28: what the evaluator loaded, for `nas run` to say at load: one
  * line into line[n] (no newline), "data: 7000 images 1x28x28 (C x H x W),

@@ -472,6 +472,67 @@ int nas_mpi_local_rank(const char *env_local_rank, int shared_rank);
  */
 int nas_placement_rank_device(const nas_placement *p, int local_rank);
 
+/* ---- proxy check (issue 30; search/proxy_check.c, docs/proxy.md) ------------ */
+
+/*
+ * One-way random-effects analysis (Shrout & Fleiss, "Intraclass
+ * correlations: uses in assessing rater reliability", Psychol. Bull. 86(2),
+ * 1979, case 1) of n architectures x s seeds of scores, x row-major
+ * (x[i*s + j]: architecture i, seed j; all finite):
+ *   MSW = sum_i sum_j (x_ij - m_i)^2 / (n (s - 1))  (m_i: row mean)
+ *   MSB = s sum_i (m_i - m)^2 / (n - 1)             (m: grand mean)
+ *   sd_within  = sqrt(MSW)                         (seed noise, pooled)
+ *   sd_between = sqrt(max(0, (MSB - MSW) / s))      (spread of true scores)
+ *   icc = ICC(1) = (MSB - MSW) / (MSB + (s - 1) MSW), the reliability of
+ *   one trial's score: between variance over total variance (may be < 0).
+ * n < 2 or s < 2: every figure NaN (n = 0). Errors: NAS_EINVAL.
+ */
+typedef struct nas_proxy_anova_stats {
+    int n, s;
+    double mean, ms_within, ms_between;
+    double sd_within, sd_between, icc;
+} nas_proxy_anova_stats;
+int nas_proxy_anova(const double *x, int n, int s, nas_proxy_anova_stats *out);
+
+/* Spearman's rho of a[0..n) and b[0..n): Pearson's correlation of their
+ * mid-ranks (ties share the mean rank). NaN when n < 2 or either is
+ * constant. */
+double nas_rank_spearman(const double *a, const double *b, int n);
+
+/* Kendall's tau-b (Kendall 1945): (concordant - discordant pairs) /
+ * sqrt((pairs not tied in a) (pairs not tied in b)); NaN when n < 2 or
+ * either is constant. O(n^2). */
+double nas_rank_kendall(const double *a, const double *b, int n);
+
+typedef struct nas_proxy_check_opts {
+    const char *db_path;         /* results database (created when missing) */
+    int archs;                   /* K: architectures sampled (0: 12) */
+    int seeds;                   /* S: training seeds per architecture (0: 2) */
+    int quick;                   /* 1: --quick (docs/proxy.md: K 6, S 2) */
+    int quiet;                   /* 1: no progress lines */
+    volatile sig_atomic_t *stop; /* set non-zero by a signal handler to stop; may be NULL */
+    FILE *log;                   /* progress and the report; NULL = stderr */
+    FILE *out;                   /* the figures, verdict and last line; NULL = stdout */
+} nas_proxy_check_opts;
+
+/*
+ * `nas proxy-check`: sample K architectures from cfg's space (seeded by
+ * cfg->seed), train each with S seeds (cfg->seed + j) to every rung of the
+ * ladder - search.fidelity's rungs when it has a scheduler, else R/9, R/3
+ * and R training images for R = proxy.epochs x the training images - each
+ * (architecture, seed) one run continued from its checkpoint in DB.ckpt/,
+ * on workers.count worker processes; store every training in experiment
+ * "<experiment>-proxy-check" (strategy "proxy-check", table proxy_check);
+ * then print the figures of docs/proxy.md, the verdict, and the last line
+ * "proxy_check reliability=R seed_tau=T low_rung_tau=L cost_s=C" on
+ * opts->out. A rerun continues: stored trainings are not repeated.
+ * Returns NAS_OK, NAS_EINTR (stopped: finished trainings kept),
+ * NAS_ECONFIG (a table evaluator; defining settings, K, S or the ladder
+ * differ from the stored check), or the store's, the pool's, the data's
+ * errors.
+ */
+int nas_proxy_check_run(const nas_config *cfg, const nas_proxy_check_opts *opts, nas_error *err);
+
 #ifdef __cplusplus
 }
 #endif

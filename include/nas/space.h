@@ -197,6 +197,8 @@ typedef struct nas_data_conf {
     /* issue 16, augmentation, split and loader (docs/data.md) */
     char augment[48];           /* data.augment as nas_augment_format writes it; "" = none */
     double valid_fraction;      /* data.valid given as a fraction in (0, 1); 0: a count (valid) */
+    int valid_set;              /* issue 30: 1 when the file sets data.valid, 0 when it is the
+                                   default (a resumed experiment then keeps its stored split) */
     int loader_threads;         /* data.loader_threads: batches prepared ahead (0: in the
                                    training thread); a running setting */
 } nas_data_conf;
@@ -427,6 +429,17 @@ int nas_config_key_defining(const char *key);
  */
 int nas_config_diff(const char *stored, const nas_config *cfg, int defining, char *out,
                     size_t n);
+
+/*
+ * Issue 30: the validation split is a defining setting, and its default
+ * may change between nas versions. When cfg leaves data.valid unset
+ * (cfg->data.valid_set 0) and `stored` (an experiment's canonical text)
+ * has another data.valid, take the stored one (a count or a fraction), so
+ * the experiment resumes with the split it was created with. Returns 1
+ * when cfg changed, 0 otherwise (data.valid set, the same value, no or an
+ * unreadable stored value).
+ */
+int nas_config_stored_split(nas_config *cfg, const char *stored);
 
 #ifdef __cplusplus
 }

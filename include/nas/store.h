@@ -35,12 +35,13 @@
 extern "C" {
 #endif
 
-#define NAS_STORE_SCHEMA_VERSION 7 /* 2: trial.device_name, trial.device_cc;
+#define NAS_STORE_SCHEMA_VERSION 8 /* 2: trial.device_name, trial.device_cc;
                                       3: trial.flag, experiment.conf_canonical not UNIQUE;
                                       4: arch_key is the functional key (issue 21);
                                       5: table rung (issue 17, multi-fidelity);
                                       6: table trials' train_loss, latency_ms NULL;
-                                      7: table trials' train_seconds NULL (issue 29) */
+                                      7: table trials' train_seconds NULL (issue 29);
+                                      8: table proxy_check (issue 30) */
 /* strategy_state row that migration 4 writes: trials with id <= its value
  * (text) were proposed under NAS-Bench-201's string (nas_space_nb201_str),
  * and the controller's replay dedupes them with it. */
@@ -303,6 +304,34 @@ int nas_store_strategy_state_put(nas_store *st, int64_t exp_id, const char *name
                                  const void *blob, size_t size, nas_error *err);
 int nas_store_strategy_state_get(nas_store *st, int64_t exp_id, const char *name, void **blob,
                                  size_t *size, nas_error *err);
+
+/* ---- proxy checks (schema 8, issue 30, `nas proxy-check`) -------------------------
+ * An experiment whose strategy is NAS_STORE_PROXY_CHECK holds no trials:
+ * its trainings are rows of table proxy_check (docs/schema.md). */
+
+#define NAS_STORE_PROXY_CHECK "proxy-check"
+
+typedef struct nas_store_pc_row {
+    int64_t experiment_id;
+    int arch;                           /* 0 .. K-1: the sampled architecture */
+    char genotype[NAS_GENOTYPE_STR_MAX];
+    int seed_index;                     /* 0 .. S-1 */
+    uint64_t seed;                      /* the training seed */
+    int rung;                           /* 0 .. rungs-1 */
+    int64_t budget;                     /* the rung's budget (epochs or images) */
+    double val_accuracy;                /* NaN: failed (error says why) */
+    double train_loss, train_seconds, eval_seconds; /* NaN: unknown */
+    char error[512];                    /* "" when it succeeded */
+} nas_store_pc_row;
+
+/* Insert (or replace) one training's row. Errors: NAS_EDB. */
+int nas_store_pc_put(nas_store *st, const nas_store_pc_row *r, nas_error *err);
+
+/* Every row of experiment `exp_id` (by arch, seed_index, rung) into *out
+ * (malloc'd, caller frees; NULL when none) and *n. A file older than
+ * schema 8 opened read-only has none. Errors: NAS_EDB, NAS_ENOMEM. */
+int nas_store_pc_list(nas_store *st, int64_t exp_id, nas_store_pc_row **out, int *n,
+                      nas_error *err);
 
 /* ---- read-only queries for reports and `nas query --pareto` ---------------------
  * (store/query.c; they never write, so they work on a store opened

@@ -6,7 +6,7 @@
 # opens read-only as it is, is listed by `nas experiments`, and can be
 # extended: the same config with search.trials = 12 continues the most
 # recent 'old-table' (8 -> 12; its 8 trials not re-run), migrates the file
-# to schema 7, and proposes what a fresh 12-trial search proposes.
+# to schema 8, and proposes what a fresh 12-trial search proposes.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 cd "$TMP" || fail "cd"
@@ -37,7 +37,7 @@ sql "$DB" "SELECT id, genotype, attempt, started_at FROM trial WHERE experiment_
 mk 12
 run 0 "$NAS" run old.conf --db "$DB"
 grep_in "extending experiment 'old-table' (id 2)" "$TMP/err"
-expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 7
+expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 8
 # schema 6: the table trials' loss and latency, recorded as 0 by the old
 # nas, are unknown (NULL), old and new trials alike
 expect_eq "table trials with a loss or latency" \

@@ -489,7 +489,49 @@ static void test_migrate_v6_to_v7(void **state)
     assert_int_equal(nas_store_trial_get(st, trn, &t, &err), NAS_OK);
     assert_true(t.train_seconds == 12.5);
     nas_store_close(st);
-    assert_int_equal(user_version(f->db, -1), 7);
+    assert_int_equal(user_version(f->db, -1), NAS_STORE_SCHEMA_VERSION); /* and on to 8 */
+}
+
+/* Schema 8 (issue 30): a version-7 file has no proxy_check table; read-only
+ * it lists no proxy-check rows (no error), the first read-write open adds
+ * the table, and a row goes in and comes back as written. */
+static void test_migrate_v7_to_v8(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    int64_t id[3];
+    started_trials(f->db, id);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE proxy_check", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(user_version(f->db, 7), 7);
+    nas_store_pc_row *v = NULL;
+    int n = -1;
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
+    assert_int_equal(nas_store_pc_list(st, 1, &v, &n, &err), NAS_OK);
+    assert_int_equal(n, 0);
+    nas_store_close(st);
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK); /* migrated */
+    assert_int_equal(user_version(f->db, -1), 8);
+    nas_store_pc_row r = {.experiment_id = 1, .arch = 2, .genotype = "g2", .seed_index = 1,
+                          .seed = 43, .rung = 1, .budget = 2000, .val_accuracy = 0.75,
+                          .train_loss = 0.5, .train_seconds = 3.0, .eval_seconds = NAN};
+    assert_int_equal(nas_store_pc_put(st, &r, &err), NAS_OK);
+    snprintf(r.error, sizeof r.error, "boom");
+    r.rung = 2;
+    r.val_accuracy = NAN;
+    assert_int_equal(nas_store_pc_put(st, &r, &err), NAS_OK);
+    assert_int_equal(nas_store_pc_list(st, 1, &v, &n, &err), NAS_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(v[0].genotype, "g2");
+    assert_true(v[0].val_accuracy == 0.75 && v[0].budget == 2000 && v[0].seed == 43);
+    assert_true(isnan(v[0].eval_seconds) && v[0].error[0] == '\0');
+    assert_true(isnan(v[1].val_accuracy) && v[1].rung == 2);
+    assert_string_equal(v[1].error, "boom");
+    free(v);
+    nas_store_close(st);
 }
 
 /* Issue 17, schema 5: rung results, a trial's highest fidelity, ranking
@@ -904,6 +946,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_finish_rung_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_sqlite, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v7_to_v8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_non_sqlite_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
