@@ -555,14 +555,16 @@ static int recalibrate(const nas_arch_train_opts *o, const plan *p, work *w, nas
         return NAS_OK;
     double t0 = mono_s();
     long long n = (long long)p->bn_recal * p->rec.batch_size;
+    int used = n < w->tr->n ? (int)n : w->tr->n; /* fewer training images: all of them */
     nas_dataset *recal = NULL;
-    int rc = nas_dataset_sample(w->tr, n < w->tr->n ? (int)n : w->tr->n, p->rec.seed, &recal, err);
+    int rc = nas_dataset_sample(w->tr, used, p->rec.seed, &recal, err);
     if (!rc)
         rc = nas_net_bn_recalibrate(w->net, recal, p->bn_recal, p->rec.batch_size, err);
     nas_dataset_destroy(recal);
     if (!rc && o->out)
-        fprintf(o->out, "BN recalibration: %d batches of %d training images, %.2f s\n", p->bn_recal,
-                p->rec.batch_size, mono_s() - t0);
+        fprintf(o->out, "BN recalibration: %d batches of %d training images%s, %.2f s\n",
+                (used + p->rec.batch_size - 1) / p->rec.batch_size, p->rec.batch_size,
+                used < n ? " (all there are)" : "", mono_s() - t0);
     return rc;
 }
 

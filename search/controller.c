@@ -1034,7 +1034,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
                           opts->experiment && *opts->experiment ? opts->experiment : cfg->experiment,
                           opts->quiet ? NULL : opts->log ? opts->log : stderr);
     /* issue 28: a chain space without space.input / classes takes the data's */
-    int rc = cfg->evaluator.kind == NAS_EVALUATOR_TRAIN
+    int rc = cfg->evaluator.kind == NAS_EVALUATOR_TRAIN && cfg->space.type == NAS_SPACE_CHAIN
                  ? nas_data_space_input(&own->data, &own->space, err) : NAS_OK;
     if (rc == NAS_EFORMAT || rc == NAS_EIO) { /* bad data: the user's input (as the evaluator) */
         char why[sizeof err->msg];

@@ -518,6 +518,20 @@ int nas__ctl_fid_replay(ctl *c, int *mismatch, nas_error *err)
     c->n_hist = fs.h.n;
     if (rc == NAS_OK)
         rc = replay_jobs(c, &fs, mismatch, err);
+    /* the live best counts every stored rung, also those the replayed schedule
+     * has not reached (an extension regroups the last, truncated bracket), as
+     * the summary's best (best_from_store) does */
+    for (int i = 0; rc == NAS_OK && i < fs.nr; i++) {
+        const hist_entry *s = stored(&fs.h, fs.rv[i].trial_id);
+        if (!s)
+            continue;
+        nas_trial_result res = s->res;
+        res.status = NAS_OK;
+        res.val_accuracy = fs.rv[i].val_accuracy;
+        res.train_loss = fs.rv[i].loss;
+        nas__ctl_note_best(c, s->id, s->geno, nas_search_score(c->cfg, &res, NULL, 0),
+                           res.val_accuracy, (int)fs.rv[i].fidelity);
+    }
     /* A file written before the rung and the trial's result were one
      * transaction may hold a rung whose trial row a kill left unfinished:
      * finish it from the rung (nas_store_trial_finish_rung writes both). */

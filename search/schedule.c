@@ -164,7 +164,7 @@ int nas__ctl_observe_unordered(ctl *c, pend *p, const nas_trial_result *res, int
 int nas__ctl_judge(ctl *c, const nas_trial_result *res, int chance_test, char *note, size_t n,
                    double *score)
 {
-    char why[200];
+    char why[320]; /* the longest reason, the chance-level one, is ~240 bytes */
     *score = nas_search_score(c->cfg, res, note, 256); /* room for what follows */
     if (nas__ctl_rejected(res)) {
         size_t len = strlen(note);

@@ -364,7 +364,7 @@ int nas_data_load_test(const nas_data_conf *dc, const nas_data_info *info, nas_d
 
 int nas_data_space_input(const nas_data_conf *dc, nas_space_desc *sd, nas_error *err)
 {
-    if (sd->type != NAS_SPACE_CHAIN || !dc->format[0] || (sd->in_c > 0 && sd->classes > 0))
+    if (!dc->format[0] || (sd->in_c > 0 && sd->classes > 0))
         return NAS_OK;
     nas_rawset *r = NULL;
     int rc = nas_data_read(dc, 0, &r, err);

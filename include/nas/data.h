@@ -134,17 +134,18 @@ int nas_data_load_test(const nas_data_conf *dc, const nas_data_info *info, nas_d
                        nas_error *err);
 
 /*
- * Issue 28: a chain space's input and classes default to the data's. When
- * sd is a chain space without space.input or space.classes and dc names
- * its own files (dc->format set), read dc's training images (the reader
- * above; the folder reader's cache when dc->cache_dir is set) and set
- * sd->data_c, data_h, data_w (the images' C, H, W, after data.size) and
- * data_classes (the largest label + 1), which nas_space_input and the
- * lowering use where space.input / space.classes are not set. The
- * shorthand (Fashion-MNIST, 1 x 28 x 28, 10 classes) and cell spaces
- * (their networks take the shape from the loaded data) are left as they
- * are, unread. Errors: the reader's (NAS_EIO, NAS_EFORMAT naming the
- * file), NAS_ENOMEM.
+ * Issue 28: a space's input and classes default to the data's. When sd
+ * (a chain space, or a cell space for `nas space`'s counts) has no
+ * space.input or space.classes and dc names its own files (dc->format
+ * set), read dc's training images (the reader above; the folder reader's
+ * cache when dc->cache_dir is set) and set sd->data_c, data_h, data_w
+ * (the images' C, H, W, after data.size) and data_classes (the largest
+ * label + 1), which nas_space_input and the lowering use where
+ * space.input / space.classes are not set. The shorthand (Fashion-MNIST,
+ * 1 x 28 x 28, 10 classes) is left as it is, unread. nas run calls it for
+ * chain spaces only (a cell network takes its shape from the loaded
+ * data). Errors: the reader's (NAS_EIO, NAS_EFORMAT naming the file),
+ * NAS_ENOMEM.
  */
 int nas_data_space_input(const nas_data_conf *dc, nas_space_desc *sd, nas_error *err);
 

@@ -35,7 +35,7 @@ note "val_accuracy: $(accs "$TMP/stale.db")"
 expect_eq "trials above 0.25" "$(sql "$TMP/stale.db" "SELECT count(*) FROM result WHERE val_accuracy > 0.25")" 0
 expect_eq "diverged" "$(sql "$TMP/stale.db" "SELECT count(*) FROM trial WHERE flag = 'diverged'")" 1
 sql "$TMP/stale.db" "SELECT error FROM trial WHERE flag = 'diverged'" >"$TMP/why"
-grep_in "without BN recalibration: proxy.bn_recalibrate = N tells stale BN statistics" "$TMP/why"
+grep_in "without BN recalibration: proxy.bn_recalibrate = N tells stale BN statistics after a short proxy from divergence" "$TMP/why"
 
 note "with 20 batches of recalibration: the same trials well above chance"
 mk fresh 20
@@ -56,6 +56,10 @@ grep_in "BN recalibration: 20 batches of 64 training images" "$TMP/out"
 diff=$(sed -n 's/.*recorded [0-9.]*, difference \([-0-9.e]*\)).*/\1/p' "$TMP/out")
 [ -n "$diff" ] || { cat "$TMP/out"; fail "no val_accuracy difference line"; }
 awk -v d="$diff" 'BEGIN { exit !(d < 0.002 && d > -0.002) }' || fail "nas train --proxy: val_accuracy differs by $diff"
+# fewer training images than 20 batches: all of them, and it says so (it said 20 batches)
+run 0 "$NAS" train "$TMP/best.json" --epochs 1 --subset 200 --batch-size 64 --bn-recalibrate 20 \
+    --checkpoint none --test-subset 100
+grep_in "BN recalibration: 4 batches of 64 training images (all there are)" "$TMP/out"
 note "without it (--bn-recalibrate 0) the same training scores lower"
 run 0 "$NAS" train "$TMP/best.json" --proxy --checkpoint none --test-subset 500 --bn-recalibrate 0
 grep -q "BN recalibration" "$TMP/out" && fail "--bn-recalibrate 0 recalibrated"

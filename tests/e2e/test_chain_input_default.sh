@@ -2,9 +2,9 @@
 # tests/e2e/test_chain_input_default.sh - issue 28 defect 4: a chain
 # space's input and classes default to the data's (README, docs/spaces.md).
 # On 3-channel 32x32 npy data with 5 classes and no space.input or
-# space.classes, `nas space` counts for 3x32x32 images and 5 classes (it
-# counted for 1x28x28 and 10), and every trial of a search trains (every
-# one failed). A search whose every trial failed (here: space.input set
+# space.classes, `nas space` counts for 3x32x32 images and 5 classes, for
+# a chain space and for a cell space (both counted for 1x28x28 and 10),
+# and every trial of a search trains (every one failed). A search whose every trial failed (here: space.input set
 # to the wrong shape) says on its rerun how to search again (--new,
 # --experiment) instead of only "nothing to do"; and a rerun with the
 # corrected space.input / classes (or another stem) is refused as a change
@@ -35,6 +35,15 @@ cp "$TMP/out" unset.out
 run 0 "$NAS" space set.conf
 # the same counts as with the shape spelled out (the header names the file)
 expect_eq "nas space without input = with input" "$(tail -n +2 unset.out)" "$(tail -n +2 "$TMP/out")"
+
+note "nas space on a cell space: the data's shape and classes too (it said 1x28x28, 10 classes)"
+data_conf cell.conf cells 'format = "npy"; train_images = "x.npy"; train_labels = "y.npy"; valid = 20;'
+sed 's/^space: { /space: { input = [3, 32, 32]; classes = 5; /' cell.conf >cellset.conf
+run 0 "$NAS" space cell.conf
+grep_in "cell, input 3x32x32, 5 classes" "$TMP/out"
+cp "$TMP/out" cell.out
+run 0 "$NAS" space cellset.conf
+expect_eq "cell: nas space without input = with input" "$(tail -n +2 cell.out)" "$(tail -n +2 "$TMP/out")"
 
 note "nas run: every trial trains"
 run 0 "$NAS" run unset.conf --db unset.db
