@@ -11,6 +11,7 @@
 #include <stdio.h>  /* fopen, getline */
 #include <stdlib.h> /* malloc, strtod */
 #include <string.h>
+#include "nas/array.h" /* nas_hash_str */
 #include <zlib.h>   /* crc32: the table's fingerprint */
 #include "nas/evaluator.h"
 #include "evaluator/evaluator_impl.h"
@@ -27,16 +28,6 @@ struct nas__table {
     int has_test;
     int by_key; /* keyed by canonical key (column "key") */
 };
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 void nas__table_destroy(nas__table *t)
 {
@@ -60,7 +51,7 @@ int nas__table_rows(const nas__table *t)
 
 static entry *find_slot(const nas__table *t, const char *key)
 {
-    size_t i = (size_t)fnv1a(key) & (t->cap - 1);
+    size_t i = (size_t)nas_hash_str(key) & (t->cap - 1);
     while (t->slots[i].key && strcmp(t->slots[i].key, key) != 0)
         i = (i + 1) & (t->cap - 1);
     return &t->slots[i];

@@ -7,22 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "key_set.h"
-
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
+#include "nas/array.h" /* nas_hash_str */
 
 int nas__key_set_has(const nas__key_set *ks, const char *k)
 {
     if (ks->cap == 0)
         return 0;
-    for (size_t i = fnv1a(k) & (ks->cap - 1);; i = (i + 1) & (ks->cap - 1)) {
+    for (size_t i = nas_hash_str(k) & (ks->cap - 1);; i = (i + 1) & (ks->cap - 1)) {
         if (!ks->slot[i])
             return 0;
         if (strcmp(ks->slot[i], k) == 0)
@@ -43,7 +34,7 @@ int nas__key_set_add(nas__key_set *ks, const char *k)
         for (size_t i = 0; i < ks->cap; i++) {
             if (!ks->slot[i])
                 continue;
-            size_t j = fnv1a(ks->slot[i]) & (ncap - 1);
+            size_t j = nas_hash_str(ks->slot[i]) & (ncap - 1);
             while (ns[j])
                 j = (j + 1) & (ncap - 1);
             ns[j] = ks->slot[i];
@@ -57,7 +48,7 @@ int nas__key_set_add(nas__key_set *ks, const char *k)
     if (!copy)
         return -1;
     memcpy(copy, k, len);
-    size_t i = fnv1a(k) & (ks->cap - 1);
+    size_t i = nas_hash_str(k) & (ks->cap - 1);
     while (ks->slot[i])
         i = (i + 1) & (ks->cap - 1);
     ks->slot[i] = copy;
