@@ -85,6 +85,11 @@ typedef struct plan {
     int lowp;               /* precision other than fp32 */
     int threads;
     int bn_recal;           /* issue 30: BN recalibration batches before testing (0: off) */
+    /* --proxy of a multi-fidelity trial (ARCH.json's recipe.fidelity):
+     * train up to this budget (epochs or images), the schedule over the
+     * trial's fidelity.max, as its rung jobs did; 0: the whole recipe */
+    int until;
+    int64_t until_images, max_images;
     char ckpt[NAS_PATH_MAX + 128];
 } plan;
 
@@ -147,6 +152,17 @@ static void resolve_recipe(const nas_arch_train_opts *o, plan *p, const char **a
         rec->schedule = !strcmp(o->schedule, "cosine") ? NAS_SCHEDULE_COSINE
                                                         : NAS_SCHEDULE_CONSTANT;
     p->bn_recal = o->bn_recalibrate >= 0 ? o->bn_recalibrate : o->proxy ? p->a.bn_recalibrate : 0;
+    /* a multi-fidelity trial (an explicit --epochs trains that instead):
+     * as evaluator/evaluator.c run_train trains a rung */
+    if (o->proxy && o->epochs <= 0 && p->a.fidelity.budget > 0) {
+        rec->epochs = (int)p->a.fidelity.max;
+        if (p->a.fidelity.images) {
+            p->until_images = p->a.fidelity.budget;
+            p->max_images = p->a.fidelity.max;
+        } else {
+            p->until = (int)p->a.fidelity.budget;
+        }
+    }
 }
 
 /* Checkpoint: explicit, "none", or beside ARCH.json named by mode, epochs,
@@ -177,6 +193,8 @@ static void resolve_checkpoint(const nas_arch_train_opts *o, plan *p)
         CKPT_PART(o->schedule != NULL, "-%s", o->schedule ? o->schedule : "")
         CKPT_PART(o->backend != NULL, "-%s", o->backend ? o->backend : "")
         CKPT_PART(o->subset > 0, "-n%d", o->subset)
+        CKPT_PART(p->until > 0 || p->until_images > 0, "-upto%lld",
+                  (long long)(p->until > 0 ? p->until : p->until_images))
         CKPT_PART(o->data != NULL, "-data%08lx",
                   o->data ? crc32(0L, (const Bytef *)o->data, (uInt)strlen(o->data)) : 0UL)
 #undef CKPT_PART
@@ -524,7 +542,8 @@ static int train(const nas_arch_train_opts *o, plan *p, work *w, nas_arch_train_
     c.interval = o->progress_s >= 0 ? o->progress_s : c.tty ? 1.0 : 10.0;
     c.ckpt = p->ckpt;
     nas_full_train_opts fo = {&p->rec, p->aug, p->ckpt[0] ? p->ckpt : NULL, o->stop_after,
-                              on_step, on_epoch, &c, on_resume, on_note, 0, 0, 0};
+                              on_step, on_epoch, &c, on_resume, on_note, p->until,
+                              p->until_images, p->max_images};
     nas_train_stats ts;
     int rc = nas_train_resumable(w->net, w->tr, &fo, &ts, &r->resumed_from, err);
     if (c.drawn)
