@@ -35,6 +35,7 @@
 #include "nas/export.h"
 #include "nas/space.h"
 #include "nas/store.h"
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 #include "nas/trainer.h"
 
 void nas_arch_train_opts_init(nas_arch_train_opts *o)
@@ -63,12 +64,15 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
         return nas_error_set(err, NAS_ECONFIG, "--augment takes none, or a list of crop, flip, "
                              "cutout such as crop,flip (crop pads 4 pixels, cropN N; cutout cuts "
                              "16x16, cutoutN NxN), not '%s'", o->augment);
+    char hint[96];
     if (o->schedule && strcmp(o->schedule, "cosine") && strcmp(o->schedule, "constant"))
-        return nas_error_set(err, NAS_ECONFIG, "--schedule is cosine or constant, not '%s'",
-                             o->schedule);
+        return nas_error_set(err, NAS_ECONFIG, "--schedule is cosine or constant, not '%s'%s",
+                             o->schedule,
+                             nas_suggest_hint(o->schedule, "cosine constant", hint, sizeof hint));
     const char *p = o->precision;
     if (p && strcmp(p, "fp32") && strcmp(p, "bf16") && strcmp(p, "fp16"))
-        return nas_error_set(err, NAS_ECONFIG, "--precision: '%s' is not fp32, bf16 or fp16", p);
+        return nas_error_set(err, NAS_ECONFIG, "--precision: '%s' is not fp32, bf16 or fp16%s", p,
+                             nas_suggest_hint(p, "fp32 bf16 fp16", hint, sizeof hint));
     return NAS_OK;
 }
 
