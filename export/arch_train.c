@@ -422,11 +422,19 @@ static void print_setup(const nas_arch_train_opts *o, const plan *p, const work 
         snprintf(net, sizeof net, "chain network");
     else
         snprintf(net, sizeof net, "C=%d N=%d", p->a.net.channels, p->a.net.cells_per_stage);
+    char len[96]; /* a multi-fidelity trial: its budget, the schedule over fidelity.max */
+    if (p->until_images > 0)
+        snprintf(len, sizeof len, "%lld images (the schedule spans %lld)",
+                 (long long)p->until_images, (long long)p->max_images);
+    else if (p->until > 0)
+        snprintf(len, sizeof len, "%d epochs (the schedule spans %d)", p->until, rec->epochs);
+    else
+        snprintf(len, sizeof len, "%d epochs", rec->epochs);
     fprintf(f, "%s training, %s, %s backend, %s, %d threads, %d train images, batch %d, "
-            "lr %g, %s schedule, %d epochs, seed %llu, augment %s\n",
+            "lr %g, %s schedule, %s, seed %llu, augment %s\n",
             o->proxy ? "proxy" : "full", net, p->backend,
             p->precision, p->threads, w->tr->n, rec->batch_size, rec->lr,
-            rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant", rec->epochs,
+            rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant", len,
             (unsigned long long)rec->seed, p->augs);
     fprintf(f, "params %" PRId64 ", MACs %" PRId64 "; checkpoint %s\n", r->params, r->macs,
             p->ckpt[0] ? p->ckpt : "none");
@@ -541,6 +549,10 @@ static int train(const nas_arch_train_opts *o, plan *p, work *w, nas_arch_train_
     c.tty = c.log && isatty(fileno(c.log));
     c.checkpoints = p->ckpt[0] != 0;
     c.epochs = p->rec.epochs;
+    if (p->until > 0) /* a multi-fidelity trial: the epochs it trains */
+        c.epochs = p->until;
+    else if (p->until_images > 0)
+        c.epochs = (int)((p->until_images + w->tr->n - 1) / (w->tr->n > 0 ? w->tr->n : 1));
     c.per_epoch = (w->tr->n + p->rec.batch_size - 1) / p->rec.batch_size;
     /* once a second on a terminal, every 10 s into a log */
     c.interval = o->progress_s >= 0 ? o->progress_s : c.tty ? 1.0 : 10.0;

@@ -5,7 +5,8 @@
 # (ARCH.json's recipe.fidelity), not proxy.epochs. Two successive-halving
 # searches on a few hundred Fashion-MNIST images (min 1, max 3, eta 3 in
 # epochs; 64, 192, 576 training images with proxy.bn_recalibrate = 20):
-# the exported best trial's val_accuracy is reproduced to 1e-6. A
+# the exported best trial's val_accuracy is reproduced to 1e-6, and so is a
+# trial stopped at the 64-image rung (one step into the first epoch). A
 # single-fidelity export has no recipe.fidelity.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
@@ -24,9 +25,10 @@ workers: { count = 1; };
 CONF
 }
 
-# check DB: export the best trial, --proxy reproduces its val_accuracy
+# check DB [TRIAL]: export the best trial (or TRIAL), --proxy reproduces its val_accuracy
 check() {
-    run 0 "$NAS" export --db "$1" --best --format json -o "$1.json"
+    if [ -n "${2:-}" ]; then pick="--trial $2"; else pick=--best; fi
+    run 0 "$NAS" export --db "$1" $pick --format json -o "$1.json"
     run 0 "$NAS" train "$1.json" --proxy --checkpoint none
     line=$(grep "^val_accuracy" "$TMP/out") || { cat "$TMP/out"; fail "no val_accuracy line"; }
     echo "$line" | awk '{ v = $2; r = $6; sub(/,$/, "", r); d = v - r; if (d < 0) d = -d;
@@ -47,6 +49,10 @@ conf i.conf 'fidelity = { resource = "images"; min = 64; max = 576; eta = 3; sch
 run 0 "$NAS" run i.conf --db i.db
 check i.db
 grep -q '"resource": "images"' i.db.json || fail "ARCH.json has no recipe.fidelity for images"
+low=$(sql i.db "SELECT trial_id FROM rung GROUP BY trial_id HAVING max(fidelity) = 64 LIMIT 1")
+[ -n "$low" ] || fail "no trial stopped at the 64-image rung"
+check i.db "$low" # 64 images: one step of the first epoch
+grep -q '"budget": 64' i.db.json || fail "trial $low's ARCH.json: not budget 64"
 
 note "a single-fidelity export has no recipe.fidelity"
 conf s.conf '' ''
