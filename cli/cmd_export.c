@@ -10,6 +10,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "nas/export.h"
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 
 /* One option with its value v; -1 when handled, else the exit code. */
 static int option(nas_export_opts *o, const char *a, const char *v)
@@ -36,9 +37,11 @@ static int option(nas_export_opts *o, const char *a, const char *v)
     } else if (!strcmp(a, "--format")) { /* checked by nas_export_opts_check */
         o->format = v;
     } else if (!strcmp(a, "--weights")) {
+        char hint[96];
         if (strcmp(v, "trained") && strcmp(v, "init") && strcmp(v, "final"))
             return nas_cli_usage_error("export", "--weights must be trained, init or final, not "
-                                       "'%s'", v);
+                                       "'%s'%s", v,
+                                       nas_suggest_hint(v, "trained init final", hint, sizeof hint));
         o->init_weights = !strcmp(v, "init");
         o->final_weights = !strcmp(v, "final"); /* issue 33: nas train --db's weights */
     } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {

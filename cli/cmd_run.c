@@ -196,7 +196,9 @@ static int run_config(const char *conf, const nas_run_opts *opts, const run_extr
     sigaction(SIGTERM, &sa, NULL);
 
     unsigned before = beside_present(db);
-    rc = nas_search_run(cfgp, opts, sum, &err);
+    nas_run_opts o = *opts;
+    o.time_limit_from_cli = x->time_limit >= 0; /* the messages name --time-limit */
+    rc = nas_search_run(cfgp, &o, sum, &err);
 
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "nas/data.h" /* issue 28: nas_data_space_input */
 #include "nas/inspect.h"
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 
 static const char *const formats[] = {"text", "json", NULL};
 
@@ -47,8 +48,12 @@ int nas_cmd_space(int argc, char **argv)
             o.enumerate_max = (uint64_t)n;
         else if (strcmp(a, "--format") == 0 && nas_cli_is_one_of(v, formats))
             o.json = strcmp(v, "json") == 0;
-        else if (nas_cli_is_one_of(a, (const char *const[]){"--samples", "--seed", "--enumerate",
-                                                               "--format", NULL}))
+        else if (strcmp(a, "--format") == 0) {
+            char hint[96];
+            return nas_cli_usage_error("space", "bad value '%s' for --format, expected text or "
+                                       "json%s", v, nas_suggest_hint(v, "text json", hint, sizeof hint));
+        } else if (nas_cli_is_one_of(a, (const char *const[]){"--samples", "--seed", "--enumerate",
+                                                                 NULL}))
             return nas_cli_usage_error("space", "bad value '%s' for %s", v, a);
         else
             return nas_cli_unknown_option("space", a);

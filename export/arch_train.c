@@ -35,6 +35,7 @@
 #include "nas/export.h"
 #include "nas/space.h"
 #include "nas/store.h"
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 #include "nas/trainer.h"
 
 void nas_arch_train_opts_init(nas_arch_train_opts *o)
@@ -63,12 +64,15 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err)
         return nas_error_set(err, NAS_ECONFIG, "--augment takes none, or a list of crop, flip, "
                              "cutout such as crop,flip (crop pads 4 pixels, cropN N; cutout cuts "
                              "16x16, cutoutN NxN), not '%s'", o->augment);
+    char hint[96];
     if (o->schedule && strcmp(o->schedule, "cosine") && strcmp(o->schedule, "constant"))
-        return nas_error_set(err, NAS_ECONFIG, "--schedule is cosine or constant, not '%s'",
-                             o->schedule);
+        return nas_error_set(err, NAS_ECONFIG, "--schedule is cosine or constant, not '%s'%s",
+                             o->schedule,
+                             nas_suggest_hint(o->schedule, "cosine constant", hint, sizeof hint));
     const char *p = o->precision;
     if (p && strcmp(p, "fp32") && strcmp(p, "bf16") && strcmp(p, "fp16"))
-        return nas_error_set(err, NAS_ECONFIG, "--precision: '%s' is not fp32, bf16 or fp16", p);
+        return nas_error_set(err, NAS_ECONFIG, "--precision: '%s' is not fp32, bf16 or fp16%s", p,
+                             nas_suggest_hint(p, "fp32 bf16 fp16", hint, sizeof hint));
     return NAS_OK;
 }
 
@@ -85,6 +89,11 @@ typedef struct plan {
     int lowp;               /* precision other than fp32 */
     int threads;
     int bn_recal;           /* issue 30: BN recalibration batches before testing (0: off) */
+    /* --proxy of a multi-fidelity trial (ARCH.json's recipe.fidelity):
+     * train up to this budget (epochs or images), the schedule over the
+     * trial's fidelity.max, as its rung jobs did; 0: the whole recipe */
+    int until;
+    int64_t until_images, max_images;
     char ckpt[NAS_PATH_MAX + 128];
 } plan;
 
@@ -147,6 +156,17 @@ static void resolve_recipe(const nas_arch_train_opts *o, plan *p, const char **a
         rec->schedule = !strcmp(o->schedule, "cosine") ? NAS_SCHEDULE_COSINE
                                                         : NAS_SCHEDULE_CONSTANT;
     p->bn_recal = o->bn_recalibrate >= 0 ? o->bn_recalibrate : o->proxy ? p->a.bn_recalibrate : 0;
+    /* a multi-fidelity trial (an explicit --epochs trains that instead):
+     * as evaluator/evaluator.c run_train trains a rung */
+    if (o->proxy && o->epochs <= 0 && p->a.fidelity.budget > 0) {
+        rec->epochs = (int)p->a.fidelity.max;
+        if (p->a.fidelity.images) {
+            p->until_images = p->a.fidelity.budget;
+            p->max_images = p->a.fidelity.max;
+        } else {
+            p->until = (int)p->a.fidelity.budget;
+        }
+    }
 }
 
 /* Checkpoint: explicit, "none", or beside ARCH.json named by mode, epochs,
@@ -177,6 +197,8 @@ static void resolve_checkpoint(const nas_arch_train_opts *o, plan *p)
         CKPT_PART(o->schedule != NULL, "-%s", o->schedule ? o->schedule : "")
         CKPT_PART(o->backend != NULL, "-%s", o->backend ? o->backend : "")
         CKPT_PART(o->subset > 0, "-n%d", o->subset)
+        CKPT_PART(p->until > 0 || p->until_images > 0, "-upto%lld",
+                  (long long)(p->until > 0 ? p->until : p->until_images))
         CKPT_PART(o->data != NULL, "-data%08lx",
                   o->data ? crc32(0L, (const Bytef *)o->data, (uInt)strlen(o->data)) : 0UL)
 #undef CKPT_PART
@@ -400,11 +422,19 @@ static void print_setup(const nas_arch_train_opts *o, const plan *p, const work 
         snprintf(net, sizeof net, "chain network");
     else
         snprintf(net, sizeof net, "C=%d N=%d", p->a.net.channels, p->a.net.cells_per_stage);
+    char len[96]; /* a multi-fidelity trial: its budget, the schedule over fidelity.max */
+    if (p->until_images > 0)
+        snprintf(len, sizeof len, "%lld images (the schedule spans %lld)",
+                 (long long)p->until_images, (long long)p->max_images);
+    else if (p->until > 0)
+        snprintf(len, sizeof len, "%d epochs (the schedule spans %d)", p->until, rec->epochs);
+    else
+        snprintf(len, sizeof len, "%d epochs", rec->epochs);
     fprintf(f, "%s training, %s, %s backend, %s, %d threads, %d train images, batch %d, "
-            "lr %g, %s schedule, %d epochs, seed %llu, augment %s\n",
+            "lr %g, %s schedule, %s, seed %llu, augment %s\n",
             o->proxy ? "proxy" : "full", net, p->backend,
             p->precision, p->threads, w->tr->n, rec->batch_size, rec->lr,
-            rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant", rec->epochs,
+            rec->schedule == NAS_SCHEDULE_COSINE ? "cosine" : "constant", len,
             (unsigned long long)rec->seed, p->augs);
     fprintf(f, "params %" PRId64 ", MACs %" PRId64 "; checkpoint %s\n", r->params, r->macs,
             p->ckpt[0] ? p->ckpt : "none");
@@ -519,12 +549,17 @@ static int train(const nas_arch_train_opts *o, plan *p, work *w, nas_arch_train_
     c.tty = c.log && isatty(fileno(c.log));
     c.checkpoints = p->ckpt[0] != 0;
     c.epochs = p->rec.epochs;
+    if (p->until > 0) /* a multi-fidelity trial: the epochs it trains */
+        c.epochs = p->until;
+    else if (p->until_images > 0)
+        c.epochs = (int)((p->until_images + w->tr->n - 1) / (w->tr->n > 0 ? w->tr->n : 1));
     c.per_epoch = (w->tr->n + p->rec.batch_size - 1) / p->rec.batch_size;
     /* once a second on a terminal, every 10 s into a log */
     c.interval = o->progress_s >= 0 ? o->progress_s : c.tty ? 1.0 : 10.0;
     c.ckpt = p->ckpt;
     nas_full_train_opts fo = {&p->rec, p->aug, p->ckpt[0] ? p->ckpt : NULL, o->stop_after,
-                              on_step, on_epoch, &c, on_resume, on_note, 0, 0, 0};
+                              on_step, on_epoch, &c, on_resume, on_note, p->until,
+                              p->until_images, p->max_images};
     nas_train_stats ts;
     int rc = nas_train_resumable(w->net, w->tr, &fo, &ts, &r->resumed_from, err);
     if (c.drawn)

@@ -201,6 +201,12 @@ int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
     if (a->bn_recalibrate > 0) /* issue 30, only when set: older files stay as they were */
         json_object_set_new(json_object_get(root, "recipe"), "bn_recalibrate",
                             json_integer(a->bn_recalibrate));
+    if (a->fidelity.budget > 0) /* a multi-fidelity trial only: others stay as they were */
+        json_object_set_new(json_object_get(root, "recipe"), "fidelity",
+                            json_pack("{s:s, s:I, s:I}", "resource",
+                                      a->fidelity.images ? "images" : "epochs", "budget",
+                                      (json_int_t)a->fidelity.budget, "max",
+                                      (json_int_t)a->fidelity.max));
     json_object_set_new(root, "metrics", metrics);
     json_object_set_new(root, "source", source);
     int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
@@ -449,6 +455,28 @@ static void read_network(reader *r, nas_arch *a)
     }
 }
 
+/* "recipe.fidelity" (a multi-fidelity trial; absent: none): the resource,
+ * the budget trained (1..max) and the schedule's span max. */
+static void read_fidelity(reader *r, nas_arch *a)
+{
+    if (!at(r, "recipe.fidelity") || r->rc)
+        return;
+    char res[16] = "";
+    get_str(r, "recipe.fidelity.resource", 1, res, sizeof res);
+    if (!r->rc && strcmp(res, "epochs") && strcmp(res, "images"))
+        bad(r, "recipe.fidelity.resource", "must be \"epochs\" or \"images\"");
+    a->fidelity.images = !strcmp(res, "images");
+    a->fidelity.budget = a->fidelity.max = -1;
+    get_i64(r, "recipe.fidelity.budget", &a->fidelity.budget);
+    get_i64(r, "recipe.fidelity.max", &a->fidelity.max);
+    if (!r->rc && (a->fidelity.max < 1 || a->fidelity.max > ((int64_t)1 << 40)))
+        bad(r, "recipe.fidelity.max", "must be an integer >= 1");
+    else if (!r->rc && (a->fidelity.budget < 1 || a->fidelity.budget > a->fidelity.max))
+        bad(r, "recipe.fidelity.budget", "must be an integer from 1 to recipe.fidelity.max");
+    if (!a->fidelity.images && !r->rc && a->fidelity.max > 100000)
+        bad(r, "recipe.fidelity.max", "is over 100000 epochs");
+}
+
 /* Step 3: the training recipe ("recipe.*"). */
 static void read_recipe(reader *r, nas_arch *a)
 {
@@ -476,6 +504,7 @@ static void read_recipe(reader *r, nas_arch *a)
     }
     get_u64(r, "recipe.seed", 1, &a->recipe.seed);
     get_int(r, "recipe.bn_recalibrate", 0, 0, 100000, &a->bn_recalibrate); /* issue 30; absent: 0 */
+    read_fidelity(r, a);
     char aug[64] = "";
     get_str(r, "recipe.augment", 0, aug, sizeof aug); /* issue 16; absent: none */
     if (!r->rc && nas_augment_parse(aug, &a->recipe.augment) != 0)

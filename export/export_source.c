@@ -179,6 +179,10 @@ static void arch_from_config(nas_arch *a, const nas_config *cfg)
     a->recipe.schedule = cfg->proxy.schedule;
     a->recipe.seed = cfg->seed;
     a->bn_recalibrate = cfg->proxy.bn_recalibrate; /* issue 30 */
+    if (cfg->search.fidelity.scheduler != NAS_FIDELITY_NONE) { /* budget: arch_from_trial */
+        a->fidelity.images = cfg->search.fidelity.resource == NAS_FIDELITY_IMAGES;
+        a->fidelity.max = cfg->search.fidelity.max;
+    }
     snprintf(a->backend, sizeof a->backend, "%s", cfg->proxy.backend[0] ? cfg->proxy.backend : "cpu");
     a->threads = cfg->proxy.threads;
     snprintf(a->data.dataset, sizeof a->data.dataset, "%s", cfg->data.dataset);
@@ -213,6 +217,9 @@ static void arch_from_trial(nas_arch *a, const nas_store_trial *t)
     a->metrics.latency_ms = t->latency_ms;
     a->metrics.train_seconds = t->train_seconds;
     a->metrics.epochs = t->epochs;
+    /* a multi-fidelity trial trained to its highest rung, the schedule
+     * over fidelity.max (evaluator/evaluator.c run_train) */
+    a->fidelity.budget = a->fidelity.max > 0 && t->fidelity > 0 ? t->fidelity : 0;
 }
 
 /*

@@ -13,6 +13,7 @@
 #include "export/export_impl.h"
 #include "nas/data.h"
 #include "nas/evaluator.h"
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 #include "nas/trainer.h"
 #include "trainer/weights_impl.h" /* nas__npz_*: the logits file */
 
@@ -35,9 +36,11 @@ int nas_export_opts_check(const nas_export_opts *o, nas_error *err)
                              "give exactly one of --best, --trial ID or --genotype STRING");
     if (!o->format)
         return nas_error_set(err, NAS_EINVAL, "--format json|onnx|pytorch is required");
+    char hint[96];
     if (strcmp(o->format, "json") && strcmp(o->format, "onnx") && strcmp(o->format, "pytorch"))
-        return nas_error_set(err, NAS_EINVAL, "--format must be json, onnx or pytorch, not '%s'",
-                             o->format);
+        return nas_error_set(err, NAS_EINVAL, "--format must be json, onnx or pytorch, not '%s'%s",
+                             o->format, nas_suggest_hint(o->format, "json onnx pytorch", hint,
+                                                         sizeof hint));
     if (!o->out)
         return nas_error_set(err, NAS_EINVAL, "-o FILE is required");
     if (o->final_weights && (o->genotype || o->init_weights))

@@ -291,6 +291,7 @@ static void run_init(run *r, const nas_config *cfg, const nas_run_opts *opts,
     c->table = cfg->evaluator.kind == NAS_EVALUATOR_TABLE;
     c->on_trial = opts->on_trial; /* issue 33 */
     c->on_trial_user = opts->on_trial_user;
+    c->tl_cli = opts->time_limit_from_cli;
 }
 
 /* Issue 22: the experiment is its name in the database (the most recent
@@ -839,11 +840,11 @@ static int fid_loop(ctl *c, nas_error *err)
 static int run_stopped(run *r, nas_error *err)
 {
     ctl *c = &r->c;
-    char reason[128];
+    char reason[128], tl[64];
     int sig = (int)*c->stop;
     if (sig == NAS_STOP_TIME_LIMIT) /* issue 33 */
-        snprintf(reason, sizeof reason, "interrupted: time limit reached (search.time_limit = %g s)",
-                 c->cfg->search.time_limit);
+        snprintf(reason, sizeof reason, "interrupted: time limit reached (%s)",
+                 nas__ctl_time_limit_text(c, tl, sizeof tl));
     else if (sig > 1 && sig < 65)
         snprintf(reason, sizeof reason, "interrupted by signal %d (%s)", sig, strsignal(sig));
     else

@@ -118,6 +118,7 @@ typedef struct ctl {
     volatile sig_atomic_t own_stop;
     double deadline; /* issue 33: search.time_limit's end, on nas__ctl_now's clock (0: none) */
     int time_up;     /* ... it was reached: *stop is NAS_STOP_TIME_LIMIT */
+    int tl_cli;      /* nas_run_opts.time_limit_from_cli: the limit is --time-limit's */
     nas_store *st;
     int64_t exp;
     nas_space *space;
@@ -228,6 +229,11 @@ double nas__ctl_now(void);
  * *c->stop to NAS_STOP_TIME_LIMIT (and c->time_up) and says so, so that
  * the stop takes the Ctrl-C path from there on. */
 int nas__ctl_stopping(ctl *c);
+
+/* The time limit as the user set it, into buf (n bytes), returned:
+ * "--time-limit 10 s" when it came from the command line, else
+ * "search.time_limit = 10 s". search/progress.c. */
+const char *nas__ctl_time_limit_text(const ctl *c, char *buf, size_t n);
 
 /* printf-style message line on c->log (nothing when quiet); clears the
  * status line first. */

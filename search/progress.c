@@ -26,11 +26,19 @@ int nas__ctl_stopping(ctl *c)
     if (c->deadline > 0 && !*c->stop && nas__ctl_now() >= c->deadline) {
         *c->stop = NAS_STOP_TIME_LIMIT;
         c->time_up = 1;
-        nas__ctl_say(c, "nas: time limit reached (search.time_limit = %g s): stopping; the "
+        char tl[64];
+        nas__ctl_say(c, "nas: time limit reached (%s): stopping; the "
                         "trials in flight are interrupted and run again on resume",
-                     c->cfg->search.time_limit);
+                     nas__ctl_time_limit_text(c, tl, sizeof tl));
     }
     return *c->stop != 0;
+}
+
+const char *nas__ctl_time_limit_text(const ctl *c, char *buf, size_t n)
+{
+    snprintf(buf, n, c->tl_cli ? "--time-limit %g s" : "search.time_limit = %g s",
+             c->cfg->search.time_limit);
+    return buf;
 }
 
 /* A duration as "42s", "3m05s" or "1h02m" ("--": unknown) into buf (n bytes). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>  /* malloc, free */
 #include <string.h>  /* strcmp, memcpy, memmove */
 #include <cblas.h>   /* cblas_sgemm (OpenBLAS) */
+#include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 #include "trainer/backend_impl.h"
 
 /* ---- registry ----------------------------------------------------------- */
@@ -65,8 +66,9 @@ int nas_backend_create(const char *name, int threads, int device, nas_backend **
             break;
         used += (size_t)k;
     }
-    return nas_error_set(err, NAS_ENOTFOUND, "unknown backend '%s' (compiled in: %s)", name,
-                         list);
+    char hint[96];
+    return nas_error_set(err, NAS_ENOTFOUND, "unknown backend '%s' (compiled in: %s)%s", name,
+                         list, nas_suggest_hint(name, list, hint, sizeof hint));
 }
 
 void nas_backend_destroy(nas_backend *be)

@@ -46,6 +46,12 @@ typedef struct nas_arch {
     nas_recipe recipe;                   /* the proxy recipe, seed = weight init and order */
     int bn_recalibrate;                  /* issue 30: proxy.bn_recalibrate, BN recalibration
                                             batches before evaluating (0: off) */
+    struct {                             /* a multi-fidelity trial (search.fidelity, issue 17):
+                                            what it trained; budget 0: none (single fidelity) */
+        int images;                      /* 1: budgets in training images, 0: in epochs */
+        int64_t budget;                  /* its highest stored rung's budget */
+        int64_t max;                     /* fidelity.max: the LR schedule's span */
+    } fidelity;
     char backend[NAS_NAME_MAX];          /* backend the trial ran on ("cpu", "ref") */
     int threads;
     struct {

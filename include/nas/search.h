@@ -270,6 +270,10 @@ typedef struct nas_run_opts {
      * report, which sits above it). */
     void (*on_trial)(void *user, nas_store *st, int64_t experiment_id);
     void *on_trial_user;
+    /* 1: cfg->search.time_limit came from the command line (`nas run
+     * --time-limit`), so the time-limit messages name that flag instead of
+     * the setting; 0: from the config */
+    int time_limit_from_cli;
 } nas_run_opts;
 
 typedef struct nas_run_summary {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/e2e/test_did_you_mean.sh - issue 33, item 6: an unknown config key,
-# choice value, op, command or option suggests the closest valid one
+# choice value, op, command, option or option value (--format, --weights,
+# --precision, --schedule, --backend) suggests the closest valid one
 # (nas/suggest.h) after the full list of valid ones; a far-off word gets
 # the list and no suggestion.
 . "$(dirname "$0")/search_lib.sh"
@@ -41,6 +42,26 @@ run 2 "$NAS" export --fromat json
 grep_in "nas export: unknown option '--fromat' (did you mean '--format'?)" "$TMP/err"
 run 2 "$NAS" query --format tabel
 grep_in "unknown format 'tabel' (expected table, csv or json) (did you mean 'table'?)" "$TMP/err"
+note "option value (one of a fixed set)"
+run 2 "$NAS" export --best --format pytroch -o x.py
+grep_in "nas export: --format must be json, onnx or pytorch, not 'pytroch' (did you mean 'pytorch'?)" "$TMP/err"
+run 2 "$NAS" export --best --format json --weights fianl -o x.json
+grep_in "nas export: --weights must be trained, init or final, not 'fianl' (did you mean 'final'?)" "$TMP/err"
+G='|nor_conv_3x3~0|+|skip_connect~0|nor_conv_3x3~1|+|skip_connect~0|skip_connect~1|nor_conv_3x3~2|'
+run 2 "$NAS" train --genotype "$G" --precision fp61
+grep_in "nas train: --precision: 'fp61' is not fp32, bf16 or fp16 (did you mean 'fp16'?)" "$TMP/err"
+run 2 "$NAS" train --genotype "$G" --schedule cosin
+grep_in "nas train: --schedule is cosine or constant, not 'cosin' (did you mean 'cosine'?)" "$TMP/err"
+printf 'space = { channels = 8; };\n' >"$TMP/s.conf"
+run 2 "$NAS" space "$TMP/s.conf" --format jsn
+grep_in "nas space: bad value 'jsn' for --format, expected text or json (did you mean 'json'?)" "$TMP/err"
+if [ -d /usr/share/datasets/fashion-mnist ]; then # the backend is made after the data is read
+    "$NAS" train --genotype "$G" --epochs 1 --subset 64 --checkpoint none --backend cpy \
+        >"$TMP/out" 2>"$TMP/err" && fail "--backend cpy trained"
+    grep_in "unknown backend 'cpy' (compiled in: .*) (did you mean 'cpu'?)" "$TMP/err"
+fi
+run 2 "$NAS" export --best --format jsn --weights zqxwvk -o x.json
+grep -q "did you mean" "$TMP/err" && fail "a suggestion for --weights zqxwvk: $(cat "$TMP/err")"
 
 note "a far-off word: the list, no suggestion"
 conf_says 'search = { zqxwvk = 3; };' "unknown key 'zqxwvk' in group 'search', expected one of: strategy"

@@ -8,7 +8,8 @@
 # full budget: the interrupted trial runs again, no finished one is
 # repeated. Bad durations fail with exit 2 (file:line for the config).
 # A multi-fidelity search (fid_loop) cut by --time-limit 4 exits 0 the same
-# way, and its rerun ends with the trials and rungs of an uncut run.
+# way (its messages name --time-limit, not search.time_limit), and its
+# rerun ends with the trials and rungs of an uncut run.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 
@@ -85,6 +86,8 @@ run 0 "$NAS" run f.conf --db ref.db
 NAS_FAULT="sleep_ms=700" "$NAS" run f.conf --db f.db --time-limit 4 >"$TMP/f.out" 2>"$TMP/f.err" ||
     { cat "$TMP/f.err"; fail "the multi-fidelity run with a time limit exited $?"; }
 grep_in "time limit reached" "$TMP/f.out"
+# the limit came from the flag: the messages name it, not search.time_limit
+grep_in "time limit reached (--time-limit 4 s)" "$TMP/f.err"
 expect_eq "experiment status" "$(sql f.db "SELECT status FROM experiment")" interrupted
 [ "$(sql f.db "SELECT count(*) FROM trial WHERE status = 'done'")" -lt 9 ] ||
     fail "the time limit did not cut the multi-fidelity search"
