@@ -326,7 +326,8 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
     if (ev->fid_until > 0) { /* issue 17: a rung, the schedule over the maximum budget */
         rec.epochs = ev->fid_max;
         nas_full_train_opts fo = {.recipe = &rec, .checkpoint = ev->fid_ckpt[0] ? ev->fid_ckpt : NULL,
-                                  .progress = on_step, .ctx = &pc, .until = ev->fid_until};
+                                  .progress = on_step, .ctx = &pc, .until = ev->fid_until,
+                                  .augment = rec.augment}; /* it trained unaugmented (issue 29) */
         if (c->search.fidelity.resource == NAS_FIDELITY_IMAGES) { /* budgets in images */
             fo.until = 0;
             fo.until_images = ev->fid_until;

@@ -5,18 +5,20 @@
 # (ARCH.json's recipe.fidelity), not proxy.epochs. Two successive-halving
 # searches on a few hundred Fashion-MNIST images (min 1, max 3, eta 3 in
 # epochs; 64, 192, 576 training images with proxy.bn_recalibrate = 20):
-# the exported best trial's val_accuracy is reproduced to 1e-6, and so is a
+# the exported best trial's val_accuracy is reproduced to 1e-6 (the epochs
+# search with data.augment: its rungs train on augmented images as --proxy
+# does; they trained without it before), and so is a
 # trial stopped at the 64-image rung (one step into the first epoch). A
 # single-fidelity export has no recipe.fidelity.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
 
-conf() { # $1: file, $2: fidelity group, $3: proxy extras
+conf() { # $1: file, $2: fidelity group, $3: proxy extras, $4: data extras
     cat >"$1" <<CONF
 experiment = "proxy-fid";
 seed = 7;
-data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
+data: { dir = "$FMNIST"; train_subset = 256; valid = 128; ${4:-} };
 space: { channels = 4; cells_per_stage = 1; };
 proxy: { epochs = 1; batch_size = 64; backend = "cpu"; threads = 1; $3 };
 search: { strategy = "random"; trials = 9; $2 };
@@ -36,8 +38,8 @@ check() {
         fail "$1: --proxy gave '$line' (the trial's val_accuracy not reproduced)"
 }
 
-note "successive halving on epochs (min 1, max 3): the best trial trained 3 epochs"
-conf e.conf 'fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; };' ''
+note "successive halving on epochs (min 1, max 3) with data.augment: the best trial trained 3 epochs"
+conf e.conf 'fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; };' '' 'augment = "crop4,flip";'
 run 0 "$NAS" run e.conf --db e.db
 grep -q '"fidelity"' e.db.json 2>/dev/null && fail "stale file"
 check e.db
