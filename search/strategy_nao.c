@@ -176,29 +176,6 @@ static int pool_add(nas_strategy *s, const nas_genotype *g, nas_known_fn is_know
     return nc + 1;
 }
 
-/* Kendall's tau-b (Kendall 1945: ties in either ranking shrink the
- * denominator) between x and y, n >= 2; NaN when either is constant. */
-static double kendall_tau_b(const double *x, const double *y, int n)
-{
-    double conc = 0, disc = 0, tx = 0, ty = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = i + 1; j < n; j++) {
-            double dx = x[i] - x[j], dy = y[i] - y[j];
-            if (dx == 0 && dy == 0)
-                continue;
-            if (dx == 0)
-                tx++;
-            else if (dy == 0)
-                ty++;
-            else if ((dx > 0) == (dy > 0))
-                conc++;
-            else
-                disc++;
-        }
-    double den = sqrt((conc + disc + tx) * (conc + disc + ty));
-    return den > 0 ? (conc - disc) / den : NAN;
-}
-
 /* How well the model ranks results it never saw: the current model
  * (trained in the previous round) predicts the results observed since;
  * those (prediction, score) pairs join the NAO_HELDOUT most recent ones,
@@ -216,7 +193,7 @@ static double heldout_tau(nao_state *st, int *n)
         for (size_t i = st->n_obs_trained; i < st->n_obs; i++)
             m += isfinite(st->obs[i].score) ? 1 : 0;
     if (m == 0)
-        return st->hb_n >= 2 ? kendall_tau_b(st->hb_pred, st->hb_score, st->hb_n) : NAN;
+        return st->hb_n >= 2 ? nas_rank_kendall(st->hb_pred, st->hb_score, st->hb_n) : NAN;
     uint8_t *seqs = malloc((size_t)m * L);
     float *states = malloc((size_t)m * L * H * sizeof(float));
     float *pred = malloc((size_t)m * sizeof(float));
@@ -246,7 +223,7 @@ static double heldout_tau(nao_state *st, int *n)
     }
     *n = st->hb_n;
     if (st->hb_n >= 2)
-        tau = kendall_tau_b(st->hb_pred, st->hb_score, st->hb_n);
+        tau = nas_rank_kendall(st->hb_pred, st->hb_score, st->hb_n);
     free(seqs);
     free(states);
     free(pred);
