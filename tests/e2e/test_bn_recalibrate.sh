@@ -19,7 +19,7 @@
 need_fmnist
 cd "$TMP" || fail "cd"
 mk() { # NAME BATCHES
-    sed -e 's/train_subset = 6000;/train_subset = 1500;/' -e 's/trials = 24;/trials = 4;/' \
+    sed -e 's/train_subset = 6000;/train_subset = 1500; valid = 2000;/' -e 's/trials = 24;/trials = 4;/' \
         -e "s/^experiment = .*/experiment = \"$1\";/" \
         -e "s|dir = \"/usr/share/datasets/fashion-mnist\";|dir = \"$FMNIST\";|" \
         -e "s/backend = \"cpu\";/backend = \"cpu\"; threads = 2; bn_recalibrate = $2;/" \
