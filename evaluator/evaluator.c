@@ -113,6 +113,8 @@ int nas_evaluator_net_desc(const nas_evaluator *ev, const nas_space *space,
     nas_net_desc d;
     memset(&d, 0, sizeof d);
     d.genotype = *g;
+    d.genotype.len = nas_space_arch_len(ev ? ev->space : space); /* issue 33: the network's
+                                                                   tokens, not the recipe's */
     d.channels = sd->channels;
     d.stages = sd->stages;
     d.cells_per_stage = sd->cells_per_stage;
@@ -293,8 +295,8 @@ static int on_step(void *ctx, int step, int steps, float loss)
     return 0;
 }
 
-static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress progress,
-                     void *ctx, nas_trial_result *res)
+static int run_train(nas_evaluator *ev, const nas_genotype *g, const nas_net_desc *d,
+                     nas_eval_progress progress, void *ctx, nas_trial_result *res)
 {
     nas_error err = {0};
     nas_net *net = NULL;
@@ -305,7 +307,9 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
     /* issue 7: the store records which device ran the trial */
     (void)nas_device_describe(ev->be, res->device_name, sizeof res->device_name, res->device_cc,
                               sizeof res->device_cc);
-    int batch = c->proxy.batch_size > 0 ? c->proxy.batch_size : 128;
+    nas_recipe_values rv; /* issue 33: the trial's recipe choices, else the config's */
+    nas_config_recipe_values(c, ev->space, g, &rv);
+    int batch = rv.batch_size > 0 ? rv.batch_size : 128;
     rc = nas_net_create(ev->be, d, batch, c->seed, &net, &err);
     if (rc)
         return fail(res, rc, err.msg);
@@ -316,11 +320,11 @@ static int run_train(nas_evaluator *ev, const nas_net_desc *d, nas_eval_progress
         nas_net_destroy(net);
         return fail(res, NAS_EINVAL, m);
     }
-    nas_recipe rec = {.epochs = c->proxy.epochs, .batch_size = batch, .lr = c->proxy.lr,
+    nas_recipe rec = {.epochs = c->proxy.epochs, .batch_size = batch, .lr = rv.lr,
                       .momentum = c->proxy.momentum, .nesterov = c->proxy.nesterov,
-                      .weight_decay = c->proxy.weight_decay, .schedule = c->proxy.schedule,
+                      .weight_decay = rv.weight_decay, .schedule = c->proxy.schedule,
                       .seed = c->seed, .loader_threads = c->data.loader_threads};
-    nas_augment_parse(c->data.augment, &rec.augment); /* checked by the config's pass 2 */
+    nas_augment_parse(rv.augment, &rec.augment); /* checked by the config's pass 2 */
     nas_train_stats st;
     progress_ctx pc = {progress, ctx};
     if (ev->fid_until > 0) { /* issue 17: a rung, the schedule over the maximum budget */
@@ -398,7 +402,7 @@ int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progres
         return NAS_OK;
     }
     nas_net_desc d = net_desc(ev, g);
-    return run_train(ev, &d, progress, ctx, res);
+    return run_train(ev, g, &d, progress, ctx, res);
 }
 
 int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, nas_error *err)

@@ -165,6 +165,7 @@ static void arch_from_config(nas_arch *a, const nas_config *cfg)
     if (cfg->space.type == NAS_SPACE_CHAIN) { /* issue 15: the whole space */
         snprintf(a->space_type, sizeof a->space_type, "chain");
         a->space = cfg->space;
+        memset(&a->space.recipe, 0, sizeof a->space.recipe); /* the network's space */
     }
     a->op_mask = cfg->space.op_mask;
     a->net.channels = cfg->space.channels;
@@ -220,6 +221,44 @@ static void arch_from_trial(nas_arch *a, const nas_store_trial *t)
     /* a multi-fidelity trial trained to its highest rung, the schedule
      * over fidelity.max (evaluator/evaluator.c run_train) */
     a->fidelity.budget = a->fidelity.max > 0 && t->fidelity > 0 ? t->fidelity : 0;
+}
+
+/* Issue 33: a trial of a search with recipe choices. Its genotype (the
+ * search space's string, with " lr=0.1 ..." words) becomes the network's
+ * alone, and the values it picked replace the lists in a->recipe, so
+ * ARCH.json holds what the trial trained with (`nas train --proxy`
+ * reproduces it). After data_from_store (a chain space's input). */
+static int recipe_from_trial(nas_arch *a, const nas_config *cfg, nas_error *err)
+{
+    int any = 0;
+    for (int k = 0; k < NAS_RECIPE_KEYS; k++)
+        any |= cfg->space.recipe.n[k];
+    if (!any)
+        return NAS_OK;
+    nas_space_desc d = cfg->space;
+    d.data_c = a->net.in_c;
+    d.data_h = a->net.in_h;
+    d.data_w = a->net.in_w;
+    d.data_classes = a->net.classes;
+    nas_space *sp = NULL;
+    nas_genotype g;
+    int rc = nas_space_create(&d, &sp, err);
+    if (!rc)
+        rc = nas_space_parse(sp, a->genotype, &g, err);
+    if (!rc) {
+        nas_recipe_values v;
+        nas_config_recipe_values(cfg, sp, &g, &v);
+        a->recipe.lr = v.lr;
+        a->recipe.weight_decay = v.weight_decay;
+        a->recipe.batch_size = v.batch_size > 0 ? v.batch_size : 128;
+        nas_augment_parse(v.augment, &a->recipe.augment);
+        g.len = nas_space_arch_len(sp);
+        rc = nas_space_format(sp, &g, a->genotype, sizeof a->genotype);
+    }
+    nas_space_destroy(sp);
+    if (rc)
+        nas_error_prefix(err, "trial %" PRId64 "'s recipe choices", a->trial_id);
+    return rc;
 }
 
 /*
@@ -440,6 +479,9 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
         arch_from_config(a, &cfg);
         arch_from_trial(a, &t);
         data_from_store(st, t.experiment_id, a);
+        rc = recipe_from_trial(a, &cfg, err);
+    }
+    if (!rc) {
         char real[PATH_MAX];
         snprintf(a->db_path, sizeof a->db_path, "%s", realpath(o->db, real) ? real : o->db);
         nas_error e2;

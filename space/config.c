@@ -708,6 +708,87 @@ static int read_genotypes(ctx *c, const config_setting_t *s, const char *key)
     return NAS_OK;
 }
 
+/* Issue 33: the keys a list makes a recipe choice of (docs/space-conf.md,
+ * "Recipe choices"); their NAS_RECIPE_* index, or -1. */
+static int recipe_key(const field *f)
+{
+    static const char *const keys[NAS_RECIPE_KEYS][2] = {
+        {"proxy", "lr"}, {"proxy", "weight_decay"}, {"proxy", "batch_size"}, {"data", "augment"}};
+    for (int k = 0; k < NAS_RECIPE_KEYS; k++)
+        if (!strcmp(f->group, keys[k][0]) && !strcmp(f->key, keys[k][1]))
+            return k;
+    return -1;
+}
+
+/* One choice of a recipe list: a number in the key's range (an integer
+ * for batch_size), or an augmentation policy, into choice j. */
+static int read_choice(ctx *c, const field *f, int k, const config_setting_t *e, const char *ek,
+                       int j)
+{
+    nas_recipe_choices *rc = &c->cfg->space.recipe;
+    if (k == NAS_RECIPE_AUGMENT) {
+        nas_augment a;
+        if (config_setting_type(e) != CONFIG_TYPE_STRING)
+            return type_error(c, e, ek, "an augmentation string such as \"crop4,flip\" or \"none\"");
+        const char *v = config_setting_get_string(e);
+        if (nas_augment_parse(v, &a) != 0)
+            return FAIL_S(c, e, "%s = \"%s\" is not an augmentation, expected \"none\" or a list "
+                                "of crop, cropN, flip, cutout, cutoutN such as \"crop4,flip\"", ek, v);
+        nas_augment_format(&a, rc->augment[j], sizeof rc->augment[j]);
+        for (int i = 0; i < j; i++)
+            if (!strcmp(rc->augment[i], rc->augment[j]))
+                return FAIL_S(c, e, "%s = \"%s\" repeats an earlier choice, expected each "
+                                    "augmentation once", ek, rc->augment[j]);
+        return NAS_OK;
+    }
+    double v;
+    if (is_int(e))
+        v = (double)config_setting_get_int64(e);
+    else if (config_setting_type(e) == CONFIG_TYPE_FLOAT && f->kind == F_FLOAT)
+        v = config_setting_get_float(e);
+    else
+        return type_error(c, e, ek, f->kind == F_INT ? "an integer" : "a number");
+    if (!(v >= f->min && v <= f->max))
+        return FAIL_S(c, e, "%s = %g is out of range, expected %s in [%g, %g]", ek, v,
+                      f->kind == F_INT ? "an integer" : "a number", f->min, f->max);
+    rc->num[k][j] = v;
+    for (int i = 0; i < j; i++)
+        if (rc->num[k][i] == v)
+            return FAIL_S(c, e, "%s = %g repeats an earlier choice, expected each value once", ek, v);
+    return NAS_OK;
+}
+
+/* Issue 33: `KEY = [a, b, ...]` where KEY takes one value: a recipe choice
+ * of the search for the four keys recipe_key knows (each value once, at
+ * most NAS_RECIPE_MAX_CHOICES; one value is that value), an error naming
+ * them for any other key. The key's own field holds the first choice. */
+static int read_choices(ctx *c, const field *f, const config_setting_t *s, const char *key)
+{
+    int k = recipe_key(f), n = config_setting_length(s);
+    if (k < 0)
+        return FAIL_S(c, s, "%s is a list, but only proxy.lr, proxy.weight_decay, "
+                            "proxy.batch_size and data.augment may be a list of choices searched "
+                            "with the architecture, expected one value", key);
+    if (n < 1 || n > NAS_RECIPE_MAX_CHOICES)
+        return FAIL_S(c, s, "%s has %d choices, expected 1 to %d", key, n, NAS_RECIPE_MAX_CHOICES);
+    nas_recipe_choices *rc = &c->cfg->space.recipe;
+    for (int j = 0; j < n; j++) {
+        char ek[180];
+        snprintf(ek, sizeof ek, "%s[%d]", key, j);
+        int r = read_choice(c, f, k, config_setting_get_elem(s, (unsigned)j), ek, j);
+        if (r != NAS_OK)
+            return r;
+    }
+    rc->n[k] = n > 1 ? n : 0; /* one value: no decision */
+    if (k == NAS_RECIPE_AUGMENT)
+        snprintf(c->cfg->data.augment, sizeof c->cfg->data.augment, "%s", rc->augment[0]);
+    else if (f->kind == F_INT)
+        *(int *)field_ptr(c->cfg, f) = (int)rc->num[k][0];
+    else
+        *(double *)field_ptr(c->cfg, f) = rc->num[k][0];
+    return NAS_OK;
+}
+
 static int read_field(ctx *c, size_t idx, const config_setting_t *s)
 {
     const field *f = &fields[idx];
@@ -717,6 +798,10 @@ static int read_field(ctx *c, size_t idx, const config_setting_t *s)
     c->line[idx] = config_setting_source_line(s);
     c->file[idx] = setting_file(c, s);
     int t = config_setting_type(s);
+    if ((t == CONFIG_TYPE_ARRAY || t == CONFIG_TYPE_LIST) &&
+        (f->kind == F_INT || f->kind == F_FLOAT || f->kind == F_BOOL || f->kind == F_STR ||
+         f->kind == F_WORD || f->kind == F_ENUM || f->kind == F_U64))
+        return read_choices(c, f, s, key); /* issue 33 */
 
     switch (f->kind) {
     case F_COUNT_FRAC: {
@@ -1042,6 +1127,13 @@ static int validate(ctx *c)
         if (!strcmp(cfg->data.augment, "none"))
             cfg->data.augment[0] = '\0';
     }
+    for (size_t i = 0; i < N_FIELDS; i++) { /* issue 33: a table has no recipe */
+        int k = recipe_key(&fields[i]);
+        if (k >= 0 && cfg->space.recipe.n[k] && cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
+            return FAIL_F(c, i, "%s.%s is a list of choices, but evaluator.kind = \"table\" "
+                                "looks accuracies up by architecture alone (the table has no "
+                                "recipe), expected one value", fields[i].group, fields[i].key);
+    }
     if (cfg->search.sample_size > cfg->search.population) {
         size_t i = field_index("search", "sample_size");
         return FAIL_F(c, i, "search.sample_size = %d is larger than search.population = %d, expected "
@@ -1348,6 +1440,20 @@ char *nas_config_canonical(const nas_config *cfg)
             }
         }
         nas__sb_printf(&b, "%s = ", key);
+        int rk = recipe_key(f);
+        if (rk >= 0 && cfg->space.recipe.n[rk] > 0) { /* issue 33: a recipe choice */
+            nas__sb_printf(&b, "[");
+            for (int j = 0; j < cfg->space.recipe.n[rk] && j < NAS_RECIPE_MAX_CHOICES; j++) {
+                nas__recipe_value_text(&cfg->space.recipe, rk, j, num, sizeof num);
+                nas__sb_printf(&b, "%s", j ? ", " : "");
+                if (rk == NAS_RECIPE_AUGMENT)
+                    nas__sb_quoted(&b, num);
+                else
+                    nas__sb_printf(&b, "%s", num);
+            }
+            nas__sb_printf(&b, "];\n");
+            continue;
+        }
         switch (f->kind) {
         case F_INT: nas__sb_printf(&b, "%d", *(const int *)field_cptr(cfg, f)); break;
         case F_COUNT_FRAC: { /* a count prints as before; a fraction as a float */

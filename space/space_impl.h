@@ -58,6 +58,35 @@ typedef struct nas__space_type {
 extern const nas__space_type nas__cell_type;  /* space/cell.c */
 extern const nas__space_type nas__chain_type; /* space/chain_layers.c (over space/chain.c) */
 
+/* ---- recipe choices (space/recipe.c; issue 33) ----------------------------------
+ * The facade appends one token per recipe decision after the type's tokens
+ * and " KEY=VALUE" words after its string. */
+typedef struct nas__recipe {
+    int n_dec;                   /* decisions (keys with choices), in NAS_RECIPE_* order */
+    int key[NAS_RECIPE_KEYS];    /* decision d -> NAS_RECIPE_* key */
+    int n[NAS_RECIPE_KEYS];      /* its choice count */
+    int tok0[NAS_RECIPE_KEYS];   /* its first token (after the type's vocabulary) */
+    int vocab;                   /* the whole vocabulary */
+    char word[NAS_RECIPE_KEYS][NAS_RECIPE_MAX_CHOICES][64]; /* "lr=0.1" */
+} nas__recipe;
+
+/* Number the decisions of c after a vocabulary of type_vocab words.
+ * Errors: NAS_EINVAL (a count outside 2..16, more than 256 words). */
+int nas__recipe_init(nas__recipe *r, const nas_recipe_choices *c, int type_vocab, nas_error *err);
+const char *nas__recipe_key_name(int key); /* "lr", "weight_decay", ... */
+/* Choice j of key as text ("0.1", "64", "crop4,flip") into buf[n]. */
+void nas__recipe_value_text(const nas_recipe_choices *c, int key, int j, char *buf, size_t n);
+int nas__recipe_token_allowed(const nas__recipe *r, int d, int tok);
+const char *nas__recipe_token_name(const nas__recipe *r, int tok); /* NULL: not a recipe token */
+/* Append " KEY=VALUE" per decision (tok[d]) to the string in buf[n].
+ * NAS_EINVAL: a token not allowed, or buf too small. */
+int nas__recipe_format(const nas__recipe *r, const uint8_t *tok, char *buf, size_t n);
+/* Read the KEY=VALUE words of `words` (white-space separated) into tok[d];
+ * every decision once. `whole` is the genotype text, for messages.
+ * Errors: NAS_EFORMAT naming the word and the choices. */
+int nas__recipe_parse(const nas__recipe *r, const nas_recipe_choices *c, const char *words,
+                      const char *whole, uint8_t *tok, nas_error *err);
+
 /* ---- the cell type's parts (space/cell_key.c, space/cell_layers.c) ---------- */
 
 /* The key of a cell genotype: the functional key or NAS-Bench-201's unique

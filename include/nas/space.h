@@ -61,6 +61,30 @@ typedef struct nas_genotype {
  * and counts in nas/layers.h). Every function below works for both. */
 typedef enum nas_space_type { NAS_SPACE_CELL = 0, NAS_SPACE_CHAIN = 1 } nas_space_type;
 
+/*
+ * Issue 33: recipe choices. A list where a number is expected
+ * (`proxy.lr = [0.05, 0.1]`, likewise proxy.weight_decay,
+ * proxy.batch_size, and a list of policies for data.augment) makes that
+ * setting a decision of the space: one more genotype token per such key,
+ * after the type's own tokens, in this order (docs/space-conf.md, "Recipe
+ * choices"). A key with n == 0 is not a decision (the config's scalar).
+ */
+enum {
+    NAS_RECIPE_LR = 0,
+    NAS_RECIPE_WEIGHT_DECAY,
+    NAS_RECIPE_BATCH_SIZE,
+    NAS_RECIPE_AUGMENT,
+    NAS_RECIPE_KEYS
+};
+#define NAS_RECIPE_MAX_CHOICES 16
+#define NAS_AUGMENT_STR_MAX 48
+typedef struct nas_recipe_choices {
+    int n[NAS_RECIPE_KEYS];                       /* choices of each key: 0 or 2..16 */
+    double num[NAS_RECIPE_KEYS][NAS_RECIPE_MAX_CHOICES]; /* lr, weight_decay, batch_size */
+    char augment[NAS_RECIPE_MAX_CHOICES][NAS_AUGMENT_STR_MAX]; /* canonical policies
+                                                    (nas_augment_format; "none" for none) */
+} nas_recipe_choices;
+
 /* Plain description of a space, as parsed from the `space` group. */
 typedef struct nas_space_desc {
     nas_space_type type;  /* "cell" */
@@ -79,6 +103,10 @@ typedef struct nas_space_desc {
      * not set; filled by nas_data_space_input (nas/data.h) before a chain
      * space is created. Not a setting: never in the canonical text. */
     int data_c, data_h, data_w, data_classes;
+    /* issue 33: the proxy settings searched as tokens (from the proxy and
+     * data groups, not from `space`); all n 0: none, the genotypes of
+     * before */
+    nas_recipe_choices recipe;
 } nas_space_desc;
 
 typedef struct nas_space nas_space; /* opaque */
@@ -97,6 +125,15 @@ int nas_space_token_allowed(const nas_space *s, int pos, int tok);
 /* Number of distinct genotypes (cell: |ops|^6). */
 uint64_t nas_space_size(const nas_space *s);
 
+/* Issue 33: tokens of a genotype that describe the network: the type's
+ * own (cell: 6); the recipe choices' tokens follow them (seq_len minus
+ * this many, 0 without recipe choices). A genotype with len equal to
+ * nas_space_arch_len is the network alone: nas_space_format writes it
+ * without the recipe words, and nas_space_layers, the net builders and the
+ * exports take it. */
+int nas_space_arch_len(const nas_space *s);
+int nas_space_recipe_len(const nas_space *s);
+
 /* 1 if g is a member of the space (right length, allowed tokens) and can be
  * trained (cell: some path carries information from input to output). */
 int nas_space_is_valid(const nas_space *s, const nas_genotype *g);
@@ -110,15 +147,23 @@ void nas_space_sample(const nas_space *s, nas_rng *r, nas_genotype *out);
 void nas_space_mutate(const nas_space *s, nas_rng *r, const nas_genotype *parent,
                       nas_genotype *child);
 
-/* Genotype -> string (cell: NAS-Bench-201 form). Returns NAS_OK or
+/* Genotype -> string (cell: NAS-Bench-201 form). With recipe choices the
+ * type's string is followed by one " KEY=VALUE" word per choice, in the
+ * order of the NAS_RECIPE_* keys (`|nor_conv_3x3~0|+|...| lr=0.1
+ * augment=crop4,flip`; KEY is lr, weight_decay, batch_size or augment);
+ * a genotype of nas_space_arch_len tokens gets the type's string alone. Returns NAS_OK or
  * NAS_EINVAL when `buf` (at least NAS_GENOTYPE_STR_MAX) is too small. */
 int nas_space_format(const nas_space *s, const nas_genotype *g, char *buf, size_t n);
 
 /* String -> genotype. Errors: NAS_EFORMAT with a message naming the
- * offending part ("edge 3: unknown op 'conv9x9'"). */
+ * offending part ("edge 3: unknown op 'conv9x9'"). With recipe choices
+ * every KEY=VALUE word must be there, once, with a value of the key's list
+ * (numbers compared by value: "0.10" is 0.1); a missing one is an error
+ * that names it and its choices. */
 int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_error *err);
 
-/* Canonical key: equal exactly for genotypes that compute the same
+/* Canonical key (recipe choices: followed by the same KEY=VALUE words as
+ * nas_space_format's): equal exactly for genotypes that compute the same
  * function (conv edges have their own weights; space/cell_key.c lists the
  * function model and the equivalences it captures; 5,234 classes over the
  * 15,625 cells). `buf` must hold NAS_GENOTYPE_STR_MAX bytes. With
@@ -373,6 +418,18 @@ typedef struct nas_config {
  * real space.conf is a few KB, and libconfig's scanner is quadratic in a
  * string's length). Longer texts are NAS_ECONFIG. */
 #define NAS_CONFIG_MAX_BYTES (256 * 1024)
+
+/* Issue 33: the recipe one trial trains with: the config's proxy.lr,
+ * proxy.weight_decay, proxy.batch_size and data.augment, each replaced by
+ * the value g's token picks when the key is a recipe choice of s (g: a
+ * genotype of s, or of its nas_space_arch_len tokens: the config's). */
+typedef struct nas_recipe_values {
+    double lr, weight_decay;
+    int batch_size;
+    char augment[NAS_AUGMENT_STR_MAX]; /* data.augment's form: "" = none */
+} nas_recipe_values;
+void nas_config_recipe_values(const nas_config *cfg, const nas_space *s, const nas_genotype *g,
+                              nas_recipe_values *out);
 
 /* Fill `cfg` with every default (experiment empty). */
 void nas_config_defaults(nas_config *cfg);
