@@ -38,6 +38,7 @@ int nas_arch_space(const nas_arch *a, nas_space **out, nas_error *err)
 int nas__arch_parse(nas_arch *a, nas_space **sp, int *valid, int *step, nas_error *err)
 {
     nas_space *s = NULL;
+    nas_genotype_strip_recipe(a->genotype); /* issue 33: the network alone */
     int rc = nas_arch_space(a, &s, err);
     if (step)
         *step = rc ? 0 : 1;

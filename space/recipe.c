@@ -191,3 +191,30 @@ int nas__recipe_parse(const nas__recipe *r, const nas_recipe_choices *c, const c
     }
     return NAS_OK;
 }
+
+int nas_genotype_strip_recipe(char *str)
+{
+    if (!str)
+        return 0;
+    char *p = str;
+    while (isspace((unsigned char)*p))
+        p++;
+    char *cut = p + strcspn(p, " \t\r\n"), *q = cut;
+    int words = 0;
+    for (;;) {
+        while (isspace((unsigned char)*q))
+            q++;
+        if (!*q)
+            break;
+        size_t len = strcspn(q, " \t\r\n"), k = strcspn(q, "=");
+        int known = 0;
+        for (int i = 0; i < NAS_RECIPE_KEYS && k < len; i++)
+            known |= strlen(key_names[i]) == k && !strncmp(q, key_names[i], k);
+        if (!known)
+            return 0; /* not recipe words: the type's parser says what is wrong */
+        words++;
+        q += len;
+    }
+    *cut = '\0';
+    return words;
+}

@@ -162,6 +162,14 @@ int nas_space_format(const nas_space *s, const nas_genotype *g, char *buf, size_
  * that names it and its choices. */
 int nas_space_parse(const nas_space *s, const char *str, nas_genotype *out, nas_error *err);
 
+/* Issue 33: a bare genotype string (`nas train --genotype`, `nas export
+ * --genotype`, ARCH.json) names a network: drop its trailing " KEY=VALUE"
+ * recipe words (KEY: lr, weight_decay, batch_size, augment) in place, so
+ * that a trial's genotype copied from `nas show` is accepted. Returns how
+ * many words were dropped; 0 (str untouched) when a trailing word is not
+ * one. */
+int nas_genotype_strip_recipe(char *str);
+
 /* Canonical key (recipe choices: followed by the same KEY=VALUE words as
  * nas_space_format's): equal exactly for genotypes that compute the same
  * function (conv edges have their own weights; space/cell_key.c lists the
