@@ -1127,13 +1127,6 @@ static int validate(ctx *c)
         if (!strcmp(cfg->data.augment, "none"))
             cfg->data.augment[0] = '\0';
     }
-    for (size_t i = 0; i < N_FIELDS; i++) { /* issue 33: a table has no recipe */
-        int k = recipe_key(&fields[i]);
-        if (k >= 0 && cfg->space.recipe.n[k] && cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
-            return FAIL_F(c, i, "%s.%s is a list of choices, but evaluator.kind = \"table\" "
-                                "looks accuracies up by architecture alone (the table has no "
-                                "recipe), expected one value", fields[i].group, fields[i].key);
-    }
     if (cfg->search.sample_size > cfg->search.population) {
         size_t i = field_index("search", "sample_size");
         return FAIL_F(c, i, "search.sample_size = %d is larger than search.population = %d, expected "
@@ -1283,6 +1276,20 @@ static int check_enqueue(ctx *c)
     return rc;
 }
 
+/* Issue 33: recipe choices need a trained evaluator: a table looks
+ * accuracies up by architecture alone. */
+static int check_recipe(ctx *c)
+{
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        int k = recipe_key(&fields[i]);
+        if (k >= 0 && c->cfg->space.recipe.n[k] && c->cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
+            return FAIL_F(c, i, "%s.%s is a list of choices, but evaluator.kind = \"table\" "
+                                "looks accuracies up by architecture alone (the table has no "
+                                "recipe), expected one value", fields[i].group, fields[i].key);
+    }
+    return NAS_OK;
+}
+
 /* Read the tree in `lc` (already parsed) into cfg and validate it. */
 static int load_tree(config_t *lc, ctx *c)
 {
@@ -1295,6 +1302,8 @@ static int load_tree(config_t *lc, ctx *c)
         rc = validate(c);
     if (rc == NAS_OK)
         rc = validate_cell_input(c);
+    if (rc == NAS_OK)
+        rc = check_recipe(c);
     if (rc == NAS_OK)
         rc = check_enqueue(c);
     return rc;
