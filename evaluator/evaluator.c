@@ -295,6 +295,26 @@ static int on_step(void *ctx, int step, int steps, float loss)
     return 0;
 }
 
+/* Issue 30: BN recalibration over ev->recal, drawn for the config's
+ * batch size; a trial whose batch size is a recipe choice (issue 33)
+ * draws its own sample of bn_recalibrate x its batch size, as `nas train
+ * --proxy` does. */
+static int recalibrate(nas_evaluator *ev, nas_net *net, int batch, nas_error *err)
+{
+    const nas_config *c = &ev->cfg;
+    int nb = c->proxy.bn_recalibrate;
+    if (batch == (c->proxy.batch_size > 0 ? c->proxy.batch_size : 128))
+        return nas_net_bn_recalibrate(net, ev->recal, nb, batch, err);
+    long long n = (long long)nb * batch;
+    nas_dataset *own = NULL;
+    int rc = nas_dataset_sample(ev->train, n < ev->train->n ? (int)n : ev->train->n, c->seed,
+                                &own, err);
+    if (!rc)
+        rc = nas_net_bn_recalibrate(net, own, nb, batch, err);
+    nas_dataset_destroy(own);
+    return rc;
+}
+
 static int run_train(nas_evaluator *ev, const nas_genotype *g, const nas_net_desc *d,
                      nas_eval_progress progress, void *ctx, nas_trial_result *res)
 {
@@ -345,7 +365,7 @@ static int run_train(nas_evaluator *ev, const nas_genotype *g, const nas_net_des
     res->train_seconds = st.seconds;
     res->epochs = st.epochs;
     if (!rc && ev->recal) /* issue 30: fresh BN statistics for the evaluation and the kept weights */
-        rc = nas_net_bn_recalibrate(net, ev->recal, c->proxy.bn_recalibrate, batch, &err);
+        rc = recalibrate(ev, net, batch, &err);
     double t_eval = now_seconds(); /* issue 30: the validation pass's share of a trial */
     if (!rc)
         rc = nas_net_evaluate(net, ev->valid, batch, &res->val_accuracy, NULL, &err);

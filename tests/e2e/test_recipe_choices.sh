@@ -8,9 +8,10 @@
 # `nas train ARCH.json --proxy` reproduces its val_accuracy to 1e-6.
 # `nas space` multiplies the count. An enqueued genotype must carry the
 # recipe words (exit 2 naming the missing one otherwise); a table search
-# refuses a list (FILE:LINE). A successive-halving search keeps a
-# promoted trial's recipe: its ARCH.json trains with it and --proxy
-# reproduces the trial.
+# refuses a list (FILE:LINE). A successive-halving search over lr,
+# weight_decay and batch_size (with BN recalibration, drawn per batch
+# size) keeps a promoted trial's recipe: its ARCH.json trains with it and
+# --proxy reproduces the trial.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -81,21 +82,26 @@ experiment = "recipe-sh";
 seed = 4;
 data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
 space: { channels = 4; };
-proxy: { batch_size = 64; lr = [0.02, 0.1]; weight_decay = [0.0, 0.001]; backend = "cpu";
-         threads = 1; };
+proxy: { batch_size = [32, 64]; lr = [0.02, 0.1]; weight_decay = [0.0, 0.001]; backend = "cpu";
+         threads = 1; bn_recalibrate = 3; };
 search: { strategy = "evolution"; trials = 9; population = 3; sample_size = 2;
           fidelity = { min = 1; max = 3; eta = 3; scheduler = "sh"; }; };
 evaluator: { latency_runs = 1; latency_warmup = 0; };
 workers: { count = 1; };
 CONF
 run 0 "$NAS" run s.conf --db s.db
-top=$(sql s.db "SELECT trial_id FROM rung GROUP BY trial_id HAVING max(fidelity) = 3 LIMIT 1")
+# a batch size other than the first choice: recalibrated over its own sample
+top=$(sql s.db "SELECT r.trial_id FROM rung r JOIN trial t ON t.id = r.trial_id
+                WHERE t.genotype LIKE '% batch_size=64' GROUP BY r.trial_id
+                HAVING max(r.fidelity) = 3 ORDER BY r.trial_id LIMIT 1")
 [ -n "$top" ] || fail "no trial promoted to 3 epochs"
 g=$(sql s.db "SELECT genotype FROM trial WHERE id = $top")
-case "$g" in *" lr="*" weight_decay="*) ;; *) fail "promoted trial $top: genotype '$g'" ;; esac
+case "$g" in *" lr="*" weight_decay="*" batch_size="*) ;; *) fail "promoted trial $top: genotype '$g'" ;; esac
 run 0 "$NAS" export --db s.db --trial "$top" --format json -o s.json
 lr=${g##* lr=}; lr=${lr%% *}
+bs=${g##* batch_size=}; bs=${bs%% *}
 grep_in "\"lr\": $lr,$" s.json
+grep_in "\"batch_size\": $bs,$" s.json
 run 0 "$NAS" train s.json --proxy --checkpoint none
 line=$(grep "^val_accuracy" "$TMP/out") || { cat "$TMP/out"; fail "no val_accuracy line"; }
 echo "$line" | awk '{ v = $2; r = $6; sub(/,$/, "", r); d = v - r; if (d < 0) d = -d;
