@@ -62,3 +62,13 @@ check_db_consistent() {
     expect_eq "application_id" "$(sql "$db" "PRAGMA application_id")" 1851880241
     expect_eq "journal_mode" "$(sql "$db" "PRAGMA journal_mode")" wal
 }
+
+# expect_reproduced WHAT: the "val_accuracy V  (trial N recorded R, ...)"
+# line of `nas train ARCH.json --proxy` (in $TMP/out) has |V - R| <= 1e-6.
+expect_reproduced() {
+    local line
+    line=$(grep "^val_accuracy" "$TMP/out") || { cat "$TMP/out"; fail "$1: no val_accuracy line"; }
+    echo "$line" | awk '{ v = $2; r = $6; sub(/,$/, "", r); d = v - r; if (d < 0) d = -d;
+                          exit !(r != "" && d <= 1e-6) }' ||
+        fail "$1: --proxy gave '$line' (the trial's val_accuracy not reproduced)"
+}

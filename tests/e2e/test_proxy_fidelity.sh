@@ -32,10 +32,7 @@ check() {
     if [ -n "${2:-}" ]; then pick="--trial $2"; else pick=--best; fi
     run 0 "$NAS" export --db "$1" $pick --format json -o "$1.json"
     run 0 "$NAS" train "$1.json" --proxy --checkpoint none
-    line=$(grep "^val_accuracy" "$TMP/out") || { cat "$TMP/out"; fail "no val_accuracy line"; }
-    echo "$line" | awk '{ v = $2; r = $6; sub(/,$/, "", r); d = v - r; if (d < 0) d = -d;
-                          exit !(r != "" && d <= 1e-6) }' ||
-        fail "$1: --proxy gave '$line' (the trial's val_accuracy not reproduced)"
+    expect_reproduced "$1"
 }
 
 note "successive halving on epochs (min 1, max 3) with data.augment: the best trial trained 3 epochs"

@@ -66,10 +66,7 @@ for lr in 0.01 0.1; do
     grep_in "\"lr\": $lr,$" "t$id.json"
     grep -q '"genotype": ".* lr=' "t$id.json" && fail "ARCH.json's genotype keeps the recipe words"
     run 0 "$NAS" train "t$id.json" --proxy --checkpoint none
-    line=$(grep "^val_accuracy" "$TMP/out") || { cat "$TMP/out"; fail "no val_accuracy line"; }
-    echo "$line" | awk '{ v = $2; r = $6; sub(/,$/, "", r); d = v - r; if (d < 0) d = -d;
-                          exit !(r != "" && d <= 1e-6) }' ||
-        fail "trial $id (lr=$lr): --proxy gave '$line' (its val_accuracy not reproduced)"
+    expect_reproduced "trial $id (lr=$lr)"
 done
 note "exports and nas train accept a genotype with recipe words (the network alone)"
 geno=$(sql r.db "SELECT genotype FROM trial ORDER BY id LIMIT 1")
@@ -103,8 +100,5 @@ bs=${g##* batch_size=}; bs=${bs%% *}
 grep_in "\"lr\": $lr,$" s.json
 grep_in "\"batch_size\": $bs,$" s.json
 run 0 "$NAS" train s.json --proxy --checkpoint none
-line=$(grep "^val_accuracy" "$TMP/out") || { cat "$TMP/out"; fail "no val_accuracy line"; }
-echo "$line" | awk '{ v = $2; r = $6; sub(/,$/, "", r); d = v - r; if (d < 0) d = -d;
-                      exit !(r != "" && d <= 1e-6) }' ||
-    fail "promoted trial $top: --proxy gave '$line'"
+expect_reproduced "promoted trial $top"
 echo "PASS"
