@@ -362,6 +362,12 @@ static void show_fields(FILE *f, const nas_store_trial *t, const nas_store_exper
     line_str(f, "experiment", buf);
     line_str(f, "genotype", t->genotype);
     line_str(f, "arch_key", t->arch_key);
+    const char *picks = strchr(t->genotype, ' '); /* issue 33: " lr=0.1 ..." words */
+    if (picks) {
+        char rbuf[NAS_GENOTYPE_STR_MAX + 32];
+        snprintf(rbuf, sizeof rbuf, "%s (recipe choices of the search)", picks + 1);
+        line_str(f, "recipe", rbuf);
+    }
     line_str(f, "status", nas_trial_status_name(t->status));
     line_str(f, "flag", t->flag); /* issue 22: "diverged" (the reason is in error) */
     line_str(f, "error", t->error);

@@ -62,6 +62,7 @@ for lr in 0.01 0.1; do
     id=$(sql r.db "SELECT id FROM trial WHERE genotype LIKE '% lr=$lr' ORDER BY id LIMIT 1")
     run 0 "$NAS" show --db r.db "$id"
     grep_in "^genotype .*| lr=$lr$" "$TMP/out"
+    grep_in "^recipe  *lr=$lr (recipe choices of the search)$" "$TMP/out"
     run 0 "$NAS" export --db r.db --trial "$id" --format json -o "t$id.json"
     grep_in "\"lr\": $lr,$" "t$id.json"
     grep -q '"genotype": ".* lr=' "t$id.json" && fail "ARCH.json's genotype keeps the recipe words"
