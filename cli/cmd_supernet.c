@@ -1,6 +1,6 @@
 /*
  * cli/cmd_supernet.c - `nas supernet CONF [--epochs E] [--genotypes K]
- * [--seeds S] [--recal-batches N] [--threads T] [--checkpoint PATH]
+ * [--seeds S] [--recal-batches N] [--valid-images V] [--threads T] [--checkpoint PATH]
  * [--out TSV] [--quiet]` (issue 32, docs/one-shot.md "nas supernet"):
  * train CONF's space as a weight-sharing supernet (nas/supernet.h) with
  * the proxy recipe for E epochs, evaluate K random genotypes by inherited
@@ -28,7 +28,7 @@
 
 typedef struct sn_opts {
     const char *conf, *checkpoint, *out;
-    int epochs, genotypes, seeds, recal, threads, quiet;
+    int epochs, genotypes, seeds, recal, threads, quiet, valid_images;
 } sn_opts;
 
 typedef struct sn_run {
@@ -56,7 +56,9 @@ static int parse(int argc, char **argv, sn_opts *o)
                                 {"--genotypes", 2, 100000, &o->genotypes, "2 to 100000"},
                                 {"--seeds", 0, 100, &o->seeds, "0 to 100"},
                                 {"--recal-batches", 0, 10000, &o->recal, "0 to 10000"},
-                                {"--threads", 0, 256, &o->threads, "0 to 256"}};
+                                {"--threads", 0, 256, &o->threads, "0 to 256"},
+                                {"--valid-images", 0, 100000000, &o->valid_images,
+                                 "0 to 100000000"}};
     for (int i = 1; i < argc; i++) {
         int r;
         if (!strcmp(argv[i], "--checkpoint") || !strcmp(argv[i], "--out")) {
@@ -66,7 +68,7 @@ static int parse(int argc, char **argv, sn_opts *o)
             i++;
         } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             o->quiet = 1;
-        } else if (i + 1 < argc && (r = nas_cli_ints("supernet", ints, 5, argv[i], argv[i + 1])) != 0) {
+        } else if (i + 1 < argc && (r = nas_cli_ints("supernet", ints, 6, argv[i], argv[i + 1])) != 0) {
             if (r > 0)
                 return r;
             i++;
@@ -189,14 +191,18 @@ static int pick_genotypes(const sn_opts *o, sn_run *r, nas_error *err)
 static int phase_eval(const sn_opts *o, sn_run *r, nas_error *err)
 {
     int k = o->genotypes, batch = r->cfg->proxy.batch_size, rc = NAS_OK;
+    nas_dataset valid = *r->valid; /* the first --valid-images of the split: a view */
+    valid.owns = 0;
+    if (o->valid_images > 0 && o->valid_images < valid.n)
+        valid.n = o->valid_images;
     double t0 = now_s();
     for (int i = 0; i < k && !rc; i++)
-        rc = nas_supernet_evaluate(r->sn, &r->g[i], r->calib, o->recal, batch, r->valid,
+        rc = nas_supernet_evaluate(r->sn, &r->g[i], r->calib, o->recal, batch, &valid,
                                    &r->acc[i], NULL, err);
     r->t_eval = now_s() - t0;
     if (!rc && !o->quiet)
         fprintf(stderr, "supernet: %d subnets evaluated in %.1f s (%d validation images, BN "
-                "recalibrated on %d batches)\n", k, r->t_eval, r->valid->n, o->recal);
+                "recalibrated on %d batches)\n", k, r->t_eval, valid.n, o->recal);
     return rc;
 }
 
@@ -290,7 +296,7 @@ static void run_free(sn_run *r)
 
 int nas_cmd_supernet(int argc, char **argv)
 {
-    sn_opts o = {NULL, NULL, NULL, 0, 30, 0, 4, 0, 0};
+    sn_opts o = {NULL, NULL, NULL, 0, 30, 0, 4, 0, 0, 0};
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc;

@@ -45,13 +45,15 @@ static const nas_cli_cmd commands[] = {
      "and last `proxy_check reliability=R seed_tau=T low_rung_tau=L cost_s=C`\n"
      "(docs/proxy.md). Ctrl-C stops (exit 130); the same command continues.\n"},
     {"supernet", nas_cmd_supernet,
-     "nas supernet CONF [--epochs E] [--genotypes K] [--seeds S] [--recal-batches N] [--threads T] [--checkpoint PATH] [--out TSV] [--quiet]",
+     "nas supernet CONF [--epochs E] [--genotypes K] [--seeds S] [--recal-batches N] [--valid-images V] [--threads T] [--checkpoint PATH] [--out TSV] [--quiet]",
      "train CONF's space as a weight-sharing supernet and rank random subnets by it",
      "  --epochs E          supernet training epochs (default: proxy.epochs)\n"
      "  --genotypes K       random genotypes (distinct keys) evaluated by the supernet (30)\n"
      "  --seeds S           also train each stand-alone with the proxy, seeds seed..seed+S-1,\n"
      "                      and report Kendall's tau against them (default 0: not)\n"
      "  --recal-batches N   BN recalibration batches per subnet (default 4)\n"
+     "  --valid-images V    evaluate subnets on the first V validation images (default: all;\n"
+     "                      stand-alone trainings always use all)\n"
      "  --threads T         kernel threads (default: proxy.threads)\n"
      "  --checkpoint PATH   supernet weights, written after every epoch; a rerun with the\n"
      "                      same settings continues from it (another run's is refused)\n"
