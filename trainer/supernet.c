@@ -309,24 +309,25 @@ static void scatter(slot *s, const nas_tensor *t, int which, const float *in)
                     dst[(((size_t)a * s->shape[1] + b) * s->shape[2] + c) * s->shape[3] + d] = in[i];
 }
 
-/* The parameters of net (malloc'ed array into *p, count into *np). */
-static int net_params(nas_net *net, nas_net_param **p, int *np)
+/* The parameters of net (malloc'ed array into *p, count into *np) and,
+ * when h is not NULL, a host buffer as large as the largest of them. On
+ * failure nothing is left allocated. */
+static int net_params(nas_net *net, nas_net_param **p, int *np, float **h)
 {
     int n = nas_net_params(net, NULL, 0);
     *p = malloc((size_t)(n > 0 ? n : 1) * sizeof **p);
     if (!*p)
         return NAS_ENOMEM;
     *np = nas_net_params(net, *p, n);
-    return NAS_OK;
-}
-
-static size_t max_count(const nas_net_param *p, int np)
-{
     size_t m = 1;
-    for (int i = 0; i < np; i++)
-        if (p[i].value->count > m)
-            m = p[i].value->count;
-    return m;
+    for (int i = 0; i < *np; i++)
+        if ((*p)[i].value->count > m)
+            m = (*p)[i].value->count;
+    if (h && !(*h = malloc(m * sizeof **h))) {
+        free(*p);
+        return NAS_ENOMEM;
+    }
+    return NAS_OK;
 }
 
 /* Copy the slots of genotype g into net (values, statistics and, with
@@ -335,12 +336,10 @@ static size_t max_count(const nas_net_param *p, int np)
 static int load_net(const nas_supernet *sn, const nas_genotype *g, nas_net *net, int momentum)
 {
     nas_net_param *p;
-    int np, rc = net_params(net, &p, &np);
+    float *h;
+    int np, rc = net_params(net, &p, &np, &h);
     if (rc)
         return rc;
-    float *h = malloc(max_count(p, np) * sizeof *h);
-    if (!h)
-        rc = NAS_ENOMEM;
     for (int i = 0; i < np && !rc; i++) {
         slot d;
         describe(sn, g, p, np, i, &d);
@@ -364,12 +363,10 @@ static int load_net(const nas_supernet *sn, const nas_genotype *g, nas_net *net,
 static int store_net(nas_supernet *sn, const nas_genotype *g, nas_net *net)
 {
     nas_net_param *p;
-    int np, rc = net_params(net, &p, &np);
+    float *h;
+    int np, rc = net_params(net, &p, &np, &h);
     if (rc)
         return rc;
-    float *h = malloc(max_count(p, np) * sizeof *h);
-    if (!h)
-        rc = NAS_ENOMEM;
     for (int i = 0; i < np && !rc; i++) {
         char key[KEY_MAX];
         slot_key(sn, g, p[i].name, key);
@@ -397,7 +394,9 @@ static int store_net(nas_supernet *sn, const nas_genotype *g, nas_net *net)
 static int ensure_slots(nas_supernet *sn, const nas_genotype *g, nas_net *net, int alloc)
 {
     nas_net_param *p;
-    int np, rc = net_params(net, &p, &np), k;
+    int np, k, rc = net_params(net, &p, &np, NULL);
+    if (rc)
+        return rc;
     for (int i = 0; i < np && !rc; i++)
         rc = ensure_slot(sn, g, p, np, i, alloc, &k);
     free(p);
