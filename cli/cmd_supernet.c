@@ -125,6 +125,33 @@ static int on_epoch(void *ctx, const nas_epoch_stats *e)
     return 0;
 }
 
+/* What a supernet checkpoint is for: the seed, data and space lines of
+ * the config's canonical text (not data.loader_threads), the data as
+ * loaded, the supernet recipe and the backend. malloc'ed; NULL: no memory. */
+static char *fingerprint(const sn_run *r, const nas_recipe *rec)
+{
+    char *canon = nas_config_canonical(r->cfg), data[256];
+    size_t cap = (canon ? strlen(canon) : 0) + 1024, n = 0;
+    char *fp = canon ? malloc(cap) : NULL;
+    if (!fp) {
+        free(canon);
+        return NULL;
+    }
+    n += (size_t)snprintf(fp, cap, "supernet v1\n");
+    for (char *line = strtok(canon, "\n"); line; line = strtok(NULL, "\n"))
+        if ((!strncmp(line, "seed ", 5) || !strncmp(line, "data.", 5) || !strncmp(line, "space.", 6)) &&
+            strncmp(line, "data.loader_threads", 19))
+            n += (size_t)snprintf(fp + n, cap - n, "%s\n", line);
+    nas_data_info_format(&r->info, data, sizeof data);
+    snprintf(fp + n, cap - n,
+             "data as loaded: %s, %d training images\nsupernet recipe: %d epochs, batch %d, lr %g, "
+             "momentum %g, nesterov %d, weight decay %g, schedule %d\nbackend %s\n",
+             data, r->train->n, rec->epochs, rec->batch_size, rec->lr, rec->momentum, rec->nesterov,
+             rec->weight_decay, (int)rec->schedule, nas_backend_name(r->be));
+    free(canon);
+    return fp;
+}
+
 /* Phase 1: create, resume from the checkpoint when it is this run's, train. */
 static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
 {
@@ -132,13 +159,9 @@ static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
     nas_recipe rec = {o->epochs, cfg->proxy.batch_size, cfg->proxy.lr, cfg->proxy.momentum,
                       cfg->proxy.nesterov, cfg->proxy.weight_decay, cfg->proxy.schedule,
                       cfg->seed, {0, 0, 0}, cfg->data.loader_threads};
-    char fp[1024], data[256];
-    nas_data_info_format(&r->info, data, sizeof data);
-    snprintf(fp, sizeof fp, "supernet v1; conf %s; space %s; data %s, %d train; recipe %d epochs "
-             "batch %d lr %g momentum %g nesterov %d wd %g schedule %d; seed %llu; backend %s",
-             cfg->path, cfg->experiment, data, r->train->n, rec.epochs, rec.batch_size, rec.lr,
-             rec.momentum, rec.nesterov, rec.weight_decay, (int)rec.schedule,
-             (unsigned long long)cfg->seed, nas_backend_name(r->be));
+    char *fp = fingerprint(r, &rec);
+    if (!fp)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
     int rc = nas_supernet_create(r->be, r->space, r->train->c, r->train->h, r->train->w,
                                  r->train->classes, cfg->seed, &r->sn, err);
     if (!rc && o->checkpoint && access(o->checkpoint, F_OK) == 0) {
@@ -147,8 +170,10 @@ static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
             fprintf(stderr, "supernet: resumed %s after %lld steps\n", o->checkpoint,
                     (long long)nas_supernet_steps(r->sn));
     }
-    if (rc)
+    if (rc) {
+        free(fp);
         return rc;
+    }
     if (!o->quiet)
         fprintf(stderr, "supernet: %d slots, %.2f M weights; %d epochs of %d images, batch %d\n",
                 nas_supernet_slots(r->sn), (double)nas_supernet_floats(r->sn) / 1e6, rec.epochs,
@@ -158,6 +183,7 @@ static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
     double t0 = now_s();
     rc = nas_supernet_train(r->sn, r->train, &to, &st, err);
     r->t_train = now_s() - t0;
+    free(fp);
     return rc;
 }
 

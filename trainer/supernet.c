@@ -817,6 +817,29 @@ int nas_supernet_save(const nas_supernet *sn, const char *path, const char *fing
     return nas__npz_close(z, err);
 }
 
+/* The first line that differs between a[0..na) and the string b: its
+ * start and length in each. */
+static void first_diff(const char *a, size_t na, const char *b, size_t *ia, size_t *la,
+                       size_t *ib, size_t *lb)
+{
+    size_t nb = strlen(b), i = 0, j = 0;
+    for (;;) {
+        size_t ei = i, ej = j;
+        while (ei < na && a[ei] != '\n')
+            ei++;
+        while (ej < nb && b[ej] != '\n')
+            ej++;
+        *ia = i;
+        *la = ei - i;
+        *ib = j;
+        *lb = ej - j;
+        if (ei - i != ej - j || memcmp(a + i, b + j, ei - i) != 0 || ei >= na || ej >= nb)
+            return;
+        i = ei + 1;
+        j = ej + 1;
+    }
+}
+
 /* Check the file's fingerprint and steps. */
 static int load_meta(const nas__npz *z, const char *path, const char *fp, int64_t *steps,
                      nas_error *err)
@@ -826,12 +849,14 @@ static int load_meta(const nas__npz *z, const char *path, const char *fp, int64_
         st->count != 1)
         return nas_error_set(err, NAS_EFORMAT, "%s: not a supernet checkpoint (no %s / %s)", path,
                              META_FP, META_STEPS);
-    if (f->count != strlen(fp) || memcmp(f->data, fp, f->count) != 0)
+    if (f->count != strlen(fp) || memcmp(f->data, fp, f->count) != 0) {
+        size_t ia = 0, ib = 0, la, lb;
+        first_diff(f->data, f->count, fp, &ia, &la, &ib, &lb);
         return nas_error_set(err, NAS_EEXIST,
-                             "%s belongs to another supernet: fingerprint \"%.*s\" in the file, "
-                             "\"%s\" here",
-                             path, (int)(f->count > 200 ? 200 : f->count), (const char *)f->data,
-                             fp);
+                             "%s belongs to another supernet: \"%.*s\" in the file, \"%.*s\" here",
+                             path, (int)(la > 160 ? 160 : la), (const char *)f->data + ia,
+                             (int)(lb > 160 ? 160 : lb), fp + ib);
+    }
     memcpy(steps, st->data, sizeof *steps);
     return NAS_OK;
 }

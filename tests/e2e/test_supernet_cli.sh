@@ -5,8 +5,8 @@
 # random genotypes are evaluated by inherited weights and trained
 # stand-alone with 2 seeds; the rows and the last line carry every figure.
 # A rerun resumes the finished checkpoint (no step trained again, the same
-# supernet accuracies); another recipe (--epochs 3) is refused with the
-# two fingerprints named; bad options are usage errors (exit 2).
+# supernet accuracies); another recipe (--epochs 3) is refused naming the
+# line of the fingerprints that differs; bad options are usage errors (exit 2).
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -53,7 +53,8 @@ diff <(cut -f1,2 "$TMP/first.out" | grep $'\t' | tail -n +2) <(cut -f1,2 "$TMP/o
 
 note "another recipe is refused"
 run 1 "$NAS" supernet "$TMP/c.conf" --epochs 3 --genotypes 4 --checkpoint "$CK"
-grep -q "belongs to another supernet" "$TMP/err" || { cat "$TMP/err"; fail "no fingerprint message"; }
+grep -q 'belongs to another supernet: "supernet recipe: 2 epochs.*" in the file, "supernet recipe: 3 epochs' "$TMP/err" ||
+    { cat "$TMP/err"; fail "the message does not name the differing line"; }
 
 note "usage errors"
 run 2 "$NAS" supernet "$TMP/c.conf" --genotypes 1
