@@ -12,7 +12,8 @@
  * widths than the widest, on the cpu and ref backends.
  * Also: a step changes only the slots of its path; training 6 steps in one
  * go equals 3 steps, a checkpoint, a fresh supernet loading it and 3 more;
- * a checkpoint with another fingerprint is refused.
+ * a checkpoint with another fingerprint is refused; paths are a function
+ * of (seed, step) and uniform per decision.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -288,6 +289,48 @@ static void test_resume_equals_uninterrupted(void **st)
     fixture_close(&f);
 }
 
+/* The path of a step depends on (seed, step) only, and draws each
+ * decision's choices uniformly (chain: every genotype is valid). */
+static void test_path_uniform(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CHAIN_CONF, "ref");
+    nas_supernet *a = NULL, *b = NULL;
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &a, &err), NAS_OK);
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &b, &err), NAS_OK);
+    enum { N = 4000 };
+    int len = nas_space_seq_len(f.space), differ = 0;
+    int(*count)[256] = calloc((size_t)len, sizeof *count);
+    nas_genotype prev;
+    memset(&prev, 0, sizeof prev);
+    for (int t = 0; t < N; t++) {
+        nas_genotype g, h;
+        nas_supernet_path(a, t, &g);
+        nas_supernet_path(b, t, &h);
+        assert_memory_equal(g.tok, h.tok, (size_t)len);
+        if (t > 0)
+            differ += memcmp(g.tok, prev.tok, (size_t)len) != 0;
+        prev = g;
+        for (int i = 0; i < len; i++)
+            count[i][g.tok[i]]++;
+    }
+    assert_true(differ > N * 9 / 10);
+    for (int i = 0; i < len; i++) {
+        int n = nas_space_decision_choices(f.space, i);
+        for (int j = 0; j < n; j++) {
+            double want = (double)N / n, got = count[i][nas_space_decision_token(f.space, i, j)];
+            if (fabs(got - want) > 5 * sqrt(want))
+                fail_msg("decision %d choice %d drawn %g times, uniform: %g", i, j, got, want);
+        }
+    }
+    free(count);
+    nas_supernet_destroy(a);
+    nas_supernet_destroy(b);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +340,7 @@ int main(void)
         cmocka_unit_test(test_oracle_chain_ref),
         cmocka_unit_test(test_step_touches_only_its_path),
         cmocka_unit_test(test_resume_equals_uninterrupted),
+        cmocka_unit_test(test_path_uniform),
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
