@@ -110,6 +110,10 @@ static int setup(const sn_opts *o, sn_run *r, nas_error *err)
     if (!rc)
         rc = nas_backend_create(be, cfg->proxy.threads > 0 ? cfg->proxy.threads : 0, 0, &r->be,
                                 err);
+    const char *precision = cfg->proxy.precision[0] ? cfg->proxy.precision : "fp32";
+    if (!rc && (rc = nas_backend_set_precision(r->be, precision)) != 0)
+        nas_error_set(err, rc, "proxy.precision = \"%s\" is not available on the %s backend: %s",
+                      precision, nas_backend_name(r->be), nas_backend_last_error(r->be));
     int batch = cfg->proxy.batch_size;
     if (!rc && o->recal > 0)
         rc = nas_dataset_sample(r->train, o->recal * batch, cfg->seed, &r->calib, err);
@@ -145,9 +149,10 @@ static char *fingerprint(const sn_run *r, const nas_recipe *rec)
     nas_data_info_format(&r->info, data, sizeof data);
     snprintf(fp + n, cap - n,
              "data as loaded: %s, %d training images\nsupernet recipe: %d epochs, batch %d, lr %g, "
-             "momentum %g, nesterov %d, weight decay %g, schedule %d\nbackend %s\n",
+             "momentum %g, nesterov %d, weight decay %g, schedule %d\nbackend %s, %s\n",
              data, r->train->n, rec->epochs, rec->batch_size, rec->lr, rec->momentum, rec->nesterov,
-             rec->weight_decay, (int)rec->schedule, nas_backend_name(r->be));
+             rec->weight_decay, (int)rec->schedule, nas_backend_name(r->be),
+             nas_backend_get_precision(r->be));
     free(canon);
     return fp;
 }
@@ -159,6 +164,7 @@ static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
     nas_recipe rec = {o->epochs, cfg->proxy.batch_size, cfg->proxy.lr, cfg->proxy.momentum,
                       cfg->proxy.nesterov, cfg->proxy.weight_decay, cfg->proxy.schedule,
                       cfg->seed, {0, 0, 0}, cfg->data.loader_threads};
+    nas_augment_parse(cfg->data.augment, &rec.augment); /* checked by the config's pass 2 */
     char *fp = fingerprint(r, &rec);
     if (!fp)
         return nas_error_set(err, NAS_ENOMEM, "out of memory");
