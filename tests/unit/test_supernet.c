@@ -13,7 +13,8 @@
  * Also: a step changes only the slots of its path; training 6 steps in one
  * go equals 3 steps, a checkpoint, a fresh supernet loading it and 3 more;
  * a checkpoint with another fingerprint is refused; paths are a function
- * of (seed, step) and uniform per decision.
+ * of (seed, step) and uniform per decision; evaluating subnets leaves the
+ * supernet unchanged; a diverging supernet names the path (NAS_ENAN).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -331,6 +332,50 @@ static void test_path_uniform(void **st)
     fixture_close(&f);
 }
 
+/* Evaluating subnets (recalibration, validation) leaves the supernet as
+ * it was: workers may share it read-only. The accuracy is a fraction. */
+static void test_evaluate_leaves_supernet(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CELL_CONF, "cpu");
+    nas_supernet *sn = trained(&f, 3);
+    char p0[512], p1[512];
+    save(sn, "eval-before.npz", p0, sizeof p0);
+    nas_error err;
+    for (int t = 0; t < 3; t++) {
+        nas_genotype g;
+        double acc = -1;
+        nas_supernet_path(sn, 1000 + t, &g);
+        if (nas_supernet_evaluate(sn, &g, f.data, 2, BATCH, f.data, &acc, NULL, &err))
+            fail_msg("evaluate: %s", err.msg);
+        assert_true(acc >= 0 && acc <= 1);
+    }
+    save(sn, "eval-after.npz", p1, sizeof p1);
+    assert_int_equal(differing(p0, p1, NULL), 0);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
+/* A diverging supernet stops with NAS_ENAN naming the step's path. */
+static void test_nan_names_the_path(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CHAIN_CONF, "cpu");
+    nas_supernet *sn = NULL;
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &sn, &err), NAS_OK);
+    nas_recipe r = recipe();
+    r.lr = 1e30;
+    r.schedule = NAS_SCHEDULE_CONSTANT;
+    nas_supernet_train_opts o = {&r, 0, NULL, NULL, NULL, NULL};
+    assert_int_equal(nas_supernet_train(sn, f.data, &o, NULL, &err), NAS_ENAN);
+    assert_non_null(strstr(err.msg, "supernet path mb1_k3|"));
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +386,8 @@ int main(void)
         cmocka_unit_test(test_step_touches_only_its_path),
         cmocka_unit_test(test_resume_equals_uninterrupted),
         cmocka_unit_test(test_path_uniform),
+        cmocka_unit_test(test_evaluate_leaves_supernet),
+        cmocka_unit_test(test_nan_names_the_path),
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
