@@ -34,6 +34,7 @@ int nas_cmd_report(int argc, char **argv);
 int nas_cmd_export(int argc, char **argv);
 int nas_cmd_space(int argc, char **argv);
 int nas_cmd_proxy_check(int argc, char **argv); /* issue 30 */
+int nas_cmd_supernet(int argc, char **argv);    /* issue 32 */
 /* Print the command's usage and help to `f`. */
 void nas_cli_usage(FILE *f, const char *cmd_name);
 

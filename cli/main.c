@@ -44,6 +44,24 @@ static const nas_cli_cmd commands[] = {
      "Spearman and Kendall between seeds and against the top rung, the cost; a verdict;\n"
      "and last `proxy_check reliability=R seed_tau=T low_rung_tau=L cost_s=C`\n"
      "(docs/proxy.md). Ctrl-C stops (exit 130); the same command continues.\n"},
+    {"supernet", nas_cmd_supernet,
+     "nas supernet CONF [--epochs E] [--genotypes K] [--seeds S] [--recal-batches N] [--valid-images V] [--threads T] [--checkpoint PATH] [--out TSV] [--quiet]",
+     "train CONF's space as a weight-sharing supernet and rank random subnets by it",
+     "  --epochs E          supernet training epochs (default: proxy.epochs)\n"
+     "  --genotypes K       random genotypes (distinct keys) evaluated by the supernet (30)\n"
+     "  --seeds S           also train each stand-alone with the proxy, seeds seed..seed+S-1,\n"
+     "                      and report Kendall's tau against them (default 0: not)\n"
+     "  --recal-batches N   BN recalibration batches per subnet (default 4)\n"
+     "  --valid-images V    evaluate subnets on the first V validation images (default: all;\n"
+     "                      stand-alone trainings always use all)\n"
+     "  --threads T         kernel threads (default: proxy.threads)\n"
+     "  --checkpoint PATH   supernet weights, written after every epoch; a rerun with the\n"
+     "                      same settings continues from it (another run's is refused)\n"
+     "  --out TSV           per-genotype accuracies to TSV (default: stdout)\n"
+     "  --quiet             no progress lines\n"
+     "Trains one path per step (uniform over each decision), evaluates each genotype with\n"
+     "inherited weights on the validation split, and prints last `supernet supernet_tau=X\n"
+     "seed_tau=Y subnets_per_s=Z supernet_s=A eval_s=B standalone_s=C` (docs/one-shot.md).\n"},
     {"experiments", nas_cmd_experiments, "nas experiments [--db PATH] [--format table|csv|json]",
      "list the experiments of a database (id, name, status, trials, best, created)",
      "  --db PATH    results database (default: nas.db)\n"

@@ -22,6 +22,7 @@ set(NAS_PUBLIC_HEADERS
   nas/status.h:base nas/rng.h:base nas/parse.h:base nas/array.h:base nas/suggest.h:base
   nas/space.h:space nas/ops.def:space nas/chain.h:space nas/layers.h:space
   nas/backend.h:trainer nas/trainer.h:trainer nas/data.h:trainer
+  nas/supernet.h:trainer
   nas/evaluator.h:evaluator nas/inspect.h:evaluator nas/zerocost.h:evaluator
   nas/store.h:store
   nas/search.h:search nas/fidelity.h:search

@@ -1,0 +1,131 @@
+/*
+ * nas/supernet.h - a weight-sharing supernet for one-shot search (issue 32;
+ * docs/one-shot.md): single-path uniform sampling (Guo et al., "Single Path
+ * One-Shot Neural Architecture Search with Uniform Sampling", ECCV 2020)
+ * over a cell or chain space, widths sharing leading channels as in
+ * once-for-all (Cai et al., ICLR 2020), BN recalibrated per subnet.
+ *
+ * The supernet is a store of weight slots, never a second network: every
+ * forward and backward runs on a nas_net built by the normal builder
+ * (nas_net_create) from a genotype, with its parameters, BN statistics and
+ * momentum copied in from the leading blocks of their slots. A slot is
+ * named "<parameter name>" or "<parameter name>@<choice>" where the
+ * parameter belongs to a searchable layer (cell edge E: the op of edge E;
+ * chain layer sS.lL: the token of decision "sS.opL"). No global state.
+ */
+#ifndef NAS_SUPERNET_H
+#define NAS_SUPERNET_H
+
+#include <stdint.h>
+#include "nas/backend.h"
+#include "nas/space.h"
+#include "nas/status.h"
+#include "nas/trainer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct nas_supernet nas_supernet; /* opaque; owns its slots */
+
+/*
+ * Create the supernet of `space` (borrowed: it must outlive the supernet)
+ * for inputs of in_c x in_h x in_w (NCHW per image) and `classes` classes,
+ * on backend `be` (borrowed). The slots and their largest shapes come from
+ * building, at batch 1, one subnet per op index with every width and depth
+ * at its largest, plus 32 subnets drawn with PCG32(seed); every element is
+ * then initialised as a function of (seed, slot, position) alone:
+ * weights and linear biases uniform in +-1/sqrt(fan_in) of the slot's
+ * shape (PyTorch's default), BN gamma 1, beta 0, running mean 0, running
+ * variance 1, momentum 0. Errors: NAS_EINVAL (NULL argument, bad shape),
+ * NAS_ENOMEM, builder and backend errors (the message names the subnet).
+ */
+int nas_supernet_create(nas_backend *be, const nas_space *space, int in_c, int in_h, int in_w,
+                        int classes, uint64_t seed, nas_supernet **out, nas_error *err);
+void nas_supernet_destroy(nas_supernet *sn); /* NULL is a no-op */
+
+/* Number of slots, floats held in them (values only), and training steps
+ * done so far. */
+int nas_supernet_slots(const nas_supernet *sn);
+int64_t nas_supernet_floats(const nas_supernet *sn);
+int64_t nas_supernet_steps(const nas_supernet *sn);
+
+/* The path of training step `step`: each decision's token drawn uniformly
+ * from its allowed tokens by PCG32 seeded with (seed, step) alone, redrawn
+ * while the space calls the genotype invalid (nas_space_is_valid). A step
+ * draws the same path whether the run was resumed or not. */
+void nas_supernet_path(const nas_supernet *sn, int64_t step, nas_genotype *g);
+
+typedef struct nas_supernet_train_opts {
+    const nas_recipe *recipe; /* epochs, batch, lr (cosine over all steps), momentum,
+                                 nesterov, weight decay, seed (batch order) */
+    int64_t max_steps;        /* > 0: stop (NAS_OK) after this many more steps */
+    const char *checkpoint;   /* NULL, or a file rewritten after every epoch
+                                 (nas_supernet_save with `fingerprint`) */
+    const char *fingerprint;  /* what the checkpoint is for (space, data, recipe, seed) */
+    nas_train_epoch_cb on_epoch; /* after every epoch; non-zero stops (NAS_EINTR) */
+    void *ctx;
+} nas_supernet_train_opts;
+
+/*
+ * Train `sn` on `data` (images of the create-time shape) from step
+ * nas_supernet_steps(sn) to the recipe's last step (epochs x
+ * ceil(n / batch)): each step samples nas_supernet_path(step), builds
+ * that subnet (nas_net_create) for the recipe's batch, copies in the
+ * leading blocks of its slots (weights, BN statistics, momentum), runs one
+ * ordinary training step (batch of the loader's order for that step: the
+ * same batches as nas_train with this recipe) and copies the values back;
+ * a slot a subnet needs larger than held grows, its new elements at their
+ * initial values. stats (may be NULL) as nas_train's for the steps run
+ * here. Errors: NAS_EINVAL, NAS_ENAN (message names the step and the
+ * genotype), NAS_EINTR, NAS_EIO (checkpoint), NAS_ENOMEM, backend errors.
+ */
+int nas_supernet_train(nas_supernet *sn, const nas_dataset *data,
+                       const nas_supernet_train_opts *o, nas_train_stats *stats, nas_error *err);
+
+/*
+ * The subnet of genotype `g`: a nas_net built by nas_net_create for batches
+ * of up to max_batch, exactly the stand-alone net of `g`, with every
+ * parameter and BN statistic the leading block of its slot (elements a
+ * slot does not hold yet: their initial values). The supernet is not
+ * changed. Errors: NAS_EINVAL (g not of the space), NAS_ENOMEM, builder
+ * and backend errors.
+ */
+int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_batch,
+                        nas_net **out, nas_error *err);
+
+/*
+ * Validation accuracy in [0,1] of subnet `g` with inherited weights: the
+ * subnet (nas_supernet_subnet), its BN statistics recalibrated on
+ * `recal_batches` batches of `batch_size` images of `calib`
+ * (nas_net_bn_recalibrate; pass a fixed, seeded sample of the training
+ * split, nas_dataset_sample), then nas_net_evaluate on `valid`. *loss
+ * (may be NULL) gets the mean validation loss. Errors: those of the three.
+ */
+int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const nas_dataset *calib,
+                          int recal_batches, int batch_size, const nas_dataset *valid,
+                          double *accuracy, double *loss, nas_error *err);
+
+/*
+ * Write every slot (values as float32 "<slot>" and momentum as
+ * "<slot>#momentum", 4-D), the steps done and `fingerprint` to `path`, an
+ * .npz written to PATH.tmp and renamed into place. Errors: NAS_EIO,
+ * NAS_ENOMEM.
+ */
+int nas_supernet_save(const nas_supernet *sn, const char *path, const char *fingerprint,
+                      nas_error *err);
+
+/*
+ * Read a file written by nas_supernet_save into `sn` (created for the same
+ * space and seed). Errors: NAS_EIO, NAS_EEXIST (the file's fingerprint
+ * differs from `fingerprint`: both are named), NAS_EFORMAT (a slot this
+ * supernet does not have or holds larger, a missing member, wrong dtype),
+ * NAS_ENOMEM.
+ */
+int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprint,
+                      nas_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NAS_SUPERNET_H */

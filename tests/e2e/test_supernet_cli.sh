@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tests/e2e/test_supernet_cli.sh - `nas supernet` end to end (issue 32): a
+# tiny chain space (MBConv with SE, widths and depths to choose) on 1,024
+# Fashion-MNIST images: the supernet trains 2 epochs with a checkpoint, 4
+# random genotypes are evaluated by inherited weights and trained
+# stand-alone with 2 seeds; the rows and the last line carry every figure.
+# A rerun resumes the finished checkpoint (no step trained again, the same
+# supernet accuracies); another recipe (--epochs 3) is refused naming the
+# line of the fingerprints that differs; bad options are usage errors (exit 2).
+. "$(dirname "$0")/search_lib.sh"
+need_fmnist
+cd "$TMP" || fail "cd"
+cat >"$TMP/c.conf" <<CONF
+experiment = "supernet-cli";
+seed = 5;
+data = { dataset = "fashion-mnist"; dir = "$FMNIST"; train_subset = 1024; valid = 256; };
+space: {
+  type = "chain";
+  input = [1, 28, 28];
+  classes = 10;
+  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu6"; };
+  stages = (
+    { channels = 8; stride = 1; layers = 2; ops = ["mb3_k3", "mb3_k5", "skip"]; se = "choice"; activation = "hswish"; },
+    { channels = [16, 24]; stride = 2; layers = 2; depth = [1, 2]; ops = ["mb3_k3", "mb6_k5", "skip"]; activation = "relu6"; }
+  );
+  head = { channels = 32; activation = "hswish"; pool = "avg"; dropout = 0.1; };
+};
+proxy = { epochs = 1; batch_size = 32; lr = 0.1; momentum = 0.9; nesterov = true;
+          weight_decay = 4e-5; schedule = "cosine"; threads = 1; backend = "cpu"; };
+search = { strategy = "random"; trials = 4; };
+objectives = ( { metric = "val_accuracy"; goal = "max"; } );
+CONF
+CK=$TMP/sn.npz
+note "train, evaluate 4 genotypes, 2 stand-alone seeds"
+run 0 "$NAS" supernet "$TMP/c.conf" --epochs 2 --genotypes 4 --seeds 2 --checkpoint "$CK"
+cp "$TMP/out" "$TMP/first.out"
+[ -f "$CK" ] || fail "no checkpoint written"
+grep -q "supernet epoch 2/2" "$TMP/err" || { cat "$TMP/err"; fail "no per-epoch progress"; }
+[ "$(grep -c $'\t' "$TMP/out")" -eq 5 ] || { cat "$TMP/out"; fail "expected a header and 4 rows"; }
+last=$(tail -n 1 "$TMP/out")
+echo "$last" | grep -Eq '^supernet supernet_tau=-?[0-9.]+ seed_tau=-?[0-9.]+ subnets_per_s=[0-9.]+ supernet_s=[0-9.]+ eval_s=[0-9.]+ standalone_s=[0-9.]+$' ||
+    fail "last line: $last"
+# every accuracy is a fraction, and the supernet's are better than chance (10 classes)
+awk -F'\t' 'NR > 1 && NF == 4 { for (i = 2; i <= 4; i++) if ($i < 0 || $i > 1) exit 1;
+             if ($2 < 0.15) exit 1 }' "$TMP/out" || { cat "$TMP/out"; fail "an accuracy out of range"; }
+
+note "a rerun resumes the finished supernet"
+run 0 "$NAS" supernet "$TMP/c.conf" --epochs 2 --genotypes 4 --checkpoint "$CK"
+grep -q "resumed .* after 64 steps" "$TMP/err" || { cat "$TMP/err"; fail "not resumed"; }
+grep -q "supernet epoch" "$TMP/err" && fail "a resumed finished supernet trained again"
+diff <(cut -f1,2 "$TMP/first.out" | grep $'\t' | tail -n +2) <(cut -f1,2 "$TMP/out" | grep $'\t' | tail -n +2) ||
+    fail "the resumed supernet ranks differently"
+
+note "another recipe is refused"
+run 1 "$NAS" supernet "$TMP/c.conf" --epochs 3 --genotypes 4 --checkpoint "$CK"
+grep -q 'belongs to another supernet: "supernet recipe: 2 epochs.*" in the file, "supernet recipe: 3 epochs' "$TMP/err" ||
+    { cat "$TMP/err"; fail "the message does not name the differing line"; }
+
+note "usage errors"
+run 2 "$NAS" supernet "$TMP/c.conf" --genotypes 1
+run 2 "$NAS" supernet "$TMP/c.conf" --bogus
+run 2 "$NAS" supernet
+echo "ok"

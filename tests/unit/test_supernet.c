@@ -1,0 +1,393 @@
+/*
+ * tests/unit/test_supernet.c - the weight-sharing supernet (issue 32,
+ * nas/supernet.h; docs/one-shot.md).
+ *
+ * Oracle: after a few supernet training steps (not at initialisation), a
+ * subnet's eval logits with inherited weights (nas_supernet_subnet) equal,
+ * within 1e-5, those of the stand-alone net of the same genotype
+ * (nas_net_create, another init seed) whose weights this test slices out
+ * of the supernet's checkpoint itself (its own reading of the slot names
+ * and of "leading channels") and round-trips through nas_weights_save /
+ * nas_weights_load. For a cell genotype and a chain genotype of narrower
+ * widths than the widest, on the cpu and ref backends.
+ * Also: a step changes only the slots of its path; training 6 steps in one
+ * go equals 3 steps, a checkpoint, a fresh supernet loading it and 3 more;
+ * a checkpoint with another fingerprint is refused; paths are a function
+ * of (seed, step) and uniform per decision; evaluating subnets leaves the
+ * supernet unchanged; a diverging supernet names the path (NAS_ENAN).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <math.h>
+#include "nas/layers.h"
+#include "nas/supernet.h"
+#include "nas/trainer.h"
+#include "tests/unit/chain_space.h"
+#include "trainer/weights_impl.h" /* nas__npz_read: the checkpoint, read by the oracle */
+#include "tests/unit/supernet_fixture.h"
+#define SCRATCH_NAME "supernet"
+#include "tests/unit/scratch_dir.h"
+
+/* ---- the oracle's own slicing ------------------------------------------------ */
+
+/* The slot of parameter `name` in genotype g, as docs/one-shot.md names it. */
+static void oracle_key(const nas_space *s, const nas_genotype *g, const char *name, char *key,
+                       size_t n)
+{
+    int a, b;
+    char dot[2];
+    snprintf(key, n, "%s", name);
+    if (nas_space_get_desc(s)->type == NAS_SPACE_CELL) {
+        if (sscanf(name, "cells.%d.layers.%d%1[.]", &a, &b, dot) == 3)
+            snprintf(key, n, "%s@%s", name, nas_op_name(g->tok[b]));
+        return;
+    }
+    if (sscanf(name, "s%d.l%d%1[.]", &a, &b, dot) != 3)
+        return;
+    char want[32], nm[64];
+    snprintf(want, sizeof want, "s%d.op%d", a, b);
+    for (int i = 0; i < nas_space_seq_len(s); i++)
+        if (strcmp(nas_space_decision_name(s, i, nm, sizeof nm), want) == 0)
+            snprintf(key, n, "%s@%s", name, nas_space_token_name(s, g->tok[i]));
+}
+
+/* Upload into every parameter of net the leading block of its slot in
+ * checkpoint z; counts the parameters narrower than their slot. */
+static int oracle_slice(nas_net *net, const nas_space *s, const nas_genotype *g, const nas__npz *z)
+{
+    int np = nas_net_params(net, NULL, 0), narrower = 0;
+    nas_net_param *p = calloc((size_t)np, sizeof *p);
+    nas_net_params(net, p, np);
+    for (int i = 0; i < np; i++) {
+        char key[200];
+        oracle_key(s, g, p[i].name, key, sizeof key);
+        const nas__npy *a = nas__npz_find(z, key);
+        if (!a)
+            fail_msg("checkpoint has no slot %s", key);
+        nas_tensor *t = p[i].value;
+        int64_t S[4] = {a->shape[0], a->shape[1], a->shape[2], a->shape[3]};
+        assert_true(t->n <= S[0] && t->c <= S[1] && t->h <= S[2] && t->w <= S[3]);
+        narrower += t->n < S[0] || t->c < S[1];
+        float *h = malloc(t->count * sizeof *h);
+        const float *src = a->data;
+        size_t k = 0;
+        for (int x = 0; x < t->n; x++)
+            for (int y = 0; y < t->c; y++)
+                for (int u = 0; u < t->h; u++)
+                    for (int v = 0; v < t->w; v++)
+                        h[k++] = src[((x * S[1] + y) * S[2] + u) * S[3] + v];
+        assert_int_equal(nas_tensor_upload(t, h, t->count), NAS_OK);
+        free(h);
+    }
+    free(p);
+    return narrower;
+}
+
+static nas_net *standalone(const fixture *f, const nas_genotype *g, uint64_t seed)
+{
+    nas_net_desc d;
+    memset(&d, 0, sizeof d);
+    d.genotype = *g;
+    const nas_space_desc *sd = nas_space_get_desc(f->space);
+    d.channels = sd->channels;
+    d.stages = sd->stages;
+    d.cells_per_stage = sd->cells_per_stage;
+    d.in_c = f->c;
+    d.in_h = f->h;
+    d.in_w = f->w;
+    d.classes = f->classes;
+    if (sd->type == NAS_SPACE_CHAIN)
+        d.space = f->space;
+    nas_net *net = NULL;
+    nas_error err;
+    if (nas_net_create(f->be, &d, BATCH * 2, seed, &net, &err))
+        fail_msg("stand-alone net: %s", err.msg);
+    return net;
+}
+
+/* The oracle for one space, genotype and backend. */
+static void oracle(const char *conf, const char *cell, const char *backend)
+{
+    fixture f;
+    fixture_open(&f, conf, backend);
+    nas_supernet *sn = trained(&f, STEPS);
+    nas_genotype g = genotype_of(&f, cell);
+    nas_error err;
+    char ck[512], wt[512];
+    snprintf(ck, sizeof ck, "%s/%s-%s.npz", g_dir, cell ? "cell" : "chain", backend);
+    snprintf(wt, sizeof wt, "%s/%s-%s-sliced.npz", g_dir, cell ? "cell" : "chain", backend);
+    if (nas_supernet_save(sn, ck, "oracle", &err))
+        fail_msg("save: %s", err.msg);
+    nas_net *sub = NULL;
+    if (nas_supernet_subnet(sn, &g, BATCH * 2, &sub, &err))
+        fail_msg("subnet: %s", err.msg);
+    /* the stand-alone net, sliced by the oracle, through a weights file */
+    nas__npz *z = NULL;
+    assert_int_equal(nas__npz_read(ck, &z, &err), NAS_OK);
+    nas_net *sliced = standalone(&f, &g, 77);
+    int narrower = oracle_slice(sliced, f.space, &g, z);
+    if (!cell)
+        assert_true(narrower > 0); /* the chain genotype really is sliced */
+    assert_int_equal(nas_weights_save(sliced, wt, &err), NAS_OK);
+    nas_net *alone = standalone(&f, &g, 99);
+    if (nas_weights_load(alone, wt, &err))
+        fail_msg("load: %s", err.msg);
+    /* not at initialisation: some BN gamma moved off 1 */
+    int np = nas_net_params(alone, NULL, 0), moved = 0;
+    nas_net_param *p = calloc((size_t)np, sizeof *p);
+    nas_net_params(alone, p, np);
+    for (int i = 0; i < np && !moved; i++) {
+        size_t n = p[i].value->count;
+        if (!strstr(p[i].name, "bn") && !strstr(p[i].name, "op.2") && !strstr(p[i].name, "stem.1"))
+            continue;
+        if (!strstr(p[i].name, ".weight"))
+            continue;
+        float *h = malloc(n * sizeof *h);
+        nas_tensor_download(p[i].value, h, n);
+        for (size_t k = 0; k < n; k++)
+            moved |= fabsf(h[k] - 1.0f) > 1e-6f;
+        free(h);
+    }
+    free(p);
+    assert_true(moved);
+    float *a = malloc((size_t)N_EVAL * f.classes * sizeof *a);
+    float *b = malloc((size_t)N_EVAL * f.classes * sizeof *b);
+    eval_logits(f.be, sub, f.data, a, f.classes);
+    eval_logits(f.be, alone, f.data, b, f.classes);
+    double worst = 0;
+    for (int i = 0; i < N_EVAL * f.classes; i++)
+        worst = fmax(worst, fabs((double)a[i] - (double)b[i]));
+    if (!(worst <= 1e-5))
+        fail_msg("%s %s: inherited and stand-alone logits differ by %g", backend,
+                 cell ? cell : "chain", worst);
+    free(a);
+    free(b);
+    nas__npz_free(z);
+    nas_net_destroy(sub);
+    nas_net_destroy(sliced);
+    nas_net_destroy(alone);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
+static void test_oracle_cell_cpu(void **st) { (void)st; oracle(CELL_CONF, CELL_G, "cpu"); }
+static void test_oracle_cell_ref(void **st) { (void)st; oracle(CELL_CONF, CELL_G, "ref"); }
+static void test_oracle_chain_cpu(void **st) { (void)st; oracle(CHAIN_CONF, NULL, "cpu"); }
+static void test_oracle_chain_ref(void **st) { (void)st; oracle(CHAIN_CONF, NULL, "ref"); }
+
+/* ---- sharing, resume, fingerprint -------------------------------------------- */
+
+/* Slots of a checkpoint that differ between two files (values only). */
+static int differing(const char *p1, const char *p2, const char *skip_prefix)
+{
+    nas__npz *a = NULL, *b = NULL;
+    nas_error err;
+    assert_int_equal(nas__npz_read(p1, &a, &err), NAS_OK);
+    assert_int_equal(nas__npz_read(p2, &b, &err), NAS_OK);
+    assert_int_equal(nas__npz_count(a), nas__npz_count(b));
+    int diff = 0;
+    for (int i = 0; i < nas__npz_count(a); i++) {
+        const nas__npy *x = nas__npz_at(a, i), *y = nas__npz_find(b, x->name);
+        assert_non_null(y);
+        if (skip_prefix && strncmp(x->name, skip_prefix, strlen(skip_prefix)) == 0)
+            continue;
+        assert_int_equal(x->count * x->itemsize, y->count * y->itemsize);
+        diff += memcmp(x->data, y->data, x->count * x->itemsize) != 0;
+    }
+    nas__npz_free(a);
+    nas__npz_free(b);
+    return diff;
+}
+
+static void save(const nas_supernet *sn, const char *name, char *path, size_t n)
+{
+    nas_error err;
+    snprintf(path, n, "%s/%s", g_dir, name);
+    if (nas_supernet_save(sn, path, "fp", &err))
+        fail_msg("save: %s", err.msg);
+}
+
+/* One step changes the slots of its path and no other (also not their
+ * momentum); the cell edges' other ops keep their values. */
+static void test_step_touches_only_its_path(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CELL_CONF, "cpu");
+    nas_supernet *sn = trained(&f, 2);
+    char p0[512], p1[512];
+    save(sn, "before.npz", p0, sizeof p0);
+    nas_genotype g;
+    nas_supernet_path(sn, 2, &g);
+    nas_recipe r = recipe();
+    nas_supernet_train_opts o = {&r, 1, NULL, NULL, NULL, NULL};
+    nas_error err;
+    assert_int_equal(nas_supernet_train(sn, f.data, &o, NULL, &err), NAS_OK);
+    save(sn, "after.npz", p1, sizeof p1);
+    nas__npz *a = NULL, *b = NULL;
+    assert_int_equal(nas__npz_read(p0, &a, &err), NAS_OK);
+    assert_int_equal(nas__npz_read(p1, &b, &err), NAS_OK);
+    int changed = 0, off_path_changed = 0;
+    for (int i = 0; i < nas__npz_count(a); i++) {
+        const nas__npy *x = nas__npz_at(a, i), *y = nas__npz_find(b, x->name);
+        const char *at = strchr(x->name, '@');
+        if (!at || strncmp(x->name, "__", 2) == 0)
+            continue;
+        int e = -1, ci;
+        sscanf(x->name, "cells.%d.layers.%d", &ci, &e);
+        char op[40];
+        snprintf(op, sizeof op, "%s", at + 1);
+        char *hash = strchr(op, '#');
+        if (hash)
+            *hash = 0;
+        int on_path = e >= 0 && strcmp(op, nas_op_name(g.tok[e])) == 0;
+        int diff = memcmp(x->data, y->data, x->count * x->itemsize) != 0;
+        changed += on_path && diff;
+        off_path_changed += !on_path && diff;
+    }
+    assert_true(changed > 0);
+    assert_int_equal(off_path_changed, 0);
+    nas__npz_free(a);
+    nas__npz_free(b);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
+/* 6 steps in one go == 3 steps, checkpoint, a fresh supernet loads it, 3 more. */
+static void test_resume_equals_uninterrupted(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CHAIN_CONF, "cpu");
+    nas_supernet *full = trained(&f, 6), *half = trained(&f, 3), *fresh = NULL;
+    char pf[512], ph[512], pr[512];
+    save(full, "full.npz", pf, sizeof pf);
+    save(half, "half.npz", ph, sizeof ph);
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &fresh, &err),
+                     NAS_OK);
+    if (nas_supernet_load(fresh, ph, "fp", &err))
+        fail_msg("load: %s", err.msg);
+    assert_int_equal(nas_supernet_steps(fresh), 3);
+    nas_recipe r = recipe();
+    nas_supernet_train_opts o = {&r, 3, NULL, NULL, NULL, NULL};
+    assert_int_equal(nas_supernet_train(fresh, f.data, &o, NULL, &err), NAS_OK);
+    save(fresh, "resumed.npz", pr, sizeof pr);
+    assert_int_equal(differing(pf, pr, NULL), 0);
+    assert_true(differing(pf, ph, "__") > 0);
+    /* another fingerprint is refused, naming both */
+    assert_int_equal(nas_supernet_load(fresh, ph, "other", &err), NAS_EEXIST);
+    assert_non_null(strstr(err.msg, "other"));
+    nas_supernet_destroy(full);
+    nas_supernet_destroy(half);
+    nas_supernet_destroy(fresh);
+    fixture_close(&f);
+}
+
+/* The path of a step depends on (seed, step) only, and draws each
+ * decision's choices uniformly (chain: every genotype is valid). */
+static void test_path_uniform(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CHAIN_CONF, "ref");
+    nas_supernet *a = NULL, *b = NULL;
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &a, &err), NAS_OK);
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &b, &err), NAS_OK);
+    enum { N = 4000 };
+    int len = nas_space_seq_len(f.space), differ = 0;
+    int(*count)[256] = calloc((size_t)len, sizeof *count);
+    nas_genotype prev;
+    memset(&prev, 0, sizeof prev);
+    for (int t = 0; t < N; t++) {
+        nas_genotype g, h;
+        nas_supernet_path(a, t, &g);
+        nas_supernet_path(b, t, &h);
+        assert_memory_equal(g.tok, h.tok, (size_t)len);
+        if (t > 0)
+            differ += memcmp(g.tok, prev.tok, (size_t)len) != 0;
+        prev = g;
+        for (int i = 0; i < len; i++)
+            count[i][g.tok[i]]++;
+    }
+    assert_true(differ > N * 9 / 10);
+    for (int i = 0; i < len; i++) {
+        int n = nas_space_decision_choices(f.space, i);
+        for (int j = 0; j < n; j++) {
+            double want = (double)N / n, got = count[i][nas_space_decision_token(f.space, i, j)];
+            if (fabs(got - want) > 5 * sqrt(want))
+                fail_msg("decision %d choice %d drawn %g times, uniform: %g", i, j, got, want);
+        }
+    }
+    free(count);
+    nas_supernet_destroy(a);
+    nas_supernet_destroy(b);
+    fixture_close(&f);
+}
+
+/* Evaluating subnets (recalibration, validation) leaves the supernet as
+ * it was: workers may share it read-only. The accuracy is a fraction. */
+static void test_evaluate_leaves_supernet(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CELL_CONF, "cpu");
+    nas_supernet *sn = trained(&f, 3);
+    char p0[512], p1[512];
+    save(sn, "eval-before.npz", p0, sizeof p0);
+    nas_error err;
+    for (int t = 0; t < 3; t++) {
+        nas_genotype g;
+        double acc = -1;
+        nas_supernet_path(sn, 1000 + t, &g);
+        if (nas_supernet_evaluate(sn, &g, f.data, 2, BATCH, f.data, &acc, NULL, &err))
+            fail_msg("evaluate: %s", err.msg);
+        assert_true(acc >= 0 && acc <= 1);
+    }
+    save(sn, "eval-after.npz", p1, sizeof p1);
+    assert_int_equal(differing(p0, p1, NULL), 0);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
+/* A diverging supernet stops with NAS_ENAN naming the step's path. */
+static void test_nan_names_the_path(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CHAIN_CONF, "cpu");
+    nas_supernet *sn = NULL;
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &sn, &err), NAS_OK);
+    nas_recipe r = recipe();
+    r.lr = 1e30;
+    r.schedule = NAS_SCHEDULE_CONSTANT;
+    nas_supernet_train_opts o = {&r, 0, NULL, NULL, NULL, NULL};
+    assert_int_equal(nas_supernet_train(sn, f.data, &o, NULL, &err), NAS_ENAN);
+    assert_non_null(strstr(err.msg, "supernet path mb1_k3|"));
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_oracle_cell_cpu),
+        cmocka_unit_test(test_oracle_cell_ref),
+        cmocka_unit_test(test_oracle_chain_cpu),
+        cmocka_unit_test(test_oracle_chain_ref),
+        cmocka_unit_test(test_step_touches_only_its_path),
+        cmocka_unit_test(test_resume_equals_uninterrupted),
+        cmocka_unit_test(test_path_uniform),
+        cmocka_unit_test(test_evaluate_leaves_supernet),
+        cmocka_unit_test(test_nan_names_the_path),
+    };
+    return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
+}
