@@ -22,7 +22,7 @@
 #include "nas/fidelity.h"
 #include "search/proxy_check_impl.h"
 #include "search/run_lock.h"
-#include "search/stored_split.h"
+#include "search/stored_defaults.h"
 
 #define PC_STREAM 0x70635f73616d70ull /* the rng stream of the sample ("pc_samp") */
 
@@ -431,7 +431,7 @@ int nas_proxy_check_run(const nas_config *cfg, const nas_proxy_check_opts *opts,
         return nas_error_set(err, NAS_ENOMEM, "out of memory");
     *own = *cfg;
     snprintf(p.name, sizeof p.name, "%.*s-proxy-check", NAS_NAME_MAX - 14, cfg->experiment);
-    nas__stored_split(own, opts->db_path, p.name, opts->quiet ? NULL : opts->log ? opts->log : stderr);
+    nas__stored_defaults(own, opts->db_path, p.name, opts->quiet ? NULL : opts->log ? opts->log : stderr);
     p.cfg = own;
     p.o = opts;
     p.log = opts->log ? opts->log : stderr;
