@@ -34,7 +34,8 @@ struct nas_evaluator {
     char weights_path[NAS_PATH_MAX]; /* keep_weights: save here after training ("" = no) */
     int fid_until, fid_max;          /* issue 17: the next run trains to epoch until of max */
     char fid_ckpt[NAS_PATH_MAX];     /* ... from and to this checkpoint ("" = none) */
-    double eval_seconds;             /* issue 30: the last run's validation pass (NaN: none) */
+    double eval_seconds;             /* issue 30: the last run's BN recalibration and validation
+                                        pass (NaN: none) */
 };
 
 static double now_seconds(void)
@@ -364,9 +365,10 @@ static int run_train(nas_evaluator *ev, const nas_genotype *g, const nas_net_des
     res->train_loss = st.train_loss;
     res->train_seconds = st.seconds;
     res->epochs = st.epochs;
+    /* issue 30: the evaluation's share of a trial: BN recalibration and the validation pass */
+    double t_eval = now_seconds();
     if (!rc && ev->recal) /* issue 30: fresh BN statistics for the evaluation and the kept weights */
         rc = recalibrate(ev, net, batch, &err);
-    double t_eval = now_seconds(); /* issue 30: the validation pass's share of a trial */
     if (!rc)
         rc = nas_net_evaluate(net, ev->valid, batch, &res->val_accuracy, NULL, &err);
     ev->eval_seconds = now_seconds() - t_eval;

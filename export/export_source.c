@@ -352,13 +352,15 @@ static int experiment_config(nas_store *st, int64_t exp_id, nas_config *cfg, nas
     if (rc)
         return rc;
     char *conf = canonical_to_conf(canon);
-    free(canon);
     rc = conf ? nas_config_parse_string(conf, "stored canonical config", cfg, &e1) : NAS_ENOMEM;
     free(conf);
     if (rc && nas_store_experiment_conf_text(st, exp_id, &text, &e2) == NAS_OK) {
         rc = nas_config_parse_string(text, "stored config text", cfg, &e2);
         free(text);
     }
+    if (rc == NAS_OK) /* issue 30: a key the experiment predates has its value of then */
+        nas_config_stored_defaults(cfg, canon, NULL, 0);
+    free(canon);
     if (rc)
         return nas_error_set(err, NAS_EFORMAT, "%s: cannot read experiment %lld's config: %s%s%s",
                              nas_store_path(st), (long long)exp_id, e1.msg, e2.msg[0] ? "; " : "",

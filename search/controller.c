@@ -81,7 +81,7 @@
 #include "search/controller_impl.h"
 #include "search/pool_msg.h" /* issue 4: the Open MPI transport */
 #include "search/run_lock.h" /* issue 4: one `nas run` per database */
-#include "search/stored_split.h" /* issue 30: an unset data.valid keeps the stored split */
+#include "search/stored_defaults.h" /* issue 30: unset changed defaults keep the stored values */
 #include "search/table_identity.h" /* issue 29: the table's contents are defining */
 
 /* nas_search_run's own state: the ctl its steps share with the files of
@@ -1030,8 +1030,8 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
         return nas_error_set(err, NAS_ENOMEM, "out of memory starting the search");
     *own = *cfg;
     nas_data_cache_beside(&own->data, opts->db_path);
-    if (!opts->new_experiment) /* issue 30: an unset data.valid keeps the stored split */
-        nas__stored_split(own, opts->db_path,
+    if (!opts->new_experiment) /* issue 30: unset changed defaults keep the stored values */
+        nas__stored_defaults(own, opts->db_path,
                           opts->experiment && *opts->experiment ? opts->experiment : cfg->experiment,
                           opts->quiet ? NULL : opts->log ? opts->log : stderr);
     /* issue 28: a chain space without space.input / classes takes the data's */

@@ -247,18 +247,25 @@ static int64_t new_left(const nas_fid *f)
     return f->o.max_new - f->n;
 }
 
+/* ASHA: the entries with a result at rung k (not failed, started at or
+ * below it) ranked best first into idx[f->n]; returns how many of them
+ * are in its top 1/eta (0: none yet, or out of memory). */
+static int asha_top(const nas_fid *f, int k, int *idx)
+{
+    int m = 0;
+    for (int i = 0; i < f->n; i++)
+        if (f->e[i].top >= k && !f->e[i].failed && f->e[i].first <= k)
+            idx[m++] = i;
+    int keep = m / f->o.eta;
+    return keep > 0 && rank_rung(f, k, idx, m) == NAS_OK ? keep : 0;
+}
+
 /* ASHA (Li et al. 2020, Algorithm 2). */
 static void next_asha(nas_fid *f, nas_fid_job *job)
 {
     int *idx = malloc((size_t)(f->n > 0 ? f->n : 1) * sizeof *idx);
     for (int k = f->s_max - 1; idx && k >= 0; k--) {
-        int m = 0;
-        for (int i = 0; i < f->n; i++)
-            if (f->e[i].top >= k && !f->e[i].failed && f->e[i].first <= k)
-                idx[m++] = i;
-        int keep = m / f->o.eta;
-        if (keep == 0 || rank_rung(f, k, idx, m) != NAS_OK)
-            continue;
+        int keep = asha_top(f, k, idx);
         for (int j = 0; j < keep; j++) {
             if (!(f->e[idx[j]].promoted & (1u << k)) && f->e[idx[j]].running < 0) {
                 job_promote(f, job, idx[j], k);
@@ -456,5 +463,11 @@ int nas_fid_promotable(const nas_fid *f, int64_t trial)
     for (int j = 0; j < f->n; j++) /* a trial still running below may join its rung */
         if (f->e[j].running >= 0 && f->e[j].running <= e->top)
             return 1;
-    return 0;
+    /* in its rung's top 1/eta and not promoted yet: next_asha promotes it */
+    int *idx = malloc((size_t)f->n * sizeof *idx), keep = idx ? asha_top(f, e->top, idx) : 1;
+    int in = !idx;
+    for (int j = 0; j < keep && idx && !in; j++)
+        in = idx[j] == i && !(e->promoted & (1u << e->top));
+    free(idx);
+    return in;
 }

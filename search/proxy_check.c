@@ -22,7 +22,7 @@
 #include "nas/fidelity.h"
 #include "search/proxy_check_impl.h"
 #include "search/run_lock.h"
-#include "search/stored_split.h"
+#include "search/stored_defaults.h"
 
 #define PC_STREAM 0x70635f73616d70ull /* the rng stream of the sample ("pc_samp") */
 
@@ -41,8 +41,9 @@ static void ckpt_path(const nas__pc *p, int a, int j, char *buf, size_t n)
 
 /* The worker's job: job->id is the training's index (a S + j) R + k;
  * train architecture a with seed cfg->seed + j to rung k's budget,
- * continuing from the (a, j) checkpoint. The seconds of the validation
- * pass (nas_evaluator_eval_seconds) come back in res->latency_ms: the
+ * continuing from the (a, j) checkpoint. The seconds of the evaluation
+ * (BN recalibration and validation pass: nas_evaluator_eval_seconds) come
+ * back in res->latency_ms: the
  * check measures no latency (evaluator.latency_runs is 0 in the workers'
  * config) and the pool's message has no other slot. res->train_seconds is
  * the run's training time from its start (the checkpoint carries the
@@ -275,7 +276,7 @@ static int pc_record(nas__pc *p, const nas_pool_event *ev, nas_error *err)
     r->val_accuracy = ok ? res->val_accuracy : NAN;
     r->train_loss = res->train_loss;
     r->train_seconds = res->train_seconds; /* from the run's start (pc_job) */
-    r->eval_seconds = res->latency_ms;     /* pc_job's validation pass */
+    r->eval_seconds = res->latency_ms;     /* pc_job's recalibration + validation pass */
     if (!ok)
         snprintf(r->error, sizeof r->error, "%s", res->error[0] ? res->error : "no accuracy");
     p->state[i] = ok ? NAS__PC_DONE : NAS__PC_FAIL;
@@ -431,7 +432,7 @@ int nas_proxy_check_run(const nas_config *cfg, const nas_proxy_check_opts *opts,
         return nas_error_set(err, NAS_ENOMEM, "out of memory");
     *own = *cfg;
     snprintf(p.name, sizeof p.name, "%.*s-proxy-check", NAS_NAME_MAX - 14, cfg->experiment);
-    nas__stored_split(own, opts->db_path, p.name, opts->quiet ? NULL : opts->log ? opts->log : stderr);
+    nas__stored_defaults(own, opts->db_path, p.name, opts->quiet ? NULL : opts->log ? opts->log : stderr);
     p.cfg = own;
     p.o = opts;
     p.log = opts->log ? opts->log : stderr;

@@ -110,8 +110,10 @@ static int low_rung(const nas__pc *p)
 static void print_table(const nas__pc *p, const rung_fig *f)
 {
     FILE *o = p->out;
-    fprintf(o, "proxy check '%s': %d architectures x %d seeds, %d validation images\n", p->name,
-            p->K, p->S, p->valid);
+    int nb = p->cfg->proxy.bn_recalibrate;
+    fprintf(o, "proxy check '%s': %d architectures x %d seeds, %d validation images, %s%.0d%s\n",
+            p->name, p->K, p->S, p->valid, nb > 0 ? "BN recalibration over " : "no BN recalibration",
+            nb, nb > 0 ? " batches" : "");
     fprintf(o, "rung %10s  archs  mean_acc  seed_sd  between_sd  reliab.  seed_rho  seed_tau"
             "  top_rho  top_tau  train_s  eval_s  cost_s\n", p->images ? "images" : "epochs");
     for (int k = 0; k < p->R; k++)
@@ -123,25 +125,37 @@ static void print_table(const nas__pc *p, const rung_fig *f)
 }
 
 /* For multi-fidelity: low rungs that score far below the top (under
- * two thirds of its mean accuracy) and do not rank like it. */
+ * two thirds of its mean accuracy) and do not rank like it. Without BN
+ * recalibration, stale statistics are the first suspect; with it, the
+ * rung's budget is too short to rank. */
 static void verdict_rungs(const nas__pc *p, const rung_fig *f)
 {
-    int top = p->R - 1;
-    for (int k = 0; k < top; k++)
-        if (!(f[k].top_tau >= 0.5) && f[k].a.mean < f[top].a.mean * 2 / 3) {
-            fprintf(p->out, "  knob for the rungs: rung %d scores %.3f against the top's %.3f and "
-                    "does not rank like it; after a short run at a high learning rate the "
-                    "batch-norm statistics lag the weights: recalibrate them before evaluating, "
-                    "or start the ladder higher.\n", k, f[k].a.mean, f[top].a.mean);
-            return;
-        }
+    int top = p->R - 1, nb = p->cfg->proxy.bn_recalibrate;
+    for (int k = 0; k < top; k++) {
+        if (f[k].top_tau >= 0.5 || f[k].a.mean >= f[top].a.mean * 2 / 3)
+            continue;
+        if (nb > 0)
+            fprintf(p->out, "  knob for the rungs: rung %d scores %.3f against the top's %.3f "
+                    "and does not rank like it, with BN recalibration over %d batches: its "
+                    "budget is too short to rank; start the ladder higher (a larger "
+                    "search.fidelity.min).\n", k, f[k].a.mean, f[top].a.mean, nb);
+        else
+            fprintf(p->out, "  knob for the rungs: rung %d scores %.3f against the top's %.3f "
+                    "and does not rank like it; after a short run at a high learning rate the "
+                    "batch-norm statistics lag the weights: recalibrate them before evaluating "
+                    "(proxy.bn_recalibrate), or start the ladder higher.\n", k, f[k].a.mean,
+                    f[top].a.mean);
+        return;
+    }
 }
 
-/* The verdict's knob: recalibration (a rung at chance level), validation
- * size (binomial SE against the between-architecture SD), or budget. */
+/* The verdict's knob: recalibration (a rung at chance level, when it is
+ * off; with it on, that rung's budget), validation size (binomial SE
+ * against the between-architecture SD), or budget. */
 static void verdict_knob(const nas__pc *p, const rung_fig *f, double rel, double tau)
 {
     FILE *o = p->out;
+    int nb = p->cfg->proxy.bn_recalibrate;
     const rung_fig *t = &f[p->R - 1];
     double c = p->classes >= 2 ? 1.0 / p->classes : 0.1, pm = t->a.mean;
     double chance = c + 3 * sqrt(c * (1 - c) / (p->valid > 0 ? p->valid : 1));
@@ -149,14 +163,22 @@ static void verdict_knob(const nas__pc *p, const rung_fig *f, double rel, double
     fprintf(o, "  validation: binomial SE sqrt(p(1-p)/n_valid) = %.4f (p = %.3f, n_valid = %d) "
             "against a between-architecture SD of %.4f and a seed SD of %.4f.\n", se, pm,
             p->valid, sdb, t->a.sd_within);
-    for (int k = 0; k < p->R; k++)
-        if (isfinite(f[k].a.mean) && f[k].a.mean <= chance) {
+    for (int k = 0; k < p->R; k++) {
+        if (!isfinite(f[k].a.mean) || f[k].a.mean > chance)
+            continue;
+        if (nb > 0) /* the statistics are fresh: the network has not learned yet */
+            fprintf(o, "  knob: budget first: rung %d scores at chance level (mean %.3f <= "
+                    "%.3f) even with BN recalibration over %d batches: %s.\n", k, f[k].a.mean,
+                    chance, nb, k < p->R - 1 ? "it trains too little to learn; start the ladder "
+                    "higher (a larger search.fidelity.min)" : "the proxy trains too little to "
+                    "learn; train on more images or epochs");
+        else
             fprintf(o, "  knob: recalibration first: rung %d scores at chance level (mean %.3f "
                     "<= %.3f); batch-norm statistics lag the weights after a short run: "
-                    "recompute them over a few training batches before evaluating.\n", k,
-                    f[k].a.mean, chance);
-            return;
-        }
+                    "recompute them over a few training batches before evaluating "
+                    "(proxy.bn_recalibrate).\n", k, f[k].a.mean, chance);
+        return;
+    }
     if (isfinite(se) && isfinite(sdb) && se >= 0.5 * sdb) {
         double want = sdb > 0 ? ceil(16 * pm * (1 - pm) / (sdb * sdb)) : NAN;
         fprintf(o, "  knob: validation size: the SE is %.0f%% of the between-architecture SD; "
@@ -165,8 +187,9 @@ static void verdict_knob(const nas__pc *p, const rung_fig *f, double rel, double
     } else if (rel < 0.8 || tau < 0.6) {
         fprintf(o, "  knob: budget: the validation split is large enough (SE %.0f%% of the "
                 "between SD); the noise is the training's: a longer proxy (more training "
-                "images or epochs) or a recalibrated one ranks better.\n",
-                isfinite(sdb) && sdb > 0 ? 100 * se / sdb : NAN);
+                "images or epochs)%s ranks better.\n",
+                isfinite(sdb) && sdb > 0 ? 100 * se / sdb : NAN,
+                nb > 0 ? "" : " or a recalibrated one (proxy.bn_recalibrate)");
     } else {
         fprintf(o, "  knob: none needed for ranking at the top rung.\n");
     }

@@ -214,6 +214,24 @@ static const char *const groups[] = {"",          "data",      "space",       "p
                                      "search.fidelity"};
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 
+/*
+ * Issue 30: defining keys whose default changed from one nas version to the
+ * next (the examples' data.valid moved to the default; proxy.bn_recalibrate
+ * went from 0 to 10). An experiment made before keeps what it was made with
+ * when a config leaves the key unset (nas_config_stored_defaults): the
+ * stored value, or `absent` when its canonical text has no line for the key
+ * (made before the key existed; NULL: every stored text has it). `set` is
+ * the nas_config flag that says the file sets the key.
+ */
+static const struct changed_default {
+    const char *group, *key, *absent;
+    size_t set;
+} changed_defaults[] = {
+    {"data", "valid", NULL, OFF(data.valid_set)},
+    {"proxy", "bn_recalibrate", "0", OFF(proxy.bn_recalibrate_set)},
+};
+#define N_CHANGED (sizeof changed_defaults / sizeof changed_defaults[0])
+
 #define NAS__GPU_MAX ((int)(sizeof(((nas_config *)0)->workers.gpus) / sizeof(int)))
 
 /* ---- defaults ---------------------------------------------------------------- */
@@ -248,6 +266,7 @@ void nas_config_defaults(nas_config *cfg)
     cfg->proxy.keep_weights = -1; /* not set: keep the best keep_top trials' weights */
     cfg->proxy.keep_top = 5;
     cfg->proxy.weights_mb = 100;
+    cfg->proxy.bn_recalibrate = 10; /* issue 30: was 0 (changed_defaults), docs/proxy.md */
 
     cfg->search.strategy = NAS_STRATEGY_EVOLUTION;
     cfg->search.trials = 20;
@@ -1297,7 +1316,9 @@ static int load_tree(config_t *lc, ctx *c)
     int rc = read_group(c, config_root_setting(lc), "");
     if (rc == NAS_OK && c->line[field_index("", "experiment")] == 0)
         default_experiment(cfg, c->name); /* not set; an explicit "" is an error */
-    cfg->data.valid_set = c->line[field_index("data", "valid")] != 0; /* issue 30 */
+    for (size_t i = 0; i < N_CHANGED; i++) /* issue 30: which changed defaults the file sets */
+        *(int *)((char *)cfg + changed_defaults[i].set) =
+            c->line[field_index(changed_defaults[i].group, changed_defaults[i].key)] != 0;
     if (rc == NAS_OK)
         rc = validate(c);
     if (rc == NAS_OK)
@@ -1661,21 +1682,81 @@ static int space_lines_diff(const char *stored, const char *now, char *out, size
     return count;
 }
 
-int nas_config_stored_split(nas_config *cfg, const char *stored)
+/* Issue 30: `v` (a stored canonical value) read as field f's value into
+ * cfg; 0 when it does not parse or is out of range. Kinds: those of
+ * changed_defaults (an int; data.valid's count or fraction). */
+static int set_from_canon(nas_config *cfg, const field *f, const char *v)
 {
-    char v[64], *end;
-    if (!cfg || cfg->data.valid_set || !stored || !canon_value(stored, "data.valid", v, sizeof v))
-        return 0;
+    char *end;
     double x = strtod(v, &end);
-    if (end == v || *end || !(x > 0) || x > NAS__DATA_MAX_N)
-        return 0;
     int is_frac = strchr(v, '.') || strchr(v, 'e');
-    if (is_frac ? x >= 1 || x == cfg->data.valid_fraction
-                : x != floor(x) || (cfg->data.valid_fraction == 0 && (int)x == cfg->data.valid))
+    if (end == v || *end || x > f->max || (!is_frac || f->kind != F_COUNT_FRAC ? !(x >= f->min)
+                                                                                : !(x > 0)))
         return 0;
-    cfg->data.valid_fraction = is_frac ? x : 0;
-    cfg->data.valid = is_frac ? 0 : (int)x;
+    if (f->kind == F_COUNT_FRAC) { /* data.valid: a count, or a fraction in (0, 1) */
+        if (is_frac ? x >= 1 : x != floor(x))
+            return 0;
+        *(double *)((char *)cfg + f->size) = is_frac ? x : 0;
+        *(int *)field_ptr(cfg, f) = is_frac ? 0 : (int)x;
+        return 1;
+    }
+    if (f->kind != F_INT || is_frac || x != floor(x))
+        return 0;
+    *(int *)field_ptr(cfg, f) = (int)x;
     return 1;
+}
+
+int nas_config_stored_defaults(nas_config *cfg, const char *stored, char *out, size_t n)
+{
+    if (out && n)
+        out[0] = '\0';
+    if (!cfg || !stored)
+        return 0;
+    int count = 0;
+    size_t used = 0;
+    char key[160], was[64], now[64], dflt[64];
+    for (size_t i = 0; i < N_CHANGED; i++) {
+        const struct changed_default *d = &changed_defaults[i];
+        const field *f = &fields[field_index(d->group, d->key)];
+        full_key(f, key, sizeof key);
+        int absent = !canon_value(stored, key, was, sizeof was);
+        if (*(const int *)((const char *)cfg + d->set) || (absent && !d->absent))
+            continue;
+        if (absent)
+            snprintf(was, sizeof was, "%s", d->absent);
+        char *before = nas_config_canonical(cfg);
+        int have = before && canon_value(before, key, dflt, sizeof dflt);
+        free(before);
+        if (!have || strcmp(was, dflt) == 0 || !set_from_canon(cfg, f, was))
+            continue;
+        char *after = nas_config_canonical(cfg);
+        have = after && canon_value(after, key, now, sizeof now);
+        free(after);
+        if (!have || strcmp(now, dflt) == 0)
+            continue; /* the same value written another way */
+        count++;
+        if (out && used < n) {
+            int w = snprintf(out + used, n - used, "%s = %s (%s; the default now is %s)\n",
+                             key, now, absent ? "made before the key existed" : "stored", dflt);
+            used = w < 0 ? n : used + (size_t)w;
+        }
+    }
+    return count;
+}
+
+/* Issue 30: a changed default's value in experiments made before its key
+ * existed (changed_defaults' `absent`), into val[n]; 0 for other keys. */
+static int changed_absent(const char *key, char *val, size_t n)
+{
+    char k[160];
+    for (size_t i = 0; i < N_CHANGED; i++) {
+        snprintf(k, sizeof k, "%s.%s", changed_defaults[i].group, changed_defaults[i].key);
+        if (changed_defaults[i].absent && strcmp(k, key) == 0) {
+            snprintf(val, n, "%s", changed_defaults[i].absent);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 int nas_config_diff(const char *stored, const nas_config *cfg, int defining, char *out,
@@ -1711,7 +1792,7 @@ int nas_config_diff(const char *stored, const nas_config *cfg, int defining, cha
         if (nas_config_key_defining(key) != defining || !canon_value(now, key, cur, VAL_MAX))
             continue;
         if (!canon_value(stored ? stored : "", key, old, VAL_MAX) &&
-            !canon_value(dflt, key, old, VAL_MAX))
+            !changed_absent(key, old, VAL_MAX) && !canon_value(dflt, key, old, VAL_MAX))
             continue;
         if (strcmp(old, cur) == 0)
             continue;

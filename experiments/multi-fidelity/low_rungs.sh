@@ -4,6 +4,7 @@
 #
 #   experiments/multi-fidelity/low_rungs.sh        # 30 genotypes: about 4 min
 #   TRIALS=20 TRAIN_SUBSET=2000 EPOCHS=9 experiments/multi-fidelity/low_rungs.sh
+#   BN_RECALIBRATE=0 experiments/multi-fidelity/low_rungs.sh  # as before issue 30
 #
 # rank_corr.py can only compare rungs over the trials promotion chose (the
 # best third of each rung). Here the same TRIALS random genotypes (one
@@ -14,10 +15,14 @@
 #         at R / 27 images (one is promoted);
 #   low3: min = R / 9, eta = 9: every trial stops at R / 9 images.
 # Both low runs follow the learning-rate schedule of R, as a rung does.
+# VALID validation images (default 5000) and proxy.bn_recalibrate =
+# BN_RECALIBRATE batches (issue 30; default 10, nas's default: every rung
+# is evaluated with recalibrated BN statistics; 0 as before issue 30).
 # Prints, for each low budget, Spearman's rank correlation of the trials'
 # validation accuracy there with their accuracy after R images, over every
-# trial (matched by genotype), also into results/low-rungs.txt (the runs'
-# databases: results/db/low-rungs/):
+# trial (matched by genotype), also into results/low-rungs-recalN.txt
+# (results/low-rungs.txt for N = 0: the run of issue 17; the runs'
+# databases: results/db/low-rungs[-recalN]/):
 #   budget B images: N trials, spearman S
 set -euo pipefail
 study=low_rungs
@@ -27,8 +32,10 @@ subset=${TRAIN_SUBSET:-9000}
 epochs=${EPOCHS:-3}
 valid=${VALID:-5000}
 seed=${SEED:-1}
+recal=${BN_RECALIBRATE:-10}
+tag=$([ "$recal" = 0 ] || echo "-recal$recal")
 res=$results
-out=$res/db/low-rungs
+out=$res/db/low-rungs$tag
 mkdir -p "$out"
 R=$((subset * epochs))
 
@@ -38,7 +45,8 @@ experiment = "low-rungs-$1";
 seed = $seed;
 data: { dir = "$fmnist"; train_subset = $subset; valid = $valid; };
 space: { channels = 8; cells_per_stage = 1; };
-proxy: { epochs = $epochs; batch_size = 64; backend = "cpu"; threads = 1; keep_weights = false; };
+proxy: { epochs = $epochs; batch_size = 64; backend = "cpu"; threads = 1; keep_weights = false;
+  bn_recalibrate = $recal; };
 search: { strategy = "random"; trials = $trials;
   fidelity: { resource = "images"; min = $3; max = $R; eta = $4; scheduler = "$2"; }; };
 evaluator: { latency_runs = 1; latency_warmup = 0; };
@@ -51,7 +59,7 @@ CONF
 run full none $((R / 27)) 3
 run low1 sh $((R / 27)) 27
 run low3 sh $((R / 9)) 9
-/usr/bin/python3 - "$out" "$here" <<'PY' | tee "$res/low-rungs.txt"
+/usr/bin/python3 - "$out" "$here" <<'PY' | tee "$res/low-rungs$tag.txt"
 import sqlite3, sys
 out = sys.argv[1]
 sys.path.insert(0, sys.argv[2])

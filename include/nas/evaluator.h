@@ -161,9 +161,11 @@ int nas_evaluator_valid_count(const nas_evaluator *ev);
  * every image left after the validation split); 0 for a table evaluator. */
 int nas_evaluator_train_count(const nas_evaluator *ev);
 
-/* Issue 30: seconds the last nas_evaluator_run of a trained trial spent in
- * its validation pass (nas_net_evaluate over the validation split, in this
- * process); NaN before the first run (or NULL ev). */
+/* Issue 30: seconds the last nas_evaluator_run of a trained trial spent
+ * evaluating it, in this process: its BN recalibration
+ * (proxy.bn_recalibrate batches, nas_net_bn_recalibrate; none when 0) and
+ * its validation pass (nas_net_evaluate over the validation split); NaN
+ * before the first run (or NULL ev). */
 double nas_evaluator_eval_seconds(const nas_evaluator *ev);
 
 /*

@@ -251,7 +251,8 @@ typedef struct nas_data_conf {
     char augment[48];           /* data.augment as nas_augment_format writes it; "" = none */
     double valid_fraction;      /* data.valid given as a fraction in (0, 1); 0: a count (valid) */
     int valid_set;              /* issue 30: 1 when the file sets data.valid, 0 when it is the
-                                   default (a resumed experiment then keeps its stored split) */
+                                   default (a resumed experiment then keeps its stored split:
+                                   nas_config_stored_defaults) */
     int loader_threads;         /* data.loader_threads: batches prepared ahead (0: in the
                                    training thread); a running setting */
 } nas_data_conf;
@@ -343,7 +344,10 @@ typedef struct nas_config {
         double weights_mb;   /* ... within this many MB on disk (0: no limit) */
         int bn_recalibrate;  /* issue 30: > 0: before every evaluation, recompute the BN
                                 running statistics over this many training batches
-                                (nas_net_bn_recalibrate); 0 (default): off */
+                                (nas_net_bn_recalibrate); 0: off; default 10 (0
+                                before: nas_config_stored_defaults) */
+        int bn_recalibrate_set; /* 1 when the file sets bn_recalibrate, 0 when it is
+                                   the default (a resumed experiment keeps its own) */
     } proxy;
 
     struct {
@@ -486,7 +490,9 @@ int nas_config_key_defining(const char *key);
  * (`stored`, from nas_config_canonical of any nas version), key by key,
  * by the canonical text of each effective value. A key `stored` lacks (a
  * key added by a later nas) counts as its default, so a new key left at
- * its default is no difference; a key `stored` has and this nas does not
+ * its default is no difference (a key whose default changed since it was
+ * added counts as the value experiments had then: proxy.bn_recalibrate 0,
+ * nas_config_stored_defaults); a key `stored` has and this nas does not
  * know is ignored. `defining` 1 compares the defining keys, 0 the running
  * ones. Writes one "  KEY: OLD -> NEW\n" line per difference to out[n]
  * (truncated to fit; may be NULL when n is 0) and returns how many keys
@@ -496,15 +502,20 @@ int nas_config_diff(const char *stored, const nas_config *cfg, int defining, cha
                     size_t n);
 
 /*
- * Issue 30: the validation split is a defining setting, and its default
- * may change between nas versions. When cfg leaves data.valid unset
- * (cfg->data.valid_set 0) and `stored` (an experiment's canonical text)
- * has another data.valid, take the stored one (a count or a fraction), so
- * the experiment resumes with the split it was created with. Returns 1
- * when cfg changed, 0 otherwise (data.valid set, the same value, no or an
- * unreadable stored value).
+ * Issue 30: defining settings whose default changed between nas versions
+ * (data.valid, whose examples moved to the default 5000; proxy.bn_recalibrate,
+ * 0 before, 10 now). For each such key that cfg leaves unset (its *_set flag
+ * 0), when `stored` (an experiment's canonical text) was made with another
+ * value, take that value: the stored line's, or, when the text has no line
+ * for the key (made before the key existed), the value every experiment had
+ * then (proxy.bn_recalibrate 0). So an experiment resumes as it was
+ * created. Writes one "KEY = VALUE (stored; the default now is DEFAULT)\n" (or
+ * "(made before the key existed; ...)") line per
+ * key taken to out[n] (truncated to fit; may be NULL when n is 0). Returns
+ * how many keys changed: 0 when none (keys set, the same values, no stored
+ * text, an unreadable stored value).
  */
-int nas_config_stored_split(nas_config *cfg, const char *stored);
+int nas_config_stored_defaults(nas_config *cfg, const char *stored, char *out, size_t n);
 
 #ifdef __cplusplus
 }

@@ -76,7 +76,12 @@ mk asha asha 9 2 3 random
 run 0 "$NAS" run asha.conf --db asha.db
 expect_eq "every trial ran rung 0" "$(sql asha.db "SELECT count(*) FROM rung WHERE fidelity = 1")" 9
 n3=$(sql asha.db "SELECT count(*) FROM rung WHERE fidelity = 3")
-[ "$n3" -ge 1 ] && [ "$n3" -le 3 ] || fail "ASHA promoted $n3 trials of 9 (expected 1..3)"
+# ASHA (Li et al. 2020, Algorithm 2) promotes any trial in the top third of
+# its rung at that moment, so trials that arrive in rising order can each be
+# promoted (with BN recalibration on, the default since issue 30, 5 are
+# here; 1..3 with it off): promotions happen, not to every trial (the
+# worst of the first 3 is in the top third only when every later one is worse)
+[ "$n3" -ge 1 ] && [ "$n3" -le 8 ] || fail "ASHA promoted $n3 trials of 9 (expected 1..8)"
 expect_eq "checkpoints left" "$(find asha.db.ckpt -type f | wc -l)" 0
 
 note "budgets in images (resource = \"images\"): rungs end inside epochs"

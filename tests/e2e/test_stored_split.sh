@@ -34,7 +34,7 @@ expect_eq "stored split" "$(canon split)" "data.valid = 300;"
 
 note "extended by a config without data.valid: the stored split stays"
 run 0 "$NAS" run unset.conf --db s.db
-grep_in "leaves data.valid unset: experiment 'split' keeps its stored split, 300 validation images" "$TMP/err"
+grep_in "leaves data.valid unset: experiment 'split' keeps data.valid = 300 (stored; the default now is 5000)" "$TMP/err"
 expect_eq "done trials" "$(sql s.db "SELECT count(*) FROM trial WHERE status = 'done'")" 3
 expect_eq "split after the run" "$(canon split)" "data.valid = 300;"
 

@@ -272,6 +272,49 @@ static void test_train_trial(void **state)
     nas_space_destroy(sp);
 }
 
+/* Issue 30: nas_evaluator_eval_seconds counts the BN recalibration with
+ * the validation pass (nas proxy-check's eval_s and cost_s). Recalibrating
+ * over the whole 1,000-image training split costs a third of its training
+ * (forward passes against forward and backward), validating 20 images
+ * under 1% of it: the evaluation must be at least 5% of the training with
+ * recalibration, and longer than without. */
+static void test_eval_seconds_count_recalibration(void **state)
+{
+    (void)state;
+    if (access(FMNIST_DIR "/train-images-idx3-ubyte.gz", R_OK) != 0) {
+        printf("SKIPPED: Fashion-MNIST not installed\n");
+        skip();
+    }
+    nas_space *sp = make_space(8, 1);
+    nas_genotype g;
+    assert_int_equal(nas_space_parse(sp, REF_CELL, &g, NULL), NAS_OK);
+    double eval_s[2], train_s[2];
+    for (int on = 0; on < 2; on++) {
+        nas_config cfg;
+        nas_config_defaults(&cfg);
+        cfg.data.valid = 20;
+        cfg.data.train_subset = 1000;
+        cfg.proxy.batch_size = 50;
+        cfg.proxy.threads = 1;
+        cfg.proxy.bn_recalibrate = on ? 20 : 0; /* 20 x 50: the whole split */
+        cfg.evaluator.latency_runs = 0;
+        nas_evaluator *ev = NULL;
+        nas_error err = {0};
+        if (nas_evaluator_create(&cfg, sp, &ev, &err) != NAS_OK)
+            fail_msg("%s", err.msg);
+        nas_trial_result r;
+        assert_int_equal(nas_evaluator_run(ev, &g, NULL, NULL, &r), NAS_OK);
+        eval_s[on] = nas_evaluator_eval_seconds(ev);
+        train_s[on] = r.train_seconds;
+        nas_evaluator_destroy(ev);
+    }
+    printf("eval %.4f s / train %.3f s without recalibration, %.4f s / %.3f s with\n", eval_s[0],
+           train_s[0], eval_s[1], train_s[1]);
+    assert_true(eval_s[1] >= 0.05 * train_s[1]);
+    assert_true(eval_s[1] > eval_s[0]);
+    nas_space_destroy(sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +322,7 @@ int main(void)
         cmocka_unit_test(test_table_errors),
         cmocka_unit_test(test_nb201_table),
         cmocka_unit_test(test_train_trial),
+        cmocka_unit_test(test_eval_seconds_count_recalibration),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

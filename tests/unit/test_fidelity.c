@@ -289,6 +289,36 @@ static void test_asha_async(void **state)
     nas_fid_destroy(f);
 }
 
+/* ASHA once no trial can join a rung (no new trials left, none running
+ * below): a trial in the rung's top 1/eta that is not promoted yet is
+ * still promotable (its checkpoint is needed: the next job promotes it);
+ * the others are not. (nas_fid_promotable said 0 for it, so a search
+ * deleted the checkpoint its promotion then missed.) */
+static void test_asha_last_in_top(void **state)
+{
+    (void)state;
+    nas_fid *f = make(NAS_FIDELITY_ASHA, 1, 9, 3, 3);
+    nas_error err = {0};
+    nas_fid_job job;
+    for (int64_t t = 1; t <= 3; t++) { /* three workers, all the new trials */
+        nas_fid_next(f, &job);
+        assert_int_equal(job.kind, NAS_FID_NEW);
+        assert_int_equal(nas_fid_add(f, t, &job, &err), NAS_OK);
+    }
+    for (int64_t t = 1; t <= 3; t++) {
+        double v = CURVE9[t][0];
+        assert_int_equal(nas_fid_report(f, t, 0, 1, &v, &err), NAS_OK);
+    }
+    assert_int_equal(nas_fid_running(f), 0);
+    assert_int_equal(nas_fid_promotable(f, 2), 1); /* best at budget 1: the top 1/3 */
+    assert_int_equal(nas_fid_promotable(f, 1), 0);
+    assert_int_equal(nas_fid_promotable(f, 3), 0);
+    nas_fid_next(f, &job);
+    assert_int_equal(job.kind, NAS_FID_PROMOTE);
+    assert_int_equal(job.trial, 2);
+    nas_fid_destroy(f);
+}
+
 /* Two objectives (val_accuracy max, latency min): ASHA promotes by
  * non-dominated sorting. t3 (0.89, 11 ms) is the second best by accuracy
  * but t1 (0.9, 10 ms) dominates it; t2 (0.8, 1 ms) is on the front. */
@@ -346,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_arithmetic),      cmocka_unit_test(test_hyperband_27),
         cmocka_unit_test(test_sh_promotions),   cmocka_unit_test(test_sh_waits),
         cmocka_unit_test(test_asha_sequence),   cmocka_unit_test(test_asha_async),
+        cmocka_unit_test(test_asha_last_in_top),
         cmocka_unit_test(test_pareto_promotion), cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
