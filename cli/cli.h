@@ -58,7 +58,8 @@ int nas_cli_is_one_of(const char *arg, const char *const *names);
 typedef struct nas_cli_int { const char *name; long lo, hi; int *dst; const char *range; } nas_cli_int;
 
 /* Option `a` with value `v` when it is one of t[0..n): -1 once stored,
- * else a usage error "nas CMD: A needs RANGE, not 'V'" (its exit code);
+ * else a usage error "nas CMD: A needs RANGE, not 'V'" (its exit code;
+ * v NULL, `a` being the last argument: "A needs a value: RANGE");
  * 0 when `a` is none of them. */
 int nas_cli_ints(const char *cmd, const nas_cli_int *t, size_t n, const char *a, const char *v);
 

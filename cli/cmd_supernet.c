@@ -68,7 +68,8 @@ static int parse(int argc, char **argv, sn_opts *o)
             i++;
         } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             o->quiet = 1;
-        } else if (i + 1 < argc && (r = nas_cli_ints("supernet", ints, 6, argv[i], argv[i + 1])) != 0) {
+        } else if ((r = nas_cli_ints("supernet", ints, 6, argv[i],
+                                     i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
             if (r > 0)
                 return r;
             i++;
@@ -85,11 +86,32 @@ static int parse(int argc, char **argv, sn_opts *o)
     return 0;
 }
 
+/* Issue 33: recipe choices (a list for proxy.lr, proxy.weight_decay,
+ * proxy.batch_size or data.augment) are refused: the supernet trains with
+ * one recipe and shares weights across architectures only, so the picks
+ * of its genotypes would be ignored in phase 2 and honoured by the
+ * stand-alone training. NAS_ECONFIG naming the key and the file. */
+static int refuse_recipe(const char *conf, const nas_config *cfg, nas_error *err)
+{
+    static const char *const keys[NAS_RECIPE_KEYS] = {"proxy.lr", "proxy.weight_decay",
+                                                      "proxy.batch_size", "data.augment"};
+    for (int k = 0; k < NAS_RECIPE_KEYS; k++)
+        if (cfg->space.recipe.n[k] > 0)
+            return nas_error_set(err, NAS_ECONFIG,
+                                 "%s: %s is a list of %d recipe choices (docs/space-conf.md), but "
+                                 "nas supernet trains the supernet with one recipe and shares "
+                                 "weights across architectures only, expected one value",
+                                 conf, keys[k], cfg->space.recipe.n[k]);
+    return NAS_OK;
+}
+
 /* Config, space, data, backend. */
 static int setup(const sn_opts *o, sn_run *r, nas_error *err)
 {
     nas_config *cfg = r->cfg;
     int rc = nas_config_load(o->conf, cfg, err);
+    if (!rc)
+        rc = refuse_recipe(o->conf, cfg, err);
     if (!rc && cfg->space.type == NAS_SPACE_CHAIN)
         rc = nas_data_space_input(&cfg->data, &cfg->space, err);
     if (!rc)

@@ -239,6 +239,8 @@ int nas_cli_ints(const char *cmd, const nas_cli_int *t, size_t n, const char *a,
     for (size_t k = 0; k < n; k++) {
         if (strcmp(a, t[k].name))
             continue;
+        if (!v)
+            return nas_cli_usage_error(cmd, "%s needs a value: %s", a, t[k].range);
         if (nas_parse_long(v, t[k].lo, t[k].hi, &x))
             return nas_cli_usage_error(cmd, "%s needs %s, not '%s'", a, t[k].range, v);
         *t[k].dst = (int)x;

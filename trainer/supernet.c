@@ -410,6 +410,8 @@ static int build(const nas_supernet *sn, const nas_genotype *g, int max_batch, n
 {
     nas_net_desc d = sn->desc;
     d.genotype = *g;
+    d.genotype.len = nas_space_arch_len(sn->space); /* issue 33: the network's tokens, not
+                                                      the recipe choices' */
     int rc = nas_net_create(sn->be, &d, max_batch, sn->seed, out, err);
     if (rc) {
         char buf[NAS_GENOTYPE_STR_MAX];

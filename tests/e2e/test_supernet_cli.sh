@@ -6,7 +6,8 @@
 # stand-alone with 2 seeds; the rows and the last line carry every figure.
 # A rerun resumes the finished checkpoint (no step trained again, the same
 # supernet accuracies); another recipe (--epochs 3) is refused naming the
-# line of the fingerprints that differs; bad options are usage errors (exit 2).
+# line of the fingerprints that differs; bad options are usage errors (exit 2),
+# and so is a config with recipe choices (a list for proxy.lr).
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -60,4 +61,12 @@ note "usage errors"
 run 2 "$NAS" supernet "$TMP/c.conf" --genotypes 1
 run 2 "$NAS" supernet "$TMP/c.conf" --bogus
 run 2 "$NAS" supernet
+run 2 "$NAS" supernet "$TMP/c.conf" --epochs
+grep -q -- "--epochs needs a value" "$TMP/err" || { cat "$TMP/err"; fail "a missing value is not named"; }
+
+note "recipe choices (issue 33) are refused: the supernet trains one recipe"
+sed 's/lr = 0.1;/lr = [0.05, 0.1];/' "$TMP/c.conf" >"$TMP/r.conf"
+run 2 "$NAS" supernet "$TMP/r.conf" --epochs 1 --genotypes 2
+grep -q "r.conf: proxy.lr is a list of 2 recipe choices" "$TMP/err" ||
+    { cat "$TMP/err"; fail "recipe choices not refused by name"; }
 echo "ok"

@@ -376,6 +376,36 @@ static void test_nan_names_the_path(void **st)
     fixture_close(&f);
 }
 
+/* Issue 33: a space with recipe choices (examples/fashion-recipe.conf:
+ * lr, weight_decay and augment lists) makes a supernet over its network
+ * tokens; two genotypes differing only in their recipe words are the same
+ * subnet. Failed before: create built a cell from 9 tokens. */
+static void test_recipe_space(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, "examples/fashion-recipe.conf", "cpu");
+    assert_int_equal(nas_space_recipe_len(f.space), 3);
+    nas_supernet *sn = trained(&f, 2);
+    nas_genotype a = space_parse(f.space, CELL_G " lr=0.02 weight_decay=0.0 augment=none");
+    nas_genotype b = space_parse(f.space, CELL_G " lr=0.1 weight_decay=0.0005 augment=crop4,flip");
+    nas_net *na = NULL, *nb = NULL;
+    nas_error err;
+    if (nas_supernet_subnet(sn, &a, N_EVAL, &na, &err) || nas_supernet_subnet(sn, &b, N_EVAL, &nb, &err))
+        fail_msg("subnet: %s", err.msg);
+    float *la = malloc((size_t)N_EVAL * f.classes * sizeof *la);
+    float *lb = malloc((size_t)N_EVAL * f.classes * sizeof *lb);
+    eval_logits(f.be, na, f.data, la, f.classes);
+    eval_logits(f.be, nb, f.data, lb, f.classes);
+    assert_memory_equal(la, lb, (size_t)N_EVAL * f.classes * sizeof *la);
+    free(la);
+    free(lb);
+    nas_net_destroy(na);
+    nas_net_destroy(nb);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_path_uniform),
         cmocka_unit_test(test_evaluate_leaves_supernet),
         cmocka_unit_test(test_nan_names_the_path),
+        cmocka_unit_test(test_recipe_space),
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
