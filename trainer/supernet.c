@@ -860,6 +860,9 @@ static int load_meta(const nas__npz *z, const char *path, const char *fp, int64_
                              (int)(lb > 160 ? 160 : lb), fp + ib);
     }
     memcpy(steps, st->data, sizeof *steps);
+    if (*steps < 0)
+        return nas_error_set(err, NAS_EFORMAT, "%s: %s = %lld, expected the steps done (>= 0)",
+                             path, META_STEPS, (long long)*steps);
     return NAS_OK;
 }
 

@@ -121,10 +121,11 @@ int nas_supernet_save(const nas_supernet *sn, const char *path, const char *fing
 
 /*
  * Read a file written by nas_supernet_save into `sn` (created for the same
- * space and seed). Errors: NAS_EIO, NAS_EEXIST (the file's fingerprint
- * differs from `fingerprint`: both are named), NAS_EFORMAT (a slot this
- * supernet does not have or holds larger, a missing member, wrong dtype),
- * NAS_ENOMEM.
+ * space and seed; a slot the file holds larger than `sn` grows to it).
+ * Errors: NAS_EIO, NAS_EEXIST (the file's fingerprint differs from
+ * `fingerprint`: both are named), NAS_EFORMAT (a slot this supernet does
+ * not have, a missing member, a wrong dtype or rank, momentum for BN
+ * statistics, negative steps), NAS_ENOMEM.
  */
 int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprint,
                       nas_error *err);

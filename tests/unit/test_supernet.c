@@ -290,6 +290,34 @@ static void test_resume_equals_uninterrupted(void **st)
     fixture_close(&f);
 }
 
+/* A checkpoint whose steps are negative (a corrupted or hand-made file
+ * with the right fingerprint) is refused as a bad file; before, training
+ * went on to fail in the batch loader ("bad arguments"). */
+static void test_negative_steps_refused(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CELL_CONF, "cpu");
+    nas_supernet *sn = NULL;
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &sn, &err),
+                     NAS_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/neg.npz", g_dir);
+    nas__npz_writer *z = NULL;
+    int64_t two = 2, one = 1, steps = -5;
+    assert_int_equal(nas__npz_create(path, &z, &err), NAS_OK);
+    assert_int_equal(nas__npz_add(z, "__supernet/fingerprint", "|u1", 1, &two, "fp", 2, &err), NAS_OK);
+    assert_int_equal(nas__npz_add(z, "__supernet/steps", "<i8", 1, &one, &steps, sizeof steps, &err),
+                     NAS_OK);
+    assert_int_equal(nas__npz_close(z, &err), NAS_OK);
+    assert_int_equal(nas_supernet_load(sn, path, "fp", &err), NAS_EFORMAT);
+    assert_non_null(strstr(err.msg, "__supernet/steps = -5"));
+    assert_int_equal(nas_supernet_steps(sn), 0);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
 /* The path of a step depends on (seed, step) only, and draws each
  * decision's choices uniformly (chain: every genotype is valid). */
 static void test_path_uniform(void **st)
@@ -419,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_evaluate_leaves_supernet),
         cmocka_unit_test(test_nan_names_the_path),
         cmocka_unit_test(test_recipe_space),
+        cmocka_unit_test(test_negative_steps_refused),
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
