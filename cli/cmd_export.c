@@ -98,6 +98,8 @@ int nas_cmd_export(int argc, char **argv)
                 r.by_metric, r.by_maximize ? "max" : "min", a->trial_id);
     if (rc) {
         fprintf(stderr, "nas export: %s\n", err.msg[0] ? err.msg : nas_strerror(rc));
+        if (o.genotype && (rc == NAS_EINVAL || rc == NAS_EFORMAT)) /* a bad --genotype */
+            return NAS_EXIT_USAGE;
         return rc == NAS_EINVAL ? NAS_EXIT_FAIL : nas_cli_exit_code(rc);
     }
     printf("exported %s", a->genotype);
