@@ -12,6 +12,7 @@
  * per genotype and the last line on stdout:
  *   supernet supernet_tau=X seed_tau=Y subnets_per_s=Z supernet_s=A eval_s=B standalone_s=C
  */
+#include <errno.h>
 #include <math.h>   /* NAN, isnan */
 #include <stdio.h>
 #include <stdlib.h>
@@ -365,7 +366,14 @@ int nas_cmd_supernet(int argc, char **argv)
         fprintf(stderr, "nas supernet: out of memory\n");
         return NAS_EXIT_FAIL;
     }
-    rc = setup(&o, &r, &err);
+    FILE *probe = o.out ? fopen(o.out, "a") : NULL; /* --out is written at the end: check it
+                                                      before the training */
+    if (o.out && !probe)
+        rc = nas_error_set(&err, NAS_EIO, "cannot write %s: %s", o.out, strerror(errno));
+    if (probe)
+        fclose(probe);
+    if (!rc)
+        rc = setup(&o, &r, &err);
     if (!rc && o.epochs == 0)
         o.epochs = r.cfg->proxy.epochs;
     if (!rc)

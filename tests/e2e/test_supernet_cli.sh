@@ -7,7 +7,8 @@
 # A rerun resumes the finished checkpoint (no step trained again, the same
 # supernet accuracies); another recipe (--epochs 3) is refused naming the
 # line of the fingerprints that differs; bad options are usage errors (exit 2),
-# and so is a config with recipe choices (a list for proxy.lr).
+# and so is a config with recipe choices (a list for proxy.lr); an unwritable
+# --out is refused before any training.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -63,6 +64,11 @@ run 2 "$NAS" supernet "$TMP/c.conf" --bogus
 run 2 "$NAS" supernet
 run 2 "$NAS" supernet "$TMP/c.conf" --epochs
 grep -q -- "--epochs needs a value" "$TMP/err" || { cat "$TMP/err"; fail "a missing value is not named"; }
+
+note "an unwritable --out is refused before the training"
+run 1 "$NAS" supernet "$TMP/c.conf" --epochs 1 --genotypes 2 --out /nonexistent-dir/rows.tsv
+grep -q "cannot write /nonexistent-dir/rows.tsv" "$TMP/err" || { cat "$TMP/err"; fail "--out not checked"; }
+grep -q "supernet epoch" "$TMP/err" && fail "trained before finding --out unwritable"
 
 note "recipe choices (issue 33) are refused: the supernet trains one recipe"
 sed 's/lr = 0.1;/lr = [0.05, 0.1];/' "$TMP/c.conf" >"$TMP/r.conf"
