@@ -216,10 +216,16 @@ static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
     return rc;
 }
 
-/* K distinct (by canonical key) genotypes drawn uniformly from the space. */
+/* K distinct (by canonical key) genotypes drawn uniformly from the space;
+ * a space of fewer keys (nas_space_counts_get) is refused at once. */
 static int pick_genotypes(const sn_opts *o, sn_run *r, nas_error *err)
 {
     int k = o->genotypes, have = 0;
+    nas_space_counts cnt;
+    if (nas_space_counts_get(r->space, &cnt) == NAS_OK && cnt.keys_counted && cnt.keys_exact &&
+        cnt.keys < (uint64_t)k)
+        return nas_error_set(err, NAS_EINVAL, "--genotypes %d, but the space has %llu distinct "
+                             "genotypes (nas space %s)", k, (unsigned long long)cnt.keys, o->conf);
     r->g = calloc((size_t)k, sizeof *r->g);
     char(*keys)[NAS_GENOTYPE_STR_MAX] = calloc((size_t)k, sizeof *keys);
     if (!r->g || !keys) {
@@ -376,10 +382,10 @@ int nas_cmd_supernet(int argc, char **argv)
         rc = setup(&o, &r, &err);
     if (!rc && o.epochs == 0)
         o.epochs = r.cfg->proxy.epochs;
+    if (!rc) /* before the training: a bad --genotypes shows at once */
+        rc = pick_genotypes(&o, &r, &err);
     if (!rc)
         rc = phase_train(&o, &r, &err);
-    if (!rc)
-        rc = pick_genotypes(&o, &r, &err);
     if (!rc)
         rc = phase_eval(&o, &r, &err);
     if (!rc)

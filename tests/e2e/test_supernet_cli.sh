@@ -8,7 +8,7 @@
 # supernet accuracies); another recipe (--epochs 3) is refused naming the
 # line of the fingerprints that differs; bad options are usage errors (exit 2),
 # and so is a config with recipe choices (a list for proxy.lr); an unwritable
-# --out is refused before any training.
+# --out and more --genotypes than the space holds are refused before any training.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -69,6 +69,12 @@ note "an unwritable --out is refused before the training"
 run 1 "$NAS" supernet "$TMP/c.conf" --epochs 1 --genotypes 2 --out /nonexistent-dir/rows.tsv
 grep -q "cannot write /nonexistent-dir/rows.tsv" "$TMP/err" || { cat "$TMP/err"; fail "--out not checked"; }
 grep -q "supernet epoch" "$TMP/err" && fail "trained before finding --out unwritable"
+
+note "more --genotypes than the space has is refused before the training"
+run 2 "$NAS" supernet "$TMP/c.conf" --epochs 1 --genotypes 5000
+grep -q -- "--genotypes 5000, but the space has 234 distinct genotypes" "$TMP/err" ||
+    { cat "$TMP/err"; fail "--genotypes beyond the space not named"; }
+grep -q "supernet epoch" "$TMP/err" && fail "trained before finding --genotypes too many"
 
 note "recipe choices (issue 33) are refused: the supernet trains one recipe"
 sed 's/lr = 0.1;/lr = [0.05, 0.1];/' "$TMP/c.conf" >"$TMP/r.conf"
