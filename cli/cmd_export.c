@@ -90,6 +90,7 @@ int nas_cmd_export(int argc, char **argv)
     nas_error_clear(&err);
     if (nas_export_opts_check(&o, &err))
         return nas_cli_usage_error("export", "%s", err.msg);
+    nas_cli_note_recipe_words("export", o.genotype, "");
     nas_export_result r;
     int rc = nas_export_trial(&o, &r, &err);
     const nas_arch *a = &r.arch;
