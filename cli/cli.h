@@ -54,11 +54,18 @@ int nas_cli_exit_code(int status);
 /* 1 if `arg` is one of the NULL-terminated `names`. */
 int nas_cli_is_one_of(const char *arg, const char *const *names);
 
+/* Issue 33: a --genotype with " KEY=VALUE" recipe words (copied from
+ * `nas show` of a search with recipe choices) names the network alone; say
+ * on stderr that the words are ignored and what carries them (`hint`:
+ * the command's own options, or ""). Silent without such words. */
+void nas_cli_note_recipe_words(const char *cmd, const char *genotype, const char *hint);
+
 /* An integer option: its value lo..hi goes to *dst; `range` says so in messages. */
 typedef struct nas_cli_int { const char *name; long lo, hi; int *dst; const char *range; } nas_cli_int;
 
 /* Option `a` with value `v` when it is one of t[0..n): -1 once stored,
- * else a usage error "nas CMD: A needs RANGE, not 'V'" (its exit code);
+ * else a usage error "nas CMD: A needs RANGE, not 'V'" (its exit code;
+ * v NULL, `a` being the last argument: "A needs a value: RANGE");
  * 0 when `a` is none of them. */
 int nas_cli_ints(const char *cmd, const nas_cli_int *t, size_t n, const char *a, const char *v);
 

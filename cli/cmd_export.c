@@ -90,6 +90,7 @@ int nas_cmd_export(int argc, char **argv)
     nas_error_clear(&err);
     if (nas_export_opts_check(&o, &err))
         return nas_cli_usage_error("export", "%s", err.msg);
+    nas_cli_note_recipe_words("export", o.genotype, "");
     nas_export_result r;
     int rc = nas_export_trial(&o, &r, &err);
     const nas_arch *a = &r.arch;
@@ -98,6 +99,8 @@ int nas_cmd_export(int argc, char **argv)
                 r.by_metric, r.by_maximize ? "max" : "min", a->trial_id);
     if (rc) {
         fprintf(stderr, "nas export: %s\n", err.msg[0] ? err.msg : nas_strerror(rc));
+        if (o.genotype && (rc == NAS_EINVAL || rc == NAS_EFORMAT)) /* a bad --genotype */
+            return NAS_EXIT_USAGE;
         return rc == NAS_EINVAL ? NAS_EXIT_FAIL : nas_cli_exit_code(rc);
     }
     printf("exported %s", a->genotype);

@@ -46,8 +46,8 @@ int nas_cmd_proxy_check(int argc, char **argv)
             o.quick = 1;
         } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             o.quiet = 1;
-        } else if (i + 1 < argc &&
-                   (r = nas_cli_ints("proxy-check", ints, 2, argv[i], argv[i + 1])) != 0) {
+        } else if ((r = nas_cli_ints("proxy-check", ints, 2, argv[i],
+                                     i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
             if (r > 0)
                 return r;
             i++;

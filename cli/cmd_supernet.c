@@ -12,6 +12,7 @@
  * per genotype and the last line on stdout:
  *   supernet supernet_tau=X seed_tau=Y subnets_per_s=Z supernet_s=A eval_s=B standalone_s=C
  */
+#include <errno.h>
 #include <math.h>   /* NAN, isnan */
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,8 @@ static int parse(int argc, char **argv, sn_opts *o)
             i++;
         } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
             o->quiet = 1;
-        } else if (i + 1 < argc && (r = nas_cli_ints("supernet", ints, 6, argv[i], argv[i + 1])) != 0) {
+        } else if ((r = nas_cli_ints("supernet", ints, 6, argv[i],
+                                     i + 1 < argc ? argv[i + 1] : NULL)) != 0) {
             if (r > 0)
                 return r;
             i++;
@@ -85,11 +87,32 @@ static int parse(int argc, char **argv, sn_opts *o)
     return 0;
 }
 
+/* Issue 33: recipe choices (a list for proxy.lr, proxy.weight_decay,
+ * proxy.batch_size or data.augment) are refused: the supernet trains with
+ * one recipe and shares weights across architectures only, so the picks
+ * of its genotypes would be ignored in phase 2 and honoured by the
+ * stand-alone training. NAS_ECONFIG naming the key and the file. */
+static int refuse_recipe(const char *conf, const nas_config *cfg, nas_error *err)
+{
+    static const char *const keys[NAS_RECIPE_KEYS] = {"proxy.lr", "proxy.weight_decay",
+                                                      "proxy.batch_size", "data.augment"};
+    for (int k = 0; k < NAS_RECIPE_KEYS; k++)
+        if (cfg->space.recipe.n[k] > 0)
+            return nas_error_set(err, NAS_ECONFIG,
+                                 "%s: %s is a list of %d recipe choices (docs/space-conf.md), but "
+                                 "nas supernet trains the supernet with one recipe and shares "
+                                 "weights across architectures only, expected one value",
+                                 conf, keys[k], cfg->space.recipe.n[k]);
+    return NAS_OK;
+}
+
 /* Config, space, data, backend. */
 static int setup(const sn_opts *o, sn_run *r, nas_error *err)
 {
     nas_config *cfg = r->cfg;
     int rc = nas_config_load(o->conf, cfg, err);
+    if (!rc)
+        rc = refuse_recipe(o->conf, cfg, err);
     if (!rc && cfg->space.type == NAS_SPACE_CHAIN)
         rc = nas_data_space_input(&cfg->data, &cfg->space, err);
     if (!rc)
@@ -193,10 +216,16 @@ static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
     return rc;
 }
 
-/* K distinct (by canonical key) genotypes drawn uniformly from the space. */
+/* K distinct (by canonical key) genotypes drawn uniformly from the space;
+ * a space of fewer keys (nas_space_counts_get) is refused at once. */
 static int pick_genotypes(const sn_opts *o, sn_run *r, nas_error *err)
 {
     int k = o->genotypes, have = 0;
+    nas_space_counts cnt;
+    if (nas_space_counts_get(r->space, &cnt) == NAS_OK && cnt.keys_counted && cnt.keys_exact &&
+        cnt.keys < (uint64_t)k)
+        return nas_error_set(err, NAS_EINVAL, "--genotypes %d, but the space has %llu distinct "
+                             "genotypes (nas space %s)", k, (unsigned long long)cnt.keys, o->conf);
     r->g = calloc((size_t)k, sizeof *r->g);
     char(*keys)[NAS_GENOTYPE_STR_MAX] = calloc((size_t)k, sizeof *keys);
     if (!r->g || !keys) {
@@ -343,13 +372,20 @@ int nas_cmd_supernet(int argc, char **argv)
         fprintf(stderr, "nas supernet: out of memory\n");
         return NAS_EXIT_FAIL;
     }
-    rc = setup(&o, &r, &err);
+    FILE *probe = o.out ? fopen(o.out, "a") : NULL; /* --out is written at the end: check it
+                                                      before the training */
+    if (o.out && !probe)
+        rc = nas_error_set(&err, NAS_EIO, "cannot write %s: %s", o.out, strerror(errno));
+    if (probe)
+        fclose(probe);
+    if (!rc)
+        rc = setup(&o, &r, &err);
     if (!rc && o.epochs == 0)
         o.epochs = r.cfg->proxy.epochs;
+    if (!rc) /* before the training: a bad --genotypes shows at once */
+        rc = pick_genotypes(&o, &r, &err);
     if (!rc)
         rc = phase_train(&o, &r, &err);
-    if (!rc)
-        rc = pick_genotypes(&o, &r, &err);
     if (!rc)
         rc = phase_eval(&o, &r, &err);
     if (!rc)

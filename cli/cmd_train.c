@@ -114,6 +114,8 @@ int nas_cmd_train(int argc, char **argv)
     int prc = parse(argc, argv, &o);
     if (prc >= 0)
         return prc;
+    nas_cli_note_recipe_words("train", o.genotype, "; or give --lr, --weight-decay, "
+                              "--batch-size, --augment");
     o.out = stdout;
     o.progress = stderr;
     o.stop = &g_stop;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h> /* execv */
 #include "cli/cli.h"
+#include "nas/space.h"   /* nas_genotype_strip_recipe */
 #include "nas/suggest.h" /* nas_suggest_hint: "did you mean" */
 
 static const nas_cli_cmd commands[] = {
@@ -233,12 +234,29 @@ int nas_cli_is_one_of(const char *arg, const char *const *names)
     return 0;
 }
 
+void nas_cli_note_recipe_words(const char *cmd, const char *genotype, const char *hint)
+{
+    char net[NAS_GENOTYPE_STR_MAX];
+    if (!genotype || strlen(genotype) >= sizeof net)
+        return;
+    memcpy(net, genotype, strlen(genotype) + 1);
+    if (nas_genotype_strip_recipe(net) <= 0) /* cuts net where the words begin */
+        return;
+    const char *words = genotype + strlen(net);
+    words += strspn(words, " \t\r\n");
+    fprintf(stderr, "nas %s: note: --genotype's recipe words (%s) are ignored: they are a search "
+            "trial's proxy settings, which `nas export --trial N` writes into ARCH.json (`nas "
+            "train ARCH.json --proxy` trains with them)%s\n", cmd, words, hint);
+}
+
 int nas_cli_ints(const char *cmd, const nas_cli_int *t, size_t n, const char *a, const char *v)
 {
     long x;
     for (size_t k = 0; k < n; k++) {
         if (strcmp(a, t[k].name))
             continue;
+        if (!v)
+            return nas_cli_usage_error(cmd, "%s needs a value: %s", a, t[k].range);
         if (nas_parse_long(v, t[k].lo, t[k].hi, &x))
             return nas_cli_usage_error(cmd, "%s needs %s, not '%s'", a, t[k].range, v);
         *t[k].dst = (int)x;

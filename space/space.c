@@ -33,6 +33,37 @@ struct nas_space {
 static const nas__space_type *type_of(const nas_space *s) { return s ? s->type : &nas__cell_type; }
 static const void *impl_of(const nas_space *s) { return s ? s->impl : NULL; }
 
+/* Issue 33: the longest string of s with its recipe words: the type's
+ * genotype of the longest token name at every decision, formatted, plus
+ * the longest " KEY=VALUE" word of each recipe decision. */
+static size_t longest_string(const nas_space *s)
+{
+    nas_genotype g;
+    memset(&g, 0, sizeof g);
+    g.len = s->arch_len;
+    for (int i = 0; i < s->arch_len; i++) {
+        size_t best = 0;
+        for (int j = 0; j < s->type->decision_choices(s->impl, i); j++) {
+            int tok = s->type->decision_token(s->impl, i, j);
+            const char *name = s->type->token_name(s->impl, tok);
+            if (j == 0 || (name && strlen(name) > best)) {
+                g.tok[i] = (uint8_t)tok;
+                best = name ? strlen(name) : 0;
+            }
+        }
+    }
+    char buf[4 * NAS_GENOTYPE_STR_MAX];
+    size_t len = s->type->format(s->impl, &g, buf, sizeof buf) == NAS_OK ? strlen(buf) : sizeof buf;
+    for (int d = 0; d < s->rec.n_dec; d++) {
+        size_t best = 0;
+        for (int j = 0; j < s->rec.n[d]; j++)
+            if (strlen(s->rec.word[d][j]) > best)
+                best = strlen(s->rec.word[d][j]);
+        len += 1 + best;
+    }
+    return len;
+}
+
 int nas_space_create(const nas_space_desc *desc, nas_space **out, nas_error *err)
 {
     if (out)
@@ -63,6 +94,11 @@ int nas_space_create(const nas_space_desc *desc, nas_space **out, nas_error *err
     if (rc == NAS_OK && s->arch_len + s->rec.n_dec > NAS_GENOTYPE_MAX_LEN)
         rc = nas_error_set(err, NAS_EINVAL, "space: %d decisions with the recipe choices, "
                            "expected at most %d", s->arch_len + s->rec.n_dec, NAS_GENOTYPE_MAX_LEN);
+    size_t longest = rc == NAS_OK && s->rec.n_dec ? longest_string(s) : 0;
+    if (longest >= NAS_GENOTYPE_STR_MAX)
+        rc = nas_error_set(err, NAS_EINVAL, "space: a genotype string with the recipe choices' "
+                           "words could be %zu characters long, expected at most %d (fewer "
+                           "layers, or shorter values)", longest, NAS_GENOTYPE_STR_MAX - 1);
     if (rc != NAS_OK) {
         nas_space_destroy(s);
         return rc;

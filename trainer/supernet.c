@@ -410,6 +410,8 @@ static int build(const nas_supernet *sn, const nas_genotype *g, int max_batch, n
 {
     nas_net_desc d = sn->desc;
     d.genotype = *g;
+    d.genotype.len = nas_space_arch_len(sn->space); /* issue 33: the network's tokens, not
+                                                      the recipe choices' */
     int rc = nas_net_create(sn->be, &d, max_batch, sn->seed, out, err);
     if (rc) {
         char buf[NAS_GENOTYPE_STR_MAX];
@@ -858,6 +860,9 @@ static int load_meta(const nas__npz *z, const char *path, const char *fp, int64_
                              (int)(lb > 160 ? 160 : lb), fp + ib);
     }
     memcpy(steps, st->data, sizeof *steps);
+    if (*steps < 0)
+        return nas_error_set(err, NAS_EFORMAT, "%s: %s = %lld, expected the steps done (>= 0)",
+                             path, META_STEPS, (long long)*steps);
     return NAS_OK;
 }
 

@@ -37,7 +37,11 @@ typedef struct nas_supernet nas_supernet; /* opaque; owns its slots */
  * then initialised as a function of (seed, slot, position) alone:
  * weights and linear biases uniform in +-1/sqrt(fan_in) of the slot's
  * shape (PyTorch's default), BN gamma 1, beta 0, running mean 0, running
- * variance 1, momentum 0. Errors: NAS_EINVAL (NULL argument, bad shape),
+ * variance 1, momentum 0. A space with recipe choices (issue 33: proxy.lr
+ * and the like as genotype tokens) is accepted: the subnets are built from
+ * the network's tokens (nas_space_arch_len), so genotypes differing only in
+ * their recipe words share every weight; the training recipe is the one
+ * passed to nas_supernet_train. Errors: NAS_EINVAL (NULL argument, bad shape),
  * NAS_ENOMEM, builder and backend errors (the message names the subnet).
  */
 int nas_supernet_create(nas_backend *be, const nas_space *space, int in_c, int in_h, int in_w,
@@ -117,10 +121,11 @@ int nas_supernet_save(const nas_supernet *sn, const char *path, const char *fing
 
 /*
  * Read a file written by nas_supernet_save into `sn` (created for the same
- * space and seed). Errors: NAS_EIO, NAS_EEXIST (the file's fingerprint
- * differs from `fingerprint`: both are named), NAS_EFORMAT (a slot this
- * supernet does not have or holds larger, a missing member, wrong dtype),
- * NAS_ENOMEM.
+ * space and seed; a slot the file holds larger than `sn` grows to it).
+ * Errors: NAS_EIO, NAS_EEXIST (the file's fingerprint differs from
+ * `fingerprint`: both are named), NAS_EFORMAT (a slot this supernet does
+ * not have, a missing member, a wrong dtype or rank, momentum for BN
+ * statistics, negative steps), NAS_ENOMEM.
  */
 int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprint,
                       nas_error *err);

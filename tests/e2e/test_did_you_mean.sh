@@ -40,6 +40,9 @@ run 2 "$NAS" query --limt 3
 grep_in "nas query: unknown option '--limt' (did you mean '--limit'?)" "$TMP/err"
 run 2 "$NAS" export --fromat json
 grep_in "nas export: unknown option '--fromat' (did you mean '--format'?)" "$TMP/err"
+# a known option given last, without its value, is named as such (not "unknown option")
+run 2 "$NAS" proxy-check c.conf --seeds
+grep_in "nas proxy-check: --seeds needs a value: 2 to 100" "$TMP/err"
 run 2 "$NAS" query --format tabel
 grep_in "unknown format 'tabel' (expected table, csv or json) (did you mean 'table'?)" "$TMP/err"
 note "option value (one of a fixed set)"

@@ -49,6 +49,8 @@ note "usage errors"
 fails 2 "give exactly one of --best" "$NAS" export --db "$DB" --format json -o x.json
 fails 2 "--format must be json, onnx or pytorch" "$NAS" export --db "$DB" --best --format tf -o x
 fails 2 "-o FILE is required" "$NAS" export --db "$DB" --best --format json
+fails 2 "unknown op 'bogus'" "$NAS" export --genotype '|bogus~0|+|none~0|none~1|+|none~0|none~1|none~2|' \
+    --format json -o x.json
 fails 1 "unknown column" "$NAS" export --db "$DB" --best --by colour --format json -o x.json
 
 note "damaged and invalid ARCH.json"

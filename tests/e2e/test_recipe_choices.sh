@@ -72,6 +72,7 @@ done
 note "exports and nas train accept a genotype with recipe words (the network alone)"
 geno=$(sql r.db "SELECT genotype FROM trial ORDER BY id LIMIT 1")
 run 0 "$NAS" export --genotype "$geno" --format onnx -o g.onnx
+grep_in "nas export: note: --genotype's recipe words (lr=0.0\?1) are ignored" "$TMP/err"
 run 0 "$NAS" export --db r.db --trial 1 --weights init --format pytorch -o g.py
 
 note "successive halving: a promoted trial keeps its recipe"

@@ -6,7 +6,9 @@
 # stand-alone with 2 seeds; the rows and the last line carry every figure.
 # A rerun resumes the finished checkpoint (no step trained again, the same
 # supernet accuracies); another recipe (--epochs 3) is refused naming the
-# line of the fingerprints that differs; bad options are usage errors (exit 2).
+# line of the fingerprints that differs; bad options are usage errors (exit 2),
+# and so is a config with recipe choices (a list for proxy.lr); an unwritable
+# --out and more --genotypes than the space holds are refused before any training.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -60,4 +62,23 @@ note "usage errors"
 run 2 "$NAS" supernet "$TMP/c.conf" --genotypes 1
 run 2 "$NAS" supernet "$TMP/c.conf" --bogus
 run 2 "$NAS" supernet
+run 2 "$NAS" supernet "$TMP/c.conf" --epochs
+grep -q -- "--epochs needs a value" "$TMP/err" || { cat "$TMP/err"; fail "a missing value is not named"; }
+
+note "an unwritable --out is refused before the training"
+run 1 "$NAS" supernet "$TMP/c.conf" --epochs 1 --genotypes 2 --out /nonexistent-dir/rows.tsv
+grep -q "cannot write /nonexistent-dir/rows.tsv" "$TMP/err" || { cat "$TMP/err"; fail "--out not checked"; }
+grep -q "supernet epoch" "$TMP/err" && fail "trained before finding --out unwritable"
+
+note "more --genotypes than the space has is refused before the training"
+run 2 "$NAS" supernet "$TMP/c.conf" --epochs 1 --genotypes 5000
+grep -q -- "--genotypes 5000, but the space has 234 distinct genotypes" "$TMP/err" ||
+    { cat "$TMP/err"; fail "--genotypes beyond the space not named"; }
+grep -q "supernet epoch" "$TMP/err" && fail "trained before finding --genotypes too many"
+
+note "recipe choices (issue 33) are refused: the supernet trains one recipe"
+sed 's/lr = 0.1;/lr = [0.05, 0.1];/' "$TMP/c.conf" >"$TMP/r.conf"
+run 2 "$NAS" supernet "$TMP/r.conf" --epochs 1 --genotypes 2
+grep -q "r.conf: proxy.lr is a list of 2 recipe choices" "$TMP/err" ||
+    { cat "$TMP/err"; fail "recipe choices not refused by name"; }
 echo "ok"

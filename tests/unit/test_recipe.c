@@ -260,6 +260,30 @@ static void test_chain_space(void **state)
     free(cfg);
 }
 
+/* A chain space whose strings fit alone (4 stages of 15 layers of 7-letter
+ * ops: 479 characters) but not with the recipe words (48 more) is refused
+ * at the stages' line; before, every trial failed with "genotype cannot be
+ * formatted" and every canonical key was empty. */
+static void test_string_too_long(void **state)
+{
+    (void)state;
+    char text[2048];
+    const char *st = "{ channels = 4; stride = 1; layers = 15; ops = [\"conv_k5\", \"conv_k7\"]; }";
+    const char *fmt = "space = { type = \"chain\"; input = [1, 28, 28]; classes = 10;\n"
+                      "  stem = { kernel = 3; channels = 4; stride = 4; };\n"
+                      "  stages = ( %s, %s, %s, %s );\n"
+                      "  head = { channels = 8; }; };\n"
+                      "proxy = { lr = %s; weight_decay = %s; };\n";
+    snprintf(text, sizeof text, fmt, st, st, st, st, "0.012345678901", "0.00012345678901");
+    nas_config *cfg = malloc(sizeof *cfg);
+    nas_space_destroy(space_of(text, cfg)); /* alone it fits */
+    free(cfg);
+    snprintf(text, sizeof text, fmt, st, st, st, st, "[0.012345678901, 0.02]",
+             "[0.00012345678901, 0.0]");
+    parse_fails(text, "r.conf:3:", "with the recipe choices' words could be 527 characters",
+                NULL);
+}
+
 /* Evolution's one-position mutation reaches the recipe tokens (about 2 in
  * 8 children with 6 edges and 2 choices) and changes one decision. */
 static void test_mutation(void **state)
@@ -361,6 +385,7 @@ int main(void)
         cmocka_unit_test(test_old_space_unchanged),
         cmocka_unit_test(test_round_trip_and_keys),
         cmocka_unit_test(test_chain_space),
+        cmocka_unit_test(test_string_too_long),
         cmocka_unit_test(test_mutation),
         cmocka_unit_test(test_nao_vocabulary),
     };

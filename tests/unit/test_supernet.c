@@ -290,6 +290,34 @@ static void test_resume_equals_uninterrupted(void **st)
     fixture_close(&f);
 }
 
+/* A checkpoint whose steps are negative (a corrupted or hand-made file
+ * with the right fingerprint) is refused as a bad file; before, training
+ * went on to fail in the batch loader ("bad arguments"). */
+static void test_negative_steps_refused(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CELL_CONF, "cpu");
+    nas_supernet *sn = NULL;
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &sn, &err),
+                     NAS_OK);
+    char path[512];
+    snprintf(path, sizeof path, "%s/neg.npz", g_dir);
+    nas__npz_writer *z = NULL;
+    int64_t two = 2, one = 1, steps = -5;
+    assert_int_equal(nas__npz_create(path, &z, &err), NAS_OK);
+    assert_int_equal(nas__npz_add(z, "__supernet/fingerprint", "|u1", 1, &two, "fp", 2, &err), NAS_OK);
+    assert_int_equal(nas__npz_add(z, "__supernet/steps", "<i8", 1, &one, &steps, sizeof steps, &err),
+                     NAS_OK);
+    assert_int_equal(nas__npz_close(z, &err), NAS_OK);
+    assert_int_equal(nas_supernet_load(sn, path, "fp", &err), NAS_EFORMAT);
+    assert_non_null(strstr(err.msg, "__supernet/steps = -5"));
+    assert_int_equal(nas_supernet_steps(sn), 0);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
 /* The path of a step depends on (seed, step) only, and draws each
  * decision's choices uniformly (chain: every genotype is valid). */
 static void test_path_uniform(void **st)
@@ -376,6 +404,36 @@ static void test_nan_names_the_path(void **st)
     fixture_close(&f);
 }
 
+/* Issue 33: a space with recipe choices (examples/fashion-recipe.conf:
+ * lr, weight_decay and augment lists) makes a supernet over its network
+ * tokens; two genotypes differing only in their recipe words are the same
+ * subnet. Failed before: create built a cell from 9 tokens. */
+static void test_recipe_space(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, "examples/fashion-recipe.conf", "cpu");
+    assert_int_equal(nas_space_recipe_len(f.space), 3);
+    nas_supernet *sn = trained(&f, 2);
+    nas_genotype a = space_parse(f.space, CELL_G " lr=0.02 weight_decay=0.0 augment=none");
+    nas_genotype b = space_parse(f.space, CELL_G " lr=0.1 weight_decay=0.0005 augment=crop4,flip");
+    nas_net *na = NULL, *nb = NULL;
+    nas_error err;
+    if (nas_supernet_subnet(sn, &a, N_EVAL, &na, &err) || nas_supernet_subnet(sn, &b, N_EVAL, &nb, &err))
+        fail_msg("subnet: %s", err.msg);
+    float *la = malloc((size_t)N_EVAL * f.classes * sizeof *la);
+    float *lb = malloc((size_t)N_EVAL * f.classes * sizeof *lb);
+    eval_logits(f.be, na, f.data, la, f.classes);
+    eval_logits(f.be, nb, f.data, lb, f.classes);
+    assert_memory_equal(la, lb, (size_t)N_EVAL * f.classes * sizeof *la);
+    free(la);
+    free(lb);
+    nas_net_destroy(na);
+    nas_net_destroy(nb);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +446,8 @@ int main(void)
         cmocka_unit_test(test_path_uniform),
         cmocka_unit_test(test_evaluate_leaves_supernet),
         cmocka_unit_test(test_nan_names_the_path),
+        cmocka_unit_test(test_recipe_space),
+        cmocka_unit_test(test_negative_steps_refused),
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
