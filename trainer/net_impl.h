@@ -107,7 +107,9 @@ int nas__net_homogeneous(const nas_net *net);
  * the next forward; mult[i]: how many convolutions read that ReLU's
  * output, at least 1 (a cell's node feeds its conv edges through one
  * shared ReLU, where NAS-Bench-201's ReLUConvBN has one ReLU module per
- * edge). Returns how
+ * edge). A ReLU run fused with its batch norm in a training forward gives
+ * its output instead, which is positive exactly where its input is (the
+ * input is not kept; NASWOT reads only the signs). Returns how
  * many; fills at most cap entries of out and mult. */
 int nas__net_relu_inputs(nas_net *net, const nas_tensor **out, int *mult, int cap);
 
