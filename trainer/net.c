@@ -149,6 +149,7 @@ struct nas_net {
     int no_bn, no_dropout;   /* zero-cost proxies (nas__net_set_proxy_mode): identity steps */
     nas_tensor *input_grad;  /* non-NULL: the backward also writes d/dx of the input here */
     int bn_act_fwd;          /* 1: the last forward ran fused batch norm + activation steps */
+    int bn_act_off;          /* 1: never fuse them (nas__net_set_bn_act) */
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -950,7 +951,7 @@ static int run_step(nas_net *n, const step *s, int train)
             return nas_tensor_copy(y, AC(n, s->x));
         if (folded && s->fold == 1)
             return NAS_OK; /* done by its convolution */
-        if (train && s->act >= 0) {
+        if (n->bn_act_fwd && s->act >= 0) {
             const step *a = &n->steps[s->act];
             return nas_batchnorm_act_fwd_train(be, act_fn_of(a), AC(n, s->x), P(s->w), P(s->b),
                                                &n->cur->act[a->y], y, n->aux[s->sm],
@@ -1021,7 +1022,7 @@ int nas_net_forward(nas_net *n, const nas_tensor *x, int train, const nas_tensor
     n->cur = v;
     n->input = x;
     n->cur_train = train;
-    n->bn_act_fwd = train && !n->no_bn;
+    n->bn_act_fwd = train && !n->no_bn && !n->bn_act_off;
     if (train)
         n->gen++; /* BN running statistics change */
     else if (n->fuse && n->fold_gen != n->gen) {
@@ -1389,6 +1390,23 @@ int nas__net_set_fold(nas_net *n, int on)
     n->fuse = on != 0;
     n->fold_gen = 0; /* recompute on the next eval forward */
     return was;
+}
+
+int nas__net_set_bn_act(nas_net *n, int on)
+{
+    if (!n)
+        return 0;
+    int was = !n->bn_act_off;
+    n->bn_act_off = on == 0;
+    return was;
+}
+
+int nas__net_bn_acts(const nas_net *n)
+{
+    int m = 0;
+    for (int i = 0; n && i < n->n_steps; i++)
+        m += n->steps[i].kind == S_BN && n->steps[i].act >= 0;
+    return m;
 }
 
 int nas__net_folded_convs(const nas_net *n, int *accumulating)

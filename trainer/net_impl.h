@@ -76,6 +76,13 @@ int nas__net_set_fold(nas_net *net, int on);
 /* How many convolutions run with a folded batch norm in eval mode, and how
  * many of those add straight into a node sum (into *accumulating). */
 int nas__net_folded_convs(const nas_net *net, int *accumulating);
+/* Issue 34: 0 makes training forwards run every batch norm and its
+ * activation as two steps, 1 (the default) fuses them where net.c's plan
+ * allows ("Fused batch norm"). For tests and benchmarks; returns the
+ * previous setting. Takes effect from the next forward. */
+int nas__net_set_bn_act(nas_net *net, int on);
+/* How many batch norms run fused with the activation after them. */
+int nas__net_bn_acts(const nas_net *net);
 
 /* ---- zero-cost proxies (evaluator/zerocost.c) ---- */
 /* After a train-mode forward: backward with every logit's gradient set to
