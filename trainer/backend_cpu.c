@@ -43,6 +43,12 @@
  * need the convolution's output), and NAS-Bench-201's ReLU -> conv -> BN
  * order leaves no activation post-op to fuse: the ReLU comes before the
  * convolution, and the node it reads is needed un-rectified too.
+ * Where a batch norm is followed by a ReLU that alone reads it (chain
+ * networks' MBConv blocks, the stem, NAS-Bench-201's final BN-ReLU), the
+ * training forward and backward are one oneDNN batch normalisation with
+ * dnnl_fuse_norm_relu (issue 34; bn_act_ok): the BN output is neither
+ * written nor re-read, and the backward applies the ReLU mask (the
+ * primitive's workspace, kept in the caller's ws tensor) in its own pass.
  *
  * Threads. Debian's oneDNN is built with the OpenMP runtime
  * (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP): it sizes its parallel regions from

@@ -282,6 +282,17 @@ static void test_conv(void **state)
     close_backends(&c, "conv");
 }
 
+/* A training batch norm's output, saved statistics and running statistics. */
+static void bn_train_check(cmp *c, const pair *y, const pair *sm, const pair *si,
+                           const pair *rmean, const pair *rvar)
+{
+    cmp_check(c, y, "fwd_train y", TOL_BN);
+    cmp_check(c, sm, "fwd_train save_mean", TOL_BN);
+    cmp_check(c, si, "fwd_train save_invstd", TOL_BN);
+    cmp_check(c, rmean, "fwd_train running_mean", TOL_BN);
+    cmp_check(c, rvar, "fwd_train running_var", TOL_BN);
+}
+
 /* x uniform in [lo, hi) */
 static void bn_at(cmp *c, int n, int ch, int h, float lo, float hi)
 {
@@ -304,11 +315,7 @@ static void bn_at(cmp *c, int n, int ch, int h, float lo, float hi)
                                  R(rvar), momentum, eps),
          nas_batchnorm_fwd_train(c->be, D(x), D(gamma), D(beta), D(y), D(sm), D(si), D(rmean),
                                  D(rvar), momentum, eps));
-    cmp_check(c, y, "fwd_train y", TOL_BN);
-    cmp_check(c, sm, "fwd_train save_mean", TOL_BN);
-    cmp_check(c, si, "fwd_train save_invstd", TOL_BN);
-    cmp_check(c, rmean, "fwd_train running_mean", TOL_BN);
-    cmp_check(c, rvar, "fwd_train running_var", TOL_BN);
+    bn_train_check(c, y, sm, si, rmean, rvar);
     BOTH(c,
          nas_batchnorm_bwd(c->ref, R(x), R(dy), R(gamma), R(sm), R(si), R(dx), R(dg), R(db)),
          nas_batchnorm_bwd(c->be, D(x), D(dy), D(gamma), D(sm), D(si), D(dx), D(dg), D(db)));
@@ -1000,11 +1007,7 @@ static void bn_act_one(cmp *c, int fn, int n, int ch, int h, float lo, float hi)
                                      R(si), R(rmean), R(rvar), momentum, eps),
          nas_batchnorm_act_fwd_train(c->be, fn, x, D(gamma), D(beta), D(y), D(ws), D(sm), D(si),
                                      D(rmean), D(rvar), momentum, eps));
-    cmp_check(c, y, "fwd_train y", TOL_BN);
-    cmp_check(c, sm, "fwd_train save_mean", TOL_BN);
-    cmp_check(c, si, "fwd_train save_invstd", TOL_BN);
-    cmp_check(c, rmean, "fwd_train running_mean", TOL_BN);
-    cmp_check(c, rvar, "fwd_train running_var", TOL_BN);
+    bn_train_check(c, y, sm, si, rmean, rvar);
     BOTH(c,
          nas_batchnorm_act_bwd(c->ref, fn, R(x0), R(ws), R(dy0), R(gamma), R(sm), R(si), R(dx),
                                R(dg), R(db)),
