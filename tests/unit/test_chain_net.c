@@ -216,7 +216,8 @@ static void test_fused_bn_act(void **st)
     (void)st;
     nas_config *cfg = malloc(sizeof *cfg);
     nas_space *s = space_load("examples/spaces/fashion-chain.conf", cfg);
-    nas_genotype g = space_parse(s, "mb1_k3|c24:d2:mb3_k5:mb6_k3|c40:d3:se_on:mb6_k5:skip:mb3_k3|mb6_k5:zero");
+    nas_genotype g =
+        space_parse(s, "mb1_k3|c24:d2:mb3_k5:mb6_k3|c40:d3:se_on:mb6_k5:skip:mb3_k3|mb6_k5:zero");
     nas_net_desc d = desc_of(s, &g);
     float *hx, *hy;
     batch(&d, 8, 11, &hx, &hy);
@@ -242,7 +243,8 @@ static void test_fused_bn_act(void **st)
             np = nas_net_params(net[f], ps[f], 512);
         }
         if (fabsf(loss[0] - loss[1]) > 1e-5f)
-            fail_msg("%s loss: separate %.9g fused %.9g", names[b], (double)loss[0], (double)loss[1]);
+            fail_msg("%s loss: separate %.9g fused %.9g", names[b], (double)loss[0],
+                     (double)loss[1]);
         for (int i = 0; i < np; i++) {
             if (!ps[0][i].grad)
                 continue;
