@@ -419,6 +419,57 @@ int nas_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy
     DISPATCH(be, batchnorm_bwd, x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
 }
 
+/* Issue 34: the backend's fused kernel, else BN into ws and fn(ws) into y. */
+int nas_batchnorm_act_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
+                                const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                                nas_tensor *ws, nas_tensor *save_mean, nas_tensor *save_invstd,
+                                nas_tensor *running_mean, nas_tensor *running_var,
+                                float momentum, float eps)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, ws) || !shape_is(ws, SHP(x)) || fn < 0 || fn > NAS_FN_SIGMOID)
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "batchnorm_act_fwd_train: bad workspace (must match x) or "
+                                 "function %d",
+                                 fn);
+    if (be->ext && be->ext->bn_act_fwd_train && owned(be, x) && owned(be, y) &&
+        shape_is(y, SHP(x)) && chan_ok(be, gamma, x->c)) {
+        be->last_error[0] = '\0';
+        int rc = be->ext->bn_act_fwd_train(be, fn, x, gamma, beta, y, ws, save_mean, save_invstd,
+                                           running_mean, running_var, momentum, eps);
+        if (rc != NAS_EUNSUPPORTED)
+            return rc;
+    }
+    int rc = nas_batchnorm_fwd_train(be, x, gamma, beta, ws, save_mean, save_invstd, running_mean,
+                                     running_var, momentum, eps);
+    return rc ? rc : nas_act_fwd(be, fn, ws, y);
+}
+
+/* The fused kernel's backward, else fn's backward in place in ws, then BN's. */
+int nas_batchnorm_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                          const nas_tensor *dy, const nas_tensor *gamma,
+                          const nas_tensor *save_mean, const nas_tensor *save_invstd,
+                          nas_tensor *dx, nas_tensor *dgamma, nas_tensor *dbeta)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, x) || !owned(be, ws) || !shape_is(ws, SHP(x)) || fn < 0 || fn > NAS_FN_SIGMOID)
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "batchnorm_act_bwd: bad workspace (must match x) or function %d",
+                                 fn);
+    if (be->ext && be->ext->bn_act_bwd && owned(be, dy) && owned(be, dx) &&
+        shape_is(dy, SHP(x)) && shape_is(dx, SHP(x)) && chan_ok(be, gamma, x->c)) {
+        be->last_error[0] = '\0';
+        int rc = be->ext->bn_act_bwd(be, fn, x, ws, dy, gamma, save_mean, save_invstd, dx, dgamma,
+                                     dbeta);
+        if (rc != NAS_EUNSUPPORTED)
+            return rc;
+    }
+    int rc = nas_act_bwd(be, fn, ws, dy, ws);
+    return rc ? rc : nas_batchnorm_bwd(be, x, ws, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+}
+
 int nas_relu_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y)
 {
     if (!be)

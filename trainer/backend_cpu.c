@@ -43,6 +43,12 @@
  * need the convolution's output), and NAS-Bench-201's ReLU -> conv -> BN
  * order leaves no activation post-op to fuse: the ReLU comes before the
  * convolution, and the node it reads is needed un-rectified too.
+ * Where a batch norm is followed by a ReLU that alone reads it (chain
+ * networks' MBConv blocks, the stem, NAS-Bench-201's final BN-ReLU), the
+ * training forward and backward are one oneDNN batch normalisation with
+ * dnnl_fuse_norm_relu (issue 34; bn_act_ok): the BN output is neither
+ * written nor re-read, and the backward applies the ReLU mask (the
+ * primitive's workspace, kept in the caller's ws tensor) in its own pass.
  *
  * Threads. Debian's oneDNN is built with the OpenMP runtime
  * (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP): it sizes its parallel regions from
@@ -1015,13 +1021,17 @@ static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_t
 
 /* ---- batch normalisation ---------------------------------------------------------- */
 
-static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, prim **out)
+/* The batch-norm primitive `kind` for x in layout lx; relu: with oneDNN's
+ * fused ReLU (dnnl_fuse_norm_relu), whose training forward writes and
+ * backward reads a workspace (the ReLU mask) as their last argument. */
+static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, int relu,
+                   prim **out)
 {
     union {
         float f;
         int32_t i;
     } e = {eps};
-    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, e.i, lx};
+    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, e.i, lx, relu};
     cpu_ctx *c = ctx_of(be);
     *out = cache_find(c, kind, key);
     if (*out)
@@ -1037,7 +1047,7 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     dnnl_memory_desc_t data;
     if (md_act(&data, x->n, x->c, x->h, x->w, lx))
         return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: bad memory descriptor", what);
-    const unsigned flags = dnnl_use_scale | dnnl_use_shift;
+    const unsigned flags = dnnl_use_scale | dnnl_use_shift | (relu ? dnnl_fuse_norm_relu : 0u);
     dnnl_batch_normalization_desc_t fwd_d, bwd_d;
     dnnl_primitive_desc_t hint = NULL;
     /* oneDNN's JIT batch norm splits channel blocks between threads; with
@@ -1051,12 +1061,12 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
         nthr = 1;
     set_threads(c, nthr);
     if (kind == PK_BN_TRAIN) {
-        const int args[] = {DNNL_ARG_SRC,  DNNL_ARG_SCALE, DNNL_ARG_SHIFT,
-                            DNNL_ARG_DST,  DNNL_ARG_MEAN,  DNNL_ARG_VARIANCE};
+        const int args[] = {DNNL_ARG_SRC,  DNNL_ARG_SCALE, DNNL_ARG_SHIFT,   DNNL_ARG_DST,
+                            DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_WORKSPACE};
         DN("dnnl_batch_normalization_forward_desc_init",
            dnnl_batch_normalization_forward_desc_init(&fwd_d, dnnl_forward_training, &data, eps,
                                                       flags));
-        return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6, nthr, out);
+        return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6 + relu, nthr, out);
     }
     if (kind == PK_BN_INFER) {
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_SCALE,    DNNL_ARG_SHIFT,
@@ -1077,8 +1087,9 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     {
         const int args[] = {DNNL_ARG_SRC,      DNNL_ARG_MEAN,     DNNL_ARG_VARIANCE,
                             DNNL_ARG_DIFF_DST, DNNL_ARG_SCALE,    DNNL_ARG_DIFF_SRC,
-                            DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT, DNNL_ARG_SHIFT};
-        rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 9, nthr, out);
+                            DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT, DNNL_ARG_SHIFT,
+                            DNNL_ARG_WORKSPACE};
+        rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 9 + relu, nthr, out);
     }
 fail:
     if (hint)
@@ -1088,30 +1099,32 @@ fail:
 
 /* The batch-norm primitive `kind` for x in x's preferred layout (*lx), and
  * x's data in that layout (*xb). */
-static int bn_start(nas_backend *be, int kind, const nas_tensor *x, float eps, int *lx,
-                    prim **p, const float **xb)
+static int bn_start(nas_backend *be, int kind, const nas_tensor *x, float eps, int relu,
+                    int *lx, prim **p, const float **xb)
 {
     *lx = pref_layout(x);
-    int rc = bn_prim(be, kind, x, *lx, eps, p);
+    int rc = bn_prim(be, kind, x, *lx, eps, relu, p);
     if (rc)
         return rc;
     *xb = in_layout(be, x, *lx, 0);
     return *xb ? NAS_OK : NAS_EBACKEND;
 }
 
-static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
-                                   const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
-                                   nas_tensor *save_invstd, nas_tensor *running_mean,
-                                   nas_tensor *running_var, float momentum, float eps)
+/* Training batch norm; with ws, fused with a ReLU whose mask goes to ws. */
+static int bn_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
+                    const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *save_mean,
+                    nas_tensor *save_invstd, nas_tensor *running_mean, nas_tensor *running_var,
+                    float momentum, float eps)
 {
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_TRAIN, x, eps, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_TRAIN, x, eps, ws != NULL, &lx, &p, &xb);
     if (rc)
         return rc;
     cpu_ctx *c = ctx_of(be);
-    void *const bufs[] = {(void *)xb, gamma->buf, beta->buf, y->buf, save_mean->buf, c->var};
+    void *const bufs[] = {(void *)xb, gamma->buf,    beta->buf,
+                          y->buf,     save_mean->buf, c->var, ws ? ws->buf : NULL};
     y->layout = lx;
     rc = prim_exec(be, "batchnorm_fwd_train", p, bufs);
     if (rc)
@@ -1126,6 +1139,15 @@ static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const n
     return NAS_OK;
 }
 
+static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
+                                   const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
+                                   nas_tensor *save_invstd, nas_tensor *running_mean,
+                                   nas_tensor *running_var, float momentum, float eps)
+{
+    return bn_train(be, x, gamma, beta, y, NULL, save_mean, save_invstd, running_mean,
+                    running_var, momentum, eps);
+}
+
 static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
                                    const nas_tensor *gamma, const nas_tensor *beta,
                                    const nas_tensor *running_mean,
@@ -1134,7 +1156,7 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_INFER, x, eps, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_INFER, x, eps, 0, &lx, &p, &xb);
     if (rc)
         return rc;
     void *const bufs[] = {(void *)xb, gamma->buf, beta->buf, running_mean->buf, running_var->buf,
@@ -1143,15 +1165,16 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
     return prim_exec(be, "batchnorm_fwd_infer", p, bufs);
 }
 
-static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
-                             const nas_tensor *gamma, const nas_tensor *save_mean,
-                             const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
-                             nas_tensor *dbeta)
+/* Batch-norm backward; with ws, of the ReLU-fused forward (ws: its mask). */
+static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
+                  const nas_tensor *dy, const nas_tensor *gamma, const nas_tensor *save_mean,
+                  const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                  nas_tensor *dbeta)
 {
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, ws != NULL, &lx, &p, &xb);
     if (rc)
         return rc;
     cpu_ctx *c = ctx_of(be);
@@ -1162,13 +1185,55 @@ static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_ten
     const float *dyb = in_layout(be, dy, lx, 1);
     if (!dyb)
         return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, save_mean->buf, c->var, (void *)dyb, gamma->buf, dx->buf,
-                          dgamma->buf, dbeta->buf, gamma->buf};
+    void *const bufs[] = {(void *)xb,  save_mean->buf, c->var,      (void *)dyb,
+                          gamma->buf,  dx->buf,        dgamma->buf, dbeta->buf,
+                          gamma->buf,  ws ? ws->buf : NULL};
     /* oneDNN 2.6 refuses to run the use_shift backward without a SHIFT
      * argument although the gradients do not depend on it; the API has no
      * beta here, so gamma's (read-only, same-sized) buffer stands in. */
     dx->layout = lx;
     return prim_exec(be, "batchnorm_bwd", p, bufs);
+}
+
+static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
+                             const nas_tensor *gamma, const nas_tensor *save_mean,
+                             const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                             nas_tensor *dbeta)
+{
+    return bn_bwd(be, x, NULL, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+}
+
+/* Issue 34: batch norm + ReLU as one oneDNN primitive (fp32 blocked or
+ * plain layouts); NAS_EUNSUPPORTED for other functions and bf16, which
+ * nas_batchnorm_act_* then compose. ws holds oneDNN's ReLU mask, at most
+ * one byte per element (a bit mask in the JIT kernels), in its count floats. */
+static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
+{
+    return fn == NAS_FN_RELU && !is_bf16(pref_layout(x)) && !ctx_of(be)->bf16;
+}
+
+static int cpu_bn_act_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
+                                const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                                nas_tensor *ws, nas_tensor *save_mean, nas_tensor *save_invstd,
+                                nas_tensor *running_mean, nas_tensor *running_var,
+                                float momentum, float eps)
+{
+    if (!bn_act_ok(be, fn, x))
+        return NAS_EUNSUPPORTED;
+    int rc = bn_train(be, x, gamma, beta, y, ws, save_mean, save_invstd, running_mean,
+                      running_var, momentum, eps);
+    ws->layout = y->layout; /* a mask, not activations; never downloaded by callers */
+    return rc;
+}
+
+static int cpu_bn_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                          const nas_tensor *dy, const nas_tensor *gamma,
+                          const nas_tensor *save_mean, const nas_tensor *save_invstd,
+                          nas_tensor *dx, nas_tensor *dgamma, nas_tensor *dbeta)
+{
+    if (!bn_act_ok(be, fn, x))
+        return NAS_EUNSUPPORTED;
+    return bn_bwd(be, x, ws, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
 }
 
 /* ---- relu and the other activations (oneDNN eltwise) ----------------------------- */
@@ -1910,6 +1975,8 @@ static const nas__backend_ext cpu_ext = {
     .copy_tensor = cpu_copy_tensor,
     .set_precision = cpu_set_precision,
     .conv2d_fwd_bias = cpu_conv2d_fwd_bias,
+    .bn_act_fwd_train = cpu_bn_act_fwd_train,
+    .bn_act_bwd = cpu_bn_act_bwd,
 };
 
 /*

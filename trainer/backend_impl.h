@@ -129,6 +129,19 @@ typedef struct nas__backend_ext {
      * NAS_EINVAL for a state the scaler cannot hold. NULL: none. */
     int (*loss_scale_get)(nas_backend *be, double state[2]);
     int (*loss_scale_set)(nas_backend *be, const double state[2]);
+    /* nas_batchnorm_act_fwd_train / _bwd in one kernel (issue 34).
+     * NAS_EUNSUPPORTED (or NULL) for a function, layout or precision the
+     * backend does not fuse: nas_batchnorm_act_* then composes the two ops
+     * with ws holding BN's output. */
+    int (*bn_act_fwd_train)(nas_backend *be, int fn, const nas_tensor *x,
+                            const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                            nas_tensor *ws, nas_tensor *save_mean, nas_tensor *save_invstd,
+                            nas_tensor *running_mean, nas_tensor *running_var, float momentum,
+                            float eps);
+    int (*bn_act_bwd)(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                      const nas_tensor *dy, const nas_tensor *gamma, const nas_tensor *save_mean,
+                      const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                      nas_tensor *dbeta);
 } nas__backend_ext;
 
 /* Every backend struct starts with this header. */

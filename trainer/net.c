@@ -44,6 +44,15 @@
  * fused op (NAS_EUNSUPPORTED, e.g. the cpu backend in bf16) run the plain
  * steps instead; the folded result equals conv + batch norm up to float
  * rounding (tests/unit/test_net.c compares the two).
+ *
+ * Fused batch norm (issue 34). A batch norm whose output only the next
+ * step reads, that step an activation (ReLU, h-swish, ...), runs both in
+ * training forwards as one nas_batchnorm_act_fwd_train writing the
+ * activation's output; the batch norm's own output buffer becomes the
+ * op's workspace (the cpu backend's ReLU mask, or BN's output where the
+ * backend composes the two), and the backward runs nas_batchnorm_act_bwd
+ * from the activation's gradient. Eval forwards and the zero-cost
+ * proxies' identity batch norm run the two steps as before.
  */
 #include <math.h>   /* sqrtf */
 #include <stdio.h>  /* snprintf */
@@ -84,6 +93,9 @@ typedef struct step {
     nas_tensor *fw, *fb; /* S_CONV with fold: folded weights [K,C,R,R] and bias [1,K,1,1] */
     int groups;   /* S_GCONV */
     float p;      /* S_DROPOUT */
+    int act;      /* S_BN: the activation step it runs in training forwards, fused
+                     (nas_batchnorm_act_fwd_train), or -1; see "Fused batch norm" */
+    int by_bn;    /* S_RELU / S_ACT: 1 when the preceding S_BN runs it in training */
 } step;
 
 typedef struct param {
@@ -136,6 +148,8 @@ struct nas_net {
     float bn_momentum;       /* of train-mode BN (BN_MOMENTUM; nas__net_set_bn_momentum) */
     int no_bn, no_dropout;   /* zero-cost proxies (nas__net_set_proxy_mode): identity steps */
     nas_tensor *input_grad;  /* non-NULL: the backward also writes d/dx of the input here */
+    int bn_act_fwd;          /* 1: the last forward ran fused batch norm + activation steps */
+    int bn_act_off;          /* 1: never fuse them (nas__net_set_bn_act) */
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -182,6 +196,7 @@ static step *add_step(nas_net *n, int kind)
     t->in_place = -1;
     t->fold = -1;
     t->acc_sum = -1;
+    t->act = -1;
     return t;
 }
 
@@ -609,6 +624,21 @@ static void plan_folding(nas_net *n, const int *uses)
     free(prod);
 }
 
+/* Which batch norms run fused with the activation after them in training
+ * (see "Fused batch norm" in the header comment): the next step is an
+ * activation reading the BN's output, and nothing else reads it. */
+static void plan_bn_act(nas_net *n, const int *uses)
+{
+    for (int si = 0; si + 1 < n->n_steps; si++) {
+        step *b = &n->steps[si], *a = &n->steps[si + 1];
+        if (b->kind != S_BN || (a->kind != S_RELU && a->kind != S_ACT) || a->x != b->y ||
+            uses[b->y] != 1 || b->y == n->logits || n->act_root[b->y] != b->y)
+            continue;
+        b->act = si + 1;
+        a->by_bn = 1;
+    }
+}
+
 /* Fill act_root / grad_root (see the header comment): an activation used
  * by exactly one step, that step a sum, shares the sum's gradient buffer;
  * the first such input of each sum also shares its activation buffer. */
@@ -654,6 +684,7 @@ static int plan_sharing(nas_net *n)
         n->grad_root[i] = root_of(n->grad_root, i);
     }
     plan_folding(n, uses);
+    plan_bn_act(n, uses);
     free(uses);
     return NAS_OK;
 }
@@ -902,6 +933,9 @@ static uint64_t drop_seed(const nas_net *n, const step *s)
     return nas_rng_mix64(n->seed ^ ((uint64_t)(s - n->steps) << 40) ^ (n->step * NAS_RNG_GOLDEN));
 }
 
+/* The nas_actfn of an activation step. */
+static int act_fn_of(const step *a) { return a->kind == S_RELU ? NAS_FN_RELU : a->k; }
+
 static int run_step(nas_net *n, const step *s, int train)
 {
     nas_backend *be = n->be;
@@ -917,12 +951,21 @@ static int run_step(nas_net *n, const step *s, int train)
             return nas_tensor_copy(y, AC(n, s->x));
         if (folded && s->fold == 1)
             return NAS_OK; /* done by its convolution */
+        if (n->bn_act_fwd && s->act >= 0) {
+            const step *a = &n->steps[s->act];
+            return nas_batchnorm_act_fwd_train(be, act_fn_of(a), AC(n, s->x), P(s->w), P(s->b),
+                                               &n->cur->act[a->y], y, n->aux[s->sm],
+                                               n->aux[s->si], P(s->rm), P(s->rv), n->bn_momentum,
+                                               BN_EPS);
+        }
         if (train)
             return nas_batchnorm_fwd_train(be, AC(n, s->x), P(s->w), P(s->b), y, n->aux[s->sm],
                                            n->aux[s->si], P(s->rm), P(s->rv), n->bn_momentum, BN_EPS);
         return nas_batchnorm_fwd_infer(be, AC(n, s->x), P(s->w), P(s->b), P(s->rm), P(s->rv), y,
                                        BN_EPS);
     case S_RELU:
+        if (s->by_bn && n->bn_act_fwd)
+            return NAS_OK; /* done by its batch norm */
         return nas_relu_fwd(be, AC(n, s->x), y);
     case S_POOL:
         return nas_avgpool_fwd(be, AC(n, s->x), y, s->k, s->stride, s->pad);
@@ -933,6 +976,8 @@ static int run_step(nas_net *n, const step *s, int train)
     case S_GCONV:
         return nas_gconv2d_fwd(be, AC(n, s->x), P(s->w), y, s->stride, s->pad, s->groups);
     case S_ACT:
+        if (s->by_bn && n->bn_act_fwd)
+            return NAS_OK;
         return nas_act_fwd(be, s->k, AC(n, s->x), y);
     case S_CHSCALE:
         return nas_chscale_fwd(be, AC(n, s->x), AC(n, s->in[0]), y);
@@ -977,6 +1022,7 @@ int nas_net_forward(nas_net *n, const nas_tensor *x, int train, const nas_tensor
     n->cur = v;
     n->input = x;
     n->cur_train = train;
+    n->bn_act_fwd = train && !n->no_bn && !n->bn_act_off;
     if (train)
         n->gen++; /* BN running statistics change */
     else if (n->fuse && n->fold_gen != n->gen) {
@@ -1052,9 +1098,13 @@ static int zero_param_grads(nas_net *n, const step *s)
 static int back_step(nas_net *n, const step *s)
 {
     nas_backend *be = n->be;
-    if (!n->ginit[s->y])
+    int fused = n->bn_act_fwd && (s->by_bn || (s->kind == S_BN && s->act >= 0));
+    if (fused && s->kind != S_BN)
+        return NAS_OK; /* its batch norm's backward covers it */
+    int out = fused ? n->steps[s->act].y : s->y; /* the gradient this step starts from */
+    if (!n->ginit[out])
         return zero_param_grads(n, s); /* output unused by the loss */
-    const nas_tensor *gy = &n->cur->grad[s->y];
+    const nas_tensor *gy = &n->cur->grad[out];
     int needx = s->kind != S_SUM && s->x != 0;
     nas_tensor sv, *dx = needx ? grad_dst(n, s->x, &sv) : NULL;
     if (s->kind != S_SUM && s->x == 0 && n->input_grad) /* the input's (zero-cost) */
@@ -1083,8 +1133,13 @@ static int back_step(nas_net *n, const step *s)
             tmp = make_view(n->scratch, n->cur->batch, a.c, a.h, a.w);
             d = &tmp;
         }
-        rc = nas_batchnorm_bwd(be, AC(n, s->x), gy, P(s->w), n->aux[s->sm], n->aux[s->si], d,
-                               PG(s->w), PG(s->b));
+        if (fused)
+            rc = nas_batchnorm_act_bwd(be, act_fn_of(&n->steps[s->act]), AC(n, s->x),
+                                       &n->cur->act[s->y], gy, P(s->w), n->aux[s->sm],
+                                       n->aux[s->si], d, PG(s->w), PG(s->b));
+        else
+            rc = nas_batchnorm_bwd(be, AC(n, s->x), gy, P(s->w), n->aux[s->sm], n->aux[s->si],
+                                   d, PG(s->w), PG(s->b));
         break;
     }
     case S_RELU:
@@ -1240,7 +1295,9 @@ int nas__net_relu_inputs(nas_net *n, const nas_tensor **out, int *mult, int cap)
         const step *s = &n->steps[i];
         if (s->kind == S_RELU || (s->kind == S_ACT && s->k == NAS_FN_RELU)) {
             if (out && m < cap) {
-                out[m] = AC(n, s->x);
+                /* a fused step's input is not kept; its output has the same
+                 * signs (y > 0 exactly where x > 0), all NASWOT reads */
+                out[m] = s->by_bn && n->bn_act_fwd ? AC(n, s->y) : AC(n, s->x);
                 mult[m] = conv_readers(n, s->y);
             }
             m++;
@@ -1333,6 +1390,23 @@ int nas__net_set_fold(nas_net *n, int on)
     n->fuse = on != 0;
     n->fold_gen = 0; /* recompute on the next eval forward */
     return was;
+}
+
+int nas__net_set_bn_act(nas_net *n, int on)
+{
+    if (!n)
+        return 0;
+    int was = !n->bn_act_off;
+    n->bn_act_off = on == 0;
+    return was;
+}
+
+int nas__net_bn_acts(const nas_net *n)
+{
+    int m = 0;
+    for (int i = 0; n && i < n->n_steps; i++)
+        m += n->steps[i].kind == S_BN && n->steps[i].act >= 0;
+    return m;
 }
 
 int nas__net_folded_convs(const nas_net *n, int *accumulating)

@@ -76,6 +76,13 @@ int nas__net_set_fold(nas_net *net, int on);
 /* How many convolutions run with a folded batch norm in eval mode, and how
  * many of those add straight into a node sum (into *accumulating). */
 int nas__net_folded_convs(const nas_net *net, int *accumulating);
+/* Issue 34: 0 makes training forwards run every batch norm and its
+ * activation as two steps, 1 (the default) fuses them where net.c's plan
+ * allows ("Fused batch norm"). For tests and benchmarks; returns the
+ * previous setting. Takes effect from the next forward. */
+int nas__net_set_bn_act(nas_net *net, int on);
+/* How many batch norms run fused with the activation after them. */
+int nas__net_bn_acts(const nas_net *net);
 
 /* ---- zero-cost proxies (evaluator/zerocost.c) ---- */
 /* After a train-mode forward: backward with every logit's gradient set to
@@ -107,7 +114,9 @@ int nas__net_homogeneous(const nas_net *net);
  * the next forward; mult[i]: how many convolutions read that ReLU's
  * output, at least 1 (a cell's node feeds its conv edges through one
  * shared ReLU, where NAS-Bench-201's ReLUConvBN has one ReLU module per
- * edge). Returns how
+ * edge). A ReLU run fused with its batch norm in a training forward gives
+ * its output instead, which is positive exactly where its input is (the
+ * input is not kept; NASWOT reads only the signs). Returns how
  * many; fills at most cap entries of out and mult. */
 int nas__net_relu_inputs(nas_net *net, const nas_tensor **out, int *mult, int cap);
 

@@ -29,11 +29,14 @@
 # The table is written to results/<date>-<mode>.md and results/latest.md.
 # Last line (machine-readable; ratios are the worst case over all
 # configurations: minimum for throughput, maximum for latency):
-#   train_ratio=X eval_ratio=Y latency_ratio=Z [acc_nas=A acc_torch=B] train_ratio_bf16=W train_cpu_ratio=C
+#   train_ratio=X eval_ratio=Y latency_ratio=Z [acc_nas=A acc_torch=B] train_ratio_bf16=W train_cpu_ratio=C conv_share=S
 # (train_ratio: nas fp32, the default precision; train_ratio_bf16: nas with
 # precision bf16 against the same fp32 PyTorch runs; train_cpu_ratio:
 # PyTorch's CPU seconds per trained image over nas's, all threads counted,
-# which a busy machine barely moves, unlike wall-clock images/s)
+# which a busy machine barely moves, unlike wall-clock images/s; conv_share:
+# dense plus depthwise convolution time over all op time in the per-op
+# profile of chain-se at batch 128, a share within one run, so less
+# sensitive to load than a throughput)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -78,8 +81,8 @@ genos=("$G_ALL3" "$G_MIXED" "$G_POOL" "$G_CHAIN_SE" "$G_CHAIN_PLAIN")
 batches=(64 128)
 first_gi=0
 [ $chain_only = 1 ] && first_gi=3
-chain_json=$(mktemp)
-trap 'rm -f "$chain_json"' EXIT
+chain_json=$(mktemp) prof_txt=$(mktemp)
+trap 'rm -f "$chain_json" "$prof_txt"' EXIT
 
 kv() { sed -n "s/^$1=\([^ ]*\).*/\1/p" <<<"$2" | tail -1; }
 best_max() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b + 0 > a + 0) print b; else print a }'; }
@@ -155,9 +158,15 @@ done
   echo '```'
   NAS_CPU_PROFILE=1 "$nas" train --space "$CHAIN_CONF" --genotype "$G_CHAIN_SE" --batch 128 \
     --threads "$threads" --steps "$steps" --eval-images 256 --latency-runs 5 --data "$data" 2>&1 >/dev/null |
-    sed -n '/profile/,$p'
+    sed -n '/profile/,$p' >"$prof_txt"
+  cat "$prof_txt"
   echo '```'
 } | tee -a "$out"
+# conv_share: dense + depthwise convolution seconds over all op seconds of
+# that profile (issue 34: the step should cost at most 1.5x its convolutions)
+conv_share=$(awk '$1 ~ /^(dw)?conv_(fwd|bwd_data|bwd_filter)$/ { c += $4 }
+  $2 == "backend" && $3 == "profile" { t = substr($4, 2) + 0 }
+  END { if (t > 0) printf "%.3f", c / t; else print "nan" }' "$prof_txt")
 
 if [ $chain_only = 0 ]; then
 # Worker layout: 1 worker x T threads vs T workers x 1 thread (nas, mixed, batch 128).
@@ -200,6 +209,6 @@ fi
   echo
   echo "load at end: $(uptime | sed 's/.*load average: //')"
   echo
-  echo "train_ratio=$min_train eval_ratio=$min_eval latency_ratio=$max_lat$acc_line train_ratio_bf16=$min_bf16 train_cpu_ratio=$min_cpu"
+  echo "train_ratio=$min_train eval_ratio=$min_eval latency_ratio=$max_lat$acc_line train_ratio_bf16=$min_bf16 train_cpu_ratio=$min_cpu conv_share=$conv_share"
 } | tee -a "$out"
 if [ $chain_only = 1 ]; then cp "$out" "$here/results/latest-chain.md"; else cp "$out" "$here/results/latest.md"; fi

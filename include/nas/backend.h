@@ -149,6 +149,31 @@ int nas_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy
                       const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                       nas_tensor *dbeta);
 
+/*
+ * Training batch norm fused with the activation that follows it (issue 34):
+ * y = fn(BN(x)) with BN as nas_batchnorm_fwd_train (same statistics, saved
+ * mean / invstd and running updates) and fn a nas_actfn. ws[N,C,H,W]
+ * (same shape as x) is the backend's workspace for the backward: the cpu
+ * backend keeps oneDNN's ReLU mask in it (batch normalisation with the
+ * fuse-ReLU flag, oneDNN developer guide "Batch Normalization"), other
+ * backends and functions the BN output BN(x). Either way it saves a pass
+ * over memory against two ops: BN's output is not written and re-read.
+ * The backward takes the same ws (and may overwrite it): dx, dgamma,
+ * dbeta of the composite from dy = dLoss/dy. Results equal
+ * nas_batchnorm_fwd_train + nas_act_fwd and nas_act_bwd +
+ * nas_batchnorm_bwd up to float rounding (tests/conformance/test_ops.c).
+ * Errors: as those ops (NAS_EINVAL for shapes or fn).
+ */
+int nas_batchnorm_act_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
+                                const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                                nas_tensor *ws, nas_tensor *save_mean, nas_tensor *save_invstd,
+                                nas_tensor *running_mean, nas_tensor *running_var,
+                                float momentum, float eps);
+int nas_batchnorm_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                          const nas_tensor *dy, const nas_tensor *gamma,
+                          const nas_tensor *save_mean, const nas_tensor *save_invstd,
+                          nas_tensor *dx, nas_tensor *dgamma, nas_tensor *dbeta);
+
 /* y = max(x, 0); any shape. */
 int nas_relu_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y);
 /* dx = dy * (x > 0). */

@@ -282,6 +282,17 @@ static void test_conv(void **state)
     close_backends(&c, "conv");
 }
 
+/* A training batch norm's output, saved statistics and running statistics. */
+static void bn_train_check(cmp *c, const pair *y, const pair *sm, const pair *si,
+                           const pair *rmean, const pair *rvar)
+{
+    cmp_check(c, y, "fwd_train y", TOL_BN);
+    cmp_check(c, sm, "fwd_train save_mean", TOL_BN);
+    cmp_check(c, si, "fwd_train save_invstd", TOL_BN);
+    cmp_check(c, rmean, "fwd_train running_mean", TOL_BN);
+    cmp_check(c, rvar, "fwd_train running_var", TOL_BN);
+}
+
 /* x uniform in [lo, hi) */
 static void bn_at(cmp *c, int n, int ch, int h, float lo, float hi)
 {
@@ -304,11 +315,7 @@ static void bn_at(cmp *c, int n, int ch, int h, float lo, float hi)
                                  R(rvar), momentum, eps),
          nas_batchnorm_fwd_train(c->be, D(x), D(gamma), D(beta), D(y), D(sm), D(si), D(rmean),
                                  D(rvar), momentum, eps));
-    cmp_check(c, y, "fwd_train y", TOL_BN);
-    cmp_check(c, sm, "fwd_train save_mean", TOL_BN);
-    cmp_check(c, si, "fwd_train save_invstd", TOL_BN);
-    cmp_check(c, rmean, "fwd_train running_mean", TOL_BN);
-    cmp_check(c, rvar, "fwd_train running_var", TOL_BN);
+    bn_train_check(c, y, sm, si, rmean, rvar);
     BOTH(c,
          nas_batchnorm_bwd(c->ref, R(x), R(dy), R(gamma), R(sm), R(si), R(dx), R(dg), R(db)),
          nas_batchnorm_bwd(c->be, D(x), D(dy), D(gamma), D(sm), D(si), D(dx), D(dg), D(db)));
@@ -977,6 +984,60 @@ static void test_act(void **state)
     close_backends(&c, "act");
 }
 
+/* Issue 34: batch norm fused with the activation after it, forward and
+ * backward, against ref (which composes nas_batchnorm_fwd_train and
+ * nas_act_fwd, then nas_act_bwd and nas_batchnorm_bwd). x and dy arrive
+ * in the backend's own layout (blocked where C allows), as in a network;
+ * x in [lo, hi) so about a third of BN's outputs are negative. */
+static void bn_act_one(cmp *c, int fn, int n, int ch, int h, float lo, float hi)
+{
+    snprintf(c->label, sizeof c->label, "batchnorm_act %d x[%d,%d,%d,%d] in [%g, %g)", fn, n, ch,
+             h, h, (double)lo, (double)hi);
+    const float momentum = 0.1f, eps = 1e-5f;
+    pair *x0 = cmp_in(c, n, ch, h, h, lo, hi), *dy0 = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *gamma = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f), *beta = cmp_in(c, 1, ch, 1, 1, -0.5f, 0.5f);
+    pair *rmean = cmp_in(c, 1, ch, 1, 1, -0.2f, 0.2f), *rvar = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f);
+    pair *y = cmp_out(c, n, ch, h, h), *ws = cmp_out(c, n, ch, h, h);
+    pair *sm = cmp_out(c, 1, ch, 1, 1), *si = cmp_out(c, 1, ch, 1, 1);
+    pair *dx = cmp_out(c, n, ch, h, h);
+    pair *dg = cmp_out(c, 1, ch, 1, 1), *db = cmp_out(c, 1, ch, 1, 1);
+    nas_tensor *x = in_own_layout(c->be, D(x0)), *dy = in_own_layout(c->be, D(dy0));
+    BOTH(c,
+         nas_batchnorm_act_fwd_train(c->ref, fn, R(x0), R(gamma), R(beta), R(y), R(ws), R(sm),
+                                     R(si), R(rmean), R(rvar), momentum, eps),
+         nas_batchnorm_act_fwd_train(c->be, fn, x, D(gamma), D(beta), D(y), D(ws), D(sm), D(si),
+                                     D(rmean), D(rvar), momentum, eps));
+    bn_train_check(c, y, sm, si, rmean, rvar);
+    BOTH(c,
+         nas_batchnorm_act_bwd(c->ref, fn, R(x0), R(ws), R(dy0), R(gamma), R(sm), R(si), R(dx),
+                               R(dg), R(db)),
+         nas_batchnorm_act_bwd(c->be, fn, x, D(ws), dy, D(gamma), D(sm), D(si), D(dx), D(dg),
+                               D(db)));
+    cmp_check(c, dx, "bwd dx", TOL_BN_BWD);
+    cmp_check(c, dg, "bwd dgamma", TOL_BN_BWD);
+    cmp_check(c, db, "bwd dbeta", TOL_BN_BWD);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(dy);
+    cmp_reset(c);
+}
+
+static void test_batchnorm_act(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 3401);
+    static const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH};
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        bn_act_one(&c, fns[i], 3, 16, 7, -1, 3);   /* nChw16c */
+        bn_act_one(&c, fns[i], 5, 48, 7, -1, 3);   /* three 16-channel blocks */
+        bn_act_one(&c, fns[i], 3, 24, 14, -1, 3);  /* nChw8c */
+        bn_act_one(&c, fns[i], 3, 5, 7, -1, 3);    /* plain */
+        bn_act_one(&c, fns[i], 4, 16, 1, -1, 3);   /* after GAP: plain */
+        bn_act_one(&c, fns[i], 2, 32, 5, 99.5f, 100.5f); /* mean far from 0 */
+        bn_act_one(&c, fns[i], 3, 16, 7, -1, 3);   /* cached primitives again */
+    }
+    close_backends(&c, "batchnorm_act");
+}
+
 /* x comes out of a 1x1 convolution so the cpu backend holds it blocked
  * (nChw16c / nChw8c) when C allows: the scale must honour the layout. */
 static void chscale_one(cmp *c, int n, int ch, int h)
@@ -1578,6 +1639,7 @@ static const per_backend per_backend_tests[] = {
     {"conv", test_conv},
     {"conv_bias", test_conv_bias},
     {"batchnorm", test_batchnorm},
+    {"batchnorm_act", test_batchnorm_act},
     {"relu", test_relu},
     {"pool", test_pool},
     {"linear", test_linear},

@@ -24,6 +24,7 @@
 #include "nas/layers.h"
 #include "nas/trainer.h"
 #include "tests/unit/chain_space.h"
+#include "trainer/net_impl.h" /* nas__net_set_bn_act, nas__net_bn_acts */
 
 static nas_net_desc desc_of(const nas_space *s, const nas_genotype *g)
 {
@@ -206,6 +207,83 @@ static void test_cpu_matches_ref(void **st)
     free(cfg);
 }
 
+/* Issue 34: training with each batch norm fused with its activation
+ * (oneDNN's fuse-ReLU batch norm on cpu; h-swish and ReLU6 composed) gives
+ * the loss, every parameter gradient and the logits after an SGD step of
+ * the same net run as separate steps, on cpu and ref. */
+static void test_fused_bn_act(void **st)
+{
+    (void)st;
+    nas_config *cfg = malloc(sizeof *cfg);
+    nas_space *s = space_load("examples/spaces/fashion-chain.conf", cfg);
+    nas_genotype g =
+        space_parse(s, "mb1_k3|c24:d2:mb3_k5:mb6_k3|c40:d3:se_on:mb6_k5:skip:mb3_k3|mb6_k5:zero");
+    nas_net_desc d = desc_of(s, &g);
+    float *hx, *hy;
+    batch(&d, 8, 11, &hx, &hy);
+    const char *names[] = {"ref", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        nas_backend *be = backend(names[b]), *be2 = backend(names[b]);
+        nas_net *net[2];
+        float loss[2], *lg[2];
+        nas_net_param ps[2][512];
+        int np = 0;
+        nas_backend *bes[2] = {be, be2};
+        nas_tensor *x[2], *y[2];
+        for (int f = 0; f < 2; f++) {
+            x[f] = tensor(bes[f], 8, d.in_c, d.in_h, d.in_w, hx);
+            y[f] = tensor(bes[f], 8, 1, 1, 1, hy);
+            nas_error err;
+            if (nas_net_create(bes[f], &d, 8, 3, &net[f], &err) != NAS_OK)
+                fail_msg("%s", err.msg);
+            assert_int_equal(nas__net_set_bn_act(net[f], f), 1);
+            /* stem, every MBConv's expansion and depthwise, head */
+            assert_true(nas__net_bn_acts(net[f]) >= 10);
+            loss[f] = (float)loss_of(net[f], x[f], y[f]);
+            np = nas_net_params(net[f], ps[f], 512);
+        }
+        if (fabsf(loss[0] - loss[1]) > 1e-5f)
+            fail_msg("%s loss: separate %.9g fused %.9g", names[b], (double)loss[0],
+                     (double)loss[1]);
+        for (int i = 0; i < np; i++) {
+            if (!ps[0][i].grad)
+                continue;
+            size_t n = ps[0][i].grad->count;
+            float *a = malloc(n * sizeof *a), *c = malloc(n * sizeof *c);
+            assert_int_equal(nas_tensor_download(ps[0][i].grad, a, n), NAS_OK);
+            assert_int_equal(nas_tensor_download(ps[1][i].grad, c, n), NAS_OK);
+            for (size_t k = 0; k < n; k++)
+                if (fabsf(a[k] - c[k]) > 1e-4f + 1e-3f * fabsf(a[k]))
+                    fail_msg("%s %s[%zu]: separate %g fused %g", names[b], ps[0][i].name, k,
+                             (double)a[k], (double)c[k]);
+            free(a);
+            free(c);
+        }
+        for (int f = 0; f < 2; f++) {
+            const nas_tensor *l;
+            assert_int_equal(nas_net_sgd_step(net[f], 0.05f, 0.9f, 5e-4f, 1), NAS_OK);
+            assert_int_equal(nas_net_forward(net[f], x[f], 0, &l), NAS_OK);
+            lg[f] = malloc(l->count * sizeof(float));
+            assert_int_equal(nas_tensor_download(l, lg[f], l->count), NAS_OK);
+        }
+        for (int i = 0; i < 8 * d.classes; i++)
+            if (fabsf(lg[0][i] - lg[1][i]) > 1e-4f + 1e-3f * fabsf(lg[0][i]))
+                fail_msg("%s logits %d: separate %g fused %g", names[b], i, (double)lg[0][i],
+                         (double)lg[1][i]);
+        for (int f = 0; f < 2; f++) {
+            free(lg[f]);
+            nas_net_destroy(net[f]);
+            nas_tensor_destroy(x[f]);
+            nas_tensor_destroy(y[f]);
+            nas_backend_destroy(bes[f]);
+        }
+    }
+    free(hx);
+    free(hy);
+    nas_space_destroy(s);
+    free(cfg);
+}
+
 /* The .conf files of examples/spaces ("examples/spaces/NAME.conf"). */
 static int shipped_spaces(char names[][300], int max)
 {
@@ -278,6 +356,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_param_count_and_gradients),
         cmocka_unit_test(test_cpu_matches_ref),
+        cmocka_unit_test(test_fused_bn_act),
         cmocka_unit_test(test_shipped_spaces_train),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
