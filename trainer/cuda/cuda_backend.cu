@@ -1727,6 +1727,8 @@ static const nas__backend_ext cuda_ext = {
     /* .step_end = */ cu_step_end,
     /* .loss_scale_get = */ cu_loss_scale_get,
     /* .loss_scale_set = */ cu_loss_scale_set,
+    /* .bn_act_fwd_train = */ NULL, /* composed: batch norm, then the activation */
+    /* .bn_act_bwd = */ NULL,
 };
 
 /* ---- lifetime --------------------------------------------------------------------- */
