@@ -601,7 +601,8 @@ static int run_replay(run *r, nas_error *err)
     int rc, run_width = c->width;
     /* the retry counts first: the multi-fidelity replay re-queues rung jobs
      * with their counts */
-    if ((rc = nas__ctl_width_load(c, &r->prev_width, err)) != NAS_OK ||
+    if ((rc = nas__ctl_warmup(c, err)) != NAS_OK || /* issue 31: before the replay proposes */
+        (rc = nas__ctl_width_load(c, &r->prev_width, err)) != NAS_OK ||
         (rc = nas__ctl_retries_load(c, err)) != NAS_OK)
         return rc;
     rc = c->fid ? nas__ctl_fid_replay(c, &r->mismatch, err) /* issue 17 */
@@ -940,6 +941,7 @@ static int run_close(run *r, int rc, nas_error *err)
     nas_space_destroy(c->space);
     nas_store_close(c->st);
     free(c->fl);
+    free(c->warm);
     free(c->requeue);
     free(c->retry);
     free(c->rt_id);

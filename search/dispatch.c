@@ -109,7 +109,7 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
         snprintf(used, sizeof used, " (%d of workers.max_retries = %d retries used before)",
                  f->failures, c->cfg->workers.max_retries);
     else if (how == START_NEW && c->enq_last) /* issue 33 */
-        snprintf(used, sizeof used, " (enqueued)");
+        snprintf(used, sizeof used, c->enq_last == 2 ? " (warm-up)" : " (enqueued)");
     /* issue 22: the label is the database trial id (what `nas show` and
      * `nas export --trial` take), then the budget progress */
     const char *verb = c->table ? "lookup" : "train ";
