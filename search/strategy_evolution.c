@@ -74,7 +74,27 @@ typedef struct evo {
     int *rank;     /* cap scratch */
     double *crowd; /* cap scratch */
     nas_zc_scorer *zc; /* issue 31: the move proposal's proxy (made on first use) */
+    nas_proxy_fn proxy_fn; /* ... or precomputed scores (nas_strategy_set_proxy) */
+    void *proxy_ctx;
 } evo;
+
+/* Issue 31: the move proposal's score of g (NaN: failed or unknown). */
+static double proxy_score(evo *e, const nas_genotype *g)
+{
+    if (e->proxy_fn)
+        return e->proxy_fn(e->proxy_ctx, g);
+    double v = NAN;
+    nas_error err;
+    (void)nas_zc_scorer_score(e->zc, g, &v, &err);
+    return v;
+}
+
+static void evo_set_proxy(nas_strategy *s, nas_proxy_fn fn, void *ctx)
+{
+    evo *e = s->context;
+    e->proxy_fn = fn;
+    e->proxy_ctx = ctx;
+}
 
 static const member *evo_at(const evo *e, int i) { return &e->pop[(e->head + i) % e->cap]; }
 
@@ -147,7 +167,8 @@ static int move_proposal(nas_strategy *s, const nas_genotype *parent, nas_known_
     const char *proxy = s->cfg->search.move_proposal.proxy;
     int want = s->cfg->search.move_proposal.candidates > 0 ? s->cfg->search.move_proposal.candidates
                                                            : 10;
-    int rc = e->zc ? NAS_OK : nas_zc_scorer_create(s->cfg, s->space, proxy, &e->zc, err);
+    int rc = e->zc || e->proxy_fn ? NAS_OK
+                                   : nas_zc_scorer_create(s->cfg, s->space, proxy, &e->zc, err);
     if (rc != NAS_OK)
         return rc;
     nas__key_set seen;
@@ -155,11 +176,10 @@ static int move_proposal(nas_strategy *s, const nas_genotype *parent, nas_known_
     char key[NAS_GENOTYPE_STR_MAX];
     nas_space_key(s->space, child, key, sizeof key);
     double best = NAN;
-    nas_error e1;
     if (nas__key_set_add(&seen, key) < 0)
         rc = nas_error_set(err, NAS_ENOMEM, "move proposal: out of memory");
     else
-        (void)nas_zc_scorer_score(e->zc, child, &best, &e1); /* failed: NaN, replaced */
+        best = proxy_score(e, child); /* failed: NaN, replaced */
     for (int got = 1, draws = 1; rc == NAS_OK && got < want && draws < 4 * want; draws++) {
         nas_genotype c;
         if ((rc = mutate_new(s, parent, is_known, known_ctx, &c, err)) != NAS_OK)
@@ -172,8 +192,7 @@ static int move_proposal(nas_strategy *s, const nas_genotype *parent, nas_known_
             break;
         }
         got++;
-        double v = NAN;
-        (void)nas_zc_scorer_score(e->zc, &c, &v, &e1); /* a failed proxy: NaN, never chosen */
+        double v = proxy_score(e, &c); /* a failed proxy: NaN, never chosen */
         if (!isnan(v) && (isnan(best) || v > best)) {
             best = v;
             *child = c;
@@ -284,6 +303,7 @@ static const nas__strategy_ops evolution_ops = {
     .destroy = evo_destroy,
     .observe_result = evo_observe_result,
     .enqueued = evo_enqueued,
+    .set_proxy = evo_set_proxy,
 };
 
 int nas__strategy_evolution_init(nas_strategy *s, nas_error *err)

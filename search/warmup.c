@@ -40,34 +40,46 @@ static int by_score(const void *a, const void *b)
     return x->index - y->index;
 }
 
-/* Up to n distinct (canonical key) valid genotypes of the space, drawn
- * with PCG32(seed, "warmup"); fewer only in a space with fewer. */
-static int sample_candidates(ctl *c, cand *v, int n, nas_error *err)
+int nas_warmup_candidates(const nas_config *cfg, const nas_space *space, int n, nas_genotype *out,
+                          nas_error *err)
 {
     nas_rng r;
-    nas_rng_seed(&r, c->cfg->seed, 0x7761726dull); /* "warm" */
+    nas_rng_seed(&r, cfg->seed, 0x7761726dull); /* "warm" */
     nas__key_set seen;
     memset(&seen, 0, sizeof seen);
     int k = 0;
     for (long tries = 0; k < n && tries < 20L * n + 1000; tries++) {
         nas_genotype g;
-        nas_space_sample(c->space, &r, &g);
-        if (!nas_space_is_valid(c->space, &g))
+        nas_space_sample(space, &r, &g);
+        if (!nas_space_is_valid(space, &g))
             continue;
         char key[NAS_GENOTYPE_STR_MAX];
-        nas_space_key(c->space, &g, key, sizeof key);
+        nas_space_key(space, &g, key, sizeof key);
         if (nas__key_set_has(&seen, key))
             continue;
         if (nas__key_set_add(&seen, key) < 0) {
             nas__key_set_free(&seen);
             return -nas_error_set(err, NAS_ENOMEM, "search.warmup: out of memory");
         }
-        v[k].g = g;
-        v[k].index = k;
-        v[k].score = NAN;
-        k++;
+        out[k++] = g;
     }
     nas__key_set_free(&seen);
+    return k;
+}
+
+/* The candidates (nas_warmup_candidates) into v[n], unscored. */
+static int sample_candidates(ctl *c, cand *v, int n, nas_error *err)
+{
+    nas_genotype *g = malloc((size_t)(n > 0 ? n : 1) * sizeof *g);
+    if (!g)
+        return -nas_error_set(err, NAS_ENOMEM, "search.warmup: out of memory");
+    int k = nas_warmup_candidates(c->cfg, c->space, n, g, err);
+    for (int i = 0; i < k; i++) {
+        v[i].g = g[i];
+        v[i].index = i;
+        v[i].score = NAN;
+    }
+    free(g);
     return k;
 }
 
