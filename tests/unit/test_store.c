@@ -492,6 +492,21 @@ static void test_migrate_v6_to_v7(void **state)
     assert_int_equal(user_version(f->db, -1), NAS_STORE_SCHEMA_VERSION); /* and on to 8 */
 }
 
+/* A file of schema `version` with trials, made by dropping `table`, which
+ * that version did not have. */
+static void older_file(const char *path, const char *table, int version)
+{
+    int64_t id[3];
+    started_trials(path, id);
+    sqlite3 *db;
+    char sql[64];
+    snprintf(sql, sizeof sql, "DROP TABLE %s", table);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(user_version(path, version), version);
+}
+
 /* Schema 8 (issue 30): a version-7 file has no proxy_check table; read-only
  * it lists no proxy-check rows (no error), the first read-write open adds
  * the table, and a row goes in and comes back as written. */
@@ -500,13 +515,7 @@ static void test_migrate_v7_to_v8(void **state)
     fixture *f = *state;
     nas_error err;
     nas_store *st = NULL;
-    int64_t id[3];
-    started_trials(f->db, id);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DROP TABLE proxy_check", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-    assert_int_equal(user_version(f->db, 7), 7);
+    older_file(f->db, "proxy_check", 7);
     nas_store_pc_row *v = NULL;
     int n = -1;
     assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
@@ -550,13 +559,7 @@ static void test_migrate_v8_to_v9(void **state)
     fixture *f = *state;
     nas_error err;
     nas_store *st = NULL;
-    int64_t id[3];
-    started_trials(f->db, id);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DROP TABLE zc_score", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-    assert_int_equal(user_version(f->db, 8), 8);
+    older_file(f->db, "zc_score", 8);
     double v = 0;
     assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
     assert_int_equal(nas_store_zc_get(st, 1, "synflow", "k1", &v, &err), NAS_ENOTFOUND);
