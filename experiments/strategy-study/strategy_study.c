@@ -208,6 +208,49 @@ static int parse_suffixes(char *tok, strat_spec *sp)
     return 0;
 }
 
+/* --strategies LIST into o->strats. */
+static int parse_strategies(const char *v, options *o)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", v);
+    o->n_strats = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        strat_spec sp = {.base = -1};
+        int P = 0, S = 0, used = 0;
+        char full[32];
+        snprintf(full, sizeof full, "%s", tok);
+        if (parse_suffixes(tok, &sp) != 0) {
+            fprintf(stderr, "strategy_study: bad suffix in '%s' (expected +w, +w:N:K, "
+                            "+m, +m:C)\n", full);
+            return -1;
+        }
+        for (int j = 0; j < 3; j++)
+            if (strcmp(tok, base_names[j]) == 0)
+                sp.base = j;
+        if (sp.base < 0 && sscanf(tok, "evolution:%d:%d%n", &P, &S, &used) == 2 &&
+            tok[used] == '\0' && P >= 2 && P <= 10000 && S >= 1 && S <= P) {
+            sp.base = 1;
+            sp.P = P;
+            sp.S = S;
+        }
+        if (sp.base < 0 || o->n_strats == MAX_STRATS) {
+            fprintf(stderr, "strategy_study: unknown strategy '%s' (expected random, "
+                            "evolution, evolution:P:S with 2 <= P and 1 <= S <= P (as space.conf), nao; "
+                            "at most %d)\n", tok, MAX_STRATS);
+            return -1;
+        }
+        if (sp.mp_c && sp.base != 1) {
+            fprintf(stderr, "strategy_study: +m is evolution's: '%s'\n", full);
+            return -1;
+        }
+        snprintf(sp.name, sizeof sp.name, "%s", full);
+        o->strats[o->n_strats++] = sp;
+    }
+    if (o->n_strats == 0)
+        return -1;
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     memset(o, 0, sizeof *o);
@@ -245,42 +288,7 @@ static int parse_args(int argc, char **argv, options *o)
         }
         i++;
         if (strcmp(a, "--strategies") == 0) {
-            char buf[1024];
-            snprintf(buf, sizeof buf, "%s", v);
-            o->n_strats = 0;
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                strat_spec sp = {.base = -1};
-                int P = 0, S = 0, used = 0;
-                char full[32];
-                snprintf(full, sizeof full, "%s", tok);
-                if (parse_suffixes(tok, &sp) != 0) {
-                    fprintf(stderr, "strategy_study: bad suffix in '%s' (expected +w, +w:N:K, "
-                                    "+m, +m:C)\n", full);
-                    return -1;
-                }
-                for (int j = 0; j < 3; j++)
-                    if (strcmp(tok, base_names[j]) == 0)
-                        sp.base = j;
-                if (sp.base < 0 && sscanf(tok, "evolution:%d:%d%n", &P, &S, &used) == 2 &&
-                    tok[used] == '\0' && P >= 2 && P <= 10000 && S >= 1 && S <= P) {
-                    sp.base = 1;
-                    sp.P = P;
-                    sp.S = S;
-                }
-                if (sp.base < 0 || o->n_strats == MAX_STRATS) {
-                    fprintf(stderr, "strategy_study: unknown strategy '%s' (expected random, "
-                                    "evolution, evolution:P:S with 2 <= P and 1 <= S <= P (as space.conf), nao; "
-                                    "at most %d)\n", tok, MAX_STRATS);
-                    return -1;
-                }
-                if (sp.mp_c && sp.base != 1) {
-                    fprintf(stderr, "strategy_study: +m is evolution's: '%s'\n", full);
-                    return -1;
-                }
-                snprintf(sp.name, sizeof sp.name, "%s", full);
-                o->strats[o->n_strats++] = sp;
-            }
-            if (o->n_strats == 0)
+            if (parse_strategies(v, o) != 0)
                 return -1;
         } else if (strcmp(a, "--protocol") == 0) {
             if (strcmp(v, "nas") == 0)
