@@ -18,6 +18,8 @@
 #   tune          seeds 1-100, NAO's warm-up N in {100, 500} with K = 10
 #                 (GRID=... for others; rows marked tuned). Each NAO
 #                 variant costs about 250 s of CPU per 100 seeds.
+#   nas-unseen-tuned  the tuning's winner, NAO + warm-up N 500, K 10, on
+#                 seeds 1001-1100
 # Exit 77 when the NAS-Bench-201 table is not in ../shared.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,6 +62,9 @@ for s in $steps; do
     nb201-unseen)
         step zc-nb201-unseen --protocol nb201 --seeds "$seeds" --seed0 1001 --strategies \
             random,random+w,evolution,evolution+w,evolution+m,evolution:50:25,evolution:50:25+w,evolution:50:25+m ;;
+    nas-unseen-tuned)
+        step zc-nas-unseen-tuned --protocol nas --seeds "$seeds" --seed0 1001 --warmup synflow:500:10 \
+            --strategies nao+w:500:10 ;;
     tune)
         grid=${GRID:-nao+w:100:10,nao+w:500:10}
         step zc-tune --protocol nas --seeds "$seeds" --seed0 1 --strategies "$grid" \
