@@ -1,7 +1,8 @@
 /*
  * cli/cmd_query.c - `nas query [--db PATH] [--experiment NAME]
- * [--format table|csv|json] [--limit N] [--min-fidelity N] [--pareto]`: the trials of one
- * experiment, ranked, or its Pareto front (nas_report_trials,
+ * [--format table|csv|json] [--limit N] [--min-fidelity N] [--pareto]
+ * [--zero-cost PROXY]`: the trials of one experiment, ranked, or its Pareto
+ * front (--zero-cost: a column of the proxy's cached scores, issue 31) (nas_report_trials,
  * report/trials.c). The database is opened read-only, so it can run while
  * a search writes.
  */
@@ -9,7 +10,8 @@
 #include <string.h>
 #include "cli/cli.h"
 
-static const char *const VALUE_OPTS[] = {"--db", "--experiment", "--format", "--limit", "--min-fidelity", NULL};
+static const char *const VALUE_OPTS[] = {"--db", "--experiment", "--format", "--limit", "--min-fidelity",
+                                     "--zero-cost", NULL};
 
 static int list(nas_store *st, const void *o, nas_error *err)
 {
@@ -36,6 +38,8 @@ int nas_cmd_query(int argc, char **argv)
             o.experiment = argv[i];
         } else if (!strcmp(a, "--format")) {
             format = argv[i];
+        } else if (!strcmp(a, "--zero-cost")) { /* issue 31: the warm-up's cached scores */
+            o.zero_cost = argv[i];
         } else if (nas_parse_long(argv[i], 0, 1000000000, &limit)) {
             fprintf(stderr, "nas query: %s expects a non-negative integer, got '%s'\n", a, argv[i]);
             return NAS_EXIT_USAGE;

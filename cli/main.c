@@ -69,7 +69,7 @@ static const nas_cli_cmd commands[] = {
      "  --format FMT table (default), csv or json\n"
      "The default experiment of query, show, report and export (the most recent with a\n"
      "done trial) is marked.\n"},
-    {"query", nas_cmd_query, "nas query [--db PATH] [--experiment NAME] [--format table|csv|json] [--limit N] [--min-fidelity N] [--pareto]",
+    {"query", nas_cmd_query, "nas query [--db PATH] [--experiment NAME] [--format table|csv|json] [--limit N] [--min-fidelity N] [--pareto] [--zero-cost PROXY]",
      "list trials ranked by validation accuracy, or the Pareto front",
      "  --db PATH           results database (default: nas.db)\n"
      "  --experiment NAME   experiment to list (default: the most recent\n"
@@ -79,7 +79,9 @@ static const nas_cli_cmd commands[] = {
      "  --pareto            only the Pareto front under the experiment's objectives\n"
      "                      (done, feasible trials no other trial dominates; best first\n"
      "                      by the first objective; same columns; with rungs, among\n"
-     "                      the trials at the highest fidelity)\n"},
+     "                      the trials at the highest fidelity)\n"
+     "  --zero-cost PROXY   a last column zc_PROXY: the score search.warmup cached\n"
+     "                      for the trial's architecture (docs/zero-cost.md)\n"},
     {"show", nas_cmd_show, "nas show [--db PATH] TRIAL",
      "print one trial in full", "  --db PATH   results database (default: nas.db)\n"},
     {"train", nas_cmd_train,

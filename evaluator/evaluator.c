@@ -22,6 +22,7 @@
 #include "nas/data.h"
 #include "nas/evaluator.h"
 #include "nas/inspect.h"
+#include "nas/zerocost.h"
 
 struct nas_evaluator {
     nas_config cfg;
@@ -36,6 +37,8 @@ struct nas_evaluator {
     char fid_ckpt[NAS_PATH_MAX];     /* ... from and to this checkpoint ("" = none) */
     double eval_seconds;             /* issue 30: the last run's BN recalibration and validation
                                         pass (NaN: none) */
+    nas_zc_scorer *zc;               /* issue 31: kind "zero-cost" */
+    const struct eval_kind *kind;    /* what evaluator.kind does (kinds[] below) */
 };
 
 static double now_seconds(void)
@@ -54,7 +57,137 @@ void nas_evaluator_destroy(nas_evaluator *ev)
     nas_dataset_destroy(ev->valid);
     nas_dataset_destroy(ev->recal);
     nas_backend_destroy(ev->be);
+    nas_zc_scorer_destroy(ev->zc);
     free(ev);
+}
+
+/* kind "table": the CSV. */
+static int create_table(nas_evaluator *ev, nas_error *err)
+{
+    const nas_config *cfg = &ev->cfg;
+    return nas__table_load(cfg->evaluator.table, cfg->evaluator.column, cfg->evaluator.test_column,
+                           &ev->table, err);
+}
+
+/* kind "train": the data set, split once (shared by forked workers). */
+static int create_train(nas_evaluator *ev, nas_error *err)
+{
+    const nas_config *cfg = &ev->cfg;
+    /* issue 16: every format through nas_data_load; bad data is the
+     * user's input, so a configuration error (exit 2) naming the file */
+    int rc = nas_data_load(&cfg->data, cfg->seed, &ev->info, &ev->train, &ev->valid, err);
+    if (rc == NAS_EFORMAT || rc == NAS_EIO) { /* the shorthand's dir too (issue 28) */
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        rc = nas_error_set(err, NAS_ECONFIG, "%s: bad data: %s", cfg->path, why);
+    }
+    char why[600]; /* issue 28: a cell space the data's images cannot pass */
+    if (!rc && nas_space_check_input(&cfg->space, ev->train->h, ev->train->w, why, sizeof why))
+        rc = cfg->space.line_stages
+                 ? nas_error_set(err, NAS_ECONFIG, "%s:%d: %s (the data's images are %dx%d)",
+                                 cfg->path, cfg->space.line_stages, why, ev->train->h, ev->train->w)
+                 : nas_error_set(err, NAS_ECONFIG, "%s: %s (the data's images are %dx%d)", cfg->path,
+                                 why, ev->train->h, ev->train->w);
+    long long recal = (long long)cfg->proxy.bn_recalibrate *
+                      (cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128);
+    if (!rc && recal > 0) /* once, shared by forked workers */
+        rc = nas_dataset_sample(ev->train, recal < ev->train->n ? (int)recal : ev->train->n,
+                                cfg->seed, &ev->recal, err);
+    return rc;
+}
+
+/* kind "zero-cost" (issue 31): the scorer, with its minibatch when the
+ * proxy reads one (bad data: a configuration error, as for training). */
+static int create_zero_cost(nas_evaluator *ev, nas_error *err)
+{
+    const nas_config *cfg = &ev->cfg;
+    int rc = nas_zc_scorer_create(cfg, ev->space, cfg->evaluator.proxy, &ev->zc, err);
+    if (rc == NAS_EFORMAT || rc == NAS_EIO) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err ? err->msg : "");
+        rc = nas_error_set(err, NAS_ECONFIG, "%s: bad data: %s", cfg->path, why);
+    }
+    return rc;
+}
+
+static int run_table(nas_evaluator *ev, const nas_genotype *g, const char *gs,
+                     nas_eval_progress progress, void *ctx, nas_trial_result *res);
+static int run_trained(nas_evaluator *ev, const nas_genotype *g, const char *gs,
+                       nas_eval_progress progress, void *ctx, nas_trial_result *res);
+static int run_zero_cost(nas_evaluator *ev, const nas_genotype *g, const char *gs,
+                         nas_eval_progress progress, void *ctx, nas_trial_result *res);
+
+/* The evaluator kinds (evaluator.kind), in nas_evaluator_kind order: the
+ * controller asks nas_evaluator_kind_* what a kind does and never names
+ * one. A new kind is a row here and its two functions. */
+typedef struct eval_kind {
+    const char *name; /* evaluator.kind */
+    int trains;       /* 1: trains networks (a backend, latency, weights, fidelity) */
+    int (*create)(nas_evaluator *ev, nas_error *err);
+    int (*run)(nas_evaluator *ev, const nas_genotype *g, const char *gs, nas_eval_progress progress,
+               void *ctx, nas_trial_result *res);
+} eval_kind;
+
+static const eval_kind kinds[] = {
+    [NAS_EVALUATOR_TRAIN] = {"train", 1, create_train, run_trained},
+    [NAS_EVALUATOR_TABLE] = {"table", 0, create_table, run_table},
+    [NAS_EVALUATOR_ZERO_COST] = {"zero-cost", 0, create_zero_cost, run_zero_cost},
+};
+
+static const eval_kind *kind_of(const nas_config *cfg)
+{
+    unsigned k = (unsigned)cfg->evaluator.kind;
+    return k < sizeof kinds / sizeof kinds[0] ? &kinds[k] : &kinds[0];
+}
+
+int nas_evaluator_kind_trains(const nas_config *cfg)
+{
+    return cfg && kind_of(cfg)->trains;
+}
+
+int nas_evaluator_kind_reads_data(const nas_config *cfg)
+{
+    if (!cfg)
+        return 0;
+    if (cfg->evaluator.kind == NAS_EVALUATOR_ZERO_COST) {
+        nas_zc_proxy p;
+        return nas_zc_from_name(cfg->evaluator.proxy, &p, NULL) == NAS_OK && nas_zc_needs_data(p);
+    }
+    return kind_of(cfg)->trains;
+}
+
+const char *nas_evaluator_kind_name(const nas_config *cfg)
+{
+    return cfg ? kind_of(cfg)->name : "?";
+}
+
+void nas_evaluator_kind_device(const nas_config *cfg, char *buf, size_t n)
+{
+    if (!buf || !n)
+        return;
+    if (!cfg)
+        buf[0] = '\0';
+    else if (cfg->evaluator.kind == NAS_EVALUATOR_ZERO_COST) /* "zero-cost:synflow" */
+        snprintf(buf, n, "zero-cost:%s", cfg->evaluator.proxy);
+    else if (!kind_of(cfg)->trains)
+        snprintf(buf, n, "%s", kind_of(cfg)->name); /* "table" */
+    else
+        snprintf(buf, n, "%s", cfg->proxy.backend);
+}
+
+void nas_evaluator_kind_describe(const nas_config *cfg, char *buf, size_t n)
+{
+    if (!buf || !n)
+        return;
+    buf[0] = '\0';
+    if (!cfg)
+        return;
+    if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
+        snprintf(buf, n, "table evaluator: %s, column %s", cfg->evaluator.table,
+                 cfg->evaluator.column);
+    else if (cfg->evaluator.kind == NAS_EVALUATOR_ZERO_COST)
+        snprintf(buf, n, "zero-cost evaluator: every trial's val_accuracy is its %s score "
+                 "(nothing is trained; docs/zero-cost.md)", cfg->evaluator.proxy);
 }
 
 int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_evaluator **out,
@@ -70,33 +203,9 @@ int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_eval
     ev->eval_seconds = NAN;
     ev->cfg = *cfg;
     ev->space = space;
+    ev->kind = kind_of(cfg);
     nas_data_info_fmnist(&ev->info);
-    int rc;
-    if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE) {
-        rc = nas__table_load(cfg->evaluator.table, cfg->evaluator.column,
-                             cfg->evaluator.test_column, &ev->table, err);
-    } else {
-        /* issue 16: every format through nas_data_load; bad data is the
-         * user's input, so a configuration error (exit 2) naming the file */
-        rc = nas_data_load(&cfg->data, cfg->seed, &ev->info, &ev->train, &ev->valid, err);
-        if (rc == NAS_EFORMAT || rc == NAS_EIO) { /* the shorthand's dir too (issue 28) */
-            char why[sizeof err->msg];
-            snprintf(why, sizeof why, "%s", err ? err->msg : "");
-            rc = nas_error_set(err, NAS_ECONFIG, "%s: bad data: %s", cfg->path, why);
-        }
-        char why[600]; /* issue 28: a cell space the data's images cannot pass */
-        if (!rc && nas_space_check_input(&cfg->space, ev->train->h, ev->train->w, why, sizeof why))
-            rc = cfg->space.line_stages
-                     ? nas_error_set(err, NAS_ECONFIG, "%s:%d: %s (the data's images are %dx%d)",
-                                     cfg->path, cfg->space.line_stages, why, ev->train->h, ev->train->w)
-                     : nas_error_set(err, NAS_ECONFIG, "%s: %s (the data's images are %dx%d)", cfg->path,
-                                     why, ev->train->h, ev->train->w);
-        long long recal = (long long)cfg->proxy.bn_recalibrate *
-                          (cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128);
-        if (!rc && recal > 0) /* once, shared by forked workers */
-            rc = nas_dataset_sample(ev->train, recal < ev->train->n ? (int)recal : ev->train->n,
-                                    cfg->seed, &ev->recal, err);
-    }
+    int rc = ev->kind->create(ev, err);
     if (rc) {
         nas_evaluator_destroy(ev);
         return rc;
@@ -403,28 +512,61 @@ int nas_evaluator_run(nas_evaluator *ev, const nas_genotype *g, nas_eval_progres
         snprintf(m, sizeof m, "cannot build a network for %s", gs);
         return fail(res, NAS_EINVAL, m);
     }
-    if (ev->table) {
-        double v, t;
-        char key[NAS_GENOTYPE_STR_MAX];
-        if (nas__table_by_key(ev->table)) /* a table keyed by canonical key (column "key") */
-            nas_space_key(ev->space, g, key, sizeof key);
-        if (nas__table_lookup(ev->table, nas__table_by_key(ev->table) ? key : gs, &v, &t) != NAS_OK) {
-            char m[NAS_GENOTYPE_STR_MAX + NAS_PATH_MAX + 32];
-            snprintf(m, sizeof m, "%s is not in table %s", gs, ev->cfg.evaluator.table);
-            return fail(res, NAS_ENOTFOUND, m);
-        }
-        res->val_accuracy = v * ev->cfg.evaluator.table_scale;
-        res->test_accuracy = t >= 0 ? t * ev->cfg.evaluator.table_scale : -1;
-        res->train_loss = NAN; /* nothing is trained or timed: stored as NULL */
-        res->latency_ms = NAN;
-        res->train_seconds = NAN; /* issue 29: not 0, which reads as "timed, took no time" */
-        res->epochs = 0;
-        if (progress)
-            progress(ctx, 1.0, 0.0);
-        return NAS_OK;
+    return ev->kind->run(ev, g, gs, progress, ctx, res);
+}
+
+/* Nothing trained or timed: NULL train_loss, latency_ms, train_seconds
+ * (issue 29: not 0, which reads as "timed, took no time"). */
+static void untrained(nas_trial_result *res, nas_eval_progress progress, void *ctx)
+{
+    res->train_loss = NAN;
+    res->latency_ms = NAN;
+    res->train_seconds = NAN;
+    res->epochs = 0;
+    if (progress)
+        progress(ctx, 1.0, 0.0);
+}
+
+static int run_table(nas_evaluator *ev, const nas_genotype *g, const char *gs,
+                     nas_eval_progress progress, void *ctx, nas_trial_result *res)
+{
+    double v, t;
+    char key[NAS_GENOTYPE_STR_MAX];
+    if (nas__table_by_key(ev->table)) /* a table keyed by canonical key (column "key") */
+        nas_space_key(ev->space, g, key, sizeof key);
+    if (nas__table_lookup(ev->table, nas__table_by_key(ev->table) ? key : gs, &v, &t) != NAS_OK) {
+        char m[NAS_GENOTYPE_STR_MAX + NAS_PATH_MAX + 32];
+        snprintf(m, sizeof m, "%s is not in table %s", gs, ev->cfg.evaluator.table);
+        return fail(res, NAS_ENOTFOUND, m);
     }
+    res->val_accuracy = v * ev->cfg.evaluator.table_scale;
+    res->test_accuracy = t >= 0 ? t * ev->cfg.evaluator.table_scale : -1;
+    untrained(res, progress, ctx);
+    return NAS_OK;
+}
+
+static int run_trained(nas_evaluator *ev, const nas_genotype *g, const char *gs,
+                       nas_eval_progress progress, void *ctx, nas_trial_result *res)
+{
+    (void)gs;
     nas_net_desc d = net_desc(ev, g);
     return run_train(ev, g, &d, progress, ctx, res);
+}
+
+/* Issue 31: the proxy's score is the trial's val_accuracy (its objective;
+ * trial.device "zero-cost:PROXY" says so); a failed proxy fails the trial. */
+static int run_zero_cost(nas_evaluator *ev, const nas_genotype *g, const char *gs,
+                         nas_eval_progress progress, void *ctx, nas_trial_result *res)
+{
+    (void)gs;
+    double score[NAS_ZC_COUNT];
+    nas_error err;
+    nas_error_clear(&err);
+    if (nas_zc_scorer_score(ev->zc, g, score, &err) != NAS_OK)
+        return fail(res, err.code ? err.code : NAS_EINVAL, err.msg);
+    res->val_accuracy = score[0];
+    untrained(res, progress, ctx);
+    return NAS_OK;
 }
 
 int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, nas_error *err)
@@ -433,7 +575,7 @@ int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, 
         *ms = NAN;
     if (!ev || !g || !ms)
         return nas_error_set(err, NAS_EINVAL, "nas_evaluator_latency: NULL argument");
-    if (ev->table) /* nothing runs: tables carry no latency (*ms stays NaN) */
+    if (!ev->kind->trains) /* nothing runs: tables and proxies carry no latency (*ms stays NaN) */
         return NAS_OK;
     int rc = open_backend(ev, err);
     if (rc)

@@ -11,6 +11,7 @@
  * PCG32(seed)); a table search has no data, so they are refused there.
  */
 #include <inttypes.h> /* PRId64 */
+#include <math.h>     /* NAN, isnan */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,16 +22,18 @@
 #include "nas/zerocost.h"
 #include "evaluator/evaluator_impl.h"
 
-typedef struct zc_ctx {
+struct nas_zc_scorer {
     nas_zc_proxy p[NAS_ZC_COUNT];
     int n;
     int data; /* some proxy needs the minibatch */
     nas_backend *be;
     nas_tensor *x, *y;
+    int in_c, in_h, in_w, classes; /* the data's shape (data: 1) */
     uint64_t seed;
-} zc_ctx;
+    const nas_space *sp;
+};
 
-static int parse_list(const char *list, zc_ctx *z, nas_error *err)
+static int parse_list(const char *list, nas_zc_scorer *z, nas_error *err)
 {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
@@ -49,7 +52,7 @@ static int parse_list(const char *list, zc_ctx *z, nas_error *err)
 }
 
 /* One minibatch of the experiment's training split onto z->be. */
-static int load_batch(const nas_config *cfg, zc_ctx *z, nas_error *err)
+static int load_batch(const nas_config *cfg, nas_zc_scorer *z, nas_error *err)
 {
     nas_data_info info;
     nas_dataset *train = NULL, *valid = NULL;
@@ -59,6 +62,10 @@ static int load_batch(const nas_config *cfg, zc_ctx *z, nas_error *err)
     int b = cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 64;
     if (b > train->n)
         b = train->n;
+    z->in_c = train->c;
+    z->in_h = train->h;
+    z->in_w = train->w;
+    z->classes = train->classes;
     size_t per = (size_t)train->c * (size_t)train->h * (size_t)train->w;
     float *hx = malloc((size_t)b * per * sizeof *hx), *hy = malloc((size_t)b * sizeof *hy);
     rc = hx && hy ? NAS_OK : nas_error_set(err, NAS_ENOMEM, "out of memory");
@@ -86,37 +93,118 @@ static int load_batch(const nas_config *cfg, zc_ctx *z, nas_error *err)
     return rc;
 }
 
-/* One CSV row: genotype, key, macs, params and every proxy. */
-static int score_row(FILE *out, const nas_space *sp, const nas_genotype *g, zc_ctx *z,
-                     nas_error *err)
+void nas_zc_scorer_destroy(nas_zc_scorer *z)
 {
-    char gs[NAS_GENOTYPE_STR_MAX], key[NAS_GENOTYPE_STR_MAX];
-    nas_space_format(sp, g, gs, sizeof gs);
-    nas_space_key(sp, g, key, sizeof key);
-    nas_net_desc d;
-    int64_t macs = -1, params = -1;
-    int rc = nas_evaluator_net_desc(NULL, sp, g, &d);
+    if (!z)
+        return;
+    nas_tensor_destroy(z->x);
+    nas_tensor_destroy(z->y);
+    nas_backend_destroy(z->be);
+    free(z);
+}
+
+int nas_zc_scorer_create(const nas_config *cfg, const nas_space *sp, const char *proxies,
+                         nas_zc_scorer **out, nas_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!cfg || !sp || !proxies || !out)
+        return nas_error_set(err, NAS_EINVAL, "nas_zc_scorer_create: NULL argument");
+    nas_zc_scorer *z = calloc(1, sizeof *z);
+    if (!z)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    z->seed = cfg->seed;
+    z->sp = sp;
+    int rc = parse_list(proxies, z, err);
+    if (!rc && z->data && cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
+        rc = nas_error_set(err, NAS_EINVAL,
+                           "%s: a table search has no data: only data-free proxies (synflow, params, "
+                           "macs) can score it, not those reading a minibatch (naswot, snip, "
+                           "grad_norm, jacob_cov)",
+                           cfg->path);
     if (!rc)
-        rc = nas_count_net(&d, &macs, &params, NULL, NULL);
+        rc = nas_backend_create("cpu", 1, 0, &z->be, err);
+    if (!rc && z->data)
+        rc = load_batch(cfg, z, err);
+    if (rc) {
+        nas_zc_scorer_destroy(z);
+        return rc;
+    }
+    *out = z;
+    return NAS_OK;
+}
+
+int nas_zc_scorer_count(const nas_zc_scorer *z)
+{
+    return z ? z->n : 0;
+}
+
+nas_zc_proxy nas_zc_scorer_proxy(const nas_zc_scorer *z, int i)
+{
+    return z && i >= 0 && i < z->n ? z->p[i] : NAS_ZC_COUNT;
+}
+
+int nas_zc_scorer_score(nas_zc_scorer *z, const nas_genotype *g, double *scores, nas_error *err)
+{
+    if (!z || !g || !scores)
+        return nas_error_set(err, NAS_EINVAL, "nas_zc_scorer_score: NULL argument");
+    for (int i = 0; i < z->n; i++)
+        scores[i] = NAN;
+    char gs[NAS_GENOTYPE_STR_MAX];
+    nas_space_format(z->sp, g, gs, sizeof gs);
+    nas_net_desc d;
+    int rc = nas_evaluator_net_desc(NULL, z->sp, g, &d);
+    if (!rc && z->data) { /* the data's shape, as the trained net's */
+        d.in_c = z->in_c;
+        d.in_h = z->in_h;
+        d.in_w = z->in_w;
+        d.classes = z->classes;
+    }
     nas_net *net = NULL;
     if (!rc)
         rc = nas_net_create(z->be, &d, z->x ? z->x->n : 1, z->seed, &net, err);
     if (rc)
-        return err->code ? rc : nas_error_set(err, rc, "%s: cannot build the network", gs);
-    fprintf(out, "\"%s\",\"%s\",%" PRId64 ",%" PRId64, gs, key, macs, params);
-    for (int i = 0; i < z->n && !rc; i++) {
-        double s;
+        return err && err->code ? rc : nas_error_set(err, rc, "%s: cannot build the network", gs);
+    int first = NAS_OK;
+    for (int i = 0; i < z->n; i++) {
         nas_error e;
         nas_error_clear(&e);
-        if (nas_zc_score(net, z->p[i], z->x, z->y, &s, &e) != NAS_OK) {
-            fprintf(stderr, "nas space: %s: %s\n", gs, e.msg); /* one cell, not the list */
-            fprintf(out, ",");
-        } else {
-            fprintf(out, ",%.17g", s);
+        int r = nas_zc_score(net, z->p[i], z->x, z->y, &scores[i], &e);
+        if (r != NAS_OK) {
+            scores[i] = NAN;
+            if (!first) {
+                first = r;
+                nas_error_set(err, r, "%s: %s", gs, e.msg);
+            }
         }
     }
-    fprintf(out, "\n");
     nas_net_destroy(net);
+    return first;
+}
+
+/* One CSV row: genotype, key, macs, params and every proxy (a proxy that
+ * fails leaves its cell empty and says why on stderr). */
+static int score_row(FILE *out, nas_zc_scorer *z, const nas_genotype *g)
+{
+    const nas_space *sp = z->sp;
+    char gs[NAS_GENOTYPE_STR_MAX], key[NAS_GENOTYPE_STR_MAX];
+    nas_space_format(sp, g, gs, sizeof gs);
+    nas_space_key(sp, g, key, sizeof key);
+    int64_t macs = -1, params = -1;
+    (void)nas_count_genotype(NULL, sp, g, &macs, &params);
+    double sc[NAS_ZC_COUNT];
+    nas_error e;
+    nas_error_clear(&e);
+    if (nas_zc_scorer_score(z, g, sc, &e) != NAS_OK)
+        fprintf(stderr, "nas space: %s\n", e.msg); /* one cell, not the list */
+    fprintf(out, "\"%s\",\"%s\",%" PRId64 ",%" PRId64, gs, key, macs, params);
+    for (int i = 0; i < z->n; i++) {
+        if (isnan(sc[i]))
+            fprintf(out, ",");
+        else
+            fprintf(out, ",%.17g", sc[i]);
+    }
+    fprintf(out, "\n");
     return NAS_OK;
 }
 
@@ -130,25 +218,13 @@ static double now_s(void)
 int nas__zc_list(FILE *out, const nas_config *cfg, const nas_space *sp, uint64_t count, int sample,
                  uint64_t seed, const char *metrics, nas_error *err)
 {
-    zc_ctx z;
-    memset(&z, 0, sizeof z);
-    z.seed = cfg->seed;
-    int rc = parse_list(metrics, &z, err);
-    if (!rc && z.data && cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
-        rc = nas_error_set(err, NAS_EINVAL,
-                           "%s: a table search has no data: only data-free proxies (synflow, params, "
-                           "macs) can be listed, not those reading a minibatch (naswot, snip, "
-                           "grad_norm, jacob_cov)",
-                           cfg->path);
-    if (!rc)
-        rc = nas_backend_create("cpu", 1, 0, &z.be, err);
-    if (!rc && z.data)
-        rc = load_batch(cfg, &z, err);
+    nas_zc_scorer *z = NULL;
+    int rc = nas_zc_scorer_create(cfg, sp, metrics, &z, err);
     if (rc)
-        goto done;
+        return rc;
     fprintf(out, "genotype,key,macs,params");
-    for (int i = 0; i < z.n; i++)
-        fprintf(out, ",%s", nas_zc_name(z.p[i]));
+    for (int i = 0; i < z->n; i++)
+        fprintf(out, ",%s", nas_zc_name(z->p[i]));
     fprintf(out, "\n");
     nas_rng r;
     nas_rng_seed(&r, seed, 7);
@@ -163,7 +239,7 @@ int nas__zc_list(FILE *out, const nas_config *cfg, const nas_space *sp, uint64_t
             if (!nas_space_is_valid(sp, &g))
                 continue;
         }
-        rc = score_row(out, sp, &g, &z, err);
+        rc = score_row(out, z, &g);
         done++;
         double t = now_s();
         if (t - last >= 1.0 || i + 1 == count) {
@@ -174,10 +250,7 @@ int nas__zc_list(FILE *out, const nas_config *cfg, const nas_space *sp, uint64_t
     }
     if (done)
         fprintf(stderr, "\n");
-done:
-    nas_tensor_destroy(z.x);
-    nas_tensor_destroy(z.y);
-    nas_backend_destroy(z.be);
+    nas_zc_scorer_destroy(z);
     if (!rc && ferror(out))
         rc = nas_error_set(err, NAS_EIO, "write error");
     return rc;

@@ -171,6 +171,13 @@ static void arch_from_config(nas_arch *a, const nas_config *cfg)
     a->net.channels = cfg->space.channels;
     a->net.stages = cfg->space.stages;
     a->net.cells_per_stage = cfg->space.cells_per_stage;
+    if (cfg->space.in_c > 0) { /* issue 31: a cell space's declared input, as the search counted */
+        a->net.in_c = cfg->space.in_c;
+        a->net.in_h = cfg->space.in_h;
+        a->net.in_w = cfg->space.in_w;
+    }
+    if (cfg->space.classes > 0)
+        a->net.classes = cfg->space.classes;
     a->recipe.epochs = cfg->proxy.epochs;
     a->recipe.batch_size = cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128;
     a->recipe.lr = cfg->proxy.lr;

@@ -45,7 +45,19 @@ typedef struct qctx {
     int any_fid;    /* table: some row has a fidelity (issue 17): the column shows */
     int64_t min_fid; /* issue 17: only trials whose highest fidelity is at least this */
     int limit;       /* --pareto: rows to write (the front is a list, not a query) */
+    nas_store *st;   /* issue 31: --zero-cost PROXY's cached scores */
+    const char *zc;
 } qctx;
+
+/* Issue 31: the cached score of q->zc for trial t (NaN: none). */
+static double zc_score(const qctx *q, const nas_store_trial *t)
+{
+    double v = NAN;
+    nas_error e;
+    if (q->zc && nas_store_zc_get(q->st, t->experiment_id, q->zc, t->arch_key, &v, &e) != NAS_OK)
+        v = NAN;
+    return v;
+}
 
 /* Issue 17: a --pareto row filtered out by --min-fidelity (the trial
  * listing filters in its query: nas_store_trial_foreach_min). */
@@ -129,8 +141,10 @@ static int print_row(void *vctx, const nas_store_trial *t)
     fmt_num(lat, sizeof lat, t->latency_ms, "%.3f");
     fmt_num(secs, sizeof secs, t->train_seconds, "%.1f");
     fmt_int(ep, sizeof ep, t->epochs);
-    char fid[24];
+    char fid[24], zcs[32];
     fmt_int(fid, sizeof fid, t->fidelity);
+    double zc = zc_score(q, t);
+    snprintf(zcs, sizeof zcs, "%.6g", zc);
     switch (q->format) {
     case NAS_REPORT_TABLE:
         fprintf(q->out, "%4d %6lld  %-11s %8s %8s %11s %8s %10s %8s", q->rank, (long long)t->id, shown,
@@ -140,6 +154,8 @@ static int print_row(void *vctx, const nas_store_trial *t)
             fprintf(q->out, " %10s", fin[0] ? fin : "-");
         if (q->any_fid) /* issue 17: the highest fidelity reached */
             fprintf(q->out, " %9s", fid[0] ? fid : "-");
+        if (q->zc) /* issue 31 */
+            fprintf(q->out, " %12s", isfinite(zc) ? zcs : "-");
         fprintf(q->out, "  %-*s", q->any_device ? q->geno_w : 0, t->genotype);
         if (t->device_name[0]) /* issue 7: where it ran */
             fprintf(q->out, "  %s%s%s%s", t->device_name, t->device_cc[0] ? " (cc " : "", t->device_cc,
@@ -160,7 +176,10 @@ static int print_row(void *vctx, const nas_store_trial *t)
         nas__report_csv_field(q->out, t->device_cc);
         fputc(',', q->out);
         nas__report_csv_field(q->out, t->flag);
-        fprintf(q->out, ",%s,%d,%s\n", fin, runs, fid);
+        fprintf(q->out, ",%s,%d,%s", fin, runs, fid);
+        if (q->zc)
+            fprintf(q->out, ",%s", isfinite(zc) ? zcs : "");
+        fputc('\n', q->out);
         break;
     }
     case NAS_REPORT_JSON: {
@@ -191,6 +210,11 @@ static int print_row(void *vctx, const nas_store_trial *t)
         json_object_set_new(o, "final_test_accuracy", jnum(final_test(q, t->id, &runs)));
         json_object_set_new(o, "final_runs", json_integer(runs));
         json_object_set_new(o, "fidelity", jint(t->fidelity));
+        if (q->zc) {
+            char name[64];
+            snprintf(name, sizeof name, "zc_%s", q->zc);
+            json_object_set_new(o, name, jnum(zc));
+        }
         if (json_array_append_new(q->rows, o) != 0) {
             q->oom = 1;
             return 1;
@@ -244,6 +268,11 @@ static void table_header(qctx *q, nas_store *st, const nas_store_experiment *e, 
         fprintf(f, " %10s", "final_test");
     if (q->any_fid)
         fprintf(f, " %9s", "fidelity");
+    if (q->zc) {
+        char name[64];
+        snprintf(name, sizeof name, "zc_%s", q->zc);
+        fprintf(f, " %12s", name);
+    }
     fprintf(f, "  %-*s%s\n", q->any_device ? q->geno_w : 0, "genotype",
             q->any_device ? "  device" : "");
 }
@@ -310,6 +339,8 @@ int nas_report_trials(nas_store *st, const nas_report_trials_opts *o, FILE *out,
     q.format = o->format;
     q.min_fid = o->min_fidelity;
     q.limit = o->limit;
+    q.st = st;
+    q.zc = o->zero_cost && o->zero_cost[0] ? o->zero_cost : NULL;
     nas_store_final_training *ft = NULL;
     rc = nas_store_final_training_list(st, e.id, -1, &ft, &q.n_ft, err);
     q.ft = ft;
@@ -319,7 +350,8 @@ int nas_report_trials(nas_store *st, const nas_report_trials_opts *o, FILE *out,
     } else if (rc == NAS_OK && q.format == NAS_REPORT_CSV) {
         fprintf(out, "rank,trial,genotype,status,val_accuracy,test_accuracy,train_loss,macs,"
                 "params,latency_ms,train_seconds,epochs,device,attempt,error,device_name,"
-                "device_cc,flag,final_test_accuracy,final_runs,fidelity\n");
+                "device_cc,flag,final_test_accuracy,final_runs,fidelity%s%s\n",
+                q.zc ? ",zc_" : "", q.zc ? q.zc : "");
     }
     if (rc == NAS_OK)
         rc = write_rows(&q, st, e.id, o, front, n_front, err);
@@ -435,6 +467,16 @@ static int show_rungs(FILE *f, nas_store *st, const nas_store_trial *t, nas_erro
     return rc;
 }
 
+/* Issue 31: one "zero_cost" line per proxy the experiment's warm-up or
+ * move proposal scored the trial's canonical key with (nothing when none). */
+static void show_zc_line(void *ctx, const char *proxy, double score)
+{
+    FILE *f = ctx;
+    char name[64];
+    snprintf(name, sizeof name, "zc_%s", proxy);
+    line_num(f, name, score, "%.6g");
+}
+
 int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err)
 {
     nas_store_trial *t = malloc(sizeof *t);
@@ -455,7 +497,9 @@ int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err)
         rc = nas_store_final_training_list(st, -1, trial_id, &ft, &n_ft, err);
     if (rc == NAS_OK) {
         show_fields(out, t, &e, weights);
-        rc = show_rungs(out, st, t, err); /* issue 33 */
+        rc = nas_store_zc_foreach(st, t->experiment_id, t->arch_key, show_zc_line, out, err);
+        if (rc == NAS_OK)
+            rc = show_rungs(out, st, t, err); /* issue 33 */
     }
     if (rc == NAS_OK)
         show_final(out, ft, n_ft);

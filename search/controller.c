@@ -187,7 +187,7 @@ static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank,
     /* With CUDA, this rank's GPU from its local rank (docs/cluster.md),
      * chosen before the evaluator's backend initialises CUDA. */
     char gpu_note[512];
-    if (cfg->evaluator.kind == NAS_EVALUATOR_TRAIN &&
+    if (nas_evaluator_kind_trains(cfg) &&
         nas__mpi_pick_gpu(cfg, local_rank, gpu_note, sizeof gpu_note) >= 0)
         fprintf(stderr, "nas: MPI rank %d: %s\n", rank, gpu_note);
     int rc = nas_space_create(&cfg->space, &c.space, err);
@@ -226,7 +226,7 @@ static int gpu_slots(const nas_config *cfg, int mpi_size, nas_placement *pl, int
     const char *dv = cfg->workers.device[0] ? cfg->workers.device : "auto";
     int maybe_cuda = !strcmp(dv, "cuda") || !strcmp(be, "cuda") ||
                      ((!strcmp(dv, "auto") || !strcmp(be, "auto")) && strcmp(be, "ref") != 0);
-    if (cfg->evaluator.kind != NAS_EVALUATOR_TRAIN || mpi_size > 1 || !maybe_cuda)
+    if (!nas_evaluator_kind_trains(cfg) || mpi_size > 1 || !maybe_cuda)
         return NAS_OK;
     nas_device_info devs[NAS_MAX_DEVICES];
     int n_cuda = 0;
@@ -288,7 +288,7 @@ static void run_init(run *r, const nas_config *cfg, const nas_run_opts *opts,
         c->deadline = c->t_start + cfg->search.time_limit;
     c->min_macs = c->min_params = -1;
     c->min_latency = NAN;
-    c->table = cfg->evaluator.kind == NAS_EVALUATOR_TABLE;
+    c->table = !nas_evaluator_kind_trains(cfg); /* a table or a zero-cost proxy (issue 31) */
     c->on_trial = opts->on_trial; /* issue 33 */
     c->on_trial_user = opts->on_trial_user;
     c->tl_cli = opts->time_limit_from_cli;
@@ -476,7 +476,7 @@ static int run_prepare(run *r, nas_error *err)
         return rc;
     r->n_workers = r->n_slots > 0 && cfg->workers.count > 0 ? r->n_slots : cfg->workers.count;
     c->width = r->mpi_size > 1 ? r->mpi_size - 1 : r->n_workers > 0 ? r->n_workers : 1;
-    if (cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+    if (nas_evaluator_kind_trains(cfg)) {
         char ntrain[32];
         if (cfg->data.train_subset > 0)
             snprintf(ntrain, sizeof ntrain, "%d", cfg->data.train_subset);
@@ -492,8 +492,9 @@ static int run_prepare(run *r, nas_error *err)
         nas__ctl_say(c, "nas: loading %s from %s (%s training and %s validation images)",
                      cfg->data.dataset, from, ntrain, nvalid);
     } else {
-        nas__ctl_say(c, "nas: table evaluator: %s, column %s", cfg->evaluator.table,
-                     cfg->evaluator.column);
+        char what[2 * NAS_PATH_MAX];
+        nas_evaluator_kind_describe(cfg, what, sizeof what);
+        nas__ctl_say(c, "nas: %s", what);
     }
     if ((rc = nas_evaluator_create(cfg, c->space, &c->ev, err)) != NAS_OK)
         return rc;
@@ -600,7 +601,8 @@ static int run_replay(run *r, nas_error *err)
     int rc, run_width = c->width;
     /* the retry counts first: the multi-fidelity replay re-queues rung jobs
      * with their counts */
-    if ((rc = nas__ctl_width_load(c, &r->prev_width, err)) != NAS_OK ||
+    if ((rc = nas__ctl_warmup(c, err)) != NAS_OK || /* issue 31: before the replay proposes */
+        (rc = nas__ctl_width_load(c, &r->prev_width, err)) != NAS_OK ||
         (rc = nas__ctl_retries_load(c, err)) != NAS_OK)
         return rc;
     rc = c->fid ? nas__ctl_fid_replay(c, &r->mismatch, err) /* issue 17 */
@@ -627,10 +629,10 @@ static int run_replay(run *r, nas_error *err)
         say_resumed(r);
     }
     nas__ctl_warn_budget(c); /* issue 29: search.trials beyond the space */
-    if (c->cfg->evaluator.kind == NAS_EVALUATOR_TABLE && c->cfg->constraints.latency_ms > 0)
+    if (!nas_evaluator_kind_trains(c->cfg) && c->cfg->constraints.latency_ms > 0)
         nas__ctl_say(c, "nas: constraints.latency_ms = %g is not applied: evaluator.kind = "
-                        "\"table\" measures no latency",
-                     c->cfg->constraints.latency_ms);
+                        "\"%s\" measures no latency",
+                     c->cfg->constraints.latency_ms, nas_evaluator_kind_name(c->cfg));
     return NAS_OK;
 }
 
@@ -698,7 +700,7 @@ static int run_start(run *r, nas_error *err)
     if ((rc = nas__ctl_width_save(c, err)) != NAS_OK)
         return rc;
     if ((cfg->proxy.keep_weights > 0 || (cfg->proxy.keep_weights < 0 && cfg->proxy.keep_top > 0)) &&
-        cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+        nas_evaluator_kind_trains(cfg)) {
         snprintf(c->weights_dir, sizeof c->weights_dir, "%s.weights", r->opts->db_path);
         if (mkdir(c->weights_dir, 0777) != 0 && errno != EEXIST)
             return nas_error_set(err, NAS_EIO, "%s: cannot create %s: %s",
@@ -939,6 +941,7 @@ static int run_close(run *r, int rc, nas_error *err)
     nas_space_destroy(c->space);
     nas_store_close(c->st);
     free(c->fl);
+    free(c->warm);
     free(c->requeue);
     free(c->retry);
     free(c->rt_id);
@@ -1035,7 +1038,7 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
                           opts->experiment && *opts->experiment ? opts->experiment : cfg->experiment,
                           opts->quiet ? NULL : opts->log ? opts->log : stderr);
     /* issue 28: a chain space without space.input / classes takes the data's */
-    int rc = cfg->evaluator.kind == NAS_EVALUATOR_TRAIN && cfg->space.type == NAS_SPACE_CHAIN
+    int rc = nas_evaluator_kind_reads_data(cfg) && cfg->space.type == NAS_SPACE_CHAIN
                  ? nas_data_space_input(&own->data, &own->space, err) : NAS_OK;
     if (rc == NAS_EFORMAT || rc == NAS_EIO) { /* bad data: the user's input (as the evaluator) */
         char why[sizeof err->msg];

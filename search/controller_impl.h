@@ -201,8 +201,21 @@ typedef struct ctl {
     /* issue 33: search.enqueue, proposed before the strategy's own */
     nas_genotype enq[NAS_ENQUEUE_MAX];
     int n_enq, enq_pos; /* their count; the next one to propose */
-    int enq_last;       /* the last proposal was enqueued (proposed_by "enqueued") */
+    int enq_last;       /* the last proposal was enqueued (1: proposed_by "enqueued";
+                           2: a warm-up genotype, "warmup") */
+    /* issue 31: search.warmup's top K genotypes (search/warmup.c), proposed
+     * after search.enqueue's as enqueued ones are */
+    nas_genotype *warm;
+    int n_warm, warm_pos;
 } ctl;
+
+/* Issue 31 (search/warmup.c): score search.warmup.candidates genotypes
+ * sampled with PCG32(seed, stream "warmup") with search.warmup.proxy -
+ * reading the experiment's zc_score cache first, writing each new score to
+ * it - and keep the `top` best (ties: the earlier sample) in c->warm. Run
+ * once the experiment exists and before the replay; proxy "" does
+ * nothing. Errors: the scorer's (nas_zc_scorer_create), the store's. */
+int nas__ctl_warmup(ctl *c, nas_error *err);
 
 /* Issue 33: a trial's result was recorded (nas__ctl_record returned
  * NAS_OK): call nas_run_opts.on_trial, if any. search/controller.c. */

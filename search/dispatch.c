@@ -42,7 +42,7 @@ int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progre
         nas_evaluator_set_weights_path(c->ev, wp);
     }
     double pre_lat = NAN; /* issue 6: latency constraint checked before training */
-    if (c->cfg->constraints.latency_ms > 0 && c->cfg->evaluator.kind == NAS_EVALUATOR_TRAIN) {
+    if (c->cfg->constraints.latency_ms > 0 && nas_evaluator_kind_trains(c->cfg)) {
         nas_error lerr;
         if (nas_evaluator_latency(c->ev, &job->genotype, &pre_lat, &lerr) != NAS_OK)
             pre_lat = NAN; /* measured again after training; nas_search_score judges that */
@@ -93,8 +93,8 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
 {
     int rerun = how != START_NEW, retry = how == START_RETRY;
     f->worker = nas_pool_next_worker(c->pool);
-    const char *device =
-        c->cfg->evaluator.kind == NAS_EVALUATOR_TABLE ? "table" : c->cfg->proxy.backend;
+    char device[48]; /* issue 31: "table", "zero-cost:synflow" or the backend */
+    nas_evaluator_kind_device(c->cfg, device, sizeof device);
     int rc = nas_store_trial_start(c->st, f->trial, f->worker, device, err);
     if (rc != NAS_OK)
         return rc;
@@ -109,7 +109,7 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
         snprintf(used, sizeof used, " (%d of workers.max_retries = %d retries used before)",
                  f->failures, c->cfg->workers.max_retries);
     else if (how == START_NEW && c->enq_last) /* issue 33 */
-        snprintf(used, sizeof used, " (enqueued)");
+        snprintf(used, sizeof used, c->enq_last == 2 ? " (warm-up)" : " (enqueued)");
     /* issue 22: the label is the database trial id (what `nas show` and
      * `nas export --trial` take), then the budget progress */
     const char *verb = c->table ? "lookup" : "train ";

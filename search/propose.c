@@ -109,6 +109,19 @@ static int next_enqueued(ctl *c, nas_known_fn known, nas_genotype *g, nas_error 
                               : "is already among the experiment's trials (same canonical "
                                 "key): not repeated");
     }
+    while (c->warm_pos < c->n_warm) { /* issue 31: the warm-up's */
+        const nas_genotype *q = &c->warm[c->warm_pos++];
+        int skip = over_static_constraints(c, q) || known(c, q);
+        if (c->db_failed) {
+            *err = c->db_err;
+            return -err->code;
+        }
+        if (!skip) {
+            *g = *q;
+            nas_strategy_enqueued(c->strat, g);
+            return 2;
+        }
+    }
     return 0;
 }
 
@@ -123,7 +136,7 @@ int nas__ctl_propose_new(ctl *c, nas_known_fn known, nas_genotype *g, char *key,
 {
     c->inner_known = known;
     int enq = next_enqueued(c, known, g, err);
-    c->enq_last = enq > 0;
+    c->enq_last = enq > 0 ? enq : 0;
     if (enq < 0)
         return -enq;
     if (enq > 0) {
@@ -171,7 +184,9 @@ int nas__ctl_propose(ctl *c, flight *f, nas_error *err)
     nas_space_format(c->space, &f->g, f->geno, sizeof f->geno);
     nas__ctl_report_round(c);
     rc = nas_store_trial_insert(c->st, c->exp, f->geno, key,
-                                c->enq_last ? "enqueued" : nas_strategy_origin(c->strat),
+                                c->enq_last == 2   ? "warmup"
+                                : c->enq_last == 1 ? "enqueued"
+                                                   : nas_strategy_origin(c->strat),
                                 &f->trial, err);
     if (rc == NAS_OK)
         rc = nas__ctl_pend_push(c, f->trial, &f->g, NULL, err);

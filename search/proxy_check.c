@@ -340,10 +340,10 @@ static void pc_on_progress(void *user, int64_t job_id, int worker, double fracti
 static int pc_prepare(nas__pc *p, nas_error *err)
 {
     const nas_config *cfg = p->cfg;
-    if (cfg->evaluator.kind != NAS_EVALUATOR_TRAIN)
+    if (!nas_evaluator_kind_trains(cfg))
         return nas_error_set(err, NAS_ECONFIG, "%s: proxy-check trains architectures: "
-                             "evaluator.kind = \"table\" has one score per architecture, "
-                             "nothing to check", cfg->path);
+                             "evaluator.kind = \"%s\" has one score per architecture, "
+                             "nothing to check", cfg->path, nas_evaluator_kind_name(cfg));
     nas_config *w = malloc(sizeof *w);
     if (!w)
         return nas_error_set(err, NAS_ENOMEM, "out of memory");

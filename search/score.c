@@ -63,7 +63,7 @@ int nas_search_diverged(const nas_config *cfg, int classes, int valid, const nas
     if (res->status != NAS_OK || !isfinite(res->val_accuracy))
         return 0; /* failed, or rejected before training */
     const double loss_max = 10.0 * log((double)classes);
-    int trained = cfg->evaluator.kind == NAS_EVALUATOR_TRAIN;
+    int trained = nas_evaluator_kind_trains(cfg);
     if ((trained || isfinite(res->train_loss)) && !(res->train_loss <= loss_max)) {
         if (why && n)
             snprintf(why, n, "diverged: train_loss %.4g is not finite or > %.2f (10 x ln %d)",

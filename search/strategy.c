@@ -67,6 +67,12 @@ const char *nas_strategy_origin(const nas_strategy *s)
     return s->ops->name;
 }
 
+void nas_strategy_set_proxy(nas_strategy *s, nas_proxy_fn fn, void *ctx)
+{
+    if (s && s->ops->set_proxy)
+        s->ops->set_proxy(s, fn, ctx);
+}
+
 void nas_strategy_enqueued(nas_strategy *s, const nas_genotype *g)
 {
     if (s->ops->enqueued)

@@ -32,10 +32,21 @@
  * member is alive, selection falls back to the scalar score. With one
  * objective nothing of this runs: proposals are identical to the
  * single-objective algorithm above.
+ *
+ * Issue 31, search.evolution.move_proposal = { proxy; candidates = C; }:
+ * the move proposal of Abdelfattah et al., "Zero-Cost Proxies for
+ * Lightweight NAS" (ICLR 2021): the tournament's winner is mutated C times
+ * (each child new to the controller, as above, and distinct by canonical
+ * key) and the child the zero-cost proxy scores best is proposed (ties:
+ * the first mutated). The proxy's scores are not trials. Without it
+ * (proxy "") proposals are exactly those of the algorithm above.
  */
 #include <math.h>   /* isnan */
 #include <stdlib.h> /* calloc, free */
+#include <string.h>
+#include "nas/zerocost.h"
 #include "strategy_impl.h"
+#include "search/key_set.h"
 
 #define NAS__REMUTATE_PARENT 64
 #define NAS__RANDOM_WALK 1024
@@ -62,7 +73,28 @@ typedef struct evo {
     double *pts;   /* cap x n_obj scratch */
     int *rank;     /* cap scratch */
     double *crowd; /* cap scratch */
+    nas_zc_scorer *zc; /* issue 31: the move proposal's proxy (made on first use) */
+    nas_proxy_fn proxy_fn; /* ... or precomputed scores (nas_strategy_set_proxy) */
+    void *proxy_ctx;
 } evo;
+
+/* Issue 31: the move proposal's score of g (NaN: failed or unknown). */
+static double proxy_score(evo *e, const nas_genotype *g)
+{
+    if (e->proxy_fn)
+        return e->proxy_fn(e->proxy_ctx, g);
+    double v = NAN;
+    nas_error err;
+    (void)nas_zc_scorer_score(e->zc, g, &v, &err);
+    return v;
+}
+
+static void evo_set_proxy(nas_strategy *s, nas_proxy_fn fn, void *ctx)
+{
+    evo *e = s->context;
+    e->proxy_fn = fn;
+    e->proxy_ctx = ctx;
+}
 
 static const member *evo_at(const evo *e, int i) { return &e->pop[(e->head + i) % e->cap]; }
 
@@ -105,6 +137,71 @@ static int mo_better(const member *a, const member *b)
     return a->crowd > b->crowd;
 }
 
+/* A mutation of parent that is_known does not know into *child: the
+ * parent re-mutated, then a random walk, then a random unknown genotype. */
+static int mutate_new(nas_strategy *s, const nas_genotype *parent, nas_known_fn is_known,
+                      void *known_ctx, nas_genotype *child, nas_error *err)
+{
+    nas_space_mutate(s->space, &s->rng, parent, child);
+    for (int i = 0; is_known && is_known(known_ctx, child); i++) {
+        if (i < NAS__REMUTATE_PARENT) {
+            nas_space_mutate(s->space, &s->rng, parent, child);
+        } else if (i < NAS__REMUTATE_PARENT + NAS__RANDOM_WALK) {
+            nas_genotype next;
+            nas_space_mutate(s->space, &s->rng, child, &next);
+            *child = next;
+        } else {
+            return nas__strategy_sample_new(s, is_known, known_ctx, child, err);
+        }
+    }
+    return NAS_OK;
+}
+
+/* Issue 31: *child (the first mutation) and candidates - 1 more mutations
+ * of parent, distinct by canonical key (a repeat is drawn again, at most
+ * 4 x candidates draws in all); *child becomes the best-scoring one. */
+static int move_proposal(nas_strategy *s, const nas_genotype *parent, nas_known_fn is_known,
+                         void *known_ctx, nas_genotype *child, nas_error *err)
+{
+    evo *e = s->context;
+    const char *proxy = s->cfg->search.move_proposal.proxy;
+    int want = s->cfg->search.move_proposal.candidates > 0 ? s->cfg->search.move_proposal.candidates
+                                                           : 10;
+    int rc = e->zc || e->proxy_fn ? NAS_OK
+                                   : nas_zc_scorer_create(s->cfg, s->space, proxy, &e->zc, err);
+    if (rc != NAS_OK)
+        return rc;
+    nas__key_set seen;
+    memset(&seen, 0, sizeof seen);
+    char key[NAS_GENOTYPE_STR_MAX];
+    nas_space_key(s->space, child, key, sizeof key);
+    double best = NAN;
+    if (nas__key_set_add(&seen, key) < 0)
+        rc = nas_error_set(err, NAS_ENOMEM, "move proposal: out of memory");
+    else
+        best = proxy_score(e, child); /* failed: NaN, replaced */
+    for (int got = 1, draws = 1; rc == NAS_OK && got < want && draws < 4 * want; draws++) {
+        nas_genotype c;
+        if ((rc = mutate_new(s, parent, is_known, known_ctx, &c, err)) != NAS_OK)
+            break;
+        nas_space_key(s->space, &c, key, sizeof key);
+        if (nas__key_set_has(&seen, key))
+            continue;
+        if (nas__key_set_add(&seen, key) < 0) {
+            rc = nas_error_set(err, NAS_ENOMEM, "move proposal: out of memory");
+            break;
+        }
+        got++;
+        double v = proxy_score(e, &c); /* a failed proxy: NaN, never chosen */
+        if (!isnan(v) && (isnan(best) || v > best)) {
+            best = v;
+            *child = c;
+        }
+    }
+    nas__key_set_free(&seen);
+    return rc;
+}
+
 static int evo_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx,
                        nas_genotype *out, nas_error *err)
 {
@@ -126,21 +223,11 @@ static int evo_propose(nas_strategy *s, nas_known_fn is_known, void *known_ctx,
             best = m;
     }
     nas_genotype child;
-    nas_space_mutate(s->space, &s->rng, &best->g, &child);
-    for (int i = 0; is_known && is_known(known_ctx, &child); i++) {
-        if (i < NAS__REMUTATE_PARENT) {
-            nas_space_mutate(s->space, &s->rng, &best->g, &child);
-        } else if (i < NAS__REMUTATE_PARENT + NAS__RANDOM_WALK) {
-            nas_genotype next;
-            nas_space_mutate(s->space, &s->rng, &child, &next);
-            child = next;
-        } else {
-            int rc = nas__strategy_sample_new(s, is_known, known_ctx, &child, err);
-            if (rc != NAS_OK)
-                return rc;
-            break;
-        }
-    }
+    int rc = mutate_new(s, &best->g, is_known, known_ctx, &child, err);
+    if (rc == NAS_OK && s->cfg->search.move_proposal.proxy[0])
+        rc = move_proposal(s, &best->g, is_known, known_ctx, &child, err);
+    if (rc != NAS_OK)
+        return rc;
     *out = child;
     e->proposed++;
     return NAS_OK;
@@ -194,6 +281,7 @@ static void evo_destroy(nas_strategy *s)
         free(e->pts);
         free(e->rank);
         free(e->crowd);
+        nas_zc_scorer_destroy(e->zc);
     }
     free(e);
     s->context = NULL;
@@ -215,6 +303,7 @@ static const nas__strategy_ops evolution_ops = {
     .destroy = evo_destroy,
     .observe_result = evo_observe_result,
     .enqueued = evo_enqueued,
+    .set_proxy = evo_set_proxy,
 };
 
 int nas__strategy_evolution_init(nas_strategy *s, nas_error *err)

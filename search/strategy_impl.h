@@ -27,6 +27,8 @@ typedef struct nas__strategy_ops {
                        nas_error *err);
     /* Optional (NULL: nothing to note): issue 33, nas_strategy_enqueued. */
     void (*enqueued)(nas_strategy *s, const nas_genotype *g);
+    /* Optional (NULL: ignored): issue 31, nas_strategy_set_proxy. */
+    void (*set_proxy)(nas_strategy *s, nas_proxy_fn fn, void *ctx);
 } nas__strategy_ops;
 
 struct nas_strategy {

@@ -88,7 +88,23 @@ static const char *const w_precision[] = {"fp32", "bf16", "fp16", NULL};
 static const char *const w_strategy[] = {"random", "evolution", "nao", NULL};
 static const char *const w_resource[] = {"epochs", "images", NULL};
 static const char *const w_scheduler[] = {"none", "sh", "hyperband", "asha", NULL};
-static const char *const w_evaluator[] = {"train", "table", NULL};
+static const char *const w_evaluator[] = {"train", "table", "zero-cost", NULL};
+/* issue 31: nas/zerocost.h's proxies (the names of nas_zc_name; the space
+ * layer cannot call the evaluator's nas_zc_from_name), data-free first:
+ * the first W_ZC_DATA_FREE of them read no data (nas_zc_needs_data) */
+static const char *const w_zc[] = {"synflow", "params", "macs", "naswot", "snip", "grad_norm",
+                                   "jacob_cov", NULL};
+#define W_ZC_DATA_FREE 3
+
+/* 1 when `proxy` (a w_zc name) reads a minibatch of data. */
+static int zc_needs_data(const char *proxy)
+{
+    for (int i = 0; i < W_ZC_DATA_FREE; i++)
+        if (!strcmp(proxy, w_zc[i]))
+            return 0;
+    return proxy[0] != '\0';
+}
+
 static const char *const w_device[] = {"cpu", "cuda", "auto", NULL};
 static const char *const w_metric[] = {"val_accuracy", "latency_ms", "macs", "params", NULL};
 
@@ -182,6 +198,13 @@ static const field fields[] = {
      * libconfig groups (export/export_source.c, canonical_to_conf) */
     {"search", "time_limit", F_DURATION, OFF(search.time_limit), 0, 0, 1e9, NULL, 0},
     X("search", "enqueue", F_GENOTYPES),
+    /* issue 31: zero-cost warm-up and move proposal (docs/zero-cost.md); before the
+     * evaluator group, so that the canonical text reads back as libconfig groups */
+    W("search.warmup", "proxy", search.warmup.proxy, w_zc),
+    I("search.warmup", "candidates", search.warmup.candidates, 1, 1000000),
+    I("search.warmup", "top", search.warmup.top, 1, 100000),
+    W("search.evolution.move_proposal", "proxy", search.move_proposal.proxy, w_zc),
+    I("search.evolution.move_proposal", "candidates", search.move_proposal.candidates, 1, 10000),
 
     E("evaluator", "kind", evaluator.kind, w_evaluator),
     P("evaluator", "table", evaluator.table),
@@ -190,6 +213,7 @@ static const field fields[] = {
     D("evaluator", "table_scale", evaluator.table_scale, 1e-12, 1e12),
     I("evaluator", "latency_runs", evaluator.latency_runs, 1, 100000),
     I("evaluator", "latency_warmup", evaluator.latency_warmup, 0, 100000),
+    W("evaluator", "proxy", evaluator.proxy, w_zc), /* issue 31, kind "zero-cost" */
 
     X("", "objectives", F_OBJECTIVES),
 
@@ -211,7 +235,8 @@ static const field fields[] = {
 /* Groups, in canonical order; "" is the file's top level. */
 static const char *const groups[] = {"",          "data",      "space",       "proxy",  "search",
                                      "search.nao", "evaluator", "constraints", "workers",
-                                     "search.fidelity"};
+                                     "search.fidelity", "search.warmup", "search.evolution",
+                                     "search.evolution.move_proposal"};
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 
 /*
@@ -273,6 +298,9 @@ void nas_config_defaults(nas_config *cfg)
     cfg->search.population = 10;
     cfg->search.sample_size = 3;
     cfg->search.nao.seed_archs = 20;
+    cfg->search.warmup.candidates = 100; /* issue 31: proxy "" = no warm-up */
+    cfg->search.warmup.top = 10;
+    cfg->search.move_proposal.candidates = 10;
     cfg->search.nao.top_k = 5;
     cfg->search.nao.embed_size = 16;
     cfg->search.nao.hidden_size = 32;
@@ -1027,6 +1055,7 @@ static size_t field_index(const char *group, const char *key)
 #define FAIL_F(c, idx, ...) fail_at((c), field_file((c), (idx)), field_line((c), (idx)), __VA_ARGS__)
 
 static int validate_fidelity(ctx *c);
+static int validate_zero_cost(ctx *c);
 
 static int validate(ctx *c)
 {
@@ -1171,7 +1200,8 @@ static int validate(ctx *c)
                               "evaluator.kind = \"train\" or objectives on val_accuracy, macs "
                               "or params");
     }
-    return validate_fidelity(c);
+    int rc = validate_zero_cost(c);
+    return rc ? rc : validate_fidelity(c);
 }
 
 /* Issue 17: search.fidelity's keys that depend on each other (a scheduler
@@ -1235,7 +1265,8 @@ static int config_image_size(const nas_config *cfg, int *h, int *w)
 {
     const nas_data_conf *d = &cfg->data;
     *h = *w = 0;
-    if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
+    if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE || /* issue 31: a data-free proxy: the same */
+        (cfg->evaluator.kind == NAS_EVALUATOR_ZERO_COST && !zc_needs_data(cfg->evaluator.proxy)))
         nas__desc_input(&cfg->space, NULL, h, w, NULL);
     else if (d->format[0] == '\0')
         *h = *w = 28;
@@ -1439,6 +1470,48 @@ int nas_config_parse_string(const char *text, const char *name, nas_config *cfg,
     char dir[NAS_PATH_MAX];
     nas__cfg_dir_of(name, dir, sizeof dir);
     return parse_common(text, NULL, name, dir, cfg, err);
+}
+
+/* Issue 31: evaluator.kind = "zero-cost" names its proxy; a table search
+ * has no data, so its warm-up and move proposal take data-free proxies
+ * only; the move proposal is evolution's; the warm-up's top K are among
+ * its N candidates. */
+static int validate_zero_cost(ctx *c)
+{
+    const nas_config *cfg = c->cfg;
+    if (cfg->evaluator.kind == NAS_EVALUATOR_ZERO_COST && !cfg->evaluator.proxy[0])
+        return FAIL_F(c, field_index("evaluator", "kind"),
+                      "evaluator.kind = \"zero-cost\" needs evaluator.proxy, expected one of: "
+                      "synflow, params, macs, naswot, snip, grad_norm, jacob_cov");
+    if (cfg->evaluator.kind == NAS_EVALUATOR_ZERO_COST)
+        for (int o = 0; o < cfg->n_objectives; o++)
+            if (strcmp(cfg->objectives[o].metric, "latency_ms") == 0)
+                return FAIL_F(c, field_index("", "objectives"),
+                              "objective \"latency_ms\" needs a measured latency, but "
+                              "evaluator.kind = \"zero-cost\" measures none, expected "
+                              "objectives on val_accuracy (the proxy's score), macs or params");
+    static const struct { const char *group; size_t off; } uses[] = {
+        {"search.warmup", offsetof(nas_config, search.warmup.proxy)},
+        {"search.evolution.move_proposal", offsetof(nas_config, search.move_proposal.proxy)},
+    };
+    for (size_t u = 0; u < sizeof uses / sizeof uses[0]; u++) {
+        const char *p = (const char *)cfg + uses[u].off;
+        if (cfg->evaluator.kind == NAS_EVALUATOR_TABLE && zc_needs_data(p))
+            return FAIL_F(c, field_index(uses[u].group, "proxy"),
+                          "%s.proxy = \"%s\" reads a minibatch of training data, but a table "
+                          "search (evaluator.kind = \"table\") has none, expected a data-free "
+                          "proxy: synflow, params or macs", uses[u].group, p);
+    }
+    if (cfg->search.move_proposal.proxy[0] && cfg->search.strategy != NAS_STRATEGY_EVOLUTION)
+        return FAIL_F(c, field_index("search.evolution.move_proposal", "proxy"),
+                      "search.evolution.move_proposal needs search.strategy = \"evolution\", "
+                      "expected no move_proposal group");
+    if (cfg->search.warmup.proxy[0] && cfg->search.warmup.top > cfg->search.warmup.candidates)
+        return FAIL_F(c, field_index("search.warmup", "top"),
+                      "search.warmup.top = %d is more than candidates = %d, expected an integer "
+                      "in [1, %d]", cfg->search.warmup.top, cfg->search.warmup.candidates,
+                      cfg->search.warmup.candidates);
+    return NAS_OK;
 }
 
 /* ---- canonical text ------------------------------------------------------------------ */

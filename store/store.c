@@ -157,6 +157,19 @@ static const char MIGRATE_V8[] =
     "  PRIMARY KEY(experiment_id, arch, seed_index, rung)\n"
     ");\n";
 
+/* Version 9 (issue 31): the zero-cost score cache - the score of proxy
+ * `proxy` for the canonical key `arch_key` under experiment
+ * `experiment_id` (NULL: the proxy failed for it), written by a warm-up or
+ * a move proposal (store/zc_cache.c). An older file gets it, empty. */
+static const char MIGRATE_V9[] =
+    "CREATE TABLE IF NOT EXISTS zc_score(\n"
+    "  experiment_id INTEGER NOT NULL REFERENCES experiment(id),\n"
+    "  proxy TEXT NOT NULL,\n"
+    "  arch_key TEXT NOT NULL,\n"
+    "  score REAL,\n"
+    "  PRIMARY KEY(experiment_id, proxy, arch_key)\n"
+    ");\n";
+
 /* ?3 > 0: only trials whose highest fidelity is at least ?3 (issue 17,
  * `nas query --min-fidelity`); a file before schema 5 has none. */
 #define MIN_FIDELITY "(?3 <= 0 OR coalesce(" NAS__STORE_FIDELITY ", -1) >= ?3)"
@@ -575,10 +588,11 @@ static void uri_of(const char *path, char *out, size_t n)
 static int create_schema(nas_store *st, nas_error *err)
 {
     char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + sizeof MIGRATE_V3 + sizeof MIGRATE_V5 +
-             sizeof MIGRATE_V8 + 256];
-    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%s%s%sPRAGMA application_id = %d;\n"
+             sizeof MIGRATE_V8 + sizeof MIGRATE_V9 + 256];
+    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%s%s%s%sPRAGMA application_id = %d;\n"
              "PRAGMA user_version = %d;\nCOMMIT;",
-             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, MIGRATE_V5, MIGRATE_V8, NAS_STORE_APPLICATION_ID,
+             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, MIGRATE_V5, MIGRATE_V8, MIGRATE_V9,
+             NAS_STORE_APPLICATION_ID,
              NAS_STORE_SCHEMA_VERSION);
     int rc = exec_sql(st, sql, "cannot create the schema", err);
     if (rc != NAS_OK)
@@ -768,6 +782,12 @@ static int migrate_v8(nas_store *st, nas_error *err)
     return migrate_step(st, 8, MIGRATE_V8, NULL, err);
 }
 
+/* Version 8 -> 9 (MIGRATE_V9, issue 31): the zc_score table, empty. */
+static int migrate_v9(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 9, MIGRATE_V9, NULL, err);
+}
+
 /* Check that the file is a nas database of a version we know; create the
  * schema in a new, empty file (read-write only). */
 static int check_schema(nas_store *st, nas_error *err)
@@ -827,6 +847,8 @@ static int check_schema(nas_store *st, nas_error *err)
     if (st->schema < 7 && (rc = migrate_v7(st, err)) != NAS_OK)
         return rc;
     if (st->schema < 8 && (rc = migrate_v8(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 9 && (rc = migrate_v9(st, err)) != NAS_OK)
         return rc;
     return NAS_OK;
 }

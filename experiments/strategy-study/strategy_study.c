@@ -65,6 +65,8 @@ typedef struct strat_spec {
     int base;  /* index into base_names */
     int P, S;  /* 0: the config's */
     int tuned; /* --tuned: its knobs were chosen on these seeds */
+    int warm_n, warm_k; /* issue 31, "+w[:N:K]": zero-cost warm-up (0: none) */
+    int mp_c;           /* issue 31, "+m[:C]": evolution's move proposal (0: none) */
 } strat_spec;
 
 /* nas: nas's own search (the controller's): a proposal whose canonical key
@@ -94,7 +96,24 @@ typedef struct options {
     char conf[NAS_PATH_MAX];
     int jobs;
     int quiet;
+    /* issue 31: precomputed zero-cost scores (--scores FILE: a CSV with a
+     * `key` column and a column named --warmup's proxy, as `nas space
+     * --list --zero-cost PROXY` writes) and the defaults of +w and +m */
+    char scores[NAS_PATH_MAX];
+    char proxy[32];
+    int warm_n, warm_k, mp_c;
 } options;
+
+/* Issue 31: canonical key -> score, sorted by key (bsearch). */
+typedef struct zc_row {
+    char *key;
+    double v;
+} zc_row;
+typedef struct zc_table {
+    zc_row *rows;
+    int n;
+} zc_table;
+static zc_table g_zc; /* read once in main, before the jobs fork */
 
 /* Per (strategy, seed) run, in shared memory. */
 typedef struct run_head {
@@ -139,7 +158,14 @@ static void usage(FILE *f)
             "  --jobs N           parallel worker processes (default 2)\n"
             "  --out DIR          where table.md, summary.csv, best_so_far.svg go (default .)\n"
             "  --dump FILE        CSV: strategy,budget,seed,genotype,signal per run and budget\n"
-            "  --quiet            no progress on stderr\n",
+            "  --quiet            no progress on stderr\n"
+            "  --scores FILE      issue 31: zero-cost scores per canonical key, the CSV of\n"
+            "                     `nas space CONF --list --zero-cost PROXY` (columns key, PROXY)\n"
+            "  --warmup P:N:K     strategies written NAME+w (or NAME+w:N:K) start with the K\n"
+            "                     best of N candidates by proxy P (as search.warmup; the N\n"
+            "                     scores are not trials, the K are)\n"
+            "  --move-proposal P:C  evolution+m (or evolution:P:S+m:C): each step trains the\n"
+            "                     best of C mutations by proxy P (as move_proposal)\n",
             NAS_STUDY_DEFAULT_TABLE);
 }
 
@@ -157,6 +183,72 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 static int cmp_int(const void *a, const void *b)
 {
     return *(const int *)a - *(const int *)b;
+}
+
+/* Issue 31: strip "+w[:N:K]" and "+m[:C]" from tok into sp (-1: N:K
+ * left 0 means --warmup's, C 0 means --move-proposal's: set in run_one). */
+static int parse_suffixes(char *tok, strat_spec *sp)
+{
+    char *plus;
+    while ((plus = strrchr(tok, '+')) != NULL) {
+        int a = 0, b = 0, used = 0;
+        if (!strcmp(plus, "+w"))
+            sp->warm_n = -1;
+        else if (sscanf(plus, "+w:%d:%d%n", &a, &b, &used) == 2 && !plus[used] && a >= 1 &&
+                 b >= 1 && b <= a)
+            sp->warm_n = a, sp->warm_k = b;
+        else if (!strcmp(plus, "+m"))
+            sp->mp_c = -1;
+        else if (sscanf(plus, "+m:%d%n", &a, &used) == 1 && !plus[used] && a >= 1)
+            sp->mp_c = a;
+        else
+            return -1;
+        *plus = '\0';
+    }
+    return 0;
+}
+
+/* --strategies LIST into o->strats. */
+static int parse_strategies(const char *v, options *o)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", v);
+    o->n_strats = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        strat_spec sp = {.base = -1};
+        int P = 0, S = 0, used = 0;
+        char full[32];
+        snprintf(full, sizeof full, "%s", tok);
+        if (parse_suffixes(tok, &sp) != 0) {
+            fprintf(stderr, "strategy_study: bad suffix in '%s' (expected +w, +w:N:K, "
+                            "+m, +m:C)\n", full);
+            return -1;
+        }
+        for (int j = 0; j < 3; j++)
+            if (strcmp(tok, base_names[j]) == 0)
+                sp.base = j;
+        if (sp.base < 0 && sscanf(tok, "evolution:%d:%d%n", &P, &S, &used) == 2 &&
+            tok[used] == '\0' && P >= 2 && P <= 10000 && S >= 1 && S <= P) {
+            sp.base = 1;
+            sp.P = P;
+            sp.S = S;
+        }
+        if (sp.base < 0 || o->n_strats == MAX_STRATS) {
+            fprintf(stderr, "strategy_study: unknown strategy '%s' (expected random, "
+                            "evolution, evolution:P:S with 2 <= P and 1 <= S <= P (as space.conf), nao; "
+                            "at most %d)\n", tok, MAX_STRATS);
+            return -1;
+        }
+        if (sp.mp_c && sp.base != 1) {
+            fprintf(stderr, "strategy_study: +m is evolution's: '%s'\n", full);
+            return -1;
+        }
+        snprintf(sp.name, sizeof sp.name, "%s", full);
+        o->strats[o->n_strats++] = sp;
+    }
+    if (o->n_strats == 0)
+        return -1;
+    return 0;
 }
 
 static int parse_args(int argc, char **argv, options *o)
@@ -196,31 +288,7 @@ static int parse_args(int argc, char **argv, options *o)
         }
         i++;
         if (strcmp(a, "--strategies") == 0) {
-            char buf[256];
-            snprintf(buf, sizeof buf, "%s", v);
-            o->n_strats = 0;
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                strat_spec sp = {.base = -1};
-                int P = 0, S = 0, used = 0;
-                for (int j = 0; j < 3; j++)
-                    if (strcmp(tok, base_names[j]) == 0)
-                        sp.base = j;
-                if (sp.base < 0 && sscanf(tok, "evolution:%d:%d%n", &P, &S, &used) == 2 &&
-                    tok[used] == '\0' && P >= 2 && P <= 10000 && S >= 1 && S <= P) {
-                    sp.base = 1;
-                    sp.P = P;
-                    sp.S = S;
-                }
-                if (sp.base < 0 || o->n_strats == MAX_STRATS) {
-                    fprintf(stderr, "strategy_study: unknown strategy '%s' (expected random, "
-                                    "evolution, evolution:P:S with 2 <= P and 1 <= S <= P (as space.conf), nao; "
-                                    "at most %d)\n", tok, MAX_STRATS);
-                    return -1;
-                }
-                snprintf(sp.name, sizeof sp.name, "%s", tok);
-                o->strats[o->n_strats++] = sp;
-            }
-            if (o->n_strats == 0)
+            if (parse_strategies(v, o) != 0)
                 return -1;
         } else if (strcmp(a, "--protocol") == 0) {
             if (strcmp(v, "nas") == 0)
@@ -279,11 +347,45 @@ static int parse_args(int argc, char **argv, options *o)
             snprintf(o->out, sizeof o->out, "%s", v);
         } else if (strcmp(a, "--dump") == 0) {
             snprintf(o->dump, sizeof o->dump, "%s", v);
+        } else if (strcmp(a, "--scores") == 0) {
+            snprintf(o->scores, sizeof o->scores, "%s", v);
+        } else if (strcmp(a, "--warmup") == 0) {
+            char px[32];
+            if (sscanf(v, "%31[a-z_]:%d:%d", px, &o->warm_n, &o->warm_k) != 3 || o->warm_n < 1 ||
+                o->warm_k < 1 || o->warm_k > o->warm_n) {
+                fprintf(stderr, "strategy_study: --warmup wants PROXY:N:K, 1 <= K <= N\n");
+                return -1;
+            }
+            snprintf(o->proxy, sizeof o->proxy, "%s", px);
+        } else if (strcmp(a, "--move-proposal") == 0) {
+            char px[32];
+            if (sscanf(v, "%31[a-z_]:%d", px, &o->mp_c) != 2 || o->mp_c < 1) {
+                fprintf(stderr, "strategy_study: --move-proposal wants PROXY:C, C >= 1\n");
+                return -1;
+            }
+            snprintf(o->proxy, sizeof o->proxy, "%s", px);
         } else {
             fprintf(stderr, "strategy_study: unknown option '%s'\n", a);
             usage(stderr);
             return -1;
         }
+    }
+    for (int k = 0; k < o->n_strats; k++) { /* issue 31: +w / +m need scores and defaults */
+        strat_spec *sp = &o->strats[k];
+        if ((sp->warm_n || sp->mp_c) && !o->scores[0]) {
+            fprintf(stderr, "strategy_study: '%s' needs --scores FILE\n", sp->name);
+            return -1;
+        }
+        if ((sp->warm_n < 0 && !o->warm_n) || (sp->mp_c < 0 && !o->mp_c) ||
+            ((sp->warm_n || sp->mp_c) && !o->proxy[0])) {
+            fprintf(stderr, "strategy_study: '%s' needs --warmup PROXY:N:K or --move-proposal "
+                            "PROXY:C\n", sp->name);
+            return -1;
+        }
+        if (sp->warm_n < 0)
+            sp->warm_n = o->warm_n, sp->warm_k = o->warm_k;
+        if (sp->mp_c < 0)
+            sp->mp_c = o->mp_c;
     }
     for (char *tok = strtok(tuned, ","); tok; tok = strtok(NULL, ",")) {
         int found = 0;
@@ -343,6 +445,129 @@ static void nb201_mutate(const nas_space *space, nas_rng *r, const nas_genotype 
     child->tok[e] = (uint8_t)op;
 }
 
+/* ---- issue 31: precomputed zero-cost scores ------------------------------------ */
+
+static int cmp_zc(const void *a, const void *b)
+{
+    return strcmp(((const zc_row *)a)->key, ((const zc_row *)b)->key);
+}
+
+/* One CSV field of line at *p (quoted or not) into out[n]; advances *p. */
+static void csv_field(const char **p, char *out, size_t n)
+{
+    size_t k = 0;
+    const char *q = *p;
+    int quoted = *q == '"';
+    q += quoted;
+    while (*q && (quoted ? *q != '"' : *q != ',' && *q != '\n' && *q != '\r')) {
+        if (k + 1 < n)
+            out[k++] = *q;
+        q++;
+    }
+    out[k] = '\0';
+    q += quoted && *q == '"';
+    if (*q == ',')
+        q++;
+    *p = q;
+}
+
+/* --scores FILE: the `key` column and the column named `proxy`. */
+static int load_scores(const char *path, const char *proxy, zc_table *t)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "strategy_study: cannot read %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    static char line[8192];
+    char field[2048];
+    int ck = -1, cp = -1, cap = 0;
+    if (fgets(line, sizeof line, f)) {
+        const char *p = line;
+        for (int c = 0; *p && *p != '\n' && *p != '\r'; c++) {
+            csv_field(&p, field, sizeof field);
+            ck = !strcmp(field, "key") ? c : ck;
+            cp = !strcmp(field, proxy) ? c : cp;
+        }
+    }
+    if (ck < 0 || cp < 0) {
+        fprintf(stderr, "strategy_study: %s has no 'key' and '%s' columns\n", path, proxy);
+        fclose(f);
+        return -1;
+    }
+    while (fgets(line, sizeof line, f)) {
+        const char *p = line;
+        char key[NAS_GENOTYPE_STR_MAX] = "";
+        double v = NAN;
+        for (int c = 0; *p && *p != '\n'; c++) {
+            csv_field(&p, field, sizeof field);
+            if (c == ck)
+                snprintf(key, sizeof key, "%s", field);
+            else if (c == cp && field[0])
+                v = strtod(field, NULL);
+        }
+        if (t->n == cap) {
+            cap = cap ? 2 * cap : 16384;
+            zc_row *r = realloc(t->rows, (size_t)cap * sizeof *r);
+            if (!r)
+                break;
+            t->rows = r;
+        }
+        t->rows[t->n].key = strdup(key);
+        t->rows[t->n++].v = v;
+    }
+    fclose(f);
+    qsort(t->rows, (size_t)t->n, sizeof *t->rows, cmp_zc);
+    return 0;
+}
+
+/* The score of g (NaN: not in the file, e.g. an invalid cell). */
+static double zc_lookup(void *ctx, const nas_genotype *g)
+{
+    const nas_space *space = ctx;
+    char key[NAS_GENOTYPE_STR_MAX];
+    nas_space_key(space, g, key, sizeof key);
+    zc_row want = {.key = key};
+    const zc_row *r = bsearch(&want, g_zc.rows, (size_t)g_zc.n, sizeof want, cmp_zc);
+    return r ? r->v : NAN;
+}
+
+typedef struct warm_cand {
+    nas_genotype g;
+    double v;
+    int i;
+} warm_cand;
+
+static int cmp_warm(const void *a, const void *b)
+{
+    const warm_cand *x = a, *y = b;
+    int xn = isnan(x->v), yn = isnan(y->v);
+    if (xn != yn)
+        return xn - yn;
+    if (!xn && x->v != y->v)
+        return x->v > y->v ? -1 : 1;
+    return x->i - y->i;
+}
+
+/* The warm-up's top K of N (search/warmup.c's choice, from the file's
+ * scores) into out[K]; returns how many. */
+static int warm_top(const nas_config *cfg, const nas_space *space, int N, int K, nas_genotype *out)
+{
+    nas_genotype *g = malloc((size_t)N * sizeof *g);
+    warm_cand *v = malloc((size_t)N * sizeof *v);
+    nas_error err;
+    int n = g && v ? nas_warmup_candidates(cfg, space, N, g, &err) : -1, k = 0;
+    for (int i = 0; i < n; i++)
+        v[i] = (warm_cand){g[i], zc_lookup((void *)space, &g[i]), i};
+    if (n > 0)
+        qsort(v, (size_t)n, sizeof *v, cmp_warm);
+    for (; k < K && k < n && !isnan(v[k].v); k++)
+        out[k] = v[k].g;
+    free(g);
+    free(v);
+    return k;
+}
+
 /* ---- one search ------------------------------------------------------------ */
 
 typedef struct run_ctx {
@@ -379,7 +604,8 @@ static double charge(run_ctx *rc, const nas_genotype *g)
 /* REA as in R_EA.py: P random cells, then cycles of a tournament of S drawn
  * with replacement from the population (the first best in draw order is the
  * parent), its mutated child evaluated and appended, the oldest removed. */
-static void nb201_rea(run_ctx *rc, int P, int S, nas_rng *r)
+static void nb201_rea(run_ctx *rc, int P, int S, nas_rng *r, const nas_genotype *warm,
+                      int n_warm, int mp_c)
 {
     const int T = rc->st->T;
     nas_genotype *pop = malloc((size_t)P * sizeof *pop);
@@ -391,7 +617,10 @@ static void nb201_rea(run_ctx *rc, int P, int S, nas_rng *r)
     }
     int head = 0, n = 0; /* ring buffer: oldest at head */
     while (n < P && rc->t < T) {
-        nb201_random_arch(rc->space, r, &pop[n]);
+        if (n < n_warm) /* issue 31: the warm-up's first */
+            pop[n] = warm[n];
+        else
+            nb201_random_arch(rc->space, r, &pop[n]);
         acc[n] = charge(rc, &pop[n]);
         n++;
     }
@@ -404,6 +633,16 @@ static void nb201_rea(run_ctx *rc, int P, int S, nas_rng *r)
         }
         nas_genotype child;
         nb201_mutate(rc->space, r, &pop[parent], &child);
+        double best = mp_c > 1 ? zc_lookup((void *)rc->space, &child) : NAN;
+        for (int c = 1; c < mp_c; c++) { /* issue 31: the best-scoring of mp_c mutations */
+            nas_genotype o;
+            nb201_mutate(rc->space, r, &pop[parent], &o);
+            double v = zc_lookup((void *)rc->space, &o);
+            if (!isnan(v) && (isnan(best) || v > best)) {
+                best = v;
+                child = o;
+            }
+        }
         double a = charge(rc, &child);
         pop[head] = child; /* append the child, drop the oldest */
         acc[head] = a;
@@ -452,11 +691,22 @@ static int run_one(study *st, const nas_config *base, const nas_space *space, na
         cfg.search.population = sp->P;
         cfg.search.sample_size = sp->S;
     }
+    if (sp->mp_c > 1) { /* issue 31: scores from --scores (nas_strategy_set_proxy) */
+        snprintf(cfg.search.move_proposal.proxy, sizeof cfg.search.move_proposal.proxy, "%s",
+                 st->o.proxy);
+        cfg.search.move_proposal.candidates = sp->mp_c;
+    }
+    nas_genotype warm[1024];
+    int n_warm = sp->warm_n ? warm_top(&cfg, space, sp->warm_n, sp->warm_k < 1024 ? sp->warm_k
+                                                                                  : 1024, warm)
+                            : 0;
     const int nb201 = st->o.protocol == PROTO_NB201;
     nas_strategy *s = NULL;
     int rc = NAS_OK;
     if (!(nb201 && sp->base != 2) && (rc = nas_strategy_create(&cfg, space, &s, err)) != NAS_OK)
         return rc;
+    if (s && sp->mp_c > 1)
+        nas_strategy_set_proxy(s, zc_lookup, (void *)space);
     const int T = st->T, NB = st->o.n_budgets;
     known_keys kk = {.keys = calloc((size_t)T, NAS_GENOTYPE_STR_MAX), .n = 0, .space = space,
                      .never = nb201};
@@ -475,11 +725,21 @@ static int run_one(study *st, const nas_config *base, const nas_space *space, na
         if (sp->base == 0)
             while (ctx.t < T) {
                 nas_genotype g;
-                nb201_random_arch(space, &rng, &g);
+                if (ctx.t < n_warm) /* issue 31: the warm-up's first */
+                    g = warm[ctx.t];
+                else
+                    nb201_random_arch(space, &rng, &g);
                 charge(&ctx, &g);
             }
         else
-            nb201_rea(&ctx, cfg.search.population, cfg.search.sample_size, &rng);
+            nb201_rea(&ctx, cfg.search.population, cfg.search.sample_size, &rng, warm, n_warm,
+                      sp->mp_c);
+    }
+    for (int w = 0; s && w < n_warm && ctx.t < T; w++) { /* issue 31: as the controller */
+        nas_strategy_enqueued(s, &warm[w]);
+        if (!nb201)
+            nas_space_key(space, &warm[w], kk.keys[kk.n++], NAS_GENOTYPE_STR_MAX);
+        nas_strategy_observe(s, &warm[w], charge(&ctx, &warm[w]));
     }
     while (ctx.t < T) { /* a nas strategy (both protocols; nb201: NAO only) */
         nas_genotype g;
@@ -824,6 +1084,8 @@ int main(int argc, char **argv)
         return 1;
     }
     snprintf(base.experiment, sizeof base.experiment, "strategy-study");
+    if (o->scores[0] && load_scores(o->scores, o->proxy, &g_zc) != 0)
+        return 1;
     base.evaluator.kind = NAS_EVALUATOR_TABLE;
     snprintf(base.evaluator.table, sizeof base.evaluator.table, "%s", o->table);
     snprintf(base.evaluator.column, sizeof base.evaluator.column, "%s", o->signal);

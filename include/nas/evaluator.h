@@ -60,7 +60,8 @@ int nas_device_describe(const nas_backend *be, char *name, size_t n, char *cc, s
 typedef struct nas_trial_result {
     int status;             /* NAS_OK or the nas_status of the failure */
     char error[512];
-    double val_accuracy;    /* in [0,1] for trained trials; table: as in the table (percent) */
+    double val_accuracy;    /* in [0,1] for trained trials; table: as in the table (percent);
+                               zero-cost: the proxy's score (issue 31) */
     double test_accuracy;   /* table evaluator's test column, else -1 */
     double train_loss;      /* table evaluator: NaN (stored as NULL) */
     int64_t macs;
@@ -78,8 +79,30 @@ typedef struct nas_evaluator nas_evaluator; /* opaque: data sets or table */
 typedef void (*nas_eval_progress)(void *ctx, double fraction, double loss);
 
 /*
+ * What evaluator.kind does, for the controller, which names no kind
+ * (evaluator/evaluator.c holds the table of kinds: "train", "table",
+ * "zero-cost"):
+ *   _trains: 1 when trials train networks (a backend, workers' devices,
+ *     latency, kept weights, multi-fidelity, the diverged check);
+ *   _reads_data: 1 when the evaluator loads the experiment's data (train;
+ *     zero-cost with a proxy that reads a minibatch);
+ *   _name: the kind's evaluator.kind word;
+ *   _device: trial.device into buf[n]: the backend (proxy.backend) of a
+ *     trained trial, "table", or "zero-cost:PROXY" (issue 31);
+ *   _describe: the line `nas run` says for an untrained kind ("table
+ *     evaluator: PATH, column C"; "zero-cost evaluator: ..."), "" for train.
+ * NULL cfg: 0, "?", "".
+ */
+int nas_evaluator_kind_trains(const nas_config *cfg);
+int nas_evaluator_kind_reads_data(const nas_config *cfg);
+const char *nas_evaluator_kind_name(const nas_config *cfg);
+void nas_evaluator_kind_device(const nas_config *cfg, char *buf, size_t n);
+void nas_evaluator_kind_describe(const nas_config *cfg, char *buf, size_t n);
+
+/*
  * Prepare to evaluate trials of `cfg`: "train" loads and splits the data
- * set once (shared by forked workers); "table" loads the CSV.
+ * set once (shared by forked workers); "table" loads the CSV; "zero-cost"
+ * makes a nas_zc_scorer (nas/zerocost.h) of evaluator.proxy.
  * Errors: NAS_EIO, NAS_EFORMAT (bad data or table), NAS_ENOMEM.
  */
 int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_evaluator **out,

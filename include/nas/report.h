@@ -72,6 +72,9 @@ typedef struct nas_report_trials_opts {
     int pareto;               /* 1: only the Pareto front under the experiment's objectives */
     int64_t min_fidelity;     /* issue 17: > 0: only trials whose highest fidelity is at least
                                  this (search.fidelity.resource units); 0: all */
+    const char *zero_cost;    /* issue 31: a proxy name: a last column zc_PROXY with the score
+                                 the warm-up or move proposal cached for the trial's canonical
+                                 key (empty / null when not scored); NULL: no column */
 } nas_report_trials_opts;
 
 /*

@@ -91,6 +91,30 @@ const char *nas_strategy_origin(const nas_strategy *s);
  */
 void nas_strategy_enqueued(nas_strategy *s, const nas_genotype *g);
 
+/*
+ * Issue 31: the zero-cost score the strategy's move proposal
+ * (search.evolution.move_proposal) ranks candidates by, in place of
+ * computing search.evolution.move_proposal.proxy (nas_zc_scorer): fn(ctx,
+ * g) returns the score of g, larger better, NaN when unknown (never
+ * chosen). For a study that reads precomputed scores
+ * (experiments/strategy-study). NULL fn: the proxy again. Strategies
+ * without a move proposal ignore it.
+ */
+typedef double (*nas_proxy_fn)(void *ctx, const nas_genotype *g);
+void nas_strategy_set_proxy(nas_strategy *s, nas_proxy_fn fn, void *ctx);
+
+/*
+ * Issue 31, search.warmup: the candidates a warm-up scores - up to n
+ * valid genotypes of `space` with distinct canonical keys, drawn with
+ * PCG32(cfg->seed, stream "warm") (fewer only when the space has fewer
+ * within 20 n + 1000 draws) - into out[n], in draw order. `nas run`
+ * scores these (search/warmup.c); a study that reads precomputed scores
+ * draws the same ones. Returns how many, or a negative nas_status
+ * (-NAS_ENOMEM) with err set.
+ */
+int nas_warmup_candidates(const nas_config *cfg, const nas_space *space, int n, nas_genotype *out,
+                          nas_error *err);
+
 /* The last model round of a strategy that trains a model (NAO), for the
  * one-line-per-round progress report (issue 22). */
 typedef struct nas_strategy_round {

@@ -199,7 +199,13 @@ typedef enum nas_strategy_kind {
     NAS_STRATEGY_NAO
 } nas_strategy_kind;
 
-typedef enum nas_evaluator_kind { NAS_EVALUATOR_TRAIN = 0, NAS_EVALUATOR_TABLE } nas_evaluator_kind;
+/* Issue 31: "zero-cost" records a zero-cost proxy's score (evaluator.proxy,
+ * nas/zerocost.h) as each trial's objective, training nothing. */
+typedef enum nas_evaluator_kind {
+    NAS_EVALUATOR_TRAIN = 0,
+    NAS_EVALUATOR_TABLE,
+    NAS_EVALUATOR_ZERO_COST
+} nas_evaluator_kind;
 
 /* Issue 17: multi-fidelity search (docs/multi-fidelity.md). The resource a
  * trial's budget is counted in, and the scheduler that hands out budgets
@@ -390,6 +396,20 @@ typedef struct nas_config {
          * parsed text: checked and canonical); a defining setting */
         int n_enqueue;
         char enqueue[NAS_ENQUEUE_MAX][NAS_GENOTYPE_STR_MAX];
+        /* issue 31 (docs/zero-cost.md): score `candidates` random genotypes
+         * with a zero-cost proxy and evaluate the `top` best first, in the
+         * place of the strategy's random start; proxy "" = off. Defining. */
+        struct {
+            char proxy[16]; /* a nas/zerocost.h name; "" = no warm-up */
+            int candidates; /* N, default 100 */
+            int top;        /* K, default 10 */
+        } warmup;
+        /* issue 31: evolution trains, of `candidates` mutations of the
+         * tournament's winner, the one the proxy scores best; proxy "" = off */
+        struct {
+            char proxy[16];
+            int candidates; /* default 10 */
+        } move_proposal;
     } search;
 
     struct {
@@ -400,6 +420,7 @@ typedef struct nas_config {
         double table_scale; /* table values are multiplied by this (percent -> fraction: 0.01) */
         int latency_runs;   /* median of N batch-1 forward passes */
         int latency_warmup;
+        char proxy[16]; /* issue 31, kind == zero-cost: a nas/zerocost.h name */
     } evaluator;
 
     int n_objectives;

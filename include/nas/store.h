@@ -35,13 +35,14 @@
 extern "C" {
 #endif
 
-#define NAS_STORE_SCHEMA_VERSION 8 /* 2: trial.device_name, trial.device_cc;
+#define NAS_STORE_SCHEMA_VERSION 9 /* 2: trial.device_name, trial.device_cc;
                                       3: trial.flag, experiment.conf_canonical not UNIQUE;
                                       4: arch_key is the functional key (issue 21);
                                       5: table rung (issue 17, multi-fidelity);
                                       6: table trials' train_loss, latency_ms NULL;
                                       7: table trials' train_seconds NULL (issue 29);
-                                      8: table proxy_check (issue 30) */
+                                      8: table proxy_check (issue 30);
+                                      9: table zc_score (issue 31) */
 /* strategy_state row that migration 4 writes: trials with id <= its value
  * (text) were proposed under NAS-Bench-201's string (nas_space_nb201_str),
  * and the controller's replay dedupes them with it. */
@@ -454,6 +455,24 @@ int nas_store_final_training_list(nas_store *st, int64_t exp_id, int64_t trial_i
 /* 1 when final training `f` was a full training (recipe "mode=full ..."),
  * 0 for a `nas train --proxy` rerun of the proxy. */
 int nas_store_final_training_is_full(const nas_store_final_training *f);
+
+/*
+ * Issue 31: the zero-cost score cache (table zc_score, schema 9;
+ * store/zc_cache.c): the score of proxy `proxy` (a nas/zerocost.h name)
+ * for canonical key `key` under experiment exp_id, as a warm-up or a move
+ * proposal computed it. NaN stands for a proxy that failed (stored NULL).
+ * _get: NAS_OK and *score, or NAS_ENOTFOUND (not scored yet, or a
+ * read-only file older than schema 9); _put: insert or replace, in its own
+ * transaction; _foreach: fn for every proxy scored for `key`, by name.
+ * Errors: NAS_EDB.
+ */
+int nas_store_zc_get(nas_store *st, int64_t exp_id, const char *proxy, const char *key,
+                     double *score, nas_error *err);
+int nas_store_zc_put(nas_store *st, int64_t exp_id, const char *proxy, const char *key,
+                     double score, nas_error *err);
+int nas_store_zc_foreach(nas_store *st, int64_t exp_id, const char *key,
+                         void (*fn)(void *ctx, const char *proxy, double score), void *ctx,
+                         nas_error *err);
 
 #ifdef __cplusplus
 }

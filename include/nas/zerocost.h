@@ -76,4 +76,32 @@ int nas_zc_needs_data(nas_zc_proxy p);
 int nas_zc_score(nas_net *net, nas_zc_proxy p, const nas_tensor *x, const nas_tensor *y,
                  double *score, nas_error *err);
 
+/*
+ * Issue 31: a scorer of genotypes of one search - what `nas space
+ * --zero-cost`, evaluator.kind = "zero-cost" and the warm-up (search.warmup)
+ * and move proposal of the strategies share. `proxies` is a comma-separated
+ * list of the names above. Each genotype's net is built as the search
+ * builds it (nas_evaluator_net_desc: the space's widths, space.input or,
+ * with a data-dependent proxy, the data's shape) with the weights of
+ * PCG32(cfg->seed), on the cpu backend with one thread, so a score is a
+ * deterministic function of (config, genotype). Data-dependent proxies
+ * read one minibatch of cfg's training split (its normalisation, no
+ * augmentation): proxy.batch_size images (default 64) drawn with
+ * PCG32(cfg->seed), loaded once here. Errors: NAS_EINVAL (unknown proxy, a
+ * data-dependent one when cfg->evaluator.kind is "table": no data), data
+ * and backend errors, NAS_ENOMEM.
+ */
+typedef struct nas_zc_scorer nas_zc_scorer;
+int nas_zc_scorer_create(const nas_config *cfg, const nas_space *sp, const char *proxies,
+                         nas_zc_scorer **out, nas_error *err);
+void nas_zc_scorer_destroy(nas_zc_scorer *z); /* NULL is a no-op */
+/* How many proxies it scores, and the i-th (NAS_ZC_COUNT out of range). */
+int nas_zc_scorer_count(const nas_zc_scorer *z);
+nas_zc_proxy nas_zc_scorer_proxy(const nas_zc_scorer *z, int i);
+/* scores[nas_zc_scorer_count] of genotype g, in the order of the list; a
+ * proxy that fails scores NaN and the first failure is returned, with the
+ * genotype and the reason in *err (the others are still scored). Errors:
+ * NAS_EINVAL, the net's and nas_zc_score's. */
+int nas_zc_scorer_score(nas_zc_scorer *z, const nas_genotype *g, double *scores, nas_error *err);
+
 #endif

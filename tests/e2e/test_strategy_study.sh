@@ -6,7 +6,8 @@
 # row), that every dumped signal is the table's value for the dumped
 # genotype, that more trials never do worse, that the result does not
 # depend on the number of parallel jobs, and that a missing table skips
-# visibly (exit 77). Skips when the table is absent.
+# visibly (exit 77). Issue 31: warm-up (+w) and move-proposal (+m) rows
+# from a cached score column. Skips when the table is absent.
 # argv: nas binary, source dir, shared dir.
 set -u
 NAS=$1
@@ -74,5 +75,24 @@ grep -E '^nao,[0-9]+,[123],' "$TMP/a/runs.csv" >"$TMP/a/nao123.csv"
 tail -n +2 "$TMP/b/runs.csv" >"$TMP/b/nao123.csv"
 [ -s "$TMP/b/nao123.csv" ] || fail "no NAO rows"
 cmp -s "$TMP/a/nao123.csv" "$TMP/b/nao123.csv" || fail "NAO runs depend on --jobs"
+# issue 31: --warmup / --move-proposal from a cached score column (here
+# params, fast to list): +w and +m rows appear under both protocols, the
+# warm-up changes NAO's runs, and NAO's rows are the same under nas and
+# nb201 (it never proposes a duplicate or an invalid cell)
+printf 'space: { type = "cell"; channels = 4; cells_per_stage = 1; };\nevaluator: { kind = "table"; table = "t.csv"; column = "acc"; };\n' >"$TMP/p.conf"
+"$NAS" space "$TMP/p.conf" --list --zero-cost params >"$TMP/params.csv" 2>/dev/null ||
+    fail "nas space --zero-cost params"
+zc=(--scores "$TMP/params.csv" --warmup params:50:5 --move-proposal params:5 --seeds 3)
+run "$TMP/d" 2 "${zc[@]}" --strategies nao,nao+w,evolution+m,random+w
+run "$TMP/e" 2 "${zc[@]}" --protocol nb201 --strategies nao+w,evolution+w,evolution+m
+[ "$(grep -cE '^nas,(nao\+w|evolution\+m|random\+w),(20|50),3,' "$TMP/d/stdout.txt")" -eq 6 ] ||
+    fail "expected 6 +w/+m summary lines"
+[ "$(grep -cE '^nb201,(nao\+w|evolution\+w|evolution\+m),(20|50),3,' "$TMP/e/stdout.txt")" -eq 6 ] ||
+    fail "expected 6 nb201 +w/+m summary lines"
+cmp -s <(grep -E '^nao\+w,' "$TMP/d/runs.csv") <(grep -E '^nao\+w,' "$TMP/e/runs.csv") ||
+    fail "NAO with warm-up differs between the protocols"
+cmp -s <(grep -E '^nao,' "$TMP/d/runs.csv" | cut -d, -f2-) \
+    <(grep -E '^nao\+w,' "$TMP/d/runs.csv" | cut -d, -f2-) && fail "the warm-up changed no NAO run"
+"$STUDY" --strategies nao+w --quiet --table "$TABLE" >/dev/null 2>&1 && fail "+w without --scores accepted"
 cat "$TMP/a/table.md"
 echo "PASS"

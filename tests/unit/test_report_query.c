@@ -363,7 +363,7 @@ static char *query_text(fx *f, nas_report_format format, int64_t min_fid, int li
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     assert_non_null(out);
-    nas_report_trials_opts o = {"report-test", format, limit, 0, min_fid};
+    nas_report_trials_opts o = {"report-test", format, limit, 0, min_fid, NULL};
     nas_error err;
     assert_int_equal(nas_report_trials(f->st, &o, out, &err), NAS_OK);
     fclose(out);

@@ -492,6 +492,21 @@ static void test_migrate_v6_to_v7(void **state)
     assert_int_equal(user_version(f->db, -1), NAS_STORE_SCHEMA_VERSION); /* and on to 8 */
 }
 
+/* A file of schema `version` with trials, made by dropping `table`, which
+ * that version did not have. */
+static void older_file(const char *path, const char *table, int version)
+{
+    int64_t id[3];
+    started_trials(path, id);
+    sqlite3 *db;
+    char sql[64];
+    snprintf(sql, sizeof sql, "DROP TABLE %s", table);
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(user_version(path, version), version);
+}
+
 /* Schema 8 (issue 30): a version-7 file has no proxy_check table; read-only
  * it lists no proxy-check rows (no error), the first read-write open adds
  * the table, and a row goes in and comes back as written. */
@@ -500,13 +515,7 @@ static void test_migrate_v7_to_v8(void **state)
     fixture *f = *state;
     nas_error err;
     nas_store *st = NULL;
-    int64_t id[3];
-    started_trials(f->db, id);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "DROP TABLE proxy_check", NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
-    assert_int_equal(user_version(f->db, 7), 7);
+    older_file(f->db, "proxy_check", 7);
     nas_store_pc_row *v = NULL;
     int n = -1;
     assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
@@ -514,7 +523,7 @@ static void test_migrate_v7_to_v8(void **state)
     assert_int_equal(n, 0);
     nas_store_close(st);
     assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK); /* migrated */
-    assert_int_equal(user_version(f->db, -1), 8);
+    assert_int_equal(user_version(f->db, -1), NAS_STORE_SCHEMA_VERSION);
     nas_store_pc_row r = {.experiment_id = 1, .arch = 2, .genotype = "g2", .seed_index = 1,
                           .seed = 43, .rung = 1, .budget = 2000, .val_accuracy = 0.75,
                           .train_loss = 0.5, .train_seconds = 3.0, .eval_seconds = NAN};
@@ -531,6 +540,43 @@ static void test_migrate_v7_to_v8(void **state)
     assert_true(isnan(v[1].val_accuracy) && v[1].rung == 2);
     assert_string_equal(v[1].error, "boom");
     free(v);
+    nas_store_close(st);
+}
+
+/* Schema 9 (issue 31): a version-8 file has no zc_score table; read-only
+ * a score is not found (no error), the first read-write open adds the
+ * table; scores (a failed proxy's NaN too) come back as written, per
+ * experiment, proxy and key, and _foreach lists a key's proxies by name. */
+static void zc_collect(void *ctx, const char *proxy, double score)
+{
+    char *buf = ctx;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 128 - n, "%s=%g;", proxy, score);
+}
+
+static void test_migrate_v8_to_v9(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    older_file(f->db, "zc_score", 8);
+    double v = 0;
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
+    assert_int_equal(nas_store_zc_get(st, 1, "synflow", "k1", &v, &err), NAS_ENOTFOUND);
+    nas_store_close(st);
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK); /* migrated */
+    assert_int_equal(user_version(f->db, -1), 9);
+    assert_int_equal(nas_store_zc_put(st, 1, "synflow", "k1", 3.5e43, &err), NAS_OK);
+    assert_int_equal(nas_store_zc_put(st, 1, "params", "k1", 1234, &err), NAS_OK);
+    assert_int_equal(nas_store_zc_put(st, 1, "synflow", "k2", NAN, &err), NAS_OK);
+    assert_int_equal(nas_store_zc_get(st, 1, "synflow", "k1", &v, &err), NAS_OK);
+    assert_true(v == 3.5e43);
+    assert_int_equal(nas_store_zc_get(st, 1, "synflow", "k2", &v, &err), NAS_OK);
+    assert_true(isnan(v));
+    assert_int_equal(nas_store_zc_get(st, 2, "synflow", "k1", &v, &err), NAS_ENOTFOUND);
+    char buf[128] = "";
+    assert_int_equal(nas_store_zc_foreach(st, 1, "k1", zc_collect, buf, &err), NAS_OK);
+    assert_string_equal(buf, "params=1234;synflow=3.5e+43;");
     nas_store_close(st);
 }
 
@@ -947,6 +993,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_sqlite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v7_to_v8, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v8_to_v9, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_non_sqlite_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),

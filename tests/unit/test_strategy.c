@@ -13,6 +13,7 @@
 #include <string.h>
 #include <math.h>
 #include <cmocka.h>
+#include "nas/inspect.h" /* nas_count_genotype */
 #include "nas/search.h"
 
 /* ---- a tiny controller: known keys, synthetic scores ---------------------- */
@@ -309,6 +310,74 @@ static void test_evolution_beats_random(void **state)
     assert_true(mean_evo > mean_random + 0.3);
 }
 
+/* Issue 31, search.evolution.move_proposal: is_known is asked about every
+ * mutation the step makes (each new here), so the log holds the step's
+ * candidates; the proposal must be the one with the most parameters (the
+ * "params" proxy), the first mutated among equals - and for some seed not
+ * the first candidate, which plain evolution would have proposed. */
+typedef struct asked_log {
+    nas_genotype g[256];
+    int n;
+} asked_log;
+
+static int log_known(void *ctx, const nas_genotype *g)
+{
+    asked_log *l = ctx;
+    if (l->n < 256)
+        l->g[l->n++] = *g;
+    return 0;
+}
+
+static int64_t params_of(const nas_space *sp, const nas_genotype *g)
+{
+    int64_t macs = 0, params = 0;
+    assert_int_equal(nas_count_genotype(NULL, sp, g, &macs, &params), NAS_OK);
+    return params;
+}
+
+static void test_move_proposal(void **state)
+{
+    (void)state;
+    int not_first = 0;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        fixture fx;
+        setup_fx(&fx, NAS_STRATEGY_EVOLUTION, seed, 0);
+        fx.cfg.search.population = 3;
+        fx.cfg.search.sample_size = 1;
+        fx.cfg.space.channels = 4;
+        snprintf(fx.cfg.search.move_proposal.proxy, sizeof fx.cfg.search.move_proposal.proxy,
+                 "params");
+        fx.cfg.search.move_proposal.candidates = 8;
+        nas_strategy *s = make_strategy(&fx);
+        asked_log *l = calloc(1, sizeof *l);
+        assert_non_null(l);
+        nas_genotype g;
+        nas_error err = {0};
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(nas_strategy_propose(s, log_known, l, &g, &err), NAS_OK);
+            nas_strategy_observe(s, &g, 0.1 * (i + 1));
+        }
+        l->n = 0;
+        assert_int_equal(nas_strategy_propose(s, log_known, l, &g, &err), NAS_OK);
+        assert_true(l->n >= 2);
+        int best = 0;
+        for (int i = 1; i < l->n; i++)
+            if (params_of(fx.space, &l->g[i]) > params_of(fx.space, &l->g[best]))
+                best = i;
+        char want[NAS_GENOTYPE_STR_MAX], got[NAS_GENOTYPE_STR_MAX];
+        nas_space_key(fx.space, &l->g[best], want, sizeof want);
+        nas_space_key(fx.space, &g, got, sizeof got);
+        if (strcmp(want, got) != 0)
+            fail_msg("seed %llu: proposed %s, the best-scoring of %d candidates is %s",
+                     (unsigned long long)seed, got, l->n, want);
+        not_first += best != 0;
+        free(l);
+        nas_strategy_destroy(s);
+        nas_space_destroy(fx.space);
+    }
+    assert_true(not_first > 0);
+}
+
 /* Issue 33 (search.enqueue): an enqueued genotype counts as one of the
  * strategy's proposals. Evolution (P = 3, S = 1): enqueued G plus two
  * random samples fill the initial population; with only G's result
@@ -379,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_evolution_aging),
         cmocka_unit_test(test_evolution_beats_random),
         cmocka_unit_test(test_enqueued_counts),
+        cmocka_unit_test(test_move_proposal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
