@@ -98,7 +98,7 @@ int nas_fmnist_load(const char *dir, const char *split, nas_dataset **out, nas_e
         return rc;
     snprintf(name, sizeof name, "%s-labels-idx1-ubyte", prefix);
     if ((rc = idx_path(dir, name, pl, sizeof pl, err)) ||
-        (rc = nas__read_idx(pi, pl, FMNIST_SIDE, &r, err)))
+        (rc = nas__read_idx(pi, pl, FMNIST_SIDE, 1, &r, err)))
         return rc;
     int classes = FMNIST_CLASSES;
     if ((rc = nas__labels_check(r->labels, r->n, &classes, pl, err)))

@@ -25,9 +25,10 @@ static int exists(const char *p)
     return stat(p, &st) == 0;
 }
 
-/* Append the records of `path` (label bytes `lb`) to r's buffers. */
-static int read_batch(const char *path, int lb, int classes, nas_rawset *r, size_t *cap,
-                      nas_error *err)
+/* Append the records of `path` (label bytes `lb`) to r's buffers
+ * (pixels = 0: count them only). */
+static int read_batch(const char *path, int lb, int classes, int pixels, nas_rawset *r,
+                      size_t *cap, nas_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -43,6 +44,11 @@ static int read_batch(const char *path, int lb, int classes, nas_rawset *r, size
                              rec, classes, lb, lb > 1 ? "s" : "");
     }
     size_t n = (size_t)len / rec;
+    if (!pixels) {
+        r->n += (int)n;
+        fclose(f);
+        return NAS_OK;
+    }
     if ((size_t)r->n + n > *cap) {
         size_t nc = ((size_t)r->n + n) * 2;
         unsigned char *px = realloc(r->heap, nc * PIXELS);
@@ -83,7 +89,7 @@ static int read_batch(const char *path, int lb, int classes, nas_rawset *r, size
     return rc;
 }
 
-int nas__read_cifar(const char *dir, int test, nas_rawset **out, nas_error *err)
+int nas__read_cifar(const char *dir, int test, int pixels, nas_rawset **out, nas_error *err)
 {
     *out = NULL;
     char p[NAS_PATH_MAX + 32];
@@ -110,14 +116,14 @@ int nas__read_cifar(const char *dir, int test, nas_rawset **out, nas_error *err)
     size_t cap = 0;
     int rc = NAS_OK;
     if (test)
-        rc = read_batch(p, lb, classes, r, &cap, err);
+        rc = read_batch(p, lb, classes, pixels, r, &cap, err);
     else if (c100) {
         snprintf(p, sizeof p, "%s/train.bin", dir);
-        rc = read_batch(p, lb, classes, r, &cap, err);
+        rc = read_batch(p, lb, classes, pixels, r, &cap, err);
     } else {
         for (int b = 1; b <= 5 && !rc; b++) {
             snprintf(p, sizeof p, "%s/data_batch_%d.bin", dir, b);
-            rc = read_batch(p, lb, classes, r, &cap, err);
+            rc = read_batch(p, lb, classes, pixels, r, &cap, err);
         }
     }
     if (rc) {

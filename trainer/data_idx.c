@@ -141,7 +141,7 @@ static int header(gzFile gz, const char *path, uint32_t magic, int ndim, uint32_
     return NAS_OK;
 }
 
-int nas__read_idx(const char *images, const char *labels, int side, nas_rawset **out,
+int nas__read_idx(const char *images, const char *labels, int side, int pixels, nas_rawset **out,
                   nas_error *err)
 {
     *out = NULL;
@@ -194,7 +194,7 @@ int nas__read_idx(const char *images, const char *labels, int side, nas_rawset *
     snprintf(wl, sizeof wl, "%d labels", r->n);
     uint8_t *heap = NULL;
     if ((rc = fits(gi, images, 16, px, wi, err)) || (rc = fits(gl, labels, 8, (size_t)r->n, wl, err)) ||
-        (rc = read_alloc(gi, images, px, wi, &heap, err)))
+        (pixels && (rc = read_alloc(gi, images, px, wi, &heap, err))))
         goto done;
     r->heap = heap;
     r->pixels = heap;

@@ -19,10 +19,13 @@ int nas__labels_check(const uint8_t *labels, int n, int *classes, const char *pa
 
 /* idx images `images` and labels `labels` (gzip or plain; data_idx.c).
  * side > 0: the images must be side x side (Fashion-MNIST's 28), checked
- * before their pixels are read. Errors: NAS_EIO (cannot open or read),
+ * before their pixels are read. pixels = 0: a probe: the headers, the
+ * size checks and the labels (for the class count) only; r->pixels is
+ * NULL, and damage inside the image bytes (a truncated or corrupt gzip
+ * stream) is left to the full read. Errors: NAS_EIO (cannot open or read),
  * NAS_EFORMAT (bad magic, implausible or mismatched counts, another size,
  * truncated), NAS_ENOMEM. */
-int nas__read_idx(const char *images, const char *labels, int side, nas_rawset **out,
+int nas__read_idx(const char *images, const char *labels, int side, int pixels, nas_rawset **out,
                   nas_error *err);
 
 /* npy images (memory-mapped; layout "" = inferred) and labels. */
@@ -30,8 +33,11 @@ int nas__read_npy(const char *images, const char *labels, const char *layout, na
                   nas_error *err);
 
 /* CIFAR-10 or -100 binary batches in `dir` (test: the test batch; *out
- * NULL when it is absent). */
-int nas__read_cifar(const char *dir, int test, nas_rawset **out, nas_error *err);
+ * NULL when it is absent). pixels = 0: a probe: the files and their sizes
+ * (whole records) are checked and counted, nothing is read (r->pixels and
+ * r->labels NULL; the classes are the variant's, 10 or 100; a label out
+ * of range is left to the full read). */
+int nas__read_cifar(const char *dir, int test, int pixels, nas_rawset **out, nas_error *err);
 
 /* ---- folder (data_image.c, data_folder.c) ---------------------------- */
 

@@ -62,7 +62,11 @@ static int fmnist_file(const char *dir, const char *name, char *out, size_t n)
     return 0;
 }
 
-int nas_data_read(const nas_data_conf *dc, int test, nas_rawset **out, nas_error *err)
+/* nas_data_read; pixels = 0: a probe (nas_data_space_input): idx and
+ * CIFAR skip the image bytes (nas__read_idx, nas__read_cifar); npy maps
+ * them anyway and the folder reader decodes them (C is 3 if any image is
+ * RGB) into its cache, which the full read then maps. */
+static int data_read(const nas_data_conf *dc, int test, int pixels, nas_rawset **out, nas_error *err)
 {
     if (out)
         *out = NULL;
@@ -70,7 +74,7 @@ int nas_data_read(const nas_data_conf *dc, int test, nas_rawset **out, nas_error
         return nas_error_set(err, NAS_EINVAL, "nas_data_read: NULL argument");
     const char *f = dc->format;
     if (!strcmp(f, "cifar"))
-        return nas__read_cifar(dc->dir, test, out, err);
+        return nas__read_cifar(dc->dir, test, pixels, out, err);
     if (!strcmp(f, "folder"))
         return nas__read_folder(dc, test, out, err);
     const char *img = test ? dc->test_images : dc->train_images;
@@ -82,20 +86,25 @@ int nas_data_read(const nas_data_conf *dc, int test, nas_rawset **out, nas_error
             return nas_error_set(err, NAS_EINVAL, "data.format = \"%s\" needs data.train_images and "
                                  "data.train_labels", f);
         }
-        return f[0] == 'i' ? nas__read_idx(img, lab, 0, out, err)
+        return f[0] == 'i' ? nas__read_idx(img, lab, 0, pixels, out, err)
                            : nas__read_npy(img, lab, dc->layout, out, err);
     }
     if (f[0] == '\0') { /* the shorthand: Fashion-MNIST's idx files in dc->dir */
         char pi[NAS_PATH_MAX + 40], pl[NAS_PATH_MAX + 40];
         fmnist_file(dc->dir, test ? "t10k-images-idx3-ubyte" : "train-images-idx3-ubyte", pi, sizeof pi);
         fmnist_file(dc->dir, test ? "t10k-labels-idx1-ubyte" : "train-labels-idx1-ubyte", pl, sizeof pl);
-        int rc = nas__read_idx(pi, pl, 0, out, err);
+        int rc = nas__read_idx(pi, pl, 0, pixels, out, err);
         if (!rc)
             (*out)->classes = 10;
         return rc;
     }
     return nas_error_set(err, NAS_EINVAL, "unknown data.format \"%s\" (expected idx, npy, cifar or "
                          "folder)", f);
+}
+
+int nas_data_read(const nas_data_conf *dc, int test, nas_rawset **out, nas_error *err)
+{
+    return data_read(dc, test, 1, out, err);
 }
 
 float nas_rawset_pixel(const nas_rawset *r, size_t i, int c, int y, int x)
@@ -367,7 +376,7 @@ int nas_data_space_input(const nas_data_conf *dc, nas_space_desc *sd, nas_error 
     if (!dc->format[0] || (sd->in_c > 0 && sd->classes > 0))
         return NAS_OK;
     nas_rawset *r = NULL;
-    int rc = nas_data_read(dc, 0, &r, err);
+    int rc = data_read(dc, 0, 0, &r, err); /* a probe: no pixels read where the format allows */
     if (rc)
         return rc;
     sd->data_c = r->c;

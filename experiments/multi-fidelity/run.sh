@@ -6,6 +6,14 @@
 #   experiments/multi-fidelity/run.sh            # 5 seeds x 5 methods x SECONDS (360 s): 2.5 h
 #   experiments/multi-fidelity/run.sh --quick    # 3 seeds x 5 methods x 60 s: about 16 min
 #   SEEDS=2 SECONDS_PER_RUN=20 experiments/multi-fidelity/run.sh   # a smoke run
+#   VALID=5000 RECAL=10 OUT=.../results-recal10 experiments/multi-fidelity/run.sh --quick
+#
+# Knobs (environment; the defaults are the setting of issue 17's runs):
+#   TRAIN_SUBSET (2000) data.train_subset   VALID (1000) data.valid
+#   RECAL (0) proxy.bn_recalibrate          RESOURCE (epochs) fidelity.resource
+#   MAX (9) the full budget R, in RESOURCE units (with images, a multiple
+#   of TRAIN_SUBSET: full-fidelity trials train MAX / TRAIN_SUBSET epochs)
+#   MIN (1) the lowest rung r               ETA (3) the rungs' ratio
 #
 # Methods (2 workers, 1 thread each, the same data, space and recipe; the
 # full budget R = MAX epochs): full-evolution and full-random (every trial
@@ -32,6 +40,20 @@ if [ "${1:-}" = "--quick" ]; then
     secs=${SECONDS_PER_RUN:-60}
 fi
 max=${MAX:-9}
+min=${MIN:-1}
+eta=${ETA:-3}
+resource=${RESOURCE:-epochs}
+subset=${TRAIN_SUBSET:-2000}
+valid=${VALID:-1000}
+recal=${RECAL:-0}
+epochs=$max
+if [ "$resource" = images ]; then # full-fidelity trials train R images
+    epochs=$((max / subset))
+    [ $((epochs * subset)) -eq "$max" ] || {
+        echo "multi-fidelity: MAX ($max images) must be a multiple of TRAIN_SUBSET ($subset)" >&2
+        exit 2
+    }
+fi
 out=$results
 mkdir -p "$out/db"
 
@@ -47,17 +69,22 @@ conf() { # METHOD SEED
     cat <<CONF
 experiment = "$1-$2";
 seed = $2;
-data: { dir = "$fmnist"; train_subset = 2000; valid = 1000; };
+data: { dir = "$fmnist"; train_subset = $subset; valid = $valid; };
 space: { channels = 8; cells_per_stage = 1; };
-proxy: { epochs = $max; batch_size = 64; backend = "cpu"; threads = 1; keep_weights = false; };
+proxy: { epochs = $epochs; batch_size = 64; backend = "cpu"; threads = 1; keep_weights = false;
+  bn_recalibrate = $recal; };
 search: { strategy = "$strategy"; trials = 100000; population = 10; sample_size = 3;
   nao: { seed_archs = 10; };
-  fidelity: { min = 1; max = $max; eta = 3; scheduler = "$sched"; }; };
+  fidelity: { min = $min; max = $max; eta = $eta; resource = "$resource"; scheduler = "$sched"; }; };
 evaluator: { latency_runs = 2; latency_warmup = 1; };
 workers: { count = 2; };
 CONF
 }
 
+if [ "${1:-}" = "--conf" ]; then # print METHOD SEED's config and stop
+    conf "$2" "$3"
+    exit 0
+fi
 methods="full-evolution full-random hb-evolution hb-nao asha-random"
 echo "method,seed,seconds,best" >"$out/runs.csv"
 for seed in $(seq 1 "$seeds"); do
@@ -74,7 +101,7 @@ for seed in $(seq 1 "$seeds"); do
             full AS (SELECT julianday(t.finished_at) AS at, r.val_accuracy AS v
                        FROM trial t JOIN result r ON r.trial_id = t.id
                       WHERE t.status = 'done' AND r.val_accuracy IS NOT NULL
-                        AND r.epochs = $max AND NOT EXISTS (SELECT 1 FROM rung)
+                        AND r.epochs = $epochs AND NOT EXISTS (SELECT 1 FROM rung)
                      UNION ALL
                      SELECT julianday(created_at), val_accuracy FROM rung WHERE fidelity = $max)
             SELECT '$m', $seed, printf('%.1f', (full.at - t0.s) * 86400), full.v

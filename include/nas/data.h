@@ -137,14 +137,20 @@ int nas_data_load_test(const nas_data_conf *dc, const nas_data_info *info, nas_d
  * Issue 28: a space's input and classes default to the data's. When sd
  * (a chain space, or a cell space for `nas space`'s counts) has no
  * space.input or space.classes and dc names its own files (dc->format
- * set), read dc's training images (the reader above; the folder reader's
- * cache when dc->cache_dir is set) and set sd->data_c, data_h, data_w
+ * set), probe dc's training data and set sd->data_c, data_h, data_w
  * (the images' C, H, W, after data.size) and data_classes (the largest
  * label + 1), which nas_space_input and the lowering use where
- * space.input / space.classes are not set. The shorthand (Fashion-MNIST,
- * 1 x 28 x 28, 10 classes) is left as it is, unread. nas run calls it for
- * chain spaces only (a cell network takes its shape from the loaded
- * data). Errors: the reader's (NAS_EIO, NAS_EFORMAT naming the file),
+ * space.input / space.classes are not set. The probe reads no image bytes
+ * where the format allows: idx reads its headers and labels, CIFAR checks
+ * its files' sizes (the classes are the variant's), npy maps its images
+ * and reads its labels (as the full read); the folder reader decodes every
+ * image (C is 3 if any is RGB), into its cache when dc->cache_dir is set.
+ * Shapes, classes and every message are those of nas_data_read; damage
+ * inside the image bytes (a corrupt gzip stream, a CIFAR label out of
+ * range) is reported by the full read that follows, not by the probe.
+ * The shorthand (Fashion-MNIST, 1 x 28 x 28, 10 classes) is left as it
+ * is, unread. nas run calls it for chain spaces only (a cell network takes
+ * its shape from the loaded data). Errors: the reader's (NAS_EIO, NAS_EFORMAT naming the file),
  * NAS_ENOMEM.
  */
 int nas_data_space_input(const nas_data_conf *dc, nas_space_desc *sd, nas_error *err);

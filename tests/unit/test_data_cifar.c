@@ -5,6 +5,8 @@
  * with known labels and pixels are read back exactly through
  * nas_data_read; a bad record length and a label beyond the class count
  * are refused naming the file; the stratified split keeps class shares.
+ * nas_data_space_input's probe gives the full read's shape and classes,
+ * and its message for a truncated or missing batch, reading no records.
  */
 #include <setjmp.h> /* cmocka needs these three */
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "nas/data.h"
+#include "probe_check.h"
 
 static char dir[256];
 
@@ -115,6 +118,12 @@ static void test_cifar10_exact(void **s)
     assert_int_equal(r->labels[2], (9 + 2) % 10);
     assert_true(nas_rawset_pixel(r, 2, 2, 31, 31) == (float)px(9, 2, 2, 31, 31));
     nas_rawset_destroy(r);
+    probe_agrees(&dc);
+    /* a batch missing: the probe says what the full read says */
+    char p[512];
+    snprintf(p, sizeof p, "%s/data_batch_4.bin", dir);
+    unlink(p);
+    probe_fails_alike(&dc);
 }
 
 static void test_cifar100_fine_labels(void **s)
@@ -132,6 +141,7 @@ static void test_cifar100_fine_labels(void **s)
         assert_int_equal(r->labels[i], (1 + i) % 100);
     assert_true(nas_rawset_pixel(r, 149, 1, 3, 4) == (float)px(1, 149, 1, 3, 4));
     nas_rawset_destroy(r);
+    probe_agrees(&dc);
     /* no test.bin: no test set, no error */
     assert_int_equal(nas_data_read(&dc, 1, &r, &err), NAS_OK);
     assert_null(r);
@@ -151,6 +161,7 @@ static void test_cifar_bad_files(void **s)
     assert_int_equal(nas_data_read(&dc, 0, &r, &err), NAS_EFORMAT);
     assert_non_null(strstr(err.msg, p));
     assert_non_null(strstr(err.msg, "truncated"));
+    probe_fails_alike(&dc);
     clean();
     for (int b = 1; b <= 5; b++) {
         char name[64];

@@ -9,7 +9,8 @@
  * RGB training folder, labelled by the training class names; a test class
  * unknown to train/ refused; the decode cache (mapped on the second read,
  * rebuilt with the old files removed when a file changes, absent when
- * there is no cache directory).
+ * there is no cache directory); nas_data_space_input's probe gives the
+ * full read's shape and classes (C = 3 when one image is RGB).
  */
 #include <setjmp.h> /* cmocka needs these three */
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include <jpeglib.h>
 #include "nas/data.h"
 #include "trainer/data_impl.h"
+#include "probe_check.h"
 
 static char dir[256];
 
@@ -275,6 +277,7 @@ static void test_folder_order_labels_cache(void **s)
     assert_null(r->map); /* decoded */
     nas_rawset_destroy(r);
     assert_int_equal(count_cache_files(), 2);
+    probe_agrees(&dc);
     assert_int_equal(nas_data_read(&dc, 0, &r, &err), NAS_OK);
     assert_non_null(r->map); /* the cache, mapped */
     assert_int_equal((int)nas_rawset_pixel(r, 3, 0, 0, 0), 10);
@@ -334,6 +337,7 @@ static void test_folder_rgb_and_test_split(void **s)
     for (int c = 0; c < 3; c++) /* grey replicated */
         assert_int_equal((int)nas_rawset_pixel(r, 2, c, 5, 5), 80);
     nas_rawset_destroy(r);
+    probe_agrees(&dc);
     /* a grey test folder for RGB training: three channels, the training class names */
     nas_data_info info;
     nas_dataset *train = NULL, *valid = NULL, *test = NULL;
