@@ -3,27 +3,28 @@
 # ranks Fashion-MNIST cells that were trained, and what it costs against
 # training them.
 #
-#   experiments/zero-cost/fashion.sh          # about 2 min of one core (PROXIES=... for fewer)
+#   experiments/zero-cost/fashion.sh          # about 1 min of one core (PROXIES=... for fewer)
 #
 # Protocol. The cells are every trial of the new-random runs of
 # experiments/example-curves (examples/fashion-cells.conf as shipped with
 # the new defaults, data.valid = 5000, proxy.bn_recalibrate = 10, random
 # search, seeds 1-3, 30 trials each: 90 trials, 90 distinct genotypes),
-# read from its results/trials.csv (nothing is trained here). Genotypes
+# read from its results/trials.csv (not trained again). Genotypes
 # with one canonical key compute one function: they are merged into one
 # cell with the mean of their trained val_accuracy (87 cells). Each cell is
 # scored by each proxy with `evaluator.kind = "zero-cost"` on the network
 # those runs trained (results/db/new-random-1.conf: cell space, channels
 # 16, 3 stages of 1 cell, 1x28x28, 10 classes, seed 1 for the weights and
-# the minibatch of its training split), the cells given as search.enqueue
+# the minibatch of proxy.batch_size = 64 training images), the cells given as search.enqueue
 # (at most 32 per experiment, so 3 experiments of 29 per proxy), one
 # worker of one thread. Nothing was tuned. A proxy's seconds per cell is
-# the mean of its trials' finished_at - started_at; the training's is
-# from the example-curves logs (see fashion.py).
+# the mean of its trials' finished_at - started_at; training's is the
+# same for the first 3 cells trained again here as the runs trained them
+# (the example-curves logs' worker-seconds per trial are printed beside).
 #
 # Outputs in OUT (default results/ beside this script): fashion-cells.csv
 # (genotype, key, trials merged, mean val_accuracy), fashion-scores.csv
-# (one column per proxy), fashion.md (the table), fashion.db (the runs).
+# (one column per proxy), fashion.md (the table), fashion.db (the runs; not committed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
