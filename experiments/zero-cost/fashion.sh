@@ -70,6 +70,7 @@ sed -e "s|^experiment = .*|experiment = \"fashion-train\";|" \
     -e "s#^search: {#search: {\n  enqueue = [$(sed 's/.*/"&"/' "$work/chunk.train" | paste -sd,)];#" \
     "$conf" >"$work/run.conf"
 "$nas" run "$work/run.conf" --db "$db" --quiet >/dev/null
+# shellcheck disable=SC2086 # one argument per proxy
 /usr/bin/python3 "$here/fashion.py" table "$out/fashion-cells.csv" "$db" "$curves/db" \
     "$out/fashion-scores.csv" $proxies >"$out/fashion.md"
 cat "$out/fashion.md"
