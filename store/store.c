@@ -257,7 +257,8 @@ static const char *const QUERIES[Q_COUNT] = {
                        "flag = ?6 WHERE id = ?1",
     [Q_RESULT_INSERT] = "INSERT OR REPLACE INTO result(trial_id, val_accuracy, test_accuracy, "
                         "train_loss, macs, params, latency_ms, train_seconds, epochs, score) "
-                        "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                        "VALUES(?1, CASE WHEN ?2 >= 0 OR (SELECT device FROM trial WHERE id = ?1) "
+                        "LIKE 'zero-cost:%' THEN ?2 END, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     [Q_TRIAL_INTERRUPT] = "UPDATE trial SET status = 'interrupted', error = ?2, finished_at = "
                           NOW_SQL " WHERE id = ?1",
     [Q_TRIAL_GET] = TRIAL_COLUMNS "WHERE t.id = ?1",
@@ -1257,8 +1258,10 @@ static int finish_rows(nas_store *st, int64_t trial_id, const nas_trial_result *
     s = stmt_id(st, Q_RESULT_INSERT, trial_id, 0, err);
     if (!s)
         return NAS_EDB;
-    if (ok)
-        bind_real_or_null(s, 2, res->val_accuracy, 0);
+    if (ok) /* negative: NULL (-1: none), except in a trial whose device is
+             * "zero-cost:PROXY", where it is the proxy's score (jacob_cov's are
+             * negative; issue 31): the statement decides */
+        bind_real_or_null(s, 2, res->val_accuracy, 1);
     bind_real_or_null(s, 3, res->test_accuracy, 0);
     bind_real_or_null(s, 4, res->train_loss, 0);
     if (res->macs > 0)

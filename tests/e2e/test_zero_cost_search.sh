@@ -58,6 +58,13 @@ CONF
 run 0 "$NAS" run nw.conf --db "$TMP/b.db"
 expect_eq "snip trials" "$(sql "$TMP/b.db" "SELECT count(*) FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.status = 'done' AND t.device = 'zero-cost:snip' AND r.val_accuracy > 0")" 4
 
+note "jacob_cov scores are negative: val_accuracy still holds them (it was stored as NULL)"
+sed -e 's/e2e-zc-snip/e2e-zc-jc/' -e 's/proxy = "snip"/proxy = "jacob_cov"/' "$TMP/nw.conf" >"$TMP/jc.conf"
+run 0 "$NAS" run jc.conf --db "$TMP/jc.db"
+expect_eq "jacob_cov trials with their score as val_accuracy" "$(sql "$TMP/jc.db" "SELECT count(*) FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.status = 'done' AND t.device = 'zero-cost:jacob_cov' AND r.val_accuracy IS NOT NULL AND r.val_accuracy < 0 AND r.val_accuracy = r.score")" 4
+run 0 "$NAS" export --db "$TMP/jc.db" --best --format json -o "$TMP/jc.json"
+grep_in "genotype" "$TMP/jc.json"
+
 note "errors: zero-cost without a proxy; a data-dependent warm-up in a table search"
 cat >"$TMP/noproxy.conf" <<'CONF'
 space: { type = "cell"; channels = 4; };
