@@ -110,7 +110,7 @@ static const nas_cli_cmd commands[] = {
      "                      fp16 (cuda only, loss scaling); an error where the backend lacks it\n"
      "  --data DIR          the data directory (data.dir)   --stop-after N   stop after epoch N\n"
      "  --bn-recalibrate N  before testing, recompute the BN statistics over N training\n"
-     "                      batches (default: --proxy: ARCH.json's proxy.bn_recalibrate; else 0)\n"},
+     "                      batches (default: --proxy: ARCH.json's proxy.bn_recalibrate; else 10)\n"},
     {"report", nas_cmd_report,
      "nas report [--db PATH] [--experiment NAME] [-o FILE] [--top-k K]",
      "write a self-contained HTML report of an experiment (plots, Pareto front, failures)",

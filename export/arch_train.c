@@ -155,7 +155,9 @@ static void resolve_recipe(const nas_arch_train_opts *o, plan *p, const char **a
     if (o->schedule)
         rec->schedule = !strcmp(o->schedule, "cosine") ? NAS_SCHEDULE_COSINE
                                                         : NAS_SCHEDULE_CONSTANT;
-    p->bn_recal = o->bn_recalibrate >= 0 ? o->bn_recalibrate : o->proxy ? p->a.bn_recalibrate : 0;
+    p->bn_recal = o->bn_recalibrate >= 0 ? o->bn_recalibrate
+                : o->proxy                ? p->a.bn_recalibrate
+                                          : NAS_TRAIN_BN_RECALIBRATE_DEFAULT;
     /* a multi-fidelity trial (an explicit --epochs trains that instead):
      * as evaluator/evaluator.c run_train trains a rung */
     if (o->proxy && o->epochs <= 0 && p->a.fidelity.budget > 0) {
@@ -762,6 +764,15 @@ int nas_arch_train(const nas_arch_train_opts *o, nas_arch_train_result *r, nas_e
     if (!rc && done < 0) {
         stage = "recalibrating batch norm";
         rc = recalibrate(o, p, &w, err);
+    }
+    if (!rc && done < 0 && p->bn_recal > 0 && p->ckpt[0]) {
+        /* issue 30: the tested weights, recalibrated statistics included, beside
+         * the checkpoint (which keeps training's, to resume bit for bit), for
+         * `nas export --weights final` (export_source.c use_final) */
+        char rp[NAS_PATH_MAX + 160];
+        stage = "saving the recalibrated weights";
+        snprintf(rp, sizeof rp, "%s%s", p->ckpt, NAS_FINAL_RECAL_SUFFIX);
+        rc = nas_weights_save(w.net, rp, err);
     }
     if (!rc && done < 0) {
         stage = "testing";

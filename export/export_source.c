@@ -424,7 +424,13 @@ static int use_final(nas_store *st, const nas_export_opts *o, const nas_store_tr
             a->net.channels = c;
             a->net.cells_per_stage = cells;
         }
-        snprintf(a->weights, sizeof a->weights, "%s", f->checkpoint);
+        /* issue 30: a recalibrated training's tested weights, saved beside its
+         * checkpoint (which keeps training's statistics); older ones: the checkpoint */
+        int n = snprintf(a->weights, sizeof a->weights, "%s%s", f->checkpoint,
+                         NAS_FINAL_RECAL_SUFFIX);
+        if (!strstr(f->recipe, " bn_recalibrate=") || n >= (int)sizeof a->weights ||
+            access(a->weights, R_OK) != 0)
+            snprintf(a->weights, sizeof a->weights, "%s", f->checkpoint);
         a->metrics.params = f->params;
         a->metrics.macs = f->macs;
         a->metrics.test_accuracy = f->test_accuracy;

@@ -267,6 +267,13 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
  * recipe's (numbers -1, strings NULL, subset/test_subset/stop_after 0).
  * Strings are borrowed for the call.
  */
+/* Issue 30: nas train's BN recalibration batches for a full training (not
+ * --proxy), the search's default; and the file beside the checkpoint that
+ * keeps the tested weights with their recalibrated statistics (what `nas
+ * export --weights final` exports; the checkpoint keeps training's). */
+#define NAS_TRAIN_BN_RECALIBRATE_DEFAULT 10
+#define NAS_FINAL_RECAL_SUFFIX ".recal.npz"
+
 typedef struct nas_arch_train_opts {
     const char *arch;        /* ARCH.json, or NULL */
     const char *genotype;    /* or a cell string, or NULL */
@@ -296,7 +303,8 @@ typedef struct nas_arch_train_opts {
     const char *data;        /* Fashion-MNIST idx files; NULL: ARCH.json's data.dir */
     int stop_after;          /* > 0: stop with NAS_EINTR after this epoch (tests) */
     int bn_recalibrate;      /* >= 0: BN recalibration batches before testing
-                                (nas_net_bn_recalibrate); -1: ARCH.json's with proxy, else 0 */
+                                (nas_net_bn_recalibrate); -1: ARCH.json's with proxy, else
+                                NAS_TRAIN_BN_RECALIBRATE_DEFAULT */
     double progress_s;       /* seconds between in-epoch progress lines (0: every step);
                                 -1: 1 when `progress` is a terminal, else 10 */
     FILE *out;               /* the report: set-up, epoch lines, results; NULL: none */
