@@ -626,13 +626,17 @@ static void plan_folding(nas_net *n, const int *uses)
 
 /* Which batch norms run fused with the activation after them in training
  * (see "Fused batch norm" in the header comment): the next step is an
- * activation reading the BN's output, and nothing else reads it. */
+ * activation reading the BN's output, and nothing else reads it; and the
+ * activation's output has a buffer of its own (not shared with a sum that
+ * reads it), since nas__net_relu_inputs reads a fused ReLU's output after
+ * the forward. */
 static void plan_bn_act(nas_net *n, const int *uses)
 {
     for (int si = 0; si + 1 < n->n_steps; si++) {
         step *b = &n->steps[si], *a = &n->steps[si + 1];
         if (b->kind != S_BN || (a->kind != S_RELU && a->kind != S_ACT) || a->x != b->y ||
-            uses[b->y] != 1 || b->y == n->logits || n->act_root[b->y] != b->y)
+            uses[b->y] != 1 || b->y == n->logits || n->act_root[b->y] != b->y ||
+            n->act_root[a->y] != a->y)
             continue;
         b->act = si + 1;
         a->by_bn = 1;
