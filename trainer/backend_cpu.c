@@ -185,6 +185,8 @@ typedef struct cpu_ctx {
     void *gomp; /* dlopen handle of libgomp, or NULL */
     void (*omp_set_num_threads)(int);
     int bf16; /* precision "bf16": activations in L_NHWC_BF16 */
+    int block16; /* the host runs oneDNN's AVX-512 kernels: fp32 activations nChw16c; else
+                    nChw8c at most (pref_layout_dims) */
     int profile;
     double prof_s[PS_COUNT];
     long prof_n[PS_COUNT];
@@ -212,13 +214,19 @@ static double now_s(void)
 
 /* ---- layouts ------------------------------------------------------------------ */
 
-static int pref_layout_dims(int bf16, int c, int h, int w)
+/* The preferred layout of a C x H x W activation. nChw16c only where
+ * oneDNN has AVX-512 kernels (block16): on an AVX2 host its batch
+ * normalisation has no JIT kernel for nChw16c and runs the reference one,
+ * 10-100x slower (ONEDNN_VERBOSE shows "bnorm_ref:any ... aBcd16b"; a
+ * chain supernet step took 2.3 s, 96% of it in BN), while nChw8c has
+ * AVX2 kernels for every op, so there 8 is the widest block. */
+static int pref_layout_dims(int bf16, int block16, int c, int h, int w)
 {
     if ((int64_t)h * w <= 1)
         return L_PLAIN;
     if (bf16 && c % 16 == 0)
         return L_NHWC_BF16;
-    if (c % 16 == 0)
+    if (block16 && c % 16 == 0)
         return L_B16;
     if (c % 8 == 0)
         return L_B8;
@@ -227,10 +235,21 @@ static int pref_layout_dims(int bf16, int c, int h, int w)
 
 static int pref_layout(const nas_tensor *t)
 {
-    return pref_layout_dims(((cpu_ctx *)t->be->context)->bf16, t->c, t->h, t->w);
+    const cpu_ctx *c = t->be->context;
+    return pref_layout_dims(c->bf16, c->block16, t->c, t->h, t->w);
 }
 
 static int is_bf16(int layout) { return layout == L_NHWC_BF16; }
+
+/* Channel block of a layout: element (n, c, s) of an [N,C,HW] tensor with
+ * block b sits at ((n*C/b + c/b)*HW + s)*b + c%b (b = 1: plain NCHW). */
+static int block_of(int layout) { return layout == L_B16 ? 16 : layout == L_B8 ? 8 : 1; }
+
+/* 1 when training batch norm in layout l takes its statistics from
+ * nas__cpu_bn_stats (fp32 plain or channel-blocked), 0 when oneDNN
+ * computes them (bf16 channels-last). */
+static int own_stats(int l) { return l == L_PLAIN || l == L_B8 || l == L_B16; }
+
 
 /* The fp32 layout an op falls back to when it cannot run in bf16. */
 static int f32_of(int layout) { return layout == L_NHWC_BF16 ? L_B16 : layout; }
@@ -1063,9 +1082,11 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     if (kind == PK_BN_TRAIN) {
         const int args[] = {DNNL_ARG_SRC,  DNNL_ARG_SCALE, DNNL_ARG_SHIFT,   DNNL_ARG_DST,
                             DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_WORKSPACE};
+        /* fp32: the statistics are ours (bn_train, nas__cpu_bn_stats), given to oneDNN */
+        const unsigned own = own_stats(lx) ? dnnl_use_global_stats : 0u;
         DN("dnnl_batch_normalization_forward_desc_init",
            dnnl_batch_normalization_forward_desc_init(&fwd_d, dnnl_forward_training, &data, eps,
-                                                      flags));
+                                                      flags | own));
         return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6 + relu, nthr, out);
     }
     if (kind == PK_BN_INFER) {
@@ -1125,6 +1146,9 @@ static int bn_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamm
     cpu_ctx *c = ctx_of(be);
     void *const bufs[] = {(void *)xb, gamma->buf,    beta->buf,
                           y->buf,     save_mean->buf, c->var, ws ? ws->buf : NULL};
+    if (own_stats(lx))
+        nas__cpu_bn_stats(xb, x->n, x->c, x->h * x->w, block_of(lx), save_mean->buf, c->var,
+                          pick_threads(be, x->count));
     y->layout = lx;
     rc = prim_exec(be, "batchnorm_fwd_train", p, bufs);
     if (rc)
@@ -1434,9 +1458,6 @@ static int cpu_avgpool_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx
     return pool_run(be, PK_POOL_BWD, dx, dy, k, stride, pad, dy, dx);
 }
 
-/* Channel block of a layout: element (n, c, s) of an [N,C,HW] tensor with
- * block b sits at ((n*C/b + c/b)*HW + s)*b + c%b (b = 1: plain NCHW). */
-static int block_of(int layout) { return layout == L_B16 ? 16 : layout == L_B8 ? 8 : 1; }
 
 /* bfloat16 <-> float: the upper 16 bits, rounded to nearest even. */
 static inline float bf2f(uint16_t v)
@@ -1999,6 +2020,9 @@ int nas__backend_cpu_create(int threads, int device, nas_backend **out, nas_erro
     be->ext = &cpu_ext;
     be->context = c;
     be->threads = threads;
+    /* AVX-512 core or later (dnnl_cpu_isa_t is a bit mask of features) */
+    c->block16 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
+                 dnnl_cpu_isa_avx512_core;
     const char *prof = getenv("NAS_CPU_PROFILE");
     c->profile = prof && prof[0] && strcmp(prof, "0") != 0;
     dnnl_status_t st;

@@ -187,6 +187,18 @@ int nas__backend_cuda_create(int threads, int device, nas_backend **out, nas_err
 #endif
 
 /*
+ * Training batch norm's statistics on the cpu backend (trainer/cpu_bn_stats.c):
+ * mean[c] and biased variance var[c] over N, H, W of x [N,C,H,W] (hw = H*W)
+ * stored plain NCHW (block 1) or channel-blocked nChw8c / nChw16c (block 8
+ * / 16; C a multiple of block, at most 16). Shifted sums in double (Chan,
+ * Golub & LeVeque 1983), one thread per channel block in a fixed order:
+ * the result does not depend on nthr (OpenMP threads; below 1: OpenMP's
+ * default). No errors.
+ */
+void nas__cpu_bn_stats(const float *x, int n, int c, int hw, int block, float *mean, float *var,
+                       int nthr);
+
+/*
  * Weight gradient of a depthwise convolution (groups == C, one filter per
  * channel) on channel-blocked activations, the cpu backend's own kernel
  * (trainer/cpu_depthwise.c, issue 15):
