@@ -213,13 +213,14 @@ static int run_config(const char *conf, const nas_run_opts *opts, const run_extr
     /* The command that resumes this experiment: --experiment when it is not
      * the config's name (--new, --experiment). */
     const char *ename = sum->experiment[0] ? sum->experiment : cfgp->experiment;
+    const char *rname = sum->parent_experiment[0] ? sum->parent_experiment : ename; /* issue 32 */
     char resume[3 * NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX) + 8 * NAS_GENOTYPE_STR_MAX];
     char qconf[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)], qdb[NAS_SHELL_QUOTE_MAX(NAS_PATH_MAX)];
     char qname[NAS_SHELL_QUOTE_MAX(NAS_NAME_MAX)];
-    int renamed = strcmp(ename, cfgp->experiment) != 0;
+    int renamed = strcmp(rname, cfgp->experiment) != 0;
     snprintf(resume, sizeof resume, "nas run %s --db %s%s%s", /* issue 29: pasteable */
              nas_shell_quote(conf, qconf, sizeof qconf), nas_shell_quote(db, qdb, sizeof qdb),
-             renamed ? " --experiment " : "", renamed ? nas_shell_quote(ename, qname, sizeof qname) : "");
+             renamed ? " --experiment " : "", renamed ? nas_shell_quote(rname, qname, sizeof qname) : "");
     for (int i = 0; i < x->n_enqueue; i++) { /* issue 33: defining, so repeated */
         char qg[NAS_SHELL_QUOTE_MAX(NAS_GENOTYPE_STR_MAX)];
         size_t k = strlen(resume);

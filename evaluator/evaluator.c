@@ -38,6 +38,7 @@ struct nas_evaluator {
     double eval_seconds;             /* issue 30: the last run's BN recalibration and validation
                                         pass (NaN: none) */
     nas_zc_scorer *zc;               /* issue 31: kind "zero-cost" */
+    nas__sn_eval *sn;                /* issue 32: kind "supernet" */
     const struct eval_kind *kind;    /* what evaluator.kind does (kinds[] below) */
 };
 
@@ -58,6 +59,7 @@ void nas_evaluator_destroy(nas_evaluator *ev)
     nas_dataset_destroy(ev->recal);
     nas_backend_destroy(ev->be);
     nas_zc_scorer_destroy(ev->zc);
+    nas__sn_eval_destroy(ev->sn);
     free(ev);
 }
 
@@ -110,8 +112,20 @@ static int create_zero_cost(nas_evaluator *ev, nas_error *err)
     return rc;
 }
 
+/* kind "supernet" (issue 32): the data as for training, and the supernet's
+ * state (its recipe, fingerprint, calibration sample). */
+static int create_supernet(nas_evaluator *ev, nas_error *err)
+{
+    int rc = create_train(ev, err);
+    if (!rc)
+        rc = nas__sn_eval_create(&ev->cfg, ev->space, ev->train, &ev->info, &ev->sn, err);
+    return rc;
+}
+
 static int run_table(nas_evaluator *ev, const nas_genotype *g, const char *gs,
                      nas_eval_progress progress, void *ctx, nas_trial_result *res);
+static int run_supernet(nas_evaluator *ev, const nas_genotype *g, const char *gs,
+                        nas_eval_progress progress, void *ctx, nas_trial_result *res);
 static int run_trained(nas_evaluator *ev, const nas_genotype *g, const char *gs,
                        nas_eval_progress progress, void *ctx, nas_trial_result *res);
 static int run_zero_cost(nas_evaluator *ev, const nas_genotype *g, const char *gs,
@@ -132,6 +146,7 @@ static const eval_kind kinds[] = {
     [NAS_EVALUATOR_TRAIN] = {"train", 1, create_train, run_trained},
     [NAS_EVALUATOR_TABLE] = {"table", 0, create_table, run_table},
     [NAS_EVALUATOR_ZERO_COST] = {"zero-cost", 0, create_zero_cost, run_zero_cost},
+    [NAS_EVALUATOR_SUPERNET] = {"supernet", 0, create_supernet, run_supernet},
 };
 
 static const eval_kind *kind_of(const nas_config *cfg)
@@ -153,7 +168,7 @@ int nas_evaluator_kind_reads_data(const nas_config *cfg)
         nas_zc_proxy p;
         return nas_zc_from_name(cfg->evaluator.proxy, &p, NULL) == NAS_OK && nas_zc_needs_data(p);
     }
-    return kind_of(cfg)->trains;
+    return kind_of(cfg)->trains || cfg->evaluator.kind == NAS_EVALUATOR_SUPERNET;
 }
 
 const char *nas_evaluator_kind_name(const nas_config *cfg)
@@ -188,6 +203,12 @@ void nas_evaluator_kind_describe(const nas_config *cfg, char *buf, size_t n)
     else if (cfg->evaluator.kind == NAS_EVALUATOR_ZERO_COST)
         snprintf(buf, n, "zero-cost evaluator: every trial's val_accuracy is its %s score "
                  "(nothing is trained; docs/zero-cost.md)", cfg->evaluator.proxy);
+    else if (cfg->evaluator.kind == NAS_EVALUATOR_SUPERNET)
+        snprintf(buf, n, "supernet evaluator: one supernet trained for %d epochs, then every "
+                 "trial's val_accuracy by inherited weights on %d validation images, BN "
+                 "recalibrated on %d batches; the best %d retrained stand-alone "
+                 "(docs/one-shot.md)", cfg->supernet.epochs, cfg->supernet.valid,
+                 cfg->supernet.recal_batches, cfg->supernet.retrain_top);
 }
 
 int nas_evaluator_create(const nas_config *cfg, const nas_space *space, nas_evaluator **out,
@@ -567,6 +588,70 @@ static int run_zero_cost(nas_evaluator *ev, const nas_genotype *g, const char *g
     res->val_accuracy = score[0];
     untrained(res, progress, ctx);
     return NAS_OK;
+}
+
+/* Issue 32: a subnet by inherited weights (evaluator/supernet_eval.c);
+ * nothing is trained or timed, so as untrained(), but the device ran it. */
+static int run_supernet(nas_evaluator *ev, const nas_genotype *g, const char *gs,
+                        nas_eval_progress progress, void *ctx, nas_trial_result *res)
+{
+    (void)gs;
+    nas_error err;
+    nas_error_clear(&err);
+    int rc = open_backend(ev, &err);
+    if (rc)
+        return fail(res, rc, err.msg);
+    (void)nas_device_describe(ev->be, res->device_name, sizeof res->device_name, res->device_cc,
+                              sizeof res->device_cc);
+    double t0 = now_seconds();
+    rc = nas__sn_eval_run(ev->sn, ev->be, g, ev->valid, &res->val_accuracy, NULL, &err);
+    ev->eval_seconds = now_seconds() - t0;
+    if (rc)
+        return fail(res, rc, err.msg);
+    untrained(res, progress, ctx);
+    return NAS_OK;
+}
+
+int nas_evaluator_kind_prepares(const nas_config *cfg)
+{
+    return cfg && cfg->evaluator.kind == NAS_EVALUATOR_SUPERNET;
+}
+
+int nas_evaluator_set_state_dir(nas_evaluator *ev, const char *dir)
+{
+    if (!ev || !dir)
+        return NAS_EINVAL;
+    return ev->sn ? nas__sn_eval_set_dir(ev->sn, dir) : NAS_OK;
+}
+
+int nas_evaluator_state_path(const nas_evaluator *ev, char *buf, size_t n)
+{
+    if (!ev || !ev->sn) {
+        if (buf && n)
+            buf[0] = '\0';
+        return NAS_ENOTFOUND;
+    }
+    return nas__sn_eval_path(ev->sn, 0, buf, n);
+}
+
+int nas_evaluator_prepare(nas_evaluator *ev, FILE *log, nas_error *err)
+{
+    if (!ev)
+        return nas_error_set(err, NAS_EINVAL, "nas_evaluator_prepare: NULL evaluator");
+    if (!ev->sn)
+        return NAS_OK;
+    int rc = open_backend(ev, err);
+    return rc ? rc : nas__sn_eval_train(ev->sn, ev->be, log, err);
+}
+
+int nas_evaluator_supernet_curve(const nas_evaluator *ev, nas_epoch_stats **rows, int *n,
+                                 nas_error *err)
+{
+    if (!rows || !n)
+        return nas_error_set(err, NAS_EINVAL, "nas_evaluator_supernet_curve: NULL argument");
+    *rows = NULL;
+    *n = 0;
+    return ev && ev->sn ? nas__sn_eval_curve(ev->sn, rows, n, err) : NAS_OK;
 }
 
 int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, nas_error *err)

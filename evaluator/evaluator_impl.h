@@ -51,4 +51,30 @@ int nas__table_lookup(const nas__table *t, const char *key, double *value, doubl
 int nas__zc_list(FILE *out, const nas_config *cfg, const nas_space *sp, uint64_t count, int sample,
                  uint64_t seed, const char *metrics, nas_error *err);
 
+/* ---- issue 32: evaluator.kind = "supernet" (evaluator/supernet_eval.c) ---- */
+#include "nas/trainer.h"
+typedef struct nas__sn_eval nas__sn_eval;
+/* The supernet kind's state for the training split `train` (borrowed, as
+ * cfg and space): its recipe (nas_supernet_recipe), fingerprint, and the
+ * calibration sample (supernet.recal_batches x batch images of train,
+ * seeded by cfg->seed), made once so forked workers share it. Errors:
+ * NAS_ENOMEM, nas_dataset_sample's. */
+int nas__sn_eval_create(const nas_config *cfg, const nas_space *space, const nas_dataset *train,
+                        const nas_data_info *info, nas__sn_eval **out, nas_error *err);
+void nas__sn_eval_destroy(nas__sn_eval *s); /* NULL is a no-op */
+/* The directory the checkpoint lives in (DB.supernet). NAS_EINVAL: too long. */
+int nas__sn_eval_set_dir(nas__sn_eval *s, const char *dir);
+/* DIR/supernet-CRC.npz (curve 0) or .tsv (curve 1) into buf[n];
+ * NAS_ENOTFOUND when no directory is set. */
+int nas__sn_eval_path(const nas__sn_eval *s, int curve, char *buf, size_t n);
+/* Phase 1 on backend `be` in the calling process: nas_evaluator_prepare. */
+int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *err);
+/* Phase 2: accuracy of g by inherited weights (nas_supernet_evaluate), the
+ * checkpoint read once per process. Errors: NAS_ENOTFOUND (no checkpoint),
+ * NAS_EINVAL (phase 1 unfinished), nas_supernet_load's and _evaluate's. */
+int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
+                     const nas_dataset *valid, double *acc, double *loss, nas_error *err);
+/* The training curve: nas_evaluator_supernet_curve. */
+int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, nas_error *err);
+
 #endif

@@ -193,6 +193,11 @@ static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank,
     int rc = nas_space_create(&cfg->space, &c.space, err);
     if (rc == NAS_OK)
         rc = nas_evaluator_create(cfg, c.space, &c.ev, err);
+    char sdir[NAS_PATH_MAX + 16]; /* issue 32: the supernet rank 0's phase 1 trained */
+    snprintf(sdir, sizeof sdir, "%s.supernet", db_path);
+    if (rc == NAS_OK && nas_evaluator_kind_prepares(cfg))
+        rc = nas_evaluator_set_state_dir(c.ev, sdir) == NAS_OK
+                 ? NAS_OK : nas_error_set(err, NAS_EINVAL, "%s: path too long", sdir);
     if (rc == NAS_OK)
         rc = nas__mpi_serve(nas__ctl_job, &c, 0.5, threads ? cfg->workers.heartbeat_s : 0, err);
     nas_evaluator_destroy(c.ev);
@@ -724,6 +729,14 @@ static int run_start(run *r, nas_error *err)
         r->final_status = "interrupted";
         return nas_error_set(err, NAS_EINTR, "interrupted before the first trial");
     }
+    if (nas_evaluator_kind_prepares(cfg) && /* issue 32: the supernet, before the workers fork */
+        (rc = nas__ctl_prepare(c, r->opts->db_path, err)) != NAS_OK) {
+        if (rc == NAS_EINTR) {
+            r->final_status = "interrupted";
+            r->summary->stopped = 1;
+        }
+        return rc;
+    }
     return run_pool(r, err);
 }
 
@@ -1023,8 +1036,8 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
 
 /* issue 16: the folder reader's decode cache goes beside the database
  * ("<db>.data", nas_data_cache_beside); the rest is search_run's. */
-int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
-                   nas_error *err)
+int nas__search_run_one(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
+                        nas_error *err)
 {
     if (!cfg || !opts || !opts->db_path)
         return search_run(cfg, opts, summary, err);

@@ -506,6 +506,26 @@ int nas__ctl_fid_keep_rung(ctl *c, const flight *f, const char *reason, nas_erro
 /* Release what nas__ctl_fid_init and the loop made. */
 void nas__ctl_fid_free(ctl *c);
 
+/* ---- search/controller.c ------------------------------------------------------------ */
+
+/* One search of cfg, as nas/search.h's nas_search_run describes it, without
+ * its one-shot phases: search/oneshot.c's nas_search_run calls it for the
+ * supernet search (phase 2, with phase 1 inside: nas__ctl_prepare) and for
+ * the finalists (phase 3). */
+int nas__search_run_one(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
+                        nas_error *err);
+
+/* ---- search/prepare.c: an evaluator kind's preparation phase (issue 32) ------------- */
+
+/* Phase 1 of a supernet search: make DB.supernet/ beside the database
+ * (db_path), set it as the evaluator's state directory (before the pool
+ * forks: the workers inherit it), run nas_evaluator_prepare in a forked
+ * child and wait for it, then record the supernet's training curve under
+ * experiment c->exp. Errors: NAS_EIO (the directory), NAS_EWORKER (fork,
+ * the child killed), NAS_EINTR (stopped: the child is killed, its last
+ * epoch kept), nas_evaluator_prepare's, the store's. */
+int nas__ctl_prepare(ctl *c, const char *db_path, nas_error *err);
+
 /* ---- search/files.c: the directories beside the database ---------------------------- */
 
 /* The checkpoint of trial `trial`: DB.ckpt/trial-ID.npz into buf[n]. */

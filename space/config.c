@@ -88,7 +88,7 @@ static const char *const w_precision[] = {"fp32", "bf16", "fp16", NULL};
 static const char *const w_strategy[] = {"random", "evolution", "nao", NULL};
 static const char *const w_resource[] = {"epochs", "images", NULL};
 static const char *const w_scheduler[] = {"none", "sh", "hyperband", "asha", NULL};
-static const char *const w_evaluator[] = {"train", "table", "zero-cost", NULL};
+static const char *const w_evaluator[] = {"train", "table", "zero-cost", "supernet", NULL};
 /* issue 31: nas/zerocost.h's proxies (the names of nas_zc_name; the space
  * layer cannot call the evaluator's nas_zc_from_name), data-free first:
  * the first W_ZC_DATA_FREE of them read no data (nas_zc_needs_data) */
@@ -214,6 +214,13 @@ static const field fields[] = {
     I("evaluator", "latency_runs", evaluator.latency_runs, 1, 100000),
     I("evaluator", "latency_warmup", evaluator.latency_warmup, 0, 100000),
     W("evaluator", "proxy", evaluator.proxy, w_zc), /* issue 31, kind "zero-cost" */
+    /* issue 32: the one-shot supernet (docs/one-shot.md); retrain_top is running */
+    I("supernet", "epochs", supernet.epochs, 1, 10000),
+    I("supernet", "batch_size", supernet.batch_size, 0, 65536),
+    D("supernet", "lr", supernet.lr, 0, 10),
+    I("supernet", "recal_batches", supernet.recal_batches, 0, 100000),
+    I("supernet", "valid", supernet.valid, 0, NAS__DATA_MAX_N),
+    IP("supernet", "retrain_top", supernet.retrain_top, 0, NAS_SUPERNET_FINALISTS_MAX),
 
     X("", "objectives", F_OBJECTIVES),
 
@@ -236,7 +243,7 @@ static const field fields[] = {
 static const char *const groups[] = {"",          "data",      "space",       "proxy",  "search",
                                      "search.nao", "evaluator", "constraints", "workers",
                                      "search.fidelity", "search.warmup", "search.evolution",
-                                     "search.evolution.move_proposal"};
+                                     "search.evolution.move_proposal", "supernet"};
 #define N_GROUPS (sizeof groups / sizeof groups[0])
 
 /*
@@ -328,6 +335,11 @@ void nas_config_defaults(nas_config *cfg)
     cfg->evaluator.table_scale = 0.01;
     cfg->evaluator.latency_runs = 20;
     cfg->evaluator.latency_warmup = 3;
+
+    cfg->supernet.epochs = 20; /* issue 32 */
+    cfg->supernet.recal_batches = 4;
+    cfg->supernet.valid = 1000;
+    cfg->supernet.retrain_top = 5;
 
     cfg->n_objectives = 1;
     snprintf(cfg->objectives[0].metric, sizeof cfg->objectives[0].metric, "val_accuracy");
@@ -1056,6 +1068,7 @@ static size_t field_index(const char *group, const char *key)
 
 static int validate_fidelity(ctx *c);
 static int validate_zero_cost(ctx *c);
+static int validate_supernet(ctx *c);
 
 static int validate(ctx *c)
 {
@@ -1201,7 +1214,35 @@ static int validate(ctx *c)
                               "or params");
     }
     int rc = validate_zero_cost(c);
+    if (!rc)
+        rc = validate_supernet(c);
     return rc ? rc : validate_fidelity(c);
+}
+
+/* Issue 32: a supernet search measures accuracies by inherited weights
+ * only (no latency), and trains one supernet with one recipe, so its
+ * genotypes carry no recipe choices (their picks would be ignored by the
+ * supernet and honoured by the finalists' retraining). */
+static int validate_supernet(ctx *c)
+{
+    const nas_config *cfg = c->cfg;
+    if (cfg->evaluator.kind != NAS_EVALUATOR_SUPERNET)
+        return NAS_OK;
+    for (int o = 0; o < cfg->n_objectives; o++)
+        if (strcmp(cfg->objectives[o].metric, "latency_ms") == 0)
+            return FAIL_F(c, field_index("", "objectives"),
+                          "objective \"latency_ms\" needs a measured latency, but "
+                          "evaluator.kind = \"supernet\" measures none, expected objectives on "
+                          "val_accuracy (inherited weights), macs or params");
+    for (size_t i = 0; i < N_FIELDS; i++) {
+        int k = recipe_key(&fields[i]);
+        if (k >= 0 && cfg->space.recipe.n[k])
+            return FAIL_F(c, i, "%s.%s is a list of choices, but evaluator.kind = \"supernet\" "
+                                "trains one supernet with one recipe and shares weights across "
+                                "architectures only, expected one value", fields[i].group,
+                          fields[i].key);
+    }
+    return NAS_OK;
 }
 
 /* Issue 17: search.fidelity's keys that depend on each other (a scheduler
@@ -1673,6 +1714,7 @@ static const char *const running_keys[] = {
     "data.train_images", "data.train_labels", "data.test_images", "data.test_labels",
     "data.loader_threads",
     "evaluator.table", "workers.", "search.time_limit",
+    "supernet.retrain_top", /* issue 32: how many finalists, not what the supernet measures */
 };
 
 int nas_config_name_ok(const char *name)

@@ -170,6 +170,26 @@ static const char MIGRATE_V9[] =
     "  PRIMARY KEY(experiment_id, proxy, arch_key)\n"
     ");\n";
 
+/* Version 10 (issue 32, one-shot search): the supernet's training curve
+ * per experiment (a row per finished epoch of phase 1: training loss and
+ * accuracy of the sampled paths, seconds), and the link of each retrained
+ * finalist (a trial of the finalists experiment, trained stand-alone) to
+ * the supernet trial it was chosen from (store/oneshot_store.c). An older
+ * file gets both, empty. */
+static const char MIGRATE_V10[] =
+    "CREATE TABLE IF NOT EXISTS supernet_epoch(\n"
+    "  experiment_id INTEGER NOT NULL REFERENCES experiment(id),\n"
+    "  epoch INTEGER NOT NULL,\n"
+    "  loss REAL,\n"
+    "  accuracy REAL,\n"
+    "  seconds REAL,\n"
+    "  PRIMARY KEY(experiment_id, epoch)\n"
+    ");\n"
+    "CREATE TABLE IF NOT EXISTS finalist(\n"
+    "  trial_id INTEGER PRIMARY KEY REFERENCES trial(id),\n"
+    "  supernet_trial_id INTEGER NOT NULL REFERENCES trial(id)\n"
+    ");\n";
+
 /* ?3 > 0: only trials whose highest fidelity is at least ?3 (issue 17,
  * `nas query --min-fidelity`); a file before schema 5 has none. */
 #define MIN_FIDELITY "(?3 <= 0 OR coalesce(" NAS__STORE_FIDELITY ", -1) >= ?3)"
@@ -589,10 +609,10 @@ static void uri_of(const char *path, char *out, size_t n)
 static int create_schema(nas_store *st, nas_error *err)
 {
     char sql[sizeof SCHEMA_V1 + sizeof MIGRATE_V2 + sizeof MIGRATE_V3 + sizeof MIGRATE_V5 +
-             sizeof MIGRATE_V8 + sizeof MIGRATE_V9 + 256];
-    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%s%s%s%sPRAGMA application_id = %d;\n"
+             sizeof MIGRATE_V8 + sizeof MIGRATE_V9 + sizeof MIGRATE_V10 + 256];
+    snprintf(sql, sizeof sql, "BEGIN IMMEDIATE;\n%s%s%s%s%s%s%sPRAGMA application_id = %d;\n"
              "PRAGMA user_version = %d;\nCOMMIT;",
-             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, MIGRATE_V5, MIGRATE_V8, MIGRATE_V9,
+             SCHEMA_V1, MIGRATE_V2, MIGRATE_V3, MIGRATE_V5, MIGRATE_V8, MIGRATE_V9, MIGRATE_V10,
              NAS_STORE_APPLICATION_ID,
              NAS_STORE_SCHEMA_VERSION);
     int rc = exec_sql(st, sql, "cannot create the schema", err);
@@ -789,6 +809,12 @@ static int migrate_v9(nas_store *st, nas_error *err)
     return migrate_step(st, 9, MIGRATE_V9, NULL, err);
 }
 
+/* Version 9 -> 10 (MIGRATE_V10, issue 32): supernet_epoch and finalist, empty. */
+static int migrate_v10(nas_store *st, nas_error *err)
+{
+    return migrate_step(st, 10, MIGRATE_V10, NULL, err);
+}
+
 /* Check that the file is a nas database of a version we know; create the
  * schema in a new, empty file (read-write only). */
 static int check_schema(nas_store *st, nas_error *err)
@@ -850,6 +876,8 @@ static int check_schema(nas_store *st, nas_error *err)
     if (st->schema < 8 && (rc = migrate_v8(st, err)) != NAS_OK)
         return rc;
     if (st->schema < 9 && (rc = migrate_v9(st, err)) != NAS_OK)
+        return rc;
+    if (st->schema < 10 && (rc = migrate_v10(st, err)) != NAS_OK)
         return rc;
     return NAS_OK;
 }

@@ -223,6 +223,65 @@ int nas_evaluator_data_summary(const nas_evaluator *ev, char *line, size_t n, ch
  */
 int nas_evaluator_latency(nas_evaluator *ev, const nas_genotype *g, double *ms, nas_error *err);
 
+/* ---- issue 32: evaluator.kind = "supernet" (docs/one-shot.md) --------------
+ * A kind with a preparation phase: before any trial, a weight-sharing
+ * supernet is trained once (phase 1) to a checkpoint in a directory beside
+ * the database; each trial is then a subnet evaluated by the weights it
+ * inherits from it (phase 2). */
+
+/* 1 when cfg's evaluator kind has a preparation phase (supernet), else 0. */
+int nas_evaluator_kind_prepares(const nas_config *cfg);
+
+/*
+ * The directory (DB.supernet, created by the caller) where the kind keeps
+ * its state: the supernet checkpoint DIR/supernet-CRC.npz, CRC the CRC-32
+ * of its fingerprint (nas_supernet_fingerprint), and its training curve
+ * beside it (.tsv). Set it before workers fork. No-op for kinds without a
+ * preparation phase. Errors: NAS_EINVAL (NULL ev, path too long).
+ */
+int nas_evaluator_set_state_dir(nas_evaluator *ev, const char *dir);
+
+/* The checkpoint's path into buf[n] ("" and NAS_ENOTFOUND when the kind
+ * has none or no directory is set). */
+int nas_evaluator_state_path(const nas_evaluator *ev, char *buf, size_t n);
+
+/*
+ * Phase 1: train the supernet (nas_supernet_train, single-path uniform
+ * sampling: Guo et al., ECCV 2020) with the supernet recipe
+ * (nas_supernet_recipe) on the training split, continuing from the
+ * checkpoint when it holds part of the training, rewriting it after every
+ * epoch and appending the epoch's loss, training accuracy and seconds to
+ * the curve; a finished checkpoint returns at once. It creates a backend
+ * in the calling process: call it in a process that forks no workers
+ * afterwards (`nas run` forks a child for it; oneDNN's threads do not
+ * survive fork). Progress lines go to `log` (NULL: none). Errors:
+ * NAS_EINVAL (no state directory), NAS_EEXIST (the checkpoint was written
+ * for other settings: its fingerprint's first differing line is named),
+ * nas_supernet_train's (NAS_ENAN, NAS_EIO, ...), backend errors. No-op
+ * (NAS_OK) for kinds without a preparation phase.
+ */
+int nas_evaluator_prepare(nas_evaluator *ev, FILE *log, nas_error *err);
+
+/* The supernet's training curve as recorded so far: *rows (malloc'd; the
+ * caller frees) gets one nas_epoch_stats per finished epoch (epoch, loss,
+ * accuracy, seconds), *n their count (0 with none). Errors: NAS_EIO,
+ * NAS_ENOMEM. */
+int nas_evaluator_supernet_curve(const nas_evaluator *ev, nas_epoch_stats **rows, int *n,
+                                 nas_error *err);
+
+/* The supernet's training recipe of cfg: supernet.epochs, supernet.batch_size
+ * (0: proxy.batch_size), supernet.lr (0: proxy.lr), the proxy's momentum,
+ * Nesterov, weight decay, schedule, loader threads, cfg->seed and
+ * data.augment. */
+void nas_supernet_recipe(const nas_config *cfg, nas_recipe *rec);
+
+/* What a supernet checkpoint is for (malloc'd text; NULL: no memory): the
+ * seed, data and space lines of cfg's canonical text (not
+ * data.loader_threads), the data as loaded (info, n_train images), the
+ * recipe `rec`, proxy.backend and proxy.precision. */
+char *nas_supernet_fingerprint(const nas_config *cfg, const nas_data_info *info, int n_train,
+                               const nas_recipe *rec);
+
 /* ---- Pareto front and objectives (evaluator/pareto.c) ------------------------
  * Arithmetic over measured results, below the store and the search (issue
  * 13): the store's Pareto query (nas_store_pareto), the report, the

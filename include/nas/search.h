@@ -333,6 +333,11 @@ typedef struct nas_run_summary {
     int mpi_worker;       /* 1: this process was an MPI worker rank (nothing to report) */
     int mpi_ranks;        /* issue 20: worker ranks of an MPI run, as rank 0 (0: no MPI) */
     int mpi_lost;         /* issue 20: of them, ranks given up on or still in a job */
+    /* issue 32: after a supernet search's phase 3 the summary is its
+     * finalists experiment's ("NAME-finalists"); this names the experiment a
+     * rerun of the same command resumes (the supernet search's; "" for any
+     * other search: `experiment`) */
+    char parent_experiment[NAS_NAME_MAX];
 } nas_run_summary;
 
 /*
@@ -348,6 +353,12 @@ typedef struct nas_run_summary {
  * canonical key / evaluate on the pool / record / observe until
  * search.trials trials are done or failed.
  * Progress goes to opts->log. *summary (may be NULL) is filled in every case.
+ * Issue 32, evaluator.kind = "supernet" (docs/one-shot.md): the supernet
+ * is trained first (phase 1, in a forked child, checkpointed every epoch
+ * in DB.supernet/), the trials are its subnets (phase 2), and then the
+ * best supernet.retrain_top are retrained stand-alone as the experiment
+ * "NAME-finalists" (phase 3, search/oneshot.c), whose summary *summary
+ * then holds (parent_experiment names the supernet search).
  * Returns NAS_OK (also when trials failed: summary->done and ->failed say
  * how many), NAS_EINTR (stopped: finished trials kept, running ones marked
  * interrupted), NAS_ECONFIG (changed defining settings: nothing written),

@@ -48,6 +48,9 @@ int nas_op_from_name(const char *name, int *op);
 #define NAS_GENOTYPE_STR_MAX 512
 /* issue 33: most genotypes search.enqueue (and nas run --enqueue) may list */
 #define NAS_ENQUEUE_MAX 32
+/* issue 32: most finalists one supernet search retrains (supernet.retrain_top;
+ * they are the finalists experiment's search.enqueue) */
+#define NAS_SUPERNET_FINALISTS_MAX NAS_ENQUEUE_MAX
 
 /* A token sequence; for the cell space len = 6 and tok[i] is a nas_op. */
 typedef struct nas_genotype {
@@ -204,7 +207,8 @@ typedef enum nas_strategy_kind {
 typedef enum nas_evaluator_kind {
     NAS_EVALUATOR_TRAIN = 0,
     NAS_EVALUATOR_TABLE,
-    NAS_EVALUATOR_ZERO_COST
+    NAS_EVALUATOR_ZERO_COST,
+    NAS_EVALUATOR_SUPERNET /* issue 32: subnets of a weight-sharing supernet (docs/one-shot.md) */
 } nas_evaluator_kind;
 
 /* Issue 17: multi-fidelity search (docs/multi-fidelity.md). The resource a
@@ -422,6 +426,22 @@ typedef struct nas_config {
         int latency_warmup;
         char proxy[16]; /* issue 31, kind == zero-cost: a nas/zerocost.h name */
     } evaluator;
+
+    /* Issue 32, evaluator.kind = "supernet" (docs/one-shot.md): phase 1
+     * trains one weight-sharing supernet with this recipe (the proxy's
+     * momentum, Nesterov, weight decay, schedule, augmentation and data);
+     * phase 2 evaluates each proposed genotype by inherited weights with BN
+     * recalibrated on recal_batches batches, on the first `valid` images of
+     * the validation split; phase 3 retrains the best retrain_top
+     * stand-alone with the proxy recipe. Defining, but retrain_top. */
+    struct {
+        int epochs;        /* default 20 */
+        int batch_size;    /* 0: proxy.batch_size */
+        double lr;         /* 0: proxy.lr */
+        int recal_batches; /* default 4 */
+        int valid;         /* validation images per subnet; 0: all (default 1000) */
+        int retrain_top;   /* K finalists retrained (running; default 5; 0: none) */
+    } supernet;
 
     int n_objectives;
     nas_objective objectives[NAS_MAX_OBJECTIVES];

@@ -35,14 +35,15 @@
 extern "C" {
 #endif
 
-#define NAS_STORE_SCHEMA_VERSION 9 /* 2: trial.device_name, trial.device_cc;
+#define NAS_STORE_SCHEMA_VERSION 10 /* 2: trial.device_name, trial.device_cc;
                                       3: trial.flag, experiment.conf_canonical not UNIQUE;
                                       4: arch_key is the functional key (issue 21);
                                       5: table rung (issue 17, multi-fidelity);
                                       6: table trials' train_loss, latency_ms NULL;
                                       7: table trials' train_seconds NULL (issue 29);
                                       8: table proxy_check (issue 30);
-                                      9: table zc_score (issue 31) */
+                                      9: table zc_score (issue 31);
+                                      10: tables supernet_epoch, finalist (issue 32) */
 /* strategy_state row that migration 4 writes: trials with id <= its value
  * (text) were proposed under NAS-Bench-201's string (nas_space_nb201_str),
  * and the controller's replay dedupes them with it. */
@@ -473,6 +474,50 @@ int nas_store_zc_put(nas_store *st, int64_t exp_id, const char *proxy, const cha
 int nas_store_zc_foreach(nas_store *st, int64_t exp_id, const char *key,
                          void (*fn)(void *ctx, const char *proxy, double score), void *ctx,
                          nas_error *err);
+
+/* ---- issue 32: one-shot search (store/oneshot_store.c, schema 10) ----------- */
+
+/* One finished epoch of a supernet's training (phase 1): the mean training
+ * loss and accuracy of the paths sampled in it, and its seconds. */
+typedef struct nas_store_sn_epoch {
+    int epoch; /* 1-based */
+    double loss, accuracy, seconds;
+} nas_store_sn_epoch;
+
+/* Record (insert or replace) epoch e->epoch of experiment exp_id's
+ * supernet. Errors: NAS_EDB. */
+int nas_store_supernet_epoch_put(nas_store *st, int64_t exp_id, const nas_store_sn_epoch *e,
+                                 nas_error *err);
+
+/* Experiment exp_id's supernet curve by epoch: *rows (malloc'd, the caller
+ * frees; NULL when none), *n rows. A read-only file before schema 10 has
+ * none. Errors: NAS_EDB, NAS_ENOMEM. */
+int nas_store_supernet_curve(nas_store *st, int64_t exp_id, nas_store_sn_epoch **rows, int *n,
+                             nas_error *err);
+
+/* A finalist: a trial of the finalists experiment (retrained stand-alone
+ * with the proxy recipe, phase 3) and the supernet trial of the same
+ * canonical key it was chosen from. */
+typedef struct nas_store_finalist {
+    int64_t trial_id, experiment_id;                   /* the stand-alone trial */
+    int64_t supernet_trial_id, supernet_experiment_id; /* the supernet trial */
+    char genotype[NAS_GENOTYPE_STR_MAX];
+    int done;                   /* the stand-alone trial is done */
+    double supernet_accuracy;   /* val_accuracy by inherited weights (NaN: none) */
+    double standalone_accuracy; /* val_accuracy retrained (NaN: none yet) */
+} nas_store_finalist;
+
+/* Link every trial of experiment finalists_exp to the trial of
+ * supernet_exp with the same arch_key (idempotent: links made before
+ * stay). Errors: NAS_EDB. */
+int nas_store_finalist_link(nas_store *st, int64_t finalists_exp, int64_t supernet_exp,
+                            nas_error *err);
+
+/* The finalists of experiment exp_id, whether it is the supernet search
+ * or its finalists experiment, by stand-alone trial id: *rows (malloc'd,
+ * the caller frees), *n. Errors: NAS_EDB, NAS_ENOMEM. */
+int nas_store_finalist_list(nas_store *st, int64_t exp_id, nas_store_finalist **rows, int *n,
+                            nas_error *err);
 
 #ifdef __cplusplus
 }

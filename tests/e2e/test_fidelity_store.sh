@@ -19,7 +19,7 @@ workers: { count = 0; };
 CONF
 DB=$TMP/f.db
 run 0 "$NAS" run t.conf --db "$DB"
-expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 9
+expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 10
 expect_eq "no rungs without a scheduler" "$(sql "$DB" "SELECT count(*) FROM rung")" 0
 run 0 "$NAS" query --db "$DB"
 if grep -q "fidelity" "$TMP/out"; then fail "a fidelity column without rungs"; fi

@@ -34,7 +34,7 @@ cp old.db a.db
 run 0 "$NAS" run c3.conf --db a.db
 grep -q "replayed proposals differed" "$TMP/out" "$TMP/err" &&
     fail "the replay diverged: $(grep -h 'replayed proposals' "$TMP/out" "$TMP/err")"
-expect_eq "schema" "$(sql a.db "PRAGMA user_version")" 9
+expect_eq "schema" "$(sql a.db "PRAGMA user_version")" 10
 expect_eq "trials" "$(sql a.db "SELECT count(*) FROM trial WHERE status = 'done'")" 60
 expect_eq "old trials untouched" "$(sql a.db "$OLD_ROWS")" "$before"
 expect_eq "old-key marker" \

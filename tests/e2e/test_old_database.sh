@@ -37,7 +37,7 @@ sql "$DB" "SELECT id, genotype, attempt, started_at FROM trial WHERE experiment_
 mk 12
 run 0 "$NAS" run old.conf --db "$DB"
 grep_in "extending experiment 'old-table' (id 2)" "$TMP/err"
-expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 9
+expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 10
 # schema 6: the table trials' loss and latency, recorded as 0 by the old
 # nas, are unknown (NULL), old and new trials alike
 expect_eq "table trials with a loss or latency" \

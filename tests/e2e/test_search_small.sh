@@ -36,7 +36,7 @@ expect_eq "experiment status" "$(sql "$DB" "SELECT status FROM experiment")" don
 expect_eq "trials" "$(sql "$DB" "SELECT count(*) FROM trial")" 4
 expect_eq "finished" "$(sql "$DB" "SELECT count(*) FROM trial WHERE status IN ('done','failed')")" 4
 expect_eq "attempts" "$(sql "$DB" "SELECT min(attempt) || ' ' || max(attempt) FROM trial")" "1 1"
-expect_eq "user_version" "$(sql "$DB" "PRAGMA user_version")" 9  # schema 9: table zc_score (issue 31)
+expect_eq "user_version" "$(sql "$DB" "PRAGMA user_version")" 10  # schema 10: tables supernet_epoch, finalist (issue 32)
 # issue 7: each trained trial records the device that ran it (the CPU model)
 cpu_model=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo | head -1)
 if [ -n "$cpu_model" ]; then

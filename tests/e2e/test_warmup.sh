@@ -42,7 +42,7 @@ expect_eq "warm-up trials first" "$(sql "$A" "SELECT group_concat(proposed_by) F
 expect_eq "the 4 best scores, best first" "$(warm_of "$A")" "$(top_of "$A")"
 expect_eq "NAO's uniform seeds (seed_archs 6, 4 of them warm-up)" \
     "$(sql "$A" "SELECT count(*) FROM trial WHERE proposed_by = 'nao-seed'")" 2
-expect_eq "schema" "$(sql "$A" "PRAGMA user_version")" 9
+expect_eq "schema" "$(sql "$A" "PRAGMA user_version")" 10
 full=$(seq_of "$A")
 
 note "the same seed: the same sequence; another seed: another warm-up"

@@ -215,7 +215,7 @@ static void test_store_device(void **state)
     int64_t t[3];
     fill(path, t);
     assert_int_equal((int)sql_int(path, "PRAGMA user_version"), NAS_STORE_SCHEMA_VERSION);
-    assert_int_equal(NAS_STORE_SCHEMA_VERSION, 9);
+    assert_int_equal(NAS_STORE_SCHEMA_VERSION, 10);
     check_trial(path, 0, t[0], "NVIDIA A100-SXM4-40GB", "8.0");
     check_trial(path, 1, t[1], "Test CPU @ 2.0GHz", "");
     check_trial(path, 1, t[2], "", "");

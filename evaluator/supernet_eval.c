@@ -1,0 +1,274 @@
+/*
+ * evaluator/supernet_eval.c - evaluator.kind = "supernet" (issue 32,
+ * docs/one-shot.md): phase 1 trains one weight-sharing supernet
+ * (nas/supernet.h: single-path uniform sampling, Guo et al., ECCV 2020) to
+ * a checkpoint beside the database; phase 2 evaluates a genotype by the
+ * weights it inherits from that checkpoint, BN recalibrated on a fixed,
+ * seeded sample of the training split (SPOS, OFA), on the first
+ * supernet.valid validation images.
+ *
+ * The checkpoint's name is the CRC-32 of its fingerprint (the config's
+ * seed, data and space lines, the data as loaded, the supernet recipe,
+ * the backend): every process of a search - the forked child that trains
+ * it, each worker, each MPI rank - computes the same name from the config
+ * alone, two experiments that would train the same supernet share it, and
+ * a file of other settings is never read as this one (its stored
+ * fingerprint is compared in full on load). Beside it, PATH.tsv holds the
+ * training curve, a line per finished epoch.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h> /* access */
+#include <zlib.h>   /* crc32 */
+#include "evaluator/evaluator_impl.h"
+#include "nas/data.h"
+#include "nas/evaluator.h"
+#include "nas/supernet.h"
+
+struct nas__sn_eval {
+    const nas_config *cfg;  /* borrowed (the evaluator's copy) */
+    const nas_space *space; /* borrowed */
+    const nas_dataset *train; /* borrowed */
+    nas_dataset *calib;     /* recal_batches x batch images of train, seeded */
+    nas_recipe rec;         /* the supernet's training recipe */
+    char *fingerprint;      /* malloc'd */
+    char dir[NAS_PATH_MAX]; /* where the checkpoint lives ("" = not set) */
+    nas_supernet *sn;       /* loaded by the first evaluation in this process */
+};
+
+char *nas_supernet_fingerprint(const nas_config *cfg, const nas_data_info *info, int n_train,
+                               const nas_recipe *rec)
+{
+    char *canon = nas_config_canonical(cfg), data[256];
+    size_t cap = (canon ? strlen(canon) : 0) + 1024, n = 0;
+    char *fp = canon ? malloc(cap) : NULL;
+    if (!fp) {
+        free(canon);
+        return NULL;
+    }
+    n += (size_t)snprintf(fp, cap, "supernet v1\n");
+    for (char *save = NULL, *line = strtok_r(canon, "\n", &save); line;
+         line = strtok_r(NULL, "\n", &save))
+        if ((!strncmp(line, "seed ", 5) || !strncmp(line, "data.", 5) || !strncmp(line, "space.", 6)) &&
+            strncmp(line, "data.loader_threads", 19))
+            n += (size_t)snprintf(fp + n, cap - n, "%s\n", line);
+    nas_data_info_format(info, data, sizeof data);
+    snprintf(fp + n, cap - n,
+             "data as loaded: %s, %d training images\nsupernet recipe: %d epochs, batch %d, lr %g, "
+             "momentum %g, nesterov %d, weight decay %g, schedule %d\nbackend %s, %s\n",
+             data, n_train, rec->epochs, rec->batch_size, rec->lr, rec->momentum, rec->nesterov,
+             rec->weight_decay, (int)rec->schedule,
+             cfg->proxy.backend[0] ? cfg->proxy.backend : "cpu",
+             cfg->proxy.precision[0] ? cfg->proxy.precision : "fp32");
+    free(canon);
+    return fp;
+}
+
+void nas_supernet_recipe(const nas_config *cfg, nas_recipe *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->epochs = cfg->supernet.epochs > 0 ? cfg->supernet.epochs : 20;
+    rec->batch_size = cfg->supernet.batch_size > 0 ? cfg->supernet.batch_size
+                      : cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128;
+    rec->lr = cfg->supernet.lr > 0 ? cfg->supernet.lr : cfg->proxy.lr;
+    rec->momentum = cfg->proxy.momentum;
+    rec->nesterov = cfg->proxy.nesterov;
+    rec->weight_decay = cfg->proxy.weight_decay;
+    rec->schedule = cfg->proxy.schedule;
+    rec->seed = cfg->seed;
+    rec->loader_threads = cfg->data.loader_threads;
+    nas_augment_parse(cfg->data.augment, &rec->augment); /* checked by the config's pass 2 */
+}
+
+void nas__sn_eval_destroy(nas__sn_eval *s)
+{
+    if (!s)
+        return;
+    nas_supernet_destroy(s->sn);
+    nas_dataset_destroy(s->calib);
+    free(s->fingerprint);
+    free(s);
+}
+
+int nas__sn_eval_create(const nas_config *cfg, const nas_space *space, const nas_dataset *train,
+                        const nas_data_info *info, nas__sn_eval **out, nas_error *err)
+{
+    *out = NULL;
+    nas__sn_eval *s = calloc(1, sizeof *s);
+    if (!s)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory creating the supernet evaluator");
+    s->cfg = cfg;
+    s->space = space;
+    s->train = train;
+    nas_supernet_recipe(cfg, &s->rec);
+    s->fingerprint = nas_supernet_fingerprint(cfg, info, train->n, &s->rec);
+    int rc = s->fingerprint ? NAS_OK : nas_error_set(err, NAS_ENOMEM, "out of memory");
+    long long nc = (long long)cfg->supernet.recal_batches * s->rec.batch_size;
+    if (!rc && nc > 0) /* once, before workers fork: they share it */
+        rc = nas_dataset_sample(train, nc < train->n ? (int)nc : train->n, cfg->seed, &s->calib,
+                                err);
+    if (rc) {
+        nas__sn_eval_destroy(s);
+        return rc;
+    }
+    *out = s;
+    return NAS_OK;
+}
+
+int nas__sn_eval_set_dir(nas__sn_eval *s, const char *dir)
+{
+    if (!s || !dir || strlen(dir) >= sizeof s->dir)
+        return NAS_EINVAL;
+    snprintf(s->dir, sizeof s->dir, "%s", dir);
+    return NAS_OK;
+}
+
+int nas__sn_eval_path(const nas__sn_eval *s, int curve, char *buf, size_t n)
+{
+    if (!s || !s->dir[0]) {
+        if (n)
+            buf[0] = '\0';
+        return NAS_ENOTFOUND;
+    }
+    unsigned long crc = crc32(0L, (const Bytef *)s->fingerprint, (uInt)strlen(s->fingerprint));
+    int w = snprintf(buf, n, "%s/supernet-%08lx.%s", s->dir, crc & 0xffffffffUL,
+                     curve ? "tsv" : "npz");
+    return w < 0 || (size_t)w >= n ? NAS_EINVAL : NAS_OK;
+}
+
+/* Steps of the whole supernet recipe: epochs x ceil(n / batch). */
+static int64_t total_steps(const nas__sn_eval *s)
+{
+    int64_t per = (s->train->n + s->rec.batch_size - 1) / s->rec.batch_size;
+    return per * s->rec.epochs;
+}
+
+typedef struct curve_ctx {
+    const char *path; /* the curve file, a line appended per epoch */
+    FILE *log;
+} curve_ctx;
+
+static int on_epoch(void *ctx, const nas_epoch_stats *e)
+{
+    curve_ctx *cc = ctx;
+    FILE *f = fopen(cc->path, "a"); /* after the checkpoint of this epoch is in place */
+    if (f) {
+        fprintf(f, "%d\t%.6f\t%.6f\t%.3f\n", e->epoch, e->loss, e->accuracy, e->seconds);
+        fclose(f);
+    }
+    if (cc->log)
+        fprintf(cc->log, "nas: supernet epoch %d/%d: loss %.4f, train accuracy %.4f, %.1f s "
+                "(%.0f images/s)\n", e->epoch, e->epochs, e->loss, e->accuracy, e->seconds,
+                e->images_per_s);
+    return 0;
+}
+
+/* The supernet of this search, read from its checkpoint when there is one
+ * (a file of other settings: NAS_EEXIST naming both fingerprints' first
+ * differing line, from nas_supernet_load). */
+static int open_supernet(nas__sn_eval *s, nas_backend *be, const char *path, nas_error *err)
+{
+    if (s->sn)
+        return NAS_OK;
+    const nas_dataset *t = s->train;
+    int rc = nas_supernet_create(be, s->space, t->c, t->h, t->w, t->classes, s->cfg->seed, &s->sn,
+                                 err);
+    if (!rc && access(path, F_OK) == 0)
+        rc = nas_supernet_load(s->sn, path, s->fingerprint, err);
+    if (rc) {
+        nas_supernet_destroy(s->sn);
+        s->sn = NULL;
+    }
+    return rc;
+}
+
+int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *err)
+{
+    char path[NAS_PATH_MAX + 32], curve[NAS_PATH_MAX + 32];
+    if (nas__sn_eval_path(s, 0, path, sizeof path) || nas__sn_eval_path(s, 1, curve, sizeof curve))
+        return nas_error_set(err, NAS_EINVAL, "supernet: no directory for its checkpoint");
+    int rc = open_supernet(s, be, path, err);
+    if (rc)
+        return rc;
+    int64_t done = nas_supernet_steps(s->sn), total = total_steps(s);
+    if (done >= total) {
+        if (log)
+            fprintf(log, "nas: supernet: trained (%d epochs, %lld steps) in %s\n", s->rec.epochs,
+                    (long long)done, path);
+        return NAS_OK;
+    }
+    if (done == 0)
+        remove(curve); /* a curve without its checkpoint (killed before epoch 1's save) */
+    if (log)
+        fprintf(log, "nas: supernet (phase 1): %d slots, %.2f M weights; %s %d epochs of %d "
+                "images, batch %d, into %s\n", nas_supernet_slots(s->sn),
+                (double)nas_supernet_floats(s->sn) / 1e6, done ? "continuing" : "training",
+                s->rec.epochs, s->train->n, s->rec.batch_size, path);
+    curve_ctx cc = {curve, log};
+    nas_supernet_train_opts o = {&s->rec, 0, path, s->fingerprint, on_epoch, &cc};
+    nas_train_stats st;
+    return nas_supernet_train(s->sn, s->train, &o, &st, err);
+}
+
+int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
+                     const nas_dataset *valid, double *acc, double *loss, nas_error *err)
+{
+    char path[NAS_PATH_MAX + 32];
+    if (nas__sn_eval_path(s, 0, path, sizeof path))
+        return nas_error_set(err, NAS_EINVAL, "supernet: no directory for its checkpoint");
+    if (!s->sn && access(path, R_OK) != 0)
+        return nas_error_set(err, NAS_ENOTFOUND, "supernet checkpoint %s not found on this worker: "
+                             "the database's folder must be on a file system every worker sees "
+                             "(docs/cluster.md)", path);
+    int rc = open_supernet(s, be, path, err);
+    if (rc)
+        return rc;
+    if (nas_supernet_steps(s->sn) < total_steps(s))
+        return nas_error_set(err, NAS_EINVAL, "supernet %s holds %lld of its %lld training steps: "
+                             "phase 1 has not finished", path,
+                             (long long)nas_supernet_steps(s->sn), (long long)total_steps(s));
+    nas_dataset v = *valid; /* the first supernet.valid images: a view */
+    v.owns = 0;
+    if (s->cfg->supernet.valid > 0 && s->cfg->supernet.valid < v.n)
+        v.n = s->cfg->supernet.valid;
+    int nb = s->calib ? s->cfg->supernet.recal_batches : 0;
+    return nas_supernet_evaluate(s->sn, g, s->calib, nb, s->rec.batch_size, &v, acc, loss, err);
+}
+
+int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, nas_error *err)
+{
+    *rows = NULL;
+    *n = 0;
+    char path[NAS_PATH_MAX + 32];
+    if (nas__sn_eval_path(s, 1, path, sizeof path))
+        return NAS_OK;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? NAS_OK
+                               : nas_error_set(err, NAS_EIO, "%s: %s", path, strerror(errno));
+    int cap = 0;
+    nas_epoch_stats e;
+    memset(&e, 0, sizeof e);
+    while (fscanf(f, "%d %lf %lf %lf", &e.epoch, &e.loss, &e.accuracy, &e.seconds) == 4) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 32;
+            nas_epoch_stats *g = realloc(*rows, (size_t)cap * sizeof *g);
+            if (!g) {
+                fclose(f);
+                free(*rows);
+                *rows = NULL;
+                *n = 0;
+                return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
+            }
+            *rows = g;
+        }
+        e.epochs = s->rec.epochs;
+        e.images_per_s = e.seconds > 0 ? s->train->n / e.seconds : 0;
+        (*rows)[(*n)++] = e;
+    }
+    fclose(f);
+    return NAS_OK;
+}
