@@ -640,7 +640,12 @@ int nas_evaluator_prepare(nas_evaluator *ev, FILE *log, nas_error *err)
         return nas_error_set(err, NAS_EINVAL, "nas_evaluator_prepare: NULL evaluator");
     if (!ev->sn)
         return NAS_OK;
+    /* phase 1 runs alone: every worker's threads (workers.count x proxy.threads) */
+    int threads = ev->cfg.proxy.threads > 0 ? ev->cfg.proxy.threads : 0;
+    if (threads > 0 && ev->cfg.workers.count > 1)
+        ev->cfg.proxy.threads = threads * ev->cfg.workers.count;
     int rc = open_backend(ev, err);
+    ev->cfg.proxy.threads = threads;
     return rc ? rc : nas__sn_eval_train(ev->sn, ev->be, log, err);
 }
 

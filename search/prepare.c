@@ -16,7 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h> /* mkdir */
+#include <sys/prctl.h> /* PR_SET_PDEATHSIG: the child dies with the controller */
+#include <sys/stat.h>  /* mkdir */
 #include <sys/wait.h>
 #include <time.h>     /* nanosleep */
 #include <unistd.h>   /* fork, pipe, _exit */
@@ -25,8 +26,11 @@
 /* The child: default signal dispositions (it dies at a Ctrl-C; the
  * checkpoint keeps the last epoch), the preparation, and its status and
  * message back through fd. Never returns. */
-static void child(ctl *c, int fd)
+static void child(ctl *c, int fd, pid_t owner)
 {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* a controller killed with -9 takes it along */
+    if (getppid() != owner)
+        _exit(5);
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
@@ -117,7 +121,7 @@ int nas__ctl_prepare(ctl *c, const char *db_path, nas_error *err)
         return nas_error_set(err, NAS_EWORKER, "supernet (phase 1): pipe: %s", strerror(errno));
     nas__ctl_clear_status(c);
     fflush(c->log);
-    pid_t pid = fork();
+    pid_t owner = getpid(), pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
@@ -125,7 +129,7 @@ int nas__ctl_prepare(ctl *c, const char *db_path, nas_error *err)
     }
     if (pid == 0) {
         close(fds[0]);
-        child(c, fds[1]);
+        child(c, fds[1], owner);
     }
     close(fds[1]);
     int status = 0, stopped = wait_child(c, pid, &status);

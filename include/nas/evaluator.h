@@ -252,7 +252,9 @@ int nas_evaluator_state_path(const nas_evaluator *ev, char *buf, size_t n);
  * checkpoint when it holds part of the training, rewriting it after every
  * epoch and appending the epoch's loss, training accuracy and seconds to
  * the curve; a finished checkpoint returns at once. It creates a backend
- * in the calling process: call it in a process that forks no workers
+ * with workers.count x proxy.threads threads (phase 1 runs alone, so on
+ * every worker's cores; a resume with another count continues with other
+ * threads, which oneDNN sums in another order) in the calling process: call it in a process that forks no workers
  * afterwards (`nas run` forks a child for it; oneDNN's threads do not
  * survive fork). Progress lines go to `log` (NULL: none). Errors:
  * NAS_EINVAL (no state directory), NAS_EEXIST (the checkpoint was written

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# tests/e2e/test_oneshot_search.sh - issue 32, evaluator.kind = "supernet"
+# in `nas run` (docs/one-shot.md), on a small chain space of Fashion-MNIST:
+# 1. phase 1 trains the supernet (a checkpoint and its curve in
+#    DB.supernet/, one supernet_epoch row per epoch), phase 2 records one
+#    'supernet' trial per subnet (nothing trained or timed), phase 3
+#    retrains the best supernet.retrain_top as experiment NAME-finalists,
+#    each linked to its supernet trial (table finalist), and the default
+#    experiment of query/export is the finalists': export --best is the
+#    best retrained finalist;
+# 2. the same command again adds nothing;
+# 3. kill -9 during phase 1 and during phase 3, each followed by a rerun,
+#    end with the same trials and accuracies as the uninterrupted run;
+# 4. a larger search.trials extends phase 2 and adds only the new top-K
+#    subnets to the finalists (the old ones kept as they were);
+# 5. a latency objective and a recipe list are refused at their file:line.
+. "$(dirname "$0")/search_lib.sh"
+need_fmnist
+cd "$TMP" || fail "cd"
+
+conf() { # FILE TRIALS [EXTRA]
+    cat >"$1" <<CONF
+experiment = "e2e-os";
+seed = 5;
+data: { dir = "$FMNIST"; train_subset = 512; valid = 256; };
+space: {
+  type = "chain"; input = [1, 28, 28]; classes = 10;
+  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu"; };
+  stages = (
+    { channels = [8, 16]; stride = 2; layers = 2; depth = [1, 2];
+      ops = ["mb3_k3", "mb3_k5", "skip"]; activation = "relu"; },
+    { channels = 16; stride = 2; layers = 1; ops = ["mb3_k3", "mb6_k3"]; se = "choice";
+      activation = "hswish"; }
+  );
+  head = { channels = 32; activation = "hswish"; pool = "avg"; };
+};
+proxy: { epochs = 1; batch_size = 64; lr = 0.1; threads = 1; backend = "cpu"; };
+search: { strategy = "evolution"; trials = $2; population = 4; sample_size = 2; };
+evaluator: { kind = "supernet"; latency_runs = 2; latency_warmup = 1; };
+supernet: { epochs = 6; recal_batches = 2; valid = 128; retrain_top = 3; };
+workers: { count = 2; };
+${3:-}
+CONF
+}
+conf "$TMP/os.conf" 10
+trials_of() { # DB EXPERIMENT: id|genotype|status|device|val_accuracy of its trials
+    sql "$1" "SELECT t.id || '|' || t.genotype || '|' || t.status || '|' || t.device || '|' ||
+              printf('%.6f', r.val_accuracy) FROM trial t JOIN experiment e ON e.id = t.experiment_id
+              LEFT JOIN result r ON r.trial_id = t.id WHERE e.name = '$2' ORDER BY t.id"
+}
+
+note "1. the three phases"
+run 0 "$NAS" run os.conf --db "$TMP/a.db"
+A=$TMP/a.db
+grep_in "supernet (phase 1)" "$TMP/err"
+grep_in "phase 3:" "$TMP/err"
+expect_eq "one checkpoint" "$(ls "$A.supernet"/supernet-*.npz | wc -l)" 1
+expect_eq "its curve" "$(wc -l <"$(ls "$A.supernet"/supernet-*.tsv)")" 6
+expect_eq "supernet_epoch rows" "$(sql "$A" "SELECT group_concat(epoch) FROM supernet_epoch WHERE experiment_id = 1")" "1,2,3,4,5,6"
+expect_eq "phase 2 trials" "$(sql "$A" "SELECT count(*) FROM trial WHERE experiment_id = 1 AND status = 'done' AND device = 'supernet'")" 10
+expect_eq "nothing trained or timed in phase 2" \
+    "$(sql "$A" "SELECT count(*) FROM result r JOIN trial t ON t.id = r.trial_id WHERE t.experiment_id = 1 AND r.train_loss IS NULL AND r.latency_ms IS NULL AND r.val_accuracy > 0")" 10
+expect_eq "finalists experiment" "$(sql "$A" "SELECT name FROM experiment WHERE id = 2")" "e2e-os-finalists"
+expect_eq "finalists trained" "$(sql "$A" "SELECT count(*) FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 2 AND t.status = 'done' AND t.device = 'cpu' AND r.train_loss > 0 AND r.latency_ms > 0")" 3
+top3=$(sql "$A" "SELECT group_concat(arch_key, ' ') FROM (SELECT t.arch_key FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 1 ORDER BY r.score DESC, t.id LIMIT 3 )")
+fin=$(sql "$A" "SELECT group_concat(s.arch_key, ' ') FROM (SELECT s.arch_key FROM finalist l JOIN trial f ON f.id = l.trial_id JOIN trial s ON s.id = l.supernet_trial_id WHERE f.experiment_id = 2 AND s.experiment_id = 1 AND s.arch_key = f.arch_key ORDER BY s.id) s")
+expect_eq "the finalists are the top 3, linked" "$(echo "$fin" | tr ' ' '\n' | sort | tr '\n' ' ')" "$(echo "$top3" | tr ' ' '\n' | sort | tr '\n' ' ')"
+best=$(sql "$A" "SELECT t.id FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 2 ORDER BY r.val_accuracy DESC, t.id LIMIT 1")
+run 0 "$NAS" export --db "$A" --best --format json -o "$TMP/best.json"
+grep -q "\"trial_id\": *$best\b" "$TMP/best.json" || grep -q "\"trial\": *$best\b" "$TMP/best.json" ||
+    { head -c 600 "$TMP/best.json"; fail "export --best is not the best finalist (trial $best)"; }
+check_db_consistent "$A"
+trials_of "$A" e2e-os >"$TMP/a1"
+trials_of "$A" e2e-os-finalists >"$TMP/a2"
+
+note "2. the same command again adds nothing"
+run 0 "$NAS" run os.conf --db "$A"
+grep_in "nothing to do" "$TMP/err"
+expect_eq "no new trial" "$(sql "$A" "SELECT count(*) FROM trial")" 13
+expect_eq "no new supernet epoch" "$(sql "$A" "SELECT count(*) FROM supernet_epoch")" 6
+
+note "3. kill -9 in phase 1, then in phase 3; each rerun continues"
+B=$TMP/b.db
+"$NAS" run os.conf --db "$B" --quiet >"$TMP/b.out" 2>&1 &
+RUN_PID=$!
+for _ in $(seq 600); do
+    f=$(ls "$B.supernet"/supernet-*.tsv 2>/dev/null)
+    [ -n "$f" ] && [ "$(wc -l <"$f")" -ge 1 ] && break
+    sleep 0.05
+done
+[ -n "$f" ] || { cat "$TMP/b.out"; fail "phase 1 wrote no epoch"; }
+kill -9 "$RUN_PID"; wait "$RUN_PID" 2>/dev/null
+sleep 0.3
+n1=$(wc -l <"$f")
+[ "$n1" -lt 6 ] || fail "phase 1 had finished before the kill ($n1 epochs)"
+pgrep -f "nas run os.conf --db $B" >/dev/null && fail "the phase-1 child outlived its controller"
+"$NAS" run os.conf --db "$B" >"$TMP/b2.out" 2>&1 &
+RUN_PID=$!
+for _ in $(seq 1200); do
+    [ "$(sql "$B" "SELECT count(*) FROM trial WHERE experiment_id = 2 AND status = 'running'" 2>/dev/null)" = 1 ] && break
+    [ "$(sql "$B" "SELECT count(*) FROM trial WHERE experiment_id = 2 AND status = 'done'" 2>/dev/null)" = 3 ] && break
+    sleep 0.05
+done
+kill -9 "$RUN_PID"; wait "$RUN_PID" 2>/dev/null
+RUN_PID=
+grep_in "continuing 6 epochs" "$TMP/b2.out" # phase 1 went on from its checkpoint
+run 0 "$NAS" run os.conf --db "$B"
+expect_eq "supernet curve after the kill" "$(sql "$B" "SELECT group_concat(epoch) FROM supernet_epoch WHERE experiment_id = 1")" "1,2,3,4,5,6"
+trials_of "$B" e2e-os >"$TMP/b1"
+trials_of "$B" e2e-os-finalists >"$TMP/b2"
+diff "$TMP/a1" "$TMP/b1" >/dev/null || { diff "$TMP/a1" "$TMP/b1"; fail "phase 2 after kill -9 differs from the uninterrupted run"; }
+cut -d'|' -f2,3,5 "$TMP/a2" >"$TMP/a2g"
+cut -d'|' -f2,3,5 "$TMP/b2" >"$TMP/b2g"
+diff "$TMP/a2g" "$TMP/b2g" >/dev/null || { diff "$TMP/a2g" "$TMP/b2g"; fail "the finalists after kill -9 differ from the uninterrupted run"; }
+check_db_consistent "$B"
+
+note "4. a larger budget extends phase 2 and adds only new finalists"
+conf "$TMP/os14.conf" 16
+run 0 "$NAS" run os14.conf --db "$A"
+grep_in "extending experiment 'e2e-os'" "$TMP/err"
+expect_eq "phase 2 extended" "$(sql "$A" "SELECT count(*) FROM trial WHERE experiment_id = 1 AND status = 'done'")" 16
+expect_eq "no supernet retrained" "$(sql "$A" "SELECT count(*) FROM supernet_epoch")" 6
+trials_of "$A" e2e-os-finalists | head -3 >"$TMP/a2x"
+diff "$TMP/a2" "$TMP/a2x" >/dev/null || { diff "$TMP/a2" "$TMP/a2x"; fail "the first finalists changed"; }
+newtop=$(sql "$A" "SELECT count(*) FROM (SELECT t.arch_key FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 1 ORDER BY r.score DESC, t.id LIMIT 3) x WHERE x.arch_key NOT IN (SELECT arch_key FROM trial WHERE experiment_id = 2 AND id <= 13)")
+expect_eq "finalists: the old 3 and the new top-3 ones" "$(sql "$A" "SELECT count(*) FROM trial WHERE experiment_id = 2 AND status = 'done'")" $((3 + newtop))
+expect_eq "every finalist linked" "$(sql "$A" "SELECT count(*) FROM finalist")" $((3 + newtop))
+
+note "5. refusals at file:line"
+conf "$TMP/lat.conf" 10 'objectives = ( { metric = "latency_ms"; goal = "min"; } );'
+run 2 "$NAS" run lat.conf --db "$TMP/lat.db"
+grep_in "lat.conf:2[0-9]: .*evaluator.kind = \"supernet\" measures none" "$TMP/err"
+sed 's/lr = 0.1;/lr = [0.05, 0.1];/' "$TMP/os.conf" >"$TMP/rec.conf"
+run 2 "$NAS" run rec.conf --db "$TMP/rec.db"
+grep_in "rec.conf:15: proxy.lr is a list of choices, but evaluator.kind = \"supernet\"" "$TMP/err"
+echo "ok"
