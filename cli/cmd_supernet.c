@@ -137,7 +137,9 @@ static int setup(const sn_opts *o, sn_run *r, nas_error *err)
     if (!rc && (rc = nas_backend_set_precision(r->be, precision)) != 0)
         nas_error_set(err, rc, "proxy.precision = \"%s\" is not available on the %s backend: %s",
                       precision, nas_backend_name(r->be), nas_backend_last_error(r->be));
-    int batch = cfg->proxy.batch_size;
+    nas_recipe rec; /* the supernet's batch: supernet.batch_size, else the proxy's */
+    nas_supernet_recipe(cfg, &rec);
+    int batch = rec.batch_size;
     if (!rc && o->recal > 0)
         rc = nas_dataset_sample(r->train, o->recal * batch, cfg->seed, &r->calib, err);
     return rc;
@@ -152,43 +154,14 @@ static int on_epoch(void *ctx, const nas_epoch_stats *e)
     return 0;
 }
 
-/* What a supernet checkpoint is for: the seed, data and space lines of
- * the config's canonical text (not data.loader_threads), the data as
- * loaded, the supernet recipe and the backend. malloc'ed; NULL: no memory. */
-static char *fingerprint(const sn_run *r, const nas_recipe *rec)
-{
-    char *canon = nas_config_canonical(r->cfg), data[256];
-    size_t cap = (canon ? strlen(canon) : 0) + 1024, n = 0;
-    char *fp = canon ? malloc(cap) : NULL;
-    if (!fp) {
-        free(canon);
-        return NULL;
-    }
-    n += (size_t)snprintf(fp, cap, "supernet v1\n");
-    for (char *line = strtok(canon, "\n"); line; line = strtok(NULL, "\n"))
-        if ((!strncmp(line, "seed ", 5) || !strncmp(line, "data.", 5) || !strncmp(line, "space.", 6)) &&
-            strncmp(line, "data.loader_threads", 19))
-            n += (size_t)snprintf(fp + n, cap - n, "%s\n", line);
-    nas_data_info_format(&r->info, data, sizeof data);
-    snprintf(fp + n, cap - n,
-             "data as loaded: %s, %d training images\nsupernet recipe: %d epochs, batch %d, lr %g, "
-             "momentum %g, nesterov %d, weight decay %g, schedule %d\nbackend %s, %s\n",
-             data, r->train->n, rec->epochs, rec->batch_size, rec->lr, rec->momentum, rec->nesterov,
-             rec->weight_decay, (int)rec->schedule, nas_backend_name(r->be),
-             nas_backend_get_precision(r->be));
-    free(canon);
-    return fp;
-}
-
 /* Phase 1: create, resume from the checkpoint when it is this run's, train. */
 static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
 {
-    const nas_config *cfg = r->cfg;
-    nas_recipe rec = {o->epochs, cfg->proxy.batch_size, cfg->proxy.lr, cfg->proxy.momentum,
-                      cfg->proxy.nesterov, cfg->proxy.weight_decay, cfg->proxy.schedule,
-                      cfg->seed, {0, 0, 0}, cfg->data.loader_threads};
-    nas_augment_parse(cfg->data.augment, &rec.augment); /* checked by the config's pass 2 */
-    char *fp = fingerprint(r, &rec);
+    nas_config *cfg = r->cfg;
+    cfg->supernet.epochs = o->epochs; /* the supernet group's batch and lr, else the proxy's */
+    nas_recipe rec;
+    nas_supernet_recipe(cfg, &rec);
+    char *fp = nas_supernet_fingerprint(cfg, &r->info, r->train->n, &rec);
     if (!fp)
         return nas_error_set(err, NAS_ENOMEM, "out of memory");
     int rc = nas_supernet_create(r->be, r->space, r->train->c, r->train->h, r->train->w,
@@ -251,7 +224,9 @@ static int pick_genotypes(const sn_opts *o, sn_run *r, nas_error *err)
 /* Phase 2: each genotype by inherited weights. */
 static int phase_eval(const sn_opts *o, sn_run *r, nas_error *err)
 {
-    int k = o->genotypes, batch = r->cfg->proxy.batch_size, rc = NAS_OK;
+    nas_recipe rec;
+    nas_supernet_recipe(r->cfg, &rec);
+    int k = o->genotypes, batch = rec.batch_size, rc = NAS_OK;
     nas_dataset valid = *r->valid; /* the first --valid-images of the split: a view */
     valid.owns = 0;
     if (o->valid_images > 0 && o->valid_images < valid.n)
