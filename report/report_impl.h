@@ -46,4 +46,24 @@ void nas__report_trial_table(FILE *f, const struct nas_store_trial *t, int n,
  * one script element). report/trial_table.c. */
 void nas__report_trial_table_script(FILE *f);
 
+/* A linear axis of a chart: lo .. hi with a grid every `step`, tick labels
+ * with `decimals` decimals. */
+typedef struct nas__report_axis {
+    double lo, hi, step;
+    int decimals;
+} nas__report_axis;
+
+/* Fit a 1-2-5 grid of about `ticks` intervals around [lo, hi] (a single
+ * value is padded; non-finite bounds give 0 .. 1). report/report.c. */
+void nas__report_axis_fit(nas__report_axis *a, double lo, double hi, int ticks);
+
+/* Issue 32: the section "One-shot supernet" (report/oneshot_section.c) for
+ * experiment `exp_id` when it is a one-shot search (it has a supernet
+ * curve) or its finalists experiment (its trials link to supernet trials;
+ * the supernet experiment is found through the links): the supernet's
+ * training curve, the finalists' supernet accuracy against their
+ * stand-alone accuracy with Kendall's tau, and a table of the finalists.
+ * Nothing for any other experiment. Errors: the store's, NAS_ENOMEM. */
+int nas__report_oneshot(FILE *f, struct nas_store *st, int64_t exp_id, nas_error *err);
+
 #endif
