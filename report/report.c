@@ -23,7 +23,7 @@
 #include "nas/store.h"
 #include "nas/chain.h"     /* nas_chain_op_parse, nas_chain_op_name */
 #include "nas/evaluator.h" /* nas_pareto_front, nas_objective_value */
-#include "report_impl.h"  /* nas__report_rungs */
+#include "report_impl.h"  /* nas__report_rungs, nas__report_oneshot, nas__report_axis_fit */
 
 #define PLOT_W 480
 #define PLOT_H 320
@@ -96,13 +96,9 @@ static void trial_tip(const nas_store_trial *t, char *buf, size_t n)
 
 /* ---- SVG plots ------------------------------------------------------------------ */
 
-typedef struct axis {
-    double lo, hi, step;
-    int decimals;
-} axis;
+typedef nas__report_axis axis;
 
-/* Fit a 1-2-5 grid of about `ticks` intervals around [lo, hi]. */
-static void axis_fit(axis *a, double lo, double hi, int ticks)
+void nas__report_axis_fit(axis *a, double lo, double hi, int ticks)
 {
     if (!isfinite(lo) || !isfinite(hi)) {
         lo = 0;
@@ -303,8 +299,8 @@ static int plot_best(rep *r, int by_time)
         return NAS_OK;
     }
     plot p = {.f = f};
-    axis_fit(&p.x, by_time ? 0 : 0, pts[m - 1].x / scale, 6);
-    axis_fit(&p.y, ylo, yhi, 5);
+    nas__report_axis_fit(&p.x, by_time ? 0 : 0, pts[m - 1].x / scale, 6);
+    nas__report_axis_fit(&p.y, ylo, yhi, 5);
     plot_axes(&p, xlabel, "validation accuracy");
     /* the step line of the best feasible accuracy */
     fputs("<path class=\"best\" d=\"", f);
@@ -400,8 +396,8 @@ static int plot_tradeoff(rep *r, const char *id, const char *path_id, const char
         goto done;
     }
     plot p = {.f = f};
-    axis_fit(&p.x, xlo, xhi, 6);
-    axis_fit(&p.y, ylo, yhi, 5);
+    nas__report_axis_fit(&p.x, xlo, xhi, 6);
+    nas__report_axis_fit(&p.y, ylo, yhi, 5);
     plot_axes(&p, xlabel, "validation accuracy");
     int k = 0;
     for (int j = 0; j < nf; j++)
@@ -792,6 +788,8 @@ static const char CSS[] =
     ".failed-mark{stroke:#d62728;stroke-width:2;fill:none}"
     "path.best{fill:none;stroke:#2ca02c;stroke-width:2}"
     "path.curve{fill:none;stroke:#1f77b4;stroke-opacity:.45;stroke-width:1.2}"
+    "path.sn-loss{fill:none;stroke:#1f77b4;stroke-width:2}path.sn-acc{fill:none;stroke:#ff7f0e;"
+    "stroke-width:2}circle.sn-loss{fill:#1f77b4}circle.sn-acc{fill:#ff7f0e}"
     "path.pareto{fill:none;stroke:#d62728;stroke-width:1.6;stroke-dasharray:5 3}"
     ".legend text{fill:#444}"
     "rect.bar-top{fill:#1f77b4}rect.bar-all{fill:#bbb}.opname{fill:#333;font-size:12px}"
@@ -980,7 +978,8 @@ int nas_report_write(nas_store *st, const nas_report_opts *opts, FILE *out, int 
     fprintf(f, "</div>\n<p id=\"front-sizes\">Front sizes: accuracy/latency %d, accuracy/MACs %d.</p>\n</section>\n",
             nf_lat, nf_macs);
 
-    if ((rc = nas__report_rungs(f, st, r.exp.id, err)) != NAS_OK) /* issue 17 */
+    if ((rc = nas__report_rungs(f, st, r.exp.id, err)) != NAS_OK || /* issue 17 */
+        (rc = nas__report_oneshot(f, st, r.exp.id, err)) != NAS_OK)  /* issue 32 */
         goto done;
 
     int nf = 0;

@@ -47,6 +47,7 @@ typedef struct qctx {
     int limit;       /* --pareto: rows to write (the front is a list, not a query) */
     nas_store *st;   /* issue 31: --zero-cost PROXY's cached scores */
     const char *zc;
+    nas__report_os os; /* issue 32: one-shot columns */
 } qctx;
 
 /* Issue 31: the cached score of q->zc for trial t (NaN: none). */
@@ -150,6 +151,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
         fprintf(q->out, "%4d %6lld  %-11s %8s %8s %11s %8s %10s %8s", q->rank, (long long)t->id, shown,
                val[0] ? val : "-", test[0] ? test : "-", macs[0] ? macs : "-",
                params[0] ? params : "-", lat[0] ? lat : "-", secs[0] ? secs : "-");
+        nas__report_os_table_row(q->out, &q->os, t); /* issue 32 */
         if (q->n_ft > 0) /* issue 22: the latest full training's test accuracy */
             fprintf(q->out, " %10s", fin[0] ? fin : "-");
         if (q->any_fid) /* issue 17: the highest fidelity reached */
@@ -177,6 +179,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
         fputc(',', q->out);
         nas__report_csv_field(q->out, t->flag);
         fprintf(q->out, ",%s,%d,%s", fin, runs, fid);
+        nas__report_os_csv_row(q->out, &q->os, t); /* issue 32 */
         if (q->zc)
             fprintf(q->out, ",%s", isfinite(zc) ? zcs : "");
         fputc('\n', q->out);
@@ -210,6 +213,7 @@ static int print_row(void *vctx, const nas_store_trial *t)
         json_object_set_new(o, "final_test_accuracy", jnum(final_test(q, t->id, &runs)));
         json_object_set_new(o, "final_runs", json_integer(runs));
         json_object_set_new(o, "fidelity", jint(t->fidelity));
+        nas__report_os_json_row(o, &q->os, t); /* issue 32 */
         if (q->zc) {
             char name[64];
             snprintf(name, sizeof name, "zc_%s", q->zc);
@@ -262,8 +266,10 @@ static void table_header(qctx *q, nas_store *st, const nas_store_experiment *e, 
         fprintf(f, "%d final training(s) recorded (`nas show TRIAL` lists them); final_test: "
                 "test accuracy of the trial's latest full `nas train`\n",
                 q->n_ft);
+    nas__report_os_table_note(f, &q->os); /* issue 32 */
     fprintf(f, "%4s %6s  %-11s %8s %8s %11s %8s %10s %8s", "rank", "trial", "status", "val_acc",
             "test_acc", "macs", "params", "latency_ms", "train_s");
+    nas__report_os_table_header(f, &q->os);
     if (q->n_ft > 0)
         fprintf(f, " %10s", "final_test");
     if (q->any_fid)
@@ -344,19 +350,23 @@ int nas_report_trials(nas_store *st, const nas_report_trials_opts *o, FILE *out,
     nas_store_final_training *ft = NULL;
     rc = nas_store_final_training_list(st, e.id, -1, &ft, &q.n_ft, err);
     q.ft = ft;
+    if (rc == NAS_OK)
+        rc = nas__report_os_load(st, e.id, &q.os, err); /* issue 32 */
     if (rc == NAS_OK && q.format == NAS_REPORT_TABLE) {
         table_measure(&q, st, e.id, o, front, n_front);
         table_header(&q, st, &e, o->pareto, n_front, &ocfg);
     } else if (rc == NAS_OK && q.format == NAS_REPORT_CSV) {
         fprintf(out, "rank,trial,genotype,status,val_accuracy,test_accuracy,train_loss,macs,"
                 "params,latency_ms,train_seconds,epochs,device,attempt,error,device_name,"
-                "device_cc,flag,final_test_accuracy,final_runs,fidelity%s%s\n",
-                q.zc ? ",zc_" : "", q.zc ? q.zc : "");
+                "device_cc,flag,final_test_accuracy,final_runs,fidelity");
+        nas__report_os_csv_header(out, &q.os); /* issue 32: after fidelity, before zc_ */
+        fprintf(out, "%s%s\n", q.zc ? ",zc_" : "", q.zc ? q.zc : "");
     }
     if (rc == NAS_OK)
         rc = write_rows(&q, st, e.id, o, front, n_front, err);
     free(front);
     free(ft);
+    nas__report_os_free(&q.os);
     return rc == NAS_OK ? nas__report_flush(out, err) : rc;
 }
 
@@ -497,7 +507,9 @@ int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err)
         rc = nas_store_final_training_list(st, -1, trial_id, &ft, &n_ft, err);
     if (rc == NAS_OK) {
         show_fields(out, t, &e, weights);
-        rc = nas_store_zc_foreach(st, t->experiment_id, t->arch_key, show_zc_line, out, err);
+        rc = nas__report_os_show(out, st, t, err); /* issue 32 */
+        if (rc == NAS_OK)
+            rc = nas_store_zc_foreach(st, t->experiment_id, t->arch_key, show_zc_line, out, err);
         if (rc == NAS_OK)
             rc = show_rungs(out, st, t, err); /* issue 33 */
     }

@@ -33,9 +33,11 @@ typedef struct nas_report_opts {
  * inline script for tooltips): summary; best-so-far validation accuracy
  * against trial number and against wall time; accuracy/latency and
  * accuracy/MACs scatter plots with their Pareto fronts (max accuracy, min
- * cost) drawn as a path, a tooltip on every trial; the Pareto front under
- * the experiment's own objectives; op frequency in the top-k trials
- * against all trials; failed and infeasible trials with their reasons;
+ * cost) drawn as a path, a tooltip on every trial; for a one-shot search
+ * or its finalists experiment (issue 32) the supernet's training curve
+ * and the finalists' supernet against stand-alone accuracy with Kendall's
+ * tau; the Pareto front under the experiment's own objectives; op
+ * frequency in the top-k trials against all trials; failed and infeasible trials with their reasons;
  * the config text. docs/report.md describes the page and its element ids.
  * *n_front (may be NULL) gets the size of the front under the
  * experiment's objectives. Reads only (the store may be read-only).
@@ -90,7 +92,12 @@ typedef struct nas_report_trials_opts {
  * train` and its count of final trainings, and (issue 17) the highest
  * fidelity the trial reached under a multi-fidelity scheduler (the table
  * shows that column only when some trial has one; ranking puts the
- * highest fidelity first). The table starts with the
+ * highest fidelity first). For the experiments of a one-shot search
+ * (issue 32) kind (supernet: val_accuracy by inherited weights; finalist:
+ * retrained) and the linked supernet trial or retraining with its
+ * accuracy (the table shows the relevant pair; csv and json add kind,
+ * supernet_trial, supernet_accuracy, retrained_trial, retrained_accuracy
+ * after fidelity). The table starts with the
  * experiment's counts. Reads only. Errors: NAS_ENOTFOUND (no such
  * experiment), NAS_EDB, NAS_ENOMEM, NAS_EIO (writing `out`); a failure in
  * the front is prefixed "--pareto".
@@ -102,7 +109,8 @@ int nas_report_trials(nas_store *st, const nas_report_trials_opts *o, FILE *out,
  * `nas show` (report/trials.c): every stored field of trial `trial_id` -
  * its row, its result and its experiment - as "name value" lines ("-"
  * when missing), then its kept weights file and its final trainings (one
- * line each plus its recipe), written to `out` only when all were read.
+ * line each plus its recipe); a one-shot trial's kind and its supernet
+ * trial or retraining (issue 32). Written to `out` only when all were read.
  * Reads only. Errors: NAS_ENOTFOUND (no such trial), NAS_EDB, NAS_ENOMEM.
  */
 int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err);
