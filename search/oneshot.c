@@ -204,8 +204,23 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
                     "run the same command without mpirun to retrain them\n");
         return rc;
     }
+    nas_config *c3 = NULL; /* issue 33: a time limit covers both searches */
+    if (cfg->search.time_limit > 0) {
+        double left = cfg->search.time_limit - summary->wall_s;
+        if (left < 1) {
+            if (!opts->quiet)
+                fprintf(log, "nas: the time limit was reached with the supernet search done: "
+                        "run the same command again to retrain its finalists (phase 3)\n");
+            return rc;
+        }
+        if (!(c3 = malloc(sizeof *c3)))
+            return nas_error_set(err, NAS_ENOMEM, "out of memory");
+        *c3 = *cfg;
+        c3->search.time_limit = left;
+    }
     nas_run_summary sn = *summary;
-    rc = phase3(cfg, opts, &sn, summary, err);
+    rc = phase3(c3 ? c3 : cfg, opts, &sn, summary, err);
+    free(c3);
     /* a rerun of the same command resumes the supernet search, and with it the finalists */
     snprintf(summary->parent_experiment, sizeof summary->parent_experiment, "%s", sn.experiment);
     summary->mpi_ranks = sn.mpi_ranks;

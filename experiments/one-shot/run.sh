@@ -53,7 +53,7 @@ line=$(grep '^supernet supernet_tau=' "$out" | sed 's/^supernet //')
 
 # One-shot search end to end (strategy STRAT), then its wall seconds and best finalist.
 oneshot() { # STRAT
-    sed -e "s|^  dir = .*|  dir = \"$fmnist\";|" -e "s|epochs = 30; *#.*|epochs = $epochs;|" \
+    sed -e "s|^  dir = .*|  dir = \"$fmnist\";|" -e "s|epochs = 20; *#.*|epochs = $epochs;|" \
         -e "s|trials = 300; .*|trials = $subnets;|" -e "s|strategy = \"nao\";.*|strategy = \"$1\";|" \
         "$src/examples/fashion-oneshot.conf" >"$tmp/os-$1.conf"
     [ "$1" = nao ] || sed -i 's|^  nao: .*||' "$tmp/os-$1.conf"

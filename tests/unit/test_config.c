@@ -695,6 +695,48 @@ static void expect_fidelity_error(const char *text, const char *want)
         fail_msg("'%s': got '%s', expected '%s'", text, err.msg, want);
 }
 
+/* Issue 32: the supernet group - defaults, values, which keys are
+ * defining, canonical text, and the refusals of kind "supernet". */
+static void test_supernet_group(void **state)
+{
+    (void)state;
+    nas_config c;
+    parse_ok("seed = 1;", &c);
+    assert_int_equal(c.supernet.epochs, 20);
+    assert_int_equal(c.supernet.recal_batches, 4);
+    assert_int_equal(c.supernet.valid, 1000);
+    assert_int_equal(c.supernet.retrain_top, 5);
+    assert_int_equal(c.supernet.batch_size, 0);
+    parse_ok("evaluator = { kind = \"supernet\"; };\n"
+             "supernet = { epochs = 7; batch_size = 32; lr = 0.2; recal_batches = 0; valid = 0; "
+             "retrain_top = 0; };", &c);
+    assert_int_equal(c.evaluator.kind, NAS_EVALUATOR_SUPERNET);
+    assert_int_equal(c.supernet.epochs, 7);
+    assert_int_equal(c.supernet.batch_size, 32);
+    assert_true(c.supernet.lr == 0.2);
+    assert_int_equal(c.supernet.retrain_top, 0);
+    assert_int_equal(nas_config_key_defining("supernet.epochs"), 1);
+    assert_int_equal(nas_config_key_defining("supernet.valid"), 1);
+    assert_int_equal(nas_config_key_defining("supernet.retrain_top"), 0);
+    char *canon = canon_of("supernet = { epochs = 9; retrain_top = 3; };");
+    assert_non_null(strstr(canon, "supernet.epochs = 9;\n"));
+    assert_null(strstr(canon, "retrain_top")); /* running: not part of the identity */
+    free(canon);
+    expect_fidelity_error("supernet = {\n retrain_top = 33; };",
+                          "f.conf:2: supernet.retrain_top = 33 is out of range");
+    expect_fidelity_error("evaluator = { kind = \"supernet\"; };\n"
+                          "objectives = (\n { metric = \"latency_ms\"; goal = \"min\"; } );",
+                          "f.conf:2: objective \"latency_ms\" needs a measured latency, but "
+                          "evaluator.kind = \"supernet\" measures none");
+    expect_fidelity_error("evaluator = { kind = \"supernet\"; };\n"
+                          "proxy = {\n lr = [0.05, 0.1]; };",
+                          "f.conf:3: proxy.lr is a list of choices, but evaluator.kind = "
+                          "\"supernet\"");
+    expect_fidelity_error("evaluator = { kind = \"supernet\"; };\n"
+                          "search = { fidelity = {\n scheduler = \"sh\"; }; };",
+                          "f.conf:3: search.fidelity.scheduler = \"sh\" needs evaluator.kind");
+}
+
 static void test_fidelity(void **state)
 {
     (void)state;
@@ -865,6 +907,7 @@ int main(void)
         cmocka_unit_test(test_weights_policy),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_fidelity),
+        cmocka_unit_test(test_supernet_group),
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_enqueue),
     };

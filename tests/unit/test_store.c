@@ -565,7 +565,7 @@ static void test_migrate_v8_to_v9(void **state)
     assert_int_equal(nas_store_zc_get(st, 1, "synflow", "k1", &v, &err), NAS_ENOTFOUND);
     nas_store_close(st);
     assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK); /* migrated */
-    assert_int_equal(user_version(f->db, -1), 9);
+    assert_int_equal(user_version(f->db, -1), NAS_STORE_SCHEMA_VERSION);
     assert_int_equal(nas_store_zc_put(st, 1, "synflow", "k1", 3.5e43, &err), NAS_OK);
     assert_int_equal(nas_store_zc_put(st, 1, "params", "k1", 1234, &err), NAS_OK);
     assert_int_equal(nas_store_zc_put(st, 1, "synflow", "k2", NAN, &err), NAS_OK);
@@ -577,6 +577,65 @@ static void test_migrate_v8_to_v9(void **state)
     char buf[128] = "";
     assert_int_equal(nas_store_zc_foreach(st, 1, "k1", zc_collect, buf, &err), NAS_OK);
     assert_string_equal(buf, "params=1234;synflow=3.5e+43;");
+    nas_store_close(st);
+}
+
+/* Schema 10 (issue 32): a version-9 file has neither supernet_epoch nor
+ * finalist; read-only both read as empty (no error), the first read-write
+ * open adds them; a curve comes back by epoch (an epoch written again
+ * replaced), and the finalists of one experiment link to the trials of
+ * another with the same arch_key, listed from either side, once however
+ * often they are linked. */
+static void test_migrate_v9_to_v10(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    older_file(f->db, "finalist", 9);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "DROP TABLE supernet_epoch", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    nas_store_sn_epoch *e = NULL;
+    nas_store_finalist *fl = NULL;
+    int n = -1;
+    assert_int_equal(nas_store_open(f->db, 1, &st, &err), NAS_OK); /* read-only: as it is */
+    assert_int_equal(nas_store_supernet_curve(st, 1, &e, &n, &err), NAS_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(nas_store_finalist_list(st, 1, &fl, &n, &err), NAS_OK);
+    assert_int_equal(n, 0);
+    nas_store_close(st);
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK); /* migrated */
+    assert_int_equal(user_version(f->db, -1), NAS_STORE_SCHEMA_VERSION);
+    nas_store_sn_epoch e2 = {2, 1.5, 0.25, 3.0}, e1 = {1, 2.0, 0.1, 4.0}, e1b = {1, 1.9, 0.2, 5.0};
+    assert_int_equal(nas_store_supernet_epoch_put(st, 1, &e2, &err), NAS_OK);
+    assert_int_equal(nas_store_supernet_epoch_put(st, 1, &e1, &err), NAS_OK);
+    assert_int_equal(nas_store_supernet_epoch_put(st, 1, &e1b, &err), NAS_OK); /* resumed epoch */
+    assert_int_equal(nas_store_supernet_curve(st, 1, &e, &n, &err), NAS_OK);
+    assert_int_equal(n, 2);
+    assert_true(e[0].epoch == 1 && e[0].loss == 1.9 && e[0].seconds == 5.0);
+    assert_true(e[1].epoch == 2 && e[1].accuracy == 0.25);
+    free(e);
+    int64_t sx, fx, s1, s2, f1;
+    assert_int_equal(nas_store_experiment_create(st, "sn", "c", "t", "p", 1, "random", 2, &sx, &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_experiment_create(st, "sn-finalists", "c2", "t", "p", 1, "random", 1,
+                                                 &fx, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, sx, "g1", "k1", "random", &s1, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, sx, "g2", "k2", "random", &s2, &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, fx, "g2", "k2", "enqueued", &f1, &err), NAS_OK);
+    assert_int_equal(nas_store_finalist_link(st, fx, sx, &err), NAS_OK);
+    assert_int_equal(nas_store_finalist_link(st, fx, sx, &err), NAS_OK);
+    for (int side = 0; side < 2; side++) {
+        assert_int_equal(nas_store_finalist_list(st, side ? fx : sx, &fl, &n, &err), NAS_OK);
+        assert_int_equal(n, 1);
+        assert_true(fl[0].trial_id == f1 && fl[0].supernet_trial_id == s2);
+        assert_true(fl[0].experiment_id == fx && fl[0].supernet_experiment_id == sx);
+        assert_string_equal(fl[0].genotype, "g2");
+        assert_true(!fl[0].done && isnan(fl[0].supernet_accuracy) &&
+                    isnan(fl[0].standalone_accuracy));
+        free(fl);
+    }
     nas_store_close(st);
 }
 
@@ -994,6 +1053,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refuses_foreign_sqlite, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v7_to_v8, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v8_to_v9, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_v9_to_v10, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_newer_schema, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_non_sqlite_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only, setup, teardown),
