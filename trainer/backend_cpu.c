@@ -1,8 +1,10 @@
 /*
  * trainer/backend_cpu.c - the "cpu" backend: oneDNN 2.6 (C API) for
  * convolution, batch normalisation, average pooling, ReLU and layout
- * reorders; OpenBLAS (cblas_sgemm) for the fully connected layer; plain
- * loops for the rest. Conformance against the "ref" oracle:
+ * reorders; OpenBLAS (cblas_sgemm) for the fully connected layer; kernels
+ * of our own for the depthwise weight gradient (cpu_depthwise.c) and
+ * batch norm + ReLU6 / h-swish in training (cpu_bn_act.c); plain loops
+ * for the rest. Conformance against the "ref" oracle:
  * tests/conformance/test_ops.c and test_layout.c.
  *
  * Layout. oneDNN's direct convolutions are about 4x faster on channel-
@@ -49,6 +51,10 @@
  * dnnl_fuse_norm_relu (issue 34; bn_act_ok): the BN output is neither
  * written nor re-read, and the backward applies the ReLU mask (the
  * primitive's workspace, kept in the caller's ws tensor) in its own pass.
+ * A batch norm followed by ReLU6 or h-swish runs our own kernel
+ * (trainer/cpu_bn_act.c): a statistics pass, then one pass writing the
+ * activation's output; backward, the activation's derivative inside BN's
+ * reduction and dx passes.
  *
  * Threads. Debian's oneDNN is built with the OpenMP runtime
  * (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP): it sizes its parallel regions from
@@ -136,6 +142,8 @@ enum prof_slot {
     PS_ACT_LOOP, /* hard sigmoid (no oneDNN eltwise in 2.6) */
     PS_CHSCALE,
     PS_DROPOUT,
+    PS_BN_ACT_FWD, /* batch norm + ReLU6 / h-swish, our own kernel (issue 34) */
+    PS_BN_ACT_BWD,
     PS_COUNT
 };
 static const char *const prof_names[PS_COUNT] = {
@@ -143,7 +151,7 @@ static const char *const prof_names[PS_COUNT] = {
     "relu_fwd", "relu_bwd",      "pool_fwd",        "pool_bwd", "reorder",  "axpy_sum",
     "act_fwd",  "act_bwd",       "gap",             "linear",   "axpy",     "scale",
     "copy",     "xent",          "sgd",             "sumsq",    "dwconv_fwd", "dwconv_bwd_data",
-    "dwconv_bwd_filter", "hsigmoid", "chscale", "dropout"};
+    "dwconv_bwd_filter", "hsigmoid", "chscale", "dropout", "bn_act_train", "bn_act_bwd"};
 
 #define MAX_KEY 14
 #define MAX_ARGS 12
@@ -249,7 +257,6 @@ static int block_of(int layout) { return layout == L_B16 ? 16 : layout == L_B8 ?
  * nas__cpu_bn_stats (fp32 plain or channel-blocked), 0 when oneDNN
  * computes them (bf16 channels-last). */
 static int own_stats(int l) { return l == L_PLAIN || l == L_B8 || l == L_B16; }
-
 
 /* The fp32 layout an op falls back to when it cannot run in bf16. */
 static int f32_of(int layout) { return layout == L_NHWC_BF16 ? L_B16 : layout; }
@@ -1227,13 +1234,50 @@ static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_ten
     return bn_bwd(be, x, NULL, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
 }
 
-/* Issue 34: batch norm + ReLU as one oneDNN primitive (fp32 blocked or
- * plain layouts); NAS_EUNSUPPORTED for other functions and bf16, which
- * nas_batchnorm_act_* then compose. ws holds oneDNN's ReLU mask, at most
- * one byte per element (a bit mask in the JIT kernels), in its count floats. */
+/* Issue 34: batch norm + activation as one kernel on fp32 activations
+ * (blocked or plain layouts): ReLU as one oneDNN primitive, ReLU6 and
+ * h-swish by our own (trainer/cpu_bn_act.c); NAS_EUNSUPPORTED for other
+ * functions and bf16, which nas_batchnorm_act_* then compose. ws holds
+ * oneDNN's ReLU mask (at most one byte per element, a bit mask in the JIT
+ * kernels, in its count floats), or for our kernel beta's C values, from
+ * which the backward recomputes BN's output. */
 static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
 {
-    return fn == NAS_FN_RELU && !is_bf16(pref_layout(x)) && !ctx_of(be)->bf16;
+    return (fn == NAS_FN_RELU || fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH) &&
+           !is_bf16(pref_layout(x)) && !ctx_of(be)->bf16;
+}
+
+/* Batch norm + ReLU6 / h-swish forward by nas__cpu_bn_act_fwd, in x's
+ * preferred layout; the running statistics as bn_train updates them. */
+static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *gamma,
+                          const nas_tensor *beta, nas_tensor *y, nas_tensor *ws,
+                          nas_tensor *save_mean, nas_tensor *save_invstd,
+                          nas_tensor *running_mean, nas_tensor *running_var, float momentum,
+                          float eps)
+{
+    PROF0;
+    cpu_ctx *c = ctx_of(be);
+    const int lx = pref_layout(x);
+    const float *xb = in_layout(be, x, lx, 0);
+    if (!xb)
+        return NAS_EBACKEND;
+    if (grow_bytes((void **)&c->var, &c->var_count, (size_t)x->c * sizeof(float)) != NAS_OK)
+        return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
+    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), F(save_mean), c->var,
+                            F(save_invstd), x->n, x->c, (size_t)x->h * x->w, block_of(lx), eps,
+                            pick_threads(be, x->count)) != 0)
+        return nas__backend_fail(be, NAS_EBACKEND,
+                                 "cpu batchnorm_act_fwd_train: fn %d x[%d,%d,%d,%d] refused", fn,
+                                 x->n, x->c, x->h, x->w);
+    memcpy(ws->buf, beta->buf, (size_t)x->c * sizeof(float));
+    y->layout = lx;
+    ws->layout = lx; /* beta, not activations; never downloaded by callers */
+    const float m = (float)((size_t)x->n * x->h * x->w);
+    for (int ch = 0; ch < x->c; ch++)
+        nas__bn_running_update(&F(running_mean)[ch], &F(running_var)[ch], CF(save_mean)[ch],
+                               c->var[ch], m, momentum);
+    PROF1(PS_BN_ACT_FWD);
+    return NAS_OK;
 }
 
 static int cpu_bn_act_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
@@ -1244,10 +1288,35 @@ static int cpu_bn_act_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
 {
     if (!bn_act_ok(be, fn, x))
         return NAS_EUNSUPPORTED;
+    if (fn != NAS_FN_RELU)
+        return bn_act_own_fwd(be, fn, x, gamma, beta, y, ws, save_mean, save_invstd,
+                              running_mean, running_var, momentum, eps);
     int rc = bn_train(be, x, gamma, beta, y, ws, save_mean, save_invstd, running_mean,
                       running_var, momentum, eps);
     ws->layout = y->layout; /* a mask, not activations; never downloaded by callers */
     return rc;
+}
+
+/* Batch norm + ReLU6 / h-swish backward by nas__cpu_bn_act_bwd (ws: beta). */
+static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *ws,
+                          const nas_tensor *dy, const nas_tensor *gamma,
+                          const nas_tensor *save_mean, const nas_tensor *save_invstd,
+                          nas_tensor *dx, nas_tensor *dgamma, nas_tensor *dbeta)
+{
+    PROF0;
+    const int lx = pref_layout(x);
+    const float *xb = in_layout(be, x, lx, 0), *dyb = xb ? in_layout(be, dy, lx, 1) : NULL;
+    if (!dyb)
+        return NAS_EBACKEND;
+    if (nas__cpu_bn_act_bwd(fn, xb, dyb, CF(gamma), CF(ws), CF(save_mean), CF(save_invstd),
+                            F(dx), F(dgamma), F(dbeta), x->n, x->c, (size_t)x->h * x->w,
+                            block_of(lx), pick_threads(be, x->count)) != 0)
+        return nas__backend_fail(be, NAS_EBACKEND,
+                                 "cpu batchnorm_act_bwd: fn %d x[%d,%d,%d,%d] refused", fn, x->n,
+                                 x->c, x->h, x->w);
+    dx->layout = lx;
+    PROF1(PS_BN_ACT_BWD);
+    return NAS_OK;
 }
 
 static int cpu_bn_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
@@ -1257,6 +1326,9 @@ static int cpu_bn_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tens
 {
     if (!bn_act_ok(be, fn, x))
         return NAS_EUNSUPPORTED;
+    if (fn != NAS_FN_RELU)
+        return bn_act_own_bwd(be, fn, x, ws, dy, gamma, save_mean, save_invstd, dx, dgamma,
+                              dbeta);
     return bn_bwd(be, x, ws, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
 }
 
@@ -1457,7 +1529,6 @@ static int cpu_avgpool_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx
 {
     return pool_run(be, PK_POOL_BWD, dx, dy, k, stride, pad, dy, dx);
 }
-
 
 /* bfloat16 <-> float: the upper 16 bits, rounded to nearest even. */
 static inline float bf2f(uint16_t v)

@@ -217,6 +217,31 @@ void nas__cpu_bn_stats(const float *x, int n, int c, int hw, int block, float *m
 int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, int h, int w,
                       int ho, int wo, int r, int stride, int pad, int bs, int nthr);
 
+/*
+ * Training batch norm fused with the activation after it, the cpu
+ * backend's own kernel for fn NAS_FN_RELU6 and NAS_FN_HSWISH
+ * (trainer/cpu_bn_act.c, issue 34; BN: Ioffe & Szegedy 2015, h-swish:
+ * Howard et al. 2019, "Searching for MobileNetV3"). x, y [N,C,H,W] (hw =
+ * H*W) in nChw16c (bs 16), nChw8c (bs 8) or plain NCHW (bs 1); gamma,
+ * beta, mean, var, invstd [C]. The forward writes y = fn(gamma * (x -
+ * mean) * invstd + beta) with the batch's mean, biased variance var and
+ * invstd = 1 / sqrt(var + eps); y may be x. The backward takes dy (same
+ * shape and layout as x), the forward's gamma, beta, mean and invstd, and
+ * writes dx (may be dy), dgamma = sum(dy * fn'(z) * xhat) and dbeta =
+ * sum(dy * fn'(z)) per channel. nthr: OpenMP threads, at most one per
+ * channel block (below 1: OpenMP's default). Each block's sums run in a
+ * fixed order on one thread, so the results do not depend on nthr.
+ * Return 0, or -1 before writing anything when they do not handle the
+ * case (another fn, bs not 16, 8 or 1, C not a multiple of bs, an empty
+ * extent).
+ */
+int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,
+                        float *mean, float *var, float *invstd, int n, int c, size_t hw, int bs,
+                        float eps, int nthr);
+int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *gamma,
+                        const float *beta, const float *mean, const float *invstd, float *dx,
+                        float *dgamma, float *dbeta, int n, int c, size_t hw, int bs, int nthr);
+
 #ifdef __cplusplus
 }
 #endif

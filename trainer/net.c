@@ -49,8 +49,9 @@
  * step reads, that step an activation (ReLU, h-swish, ...), runs both in
  * training forwards as one nas_batchnorm_act_fwd_train writing the
  * activation's output; the batch norm's own output buffer becomes the
- * op's workspace (the cpu backend's ReLU mask, or BN's output where the
- * backend composes the two), and the backward runs nas_batchnorm_act_bwd
+ * op's workspace (the cpu backend's ReLU mask, or beta for its ReLU6 /
+ * h-swish kernel, or BN's output where the backend composes the two), and
+ * the backward runs nas_batchnorm_act_bwd
  * from the activation's gradient. Eval forwards and the zero-cost
  * proxies' identity batch norm run the two steps as before.
  */

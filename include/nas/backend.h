@@ -155,9 +155,11 @@ int nas_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy
  * mean / invstd and running updates) and fn a nas_actfn. ws[N,C,H,W]
  * (same shape as x) is the backend's workspace for the backward: the cpu
  * backend keeps oneDNN's ReLU mask in it (batch normalisation with the
- * fuse-ReLU flag, oneDNN developer guide "Batch Normalization"), other
- * backends and functions the BN output BN(x). Either way it saves a pass
- * over memory against two ops: BN's output is not written and re-read.
+ * fuse-ReLU flag, oneDNN developer guide "Batch Normalization"), or for
+ * ReLU6 and h-swish (its own kernel, trainer/cpu_bn_act.c) beta's C
+ * values; other backends and functions the BN output BN(x). Either way
+ * it saves a pass over memory against two ops: BN's output is not written
+ * and re-read.
  * The backward takes the same ws (and may overwrite it): dx, dgamma,
  * dbeta of the composite from dy = dLoss/dy. Results equal
  * nas_batchnorm_fwd_train + nas_act_fwd and nas_act_bwd +

@@ -989,13 +989,15 @@ static void test_act(void **state)
  * nas_act_fwd, then nas_act_bwd and nas_batchnorm_bwd). x and dy arrive
  * in the backend's own layout (blocked where C allows), as in a network;
  * x in [lo, hi) so about a third of BN's outputs are negative. */
-static void bn_act_one(cmp *c, int fn, int n, int ch, int h, float lo, float hi)
+static void bn_act_at(cmp *c, int fn, int n, int ch, int h, float lo, float hi, float g_lo,
+                      float g_hi)
 {
-    snprintf(c->label, sizeof c->label, "batchnorm_act %d x[%d,%d,%d,%d] in [%g, %g)", fn, n, ch,
-             h, h, (double)lo, (double)hi);
+    snprintf(c->label, sizeof c->label,
+             "batchnorm_act %d x[%d,%d,%d,%d] in [%g, %g) gamma [%g, %g)", fn, n, ch, h, h,
+             (double)lo, (double)hi, (double)g_lo, (double)g_hi);
     const float momentum = 0.1f, eps = 1e-5f;
     pair *x0 = cmp_in(c, n, ch, h, h, lo, hi), *dy0 = cmp_in(c, n, ch, h, h, -1, 1);
-    pair *gamma = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f), *beta = cmp_in(c, 1, ch, 1, 1, -0.5f, 0.5f);
+    pair *gamma = cmp_in(c, 1, ch, 1, 1, g_lo, g_hi), *beta = cmp_in(c, 1, ch, 1, 1, -0.5f, 0.5f);
     pair *rmean = cmp_in(c, 1, ch, 1, 1, -0.2f, 0.2f), *rvar = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f);
     pair *y = cmp_out(c, n, ch, h, h), *ws = cmp_out(c, n, ch, h, h);
     pair *sm = cmp_out(c, 1, ch, 1, 1), *si = cmp_out(c, 1, ch, 1, 1);
@@ -1021,6 +1023,12 @@ static void bn_act_one(cmp *c, int fn, int n, int ch, int h, float lo, float hi)
     cmp_reset(c);
 }
 
+/* gamma in [0.5, 1.5): BN's outputs within about +-3 */
+static void bn_act_one(cmp *c, int fn, int n, int ch, int h, float lo, float hi)
+{
+    bn_act_at(c, fn, n, ch, h, lo, hi, 0.5f, 1.5f);
+}
+
 static void test_batchnorm_act(void **state)
 {
     cmp c;
@@ -1034,6 +1042,10 @@ static void test_batchnorm_act(void **state)
         bn_act_one(&c, fns[i], 4, 16, 1, -1, 3);   /* after GAP: plain */
         bn_act_one(&c, fns[i], 2, 32, 5, 99.5f, 100.5f); /* mean far from 0 */
         bn_act_one(&c, fns[i], 3, 16, 7, -1, 3);   /* cached primitives again */
+        /* gamma up to 5: BN's outputs reach past ReLU6's 6 and h-swish's +-3 */
+        bn_act_at(&c, fns[i], 3, 16, 7, -1, 3, 2.5f, 5.0f);  /* nChw16c */
+        bn_act_at(&c, fns[i], 3, 24, 14, -1, 3, 2.5f, 5.0f); /* nChw8c */
+        bn_act_at(&c, fns[i], 3, 5, 7, -1, 3, 2.5f, 5.0f);   /* plain */
     }
     close_backends(&c, "batchnorm_act");
 }

@@ -1,0 +1,172 @@
+/*
+ * trainer/cpu_bn_act.c - the cpu backend's own training batch norm fused
+ * with the ReLU6 or h-swish after it (issue 34 item 1), forward and
+ * backward, on the layouts the backend keeps activations in (nChw16c,
+ * nChw8c, plain NCHW; trainer/backend_cpu.c "Layout"). oneDNN fuses only a
+ * ReLU into its batch norm; composing BN and the activation costs a write
+ * and a read of BN's output in the forward, and a read of it plus a write
+ * and a read of the activation's input gradient in the backward.
+ *
+ * The maths. Batch normalisation in training (Ioffe & Szegedy 2015,
+ * "Batch Normalization: Accelerating Deep Network Training by Reducing
+ * Internal Covariate Shift", Algorithms 1 and the gradients of section
+ * 3): over the m = N*H*W values of channel c,
+ *   mean = sum(x) / m, var = sum((x - mean)^2) / m (biased),
+ *   xhat = (x - mean) * invstd, invstd = 1 / sqrt(var + eps),
+ *   z = gamma * xhat + beta, y = f(z).
+ * f is ReLU6, min(max(z, 0), 6), or h-swish (Howard et al. 2019,
+ * "Searching for MobileNetV3", section 5.2), z * ReLU6(z + 3) / 6; their
+ * derivatives are PyTorch's (kernel_math.h nas__act_grad: ReLU6' = 1 on
+ * (0, 6), h-swish' = z / 3 + 1/2 on [-3, 3], 0 below, 1 above). With
+ * g = dy * f'(z) the chain rule through z gives
+ *   dbeta = sum(g), dgamma = sum(g * xhat),
+ *   dx = gamma * invstd * (g - dbeta / m - xhat * dgamma / m).
+ *
+ * Passes over memory, per channel block (the BS channels stored together;
+ * one channel in plain NCHW). Forward: one read of x for the statistics,
+ * one read of x and one write of y. The sums are shifted by the channel's
+ * first value k (var = E[(x - k)^2] - E[x - k]^2, exact in real numbers
+ * for any k and, with k a sample of the channel, free of the cancellation
+ * of the unshifted one-pass formula), so one read gives both. Backward:
+ * one read of x and dy for the two sums, one read of both and one write
+ * of dx. z is recomputed from x in the backward (the forward keeps beta,
+ * C floats, in the caller's workspace) with the same float expression as
+ * the forward, so f' is taken at the z that made y.
+ *
+ * Threads and determinism: as trainer/cpu_depthwise.c, the channel blocks
+ * are shared out by OpenMP (the thread pool oneDNN's primitives run on),
+ * each block wholly on one thread, and within a block every sum runs over
+ * (image, position) in memory order: per image in a float vector, then
+ * added into a double per channel. So results depend neither on the
+ * thread count nor on the vector width of the instruction-set clone GCC's
+ * target_clones picks (CMakeLists.txt builds this file with
+ * -ffp-contract=off, so no clone fuses a multiply-add).
+ */
+#include <math.h>   /* sqrt */
+#include <stddef.h> /* size_t */
+#ifdef _OPENMP
+#include <omp.h> /* omp_get_max_threads */
+#endif
+#include "nas/backend.h"          /* NAS_FN_RELU6, NAS_FN_HSWISH */
+#include "trainer/backend_impl.h" /* nas__cpu_bn_act_* */
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define BN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define BN_CLONES
+#endif
+
+/* One call's arguments, shared by the blocks (see nas__cpu_bn_act_fwd). */
+typedef struct bn_act_args {
+    int fn, n, cbn; /* activation, images, channel blocks */
+    size_t hw;      /* H*W */
+    float eps;
+    const float *x, *dy, *gamma, *beta;
+    const float *smean, *sinvstd; /* the statistics the output passes use */
+    float *y, *dx, *mean, *var, *invstd, *dgamma, *dbeta;
+} bn_act_args;
+
+/* Channel ch's mean, biased variance and invstd from its shifted sums
+ * s1 = sum(x - k), s2 = sum((x - k)^2) over m values. */
+static void bn_act_channel(const bn_act_args *a, int ch, double k, double s1, double s2)
+{
+    const double m = (double)a->n * (double)a->hw, d = s1 / m;
+    double v = s2 / m - d * d;
+    a->mean[ch] = (float)(k + d);
+    a->var[ch] = (float)(v > 0.0 ? v : 0.0);
+    a->invstd[ch] = (float)(1.0 / sqrt((double)a->var[ch] + (double)a->eps));
+}
+
+typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef int vi16 __attribute__((vector_size(64), aligned(4)));
+typedef float v8 __attribute__((vector_size(32), aligned(4)));
+typedef int vi8 __attribute__((vector_size(32), aligned(4)));
+typedef float v1 __attribute__((vector_size(4), aligned(4)));
+typedef int vi1 __attribute__((vector_size(4), aligned(4)));
+
+#define BS 16
+#define VT v16
+#define VI vi16
+#define SFX _16
+#include "trainer/cpu_bn_act_body.h"
+#undef BS
+#undef VT
+#undef VI
+#undef SFX
+#define BS 8
+#define VT v8
+#define VI vi8
+#define SFX _8
+#include "trainer/cpu_bn_act_body.h"
+#undef BS
+#undef VT
+#undef VI
+#undef SFX
+#define BS 1
+#define VT v1
+#define VI vi1
+#define SFX _1
+#include "trainer/cpu_bn_act_body.h"
+#undef BS
+#undef VT
+#undef VI
+#undef SFX
+
+typedef void (*block_fn)(const bn_act_args *, int);
+
+/* Threads for cbn blocks: nthr (below 1: OpenMP's default), at most one
+ * per block. */
+static int block_threads(int nthr, int cbn)
+{
+#ifdef _OPENMP
+    if (nthr < 1)
+        nthr = omp_get_max_threads();
+#endif
+    if (nthr > cbn)
+        nthr = cbn;
+    return nthr < 1 ? 1 : nthr;
+}
+
+/* Every channel block of a through f, shared out over nthr threads. */
+static void run_blocks(block_fn f, const bn_act_args *a, int nthr)
+{
+    const int cbn = a->cbn;
+    nthr = block_threads(nthr, cbn);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int cb = 0; cb < cbn; cb++)
+        f(a, cb);
+}
+
+/* 1 when the kernels handle activation fn, block width bs and c channels. */
+static int bn_act_shape_ok(int fn, int n, int c, size_t hw, int bs)
+{
+    return (fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH) && (bs == 16 || bs == 8 || bs == 1) &&
+           n >= 1 && c >= 1 && c % bs == 0 && hw >= 1;
+}
+
+int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,
+                        float *mean, float *var, float *invstd, int n, int c, size_t hw, int bs,
+                        float eps, int nthr)
+{
+    if (!bn_act_shape_ok(fn, n, c, hw, bs))
+        return -1;
+    const bn_act_args a = {.fn = fn, .n = n, .cbn = c / bs, .hw = hw, .eps = eps, .x = x,
+                           .gamma = gamma, .beta = beta, .y = y, .mean = mean, .var = var,
+                           .invstd = invstd, .smean = mean, .sinvstd = invstd};
+    run_blocks(bs == 16 ? fwd_block_16 : bs == 8 ? fwd_block_8 : fwd_block_1, &a, nthr);
+    return 0;
+}
+
+int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *gamma,
+                        const float *beta, const float *mean, const float *invstd, float *dx,
+                        float *dgamma, float *dbeta, int n, int c, size_t hw, int bs, int nthr)
+{
+    if (!bn_act_shape_ok(fn, n, c, hw, bs))
+        return -1;
+    const bn_act_args a = {.fn = fn, .n = n, .cbn = c / bs, .hw = hw, .x = x, .dy = dy,
+                           .gamma = gamma, .beta = beta, .smean = mean,
+                           .sinvstd = invstd, .dx = dx, .dgamma = dgamma,
+                           .dbeta = dbeta};
+    run_blocks(bs == 16 ? bwd_block_16 : bs == 8 ? bwd_block_8 : bwd_block_1, &a, nthr);
+    return 0;
+}
