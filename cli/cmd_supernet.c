@@ -355,8 +355,8 @@ int nas_cmd_supernet(int argc, char **argv)
         fclose(probe);
     if (!rc)
         rc = setup(&o, &r, &err);
-    if (!rc && o.epochs == 0)
-        o.epochs = r.cfg->proxy.epochs;
+    if (!rc && o.epochs == 0) /* supernet.epochs, as nas run trains it (issue 32) */
+        o.epochs = r.cfg->supernet.epochs;
     if (!rc) /* before the training: a bad --genotypes shows at once */
         rc = pick_genotypes(&o, &r, &err);
     if (!rc)

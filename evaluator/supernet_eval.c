@@ -51,10 +51,13 @@ char *nas_supernet_fingerprint(const nas_config *cfg, const nas_data_info *info,
     }
     n += (size_t)snprintf(fp, cap, "supernet v1\n");
     for (char *save = NULL, *line = strtok_r(canon, "\n", &save); line;
-         line = strtok_r(NULL, "\n", &save))
-        if ((!strncmp(line, "seed ", 5) || !strncmp(line, "data.", 5) || !strncmp(line, "space.", 6)) &&
-            strncmp(line, "data.loader_threads", 19))
+         line = strtok_r(NULL, "\n", &save)) {
+        char key[64]; /* data.*: the defining keys only (not where the files are) */
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(line, " ="), line);
+        if (!strncmp(line, "seed ", 5) || !strncmp(line, "space.", 6) ||
+            (!strncmp(line, "data.", 5) && nas_config_key_defining(key)))
             n += (size_t)snprintf(fp + n, cap - n, "%s\n", line);
+    }
     nas_data_info_format(info, data, sizeof data);
     snprintf(fp + n, cap - n,
              "data as loaded: %s, %d training images\nsupernet recipe: %d epochs, batch %d, lr %g, "

@@ -681,7 +681,11 @@ static int run_pool(run *r, nas_error *err)
         return rc;
     const char *kind = cfg->workers.count == 0 ? "in-process worker" : "worker process(es)";
     const char *hint = c->tty ? "; Ctrl-C stops (resume by running the same command)" : "";
-    if (c->table) /* nothing is trained: no backend, no threads (issue 22) */
+    if (nas_evaluator_kind_prepares(cfg)) /* issue 32: subnets by inherited weights */
+        nas__ctl_say(c, "nas: %d %s, subnets evaluated by inherited weights, backend %s with %d "
+                     "thread(s) each%s", nas_pool_size(c->pool), kind, cfg->proxy.backend,
+                     cfg->proxy.threads, hint);
+    else if (c->table) /* nothing is trained: no backend, no threads (issue 22) */
         nas__ctl_say(c, "nas: %d %s, table look-ups%s", nas_pool_size(c->pool), kind, hint);
     else
         nas__ctl_say(c, "nas: %d %s, backend %s with %d thread(s) each%s", nas_pool_size(c->pool),

@@ -174,10 +174,11 @@ static int phase3(const nas_config *cfg, const nas_run_opts *opts, const nas_run
         nas_run_opts o = *opts;
         o.experiment = NULL; /* fcfg's name: a rerun names the supernet search, not this */
         o.new_experiment = 0;
+        summary->experiment_id = -1; /* the finalists', once their search has made it */
         if (!rc)
             rc = nas__search_run_one(fcfg, &o, summary, err);
         nas_error lerr;
-        if (summary->experiment_id > 0 &&
+        if (summary->experiment_id > 0 && summary->experiment_id != sn->experiment_id &&
             link_finalists(opts->db_path, summary->experiment_id, sn->experiment_id, &lerr) &&
             rc == NAS_OK)
             rc = nas_error_set(err, lerr.code, "%s", lerr.msg);

@@ -47,9 +47,11 @@ static void child(ctl *c, int fd, pid_t owner)
     _exit(rc ? 1 : 0);
 }
 
-/* Wait for child pid, polling c's stop flag every 50 ms: a stop kills the
- * child (SIGTERM, then SIGKILL after 5 s). *status: waitpid's. 1 when
- * stopped. */
+/* Wait for child pid, polling every 50 ms whether the search is to stop
+ * (nas__ctl_stopping: a signal, or search.time_limit run out): a stop
+ * kills the child (SIGTERM, then SIGKILL after 5 s). *status: waitpid's.
+ * 1 when stopped (also when a Ctrl-C to the process group killed the
+ * child before the flag was seen). */
 static int wait_child(ctl *c, pid_t pid, int *status)
 {
     struct timespec tick = {0, 50 * 1000 * 1000};
@@ -57,8 +59,8 @@ static int wait_child(ctl *c, pid_t pid, int *status)
     for (;;) {
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid || (r < 0 && errno != EINTR))
-            return killed_at > 0;
-        if (*c->stop && killed_at == 0) {
+            return killed_at > 0 || nas__ctl_stopping(c);
+        if (killed_at == 0 && nas__ctl_stopping(c)) {
             kill(pid, SIGTERM);
             killed_at = nas__ctl_now();
         } else if (killed_at > 0 && nas__ctl_now() - killed_at > 5) {
@@ -139,6 +141,8 @@ int nas__ctl_prepare(ctl *c, const char *db_path, nas_error *err)
     if (stopped) {
         char ck[NAS_PATH_MAX + 64];
         nas_evaluator_state_path(c->ev, ck, sizeof ck);
+        nas__ctl_say(c, "nas: supernet: stopped in phase 1; its last finished epoch is kept in %s, "
+                     "and the same command continues from it", ck);
         return nas_error_set(err, NAS_EINTR, "interrupted while training the supernet (phase 1); "
                              "its last finished epoch is kept in %s: run the same command to "
                              "continue", ck);

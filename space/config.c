@@ -1234,6 +1234,11 @@ static int validate_supernet(ctx *c)
                           "objective \"latency_ms\" needs a measured latency, but "
                           "evaluator.kind = \"supernet\" measures none, expected objectives on "
                           "val_accuracy (inherited weights), macs or params");
+    if (cfg->constraints.latency_ms > 0) /* the finalists' retraining would apply it alone */
+        return FAIL_F(c, field_index("constraints", "latency_ms"),
+                      "constraints.latency_ms = %g needs a measured latency, but evaluator.kind = "
+                      "\"supernet\" measures none in its search, expected constraints on mmacs "
+                      "or params", cfg->constraints.latency_ms);
     for (size_t i = 0; i < N_FIELDS; i++) {
         int k = recipe_key(&fields[i]);
         if (k >= 0 && cfg->space.recipe.n[k])

@@ -115,6 +115,9 @@ int nas_store_finalist_link(nas_store *st, int64_t finalists_exp, int64_t supern
                             nas_error *err)
 {
     static const char what[] = "cannot link the finalists to their supernet trials";
+    if (finalists_exp == supernet_exp) /* every trial would be its own finalist */
+        return nas_error_set(err, NAS_EINVAL, "%s: experiment %lld cannot hold its own finalists",
+                             what, (long long)supernet_exp);
     sqlite3_stmt *s;
     if (sqlite3_prepare_v2(nas__store_sqlite(st),
                            "INSERT OR IGNORE INTO finalist(trial_id, supernet_trial_id) "

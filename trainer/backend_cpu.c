@@ -1104,9 +1104,12 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
                                                       flags | dnnl_use_global_stats));
         return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6, nthr, out);
     }
+    /* the hint is the forward as bn_train runs it (its ReLU workspace's format); the
+     * backward itself keeps the batch-statistics terms (no use_global_stats) */
     DN("dnnl_batch_normalization_forward_desc_init",
        dnnl_batch_normalization_forward_desc_init(&fwd_d, dnnl_forward_training, &data, eps,
-                                                  flags));
+                                                  flags | (own_stats(lx) ? dnnl_use_global_stats
+                                                                         : 0u)));
     DN("dnnl_primitive_desc_create",
        dnnl_primitive_desc_create(&hint, &fwd_d, NULL, c->engine, NULL));
     DN("dnnl_batch_normalization_backward_desc_init",

@@ -278,8 +278,8 @@ int nas_evaluator_supernet_curve(const nas_evaluator *ev, nas_epoch_stats **rows
 void nas_supernet_recipe(const nas_config *cfg, nas_recipe *rec);
 
 /* What a supernet checkpoint is for (malloc'd text; NULL: no memory): the
- * seed, data and space lines of cfg's canonical text (not
- * data.loader_threads), the data as loaded (info, n_train images), the
+ * seed, space and defining data lines of cfg's canonical text (not
+ * data.dir and the other running data keys: the files may move), the data as loaded (info, n_train images), the
  * recipe `rec`, proxy.backend and proxy.precision. */
 char *nas_supernet_fingerprint(const nas_config *cfg, const nas_data_info *info, int n_train,
                                const nas_recipe *rec);

@@ -509,7 +509,7 @@ typedef struct nas_store_finalist {
 
 /* Link every trial of experiment finalists_exp to the trial of
  * supernet_exp with the same arch_key (idempotent: links made before
- * stay). Errors: NAS_EDB. */
+ * stay). Errors: NAS_EINVAL (the same experiment twice), NAS_EDB. */
 int nas_store_finalist_link(nas_store *st, int64_t finalists_exp, int64_t supernet_exp,
                             nas_error *err);
 

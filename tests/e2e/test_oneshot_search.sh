@@ -13,7 +13,10 @@
 #    end with the same trials and accuracies as the uninterrupted run;
 # 4. a larger search.trials extends phase 2 and adds only the new top-K
 #    subnets to the finalists (the old ones kept as they were);
-# 5. a latency objective and a recipe list are refused at their file:line.
+# 5. a latency objective or constraint and a recipe list are refused at
+#    their file:line.
+# 3b. Ctrl-C (SIGINT to the process group) in phase 1 exits 130 with the
+#    experiment 'interrupted', and the rerun ends as the uninterrupted run.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -37,11 +40,13 @@ space: {
 proxy: { epochs = 1; batch_size = 64; lr = 0.1; threads = 1; backend = "cpu"; };
 search: { strategy = "evolution"; trials = $2; population = 4; sample_size = 2; };
 evaluator: { kind = "supernet"; latency_runs = 2; latency_warmup = 1; };
-supernet: { epochs = 6; recal_batches = 2; valid = 128; retrain_top = 3; };
+supernet: { epochs = $E; recal_batches = 2; valid = 128; retrain_top = 3; };
 workers: { count = 2; };
 ${3:-}
 CONF
 }
+E=30 # supernet epochs: long enough for the kills below to land in phase 1
+EPOCHS=$(seq -s, 1 $E)
 conf "$TMP/os.conf" 10
 trials_of() { # DB EXPERIMENT: id|genotype|status|device|val_accuracy of its trials
     sql "$1" "SELECT t.id || '|' || t.genotype || '|' || t.status || '|' || t.device || '|' ||
@@ -55,8 +60,8 @@ A=$TMP/a.db
 grep_in "supernet (phase 1)" "$TMP/err"
 grep_in "phase 3:" "$TMP/err"
 expect_eq "one checkpoint" "$(ls "$A.supernet"/supernet-*.npz | wc -l)" 1
-expect_eq "its curve" "$(wc -l <"$(ls "$A.supernet"/supernet-*.tsv)")" 6
-expect_eq "supernet_epoch rows" "$(sql "$A" "SELECT group_concat(epoch) FROM supernet_epoch WHERE experiment_id = 1")" "1,2,3,4,5,6"
+expect_eq "its curve" "$(wc -l <"$(ls "$A.supernet"/supernet-*.tsv)")" $E
+expect_eq "supernet_epoch rows" "$(sql "$A" "SELECT group_concat(epoch) FROM supernet_epoch WHERE experiment_id = 1")" "$EPOCHS"
 expect_eq "phase 2 trials" "$(sql "$A" "SELECT count(*) FROM trial WHERE experiment_id = 1 AND status = 'done' AND device = 'supernet'")" 10
 expect_eq "nothing trained or timed in phase 2" \
     "$(sql "$A" "SELECT count(*) FROM result r JOIN trial t ON t.id = r.trial_id WHERE t.experiment_id = 1 AND r.train_loss IS NULL AND r.latency_ms IS NULL AND r.val_accuracy > 0")" 10
@@ -77,7 +82,7 @@ note "2. the same command again adds nothing"
 run 0 "$NAS" run os.conf --db "$A"
 grep_in "nothing to do" "$TMP/err"
 expect_eq "no new trial" "$(sql "$A" "SELECT count(*) FROM trial")" 13
-expect_eq "no new supernet epoch" "$(sql "$A" "SELECT count(*) FROM supernet_epoch")" 6
+expect_eq "no new supernet epoch" "$(sql "$A" "SELECT count(*) FROM supernet_epoch")" $E
 
 note "3. kill -9 in phase 1, then in phase 3; each rerun continues"
 B=$TMP/b.db
@@ -92,7 +97,7 @@ done
 kill -9 "$RUN_PID"; wait "$RUN_PID" 2>/dev/null
 sleep 0.3
 n1=$(wc -l <"$f")
-[ "$n1" -lt 6 ] || fail "phase 1 had finished before the kill ($n1 epochs)"
+[ "$n1" -lt $E ] || fail "phase 1 had finished before the kill ($n1 epochs)"
 pgrep -f "nas run os.conf --db $B" >/dev/null && fail "the phase-1 child outlived its controller"
 "$NAS" run os.conf --db "$B" >"$TMP/b2.out" 2>&1 &
 RUN_PID=$!
@@ -103,9 +108,9 @@ for _ in $(seq 1200); do
 done
 kill -9 "$RUN_PID"; wait "$RUN_PID" 2>/dev/null
 RUN_PID=
-grep_in "continuing 6 epochs" "$TMP/b2.out" # phase 1 went on from its checkpoint
+grep_in "continuing $E epochs" "$TMP/b2.out" # phase 1 went on from its checkpoint
 run 0 "$NAS" run os.conf --db "$B"
-expect_eq "supernet curve after the kill" "$(sql "$B" "SELECT group_concat(epoch) FROM supernet_epoch WHERE experiment_id = 1")" "1,2,3,4,5,6"
+expect_eq "supernet curve after the kill" "$(sql "$B" "SELECT group_concat(epoch) FROM supernet_epoch WHERE experiment_id = 1")" "$EPOCHS"
 trials_of "$B" e2e-os >"$TMP/b1"
 trials_of "$B" e2e-os-finalists >"$TMP/b2"
 diff "$TMP/a1" "$TMP/b1" >/dev/null || { diff "$TMP/a1" "$TMP/b1"; fail "phase 2 after kill -9 differs from the uninterrupted run"; }
@@ -114,12 +119,32 @@ cut -d'|' -f2,3,5 "$TMP/b2" >"$TMP/b2g"
 diff "$TMP/a2g" "$TMP/b2g" >/dev/null || { diff "$TMP/a2g" "$TMP/b2g"; fail "the finalists after kill -9 differ from the uninterrupted run"; }
 check_db_consistent "$B"
 
+note "3b. Ctrl-C to the process group in phase 1: exit 130, said; the rerun continues"
+C=$TMP/c.db
+setsid "$NAS" run os.conf --db "$C" >"$TMP/c.out" 2>"$TMP/c.err" &
+RUN_PID=$!
+for _ in $(seq 600); do
+    f=$(ls "$C.supernet"/supernet-*.tsv 2>/dev/null)
+    [ -n "$f" ] && [ "$(wc -l <"$f")" -ge 1 ] && break
+    sleep 0.05
+done
+kill -INT -- -"$RUN_PID"
+wait "$RUN_PID"
+code=$?
+RUN_PID=
+[ "$code" = 130 ] || { cat "$TMP/c.err"; fail "Ctrl-C in phase 1 exited $code, expected 130"; }
+grep_in "supernet: stopped in phase 1; its last finished epoch is kept" "$TMP/c.err"
+expect_eq "experiment status" "$(sql "$C" "SELECT status FROM experiment WHERE id = 1")" interrupted
+run 0 "$NAS" run os.conf --db "$C"
+trials_of "$C" e2e-os >"$TMP/c1"
+diff "$TMP/a1" "$TMP/c1" >/dev/null || { diff "$TMP/a1" "$TMP/c1"; fail "phase 2 after Ctrl-C differs from the uninterrupted run"; }
+
 note "4. a larger budget extends phase 2 and adds only new finalists"
 conf "$TMP/os14.conf" 16
 run 0 "$NAS" run os14.conf --db "$A"
 grep_in "extending experiment 'e2e-os'" "$TMP/err"
 expect_eq "phase 2 extended" "$(sql "$A" "SELECT count(*) FROM trial WHERE experiment_id = 1 AND status = 'done'")" 16
-expect_eq "no supernet retrained" "$(sql "$A" "SELECT count(*) FROM supernet_epoch")" 6
+expect_eq "no supernet retrained" "$(sql "$A" "SELECT count(*) FROM supernet_epoch")" $E
 trials_of "$A" e2e-os-finalists | head -3 >"$TMP/a2x"
 diff "$TMP/a2" "$TMP/a2x" >/dev/null || { diff "$TMP/a2" "$TMP/a2x"; fail "the first finalists changed"; }
 newtop=$(sql "$A" "SELECT count(*) FROM (SELECT t.arch_key FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 1 ORDER BY r.score DESC, t.id LIMIT 3) x WHERE x.arch_key NOT IN (SELECT arch_key FROM trial WHERE experiment_id = 2 AND id <= 13)")
@@ -130,6 +155,9 @@ note "5. refusals at file:line"
 conf "$TMP/lat.conf" 10 'objectives = ( { metric = "latency_ms"; goal = "min"; } );'
 run 2 "$NAS" run lat.conf --db "$TMP/lat.db"
 grep_in "lat.conf:2[0-9]: .*evaluator.kind = \"supernet\" measures none" "$TMP/err"
+conf "$TMP/latc.conf" 10 'constraints = { latency_ms = 1.0; };'
+run 2 "$NAS" run latc.conf --db "$TMP/latc.db"
+grep_in "latc.conf:2[0-9]: constraints.latency_ms = 1 needs a measured latency" "$TMP/err"
 sed 's/lr = 0.1;/lr = [0.05, 0.1];/' "$TMP/os.conf" >"$TMP/rec.conf"
 run 2 "$NAS" run rec.conf --db "$TMP/rec.db"
 grep_in "rec.conf:15: proxy.lr is a list of choices, but evaluator.kind = \"supernet\"" "$TMP/err"
