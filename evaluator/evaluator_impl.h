@@ -70,7 +70,8 @@ int nas__sn_eval_path(const nas__sn_eval *s, int curve, char *buf, size_t n);
 /* Phase 1 on backend `be` in the calling process: nas_evaluator_prepare. */
 int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *err);
 /* Phase 2: accuracy of g by inherited weights (nas_supernet_evaluate), the
- * checkpoint read once per process. Errors: NAS_ENOTFOUND (no checkpoint),
+ * checkpoint read once per process. Errors: NAS_EWORKER (no checkpoint on
+ * this worker: its file system, so the trial is retried as after a crash),
  * NAS_EINVAL (phase 1 unfinished), nas_supernet_load's and _evaluate's. */
 int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
                      const nas_dataset *valid, double *acc, double *loss, nas_error *err);

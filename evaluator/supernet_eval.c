@@ -223,7 +223,7 @@ int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
     if (nas__sn_eval_path(s, 0, path, sizeof path))
         return nas_error_set(err, NAS_EINVAL, "supernet: no directory for its checkpoint");
     if (!s->sn && access(path, R_OK) != 0)
-        return nas_error_set(err, NAS_ENOTFOUND, "supernet checkpoint %s not found on this worker: "
+        return nas_error_set(err, NAS_EWORKER, "supernet checkpoint %s not found on this worker: "
                              "the database's folder must be on a file system every worker sees "
                              "(docs/cluster.md)", path);
     int rc = open_supernet(s, be, path, err);

@@ -112,7 +112,9 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
         snprintf(used, sizeof used, c->enq_last == 2 ? " (warm-up)" : " (enqueued)");
     /* issue 22: the label is the database trial id (what `nas show` and
      * `nas export --trial` take), then the budget progress */
-    const char *verb = c->table ? "lookup" : "train ";
+    const char *verb = nas_evaluator_kind_prepares(c->cfg) ? "eval  " /* issue 32: a subnet */
+                       : c->table                         ? "lookup"
+                                                          : "train ";
     if (f->budget > 0) /* issue 17: a rung of multi-fidelity search */
         nas__ctl_say(c, "[trial %lld, rung %d] %s %s to %d epochs (from %d; worker %d)",
                      (long long)f->trial, f->rung, how == START_PROMOTE ? "promote" : verb,
