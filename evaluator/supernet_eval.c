@@ -24,6 +24,7 @@
 #include <unistd.h> /* access */
 #include <zlib.h>   /* crc32 */
 #include "evaluator/evaluator_impl.h"
+#include "nas/array.h"
 #include "nas/data.h"
 #include "nas/evaluator.h"
 #include "nas/supernet.h"
@@ -256,17 +257,12 @@ int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, na
     nas_epoch_stats e;
     memset(&e, 0, sizeof e);
     while (fscanf(f, "%d %lf %lf %lf", &e.epoch, &e.loss, &e.accuracy, &e.seconds) == 4) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 32;
-            nas_epoch_stats *g = realloc(*rows, (size_t)cap * sizeof *g);
-            if (!g) {
-                fclose(f);
-                free(*rows);
-                *rows = NULL;
-                *n = 0;
-                return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
-            }
-            *rows = g;
+        if (nas_array_grow(rows, *n, &cap, 32, sizeof **rows, err) != NAS_OK) {
+            fclose(f);
+            free(*rows);
+            *rows = NULL;
+            *n = 0;
+            return NAS_ENOMEM;
         }
         e.epochs = s->rec.epochs;
         e.images_per_s = e.seconds > 0 ? s->train->n / e.seconds : 0;

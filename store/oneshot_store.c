@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "nas/array.h"
 #include "store/store_impl.h"
 
 static int os_fail(nas_store *st, sqlite3_stmt *s, const char *what, nas_error *err)
@@ -30,6 +31,16 @@ static int has_table(nas_store *st, const char *name)
     int has = sqlite3_step(s) == SQLITE_ROW;
     sqlite3_finalize(s);
     return has;
+}
+
+/* A listing that ran out of memory: no rows, the statement finalised. */
+static int list_fail(sqlite3_stmt *s, void **rows, int *n)
+{
+    sqlite3_finalize(s);
+    free(*rows);
+    *rows = NULL;
+    *n = 0;
+    return NAS_ENOMEM;
 }
 
 static void bind_real(sqlite3_stmt *s, int i, double v)
@@ -83,18 +94,8 @@ int nas_store_supernet_curve(nas_store *st, int64_t exp_id, nas_store_sn_epoch *
     sqlite3_bind_int64(s, 1, exp_id);
     int cap = 0, step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 32;
-            nas_store_sn_epoch *g = realloc(*rows, (size_t)cap * sizeof *g);
-            if (!g) {
-                sqlite3_finalize(s);
-                free(*rows);
-                *rows = NULL;
-                *n = 0;
-                return nas_error_set(err, NAS_ENOMEM, "out of memory: %s", what);
-            }
-            *rows = g;
-        }
+        if (nas_array_grow(rows, *n, &cap, 32, sizeof **rows, err) != NAS_OK)
+            return list_fail(s, (void **)rows, n);
         nas_store_sn_epoch *e = &(*rows)[(*n)++];
         e->epoch = sqlite3_column_int(s, 0);
         e->loss = col_real(s, 1);
@@ -155,18 +156,8 @@ int nas_store_finalist_list(nas_store *st, int64_t exp_id, nas_store_finalist **
     sqlite3_bind_int64(s, 1, exp_id);
     int cap = 0, step;
     while ((step = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            nas_store_finalist *g = realloc(*rows, (size_t)cap * sizeof *g);
-            if (!g) {
-                sqlite3_finalize(s);
-                free(*rows);
-                *rows = NULL;
-                *n = 0;
-                return nas_error_set(err, NAS_ENOMEM, "out of memory: %s", what);
-            }
-            *rows = g;
-        }
+        if (nas_array_grow(rows, *n, &cap, 16, sizeof **rows, err) != NAS_OK)
+            return list_fail(s, (void **)rows, n);
         nas_store_finalist *f = &(*rows)[(*n)++];
         memset(f, 0, sizeof *f);
         f->trial_id = sqlite3_column_int64(s, 0);
