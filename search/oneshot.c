@@ -145,10 +145,10 @@ static int link_finalists(const char *db, int64_t fin_exp, int64_t sn_exp, nas_e
     return rc;
 }
 
-/* Phase 3 after a finished supernet search `sn` (its summary); *summary
- * becomes the finalists search's. */
-static int phase3(const nas_config *cfg, const nas_run_opts *opts, const nas_run_summary *sn,
-                  nas_run_summary *summary, nas_error *err)
+/* Phase 3 after a finished supernet search `sn` (its summary), within
+ * time_limit seconds (0: none); *summary becomes the finalists search's. */
+static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *opts,
+                  const nas_run_summary *sn, nas_run_summary *summary, nas_error *err)
 {
     FILE *log = opts->log ? opts->log : stderr;
     char name[NAS_NAME_MAX];
@@ -165,6 +165,7 @@ static int phase3(const nas_config *cfg, const nas_run_opts *opts, const nas_run
                   err);
     if (!rc && f->n > 0) {
         finalists_config(cfg, f, name, fcfg);
+        fcfg->search.time_limit = time_limit;
         if (!opts->quiet)
             fprintf(log, "nas: phase 3: %d of the best of %d subnets retrained stand-alone with the "
                     "proxy recipe, as experiment '%s'%s\n", f->n,
@@ -205,23 +206,18 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
                     "run the same command without mpirun to retrain them\n");
         return rc;
     }
-    nas_config *c3 = NULL; /* issue 33: a time limit covers both searches */
+    double left = 0; /* issue 33: a time limit covers both searches (0: none) */
     if (cfg->search.time_limit > 0) {
-        double left = cfg->search.time_limit - summary->wall_s;
+        left = cfg->search.time_limit - summary->wall_s;
         if (left < 1) {
             if (!opts->quiet)
                 fprintf(log, "nas: the time limit was reached with the supernet search done: "
                         "run the same command again to retrain its finalists (phase 3)\n");
             return rc;
         }
-        if (!(c3 = malloc(sizeof *c3)))
-            return nas_error_set(err, NAS_ENOMEM, "out of memory");
-        *c3 = *cfg;
-        c3->search.time_limit = left;
     }
     nas_run_summary sn = *summary;
-    rc = phase3(c3 ? c3 : cfg, opts, &sn, summary, err);
-    free(c3);
+    rc = phase3(cfg, left, opts, &sn, summary, err);
     /* a rerun of the same command resumes the supernet search, and with it the finalists */
     snprintf(summary->parent_experiment, sizeof summary->parent_experiment, "%s", sn.experiment);
     summary->mpi_ranks = sn.mpi_ranks;
