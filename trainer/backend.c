@@ -325,21 +325,36 @@ int nas_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, na
     DISPATCH(be, conv2d_fwd, x, w, y, stride, pad);
 }
 
+static int gconv_check(nas_backend *be, const char *op, const nas_tensor *x, const nas_tensor *w,
+                       const nas_tensor *y, int stride, int pad, int groups);
+
 int nas_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                         const nas_tensor *b, nas_tensor *y, int stride, int pad, int accumulate)
 {
-    int rc = conv_check(be, "conv2d_fwd_bias", x, w, y, stride, pad);
+    return nas_conv2d_fwd_fused(be, x, w, b, y, stride, pad, 1, -1, accumulate);
+}
+
+int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                         const nas_tensor *b, nas_tensor *y, int stride, int pad, int groups,
+                         int act, int accumulate)
+{
+    int rc = groups == 1 ? conv_check(be, "conv2d_fwd_bias", x, w, y, stride, pad)
+                         : gconv_check(be, "conv2d_fwd_bias", x, w, y, stride, pad, groups);
     if (rc)
         return rc;
     if (!owned(be, b) || b->count != (size_t)w->n)
         return nas__backend_fail(be, NAS_EINVAL,
                                  "conv2d_fwd_bias: bias" SHPF " does not match %d output channels",
                                  SHP(b), w->n);
+    if (act < -1 || act > NAS_FN_SIGMOID || (act >= 0 && accumulate))
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "conv2d_fwd_bias: activation %d%s", act,
+                                 accumulate ? " with accumulate" : " out of range");
     if (!be->ext || !be->ext->conv2d_fwd_bias)
         return nas__backend_fail(be, NAS_EUNSUPPORTED, "conv2d_fwd_bias: not on backend %s",
                                  be->ops->name);
     be->last_error[0] = '\0';
-    return be->ext->conv2d_fwd_bias(be, x, w, b, y, stride, pad, accumulate);
+    return be->ext->conv2d_fwd_bias(be, x, w, b, y, stride, pad, groups, act, accumulate);
 }
 
 int nas_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,

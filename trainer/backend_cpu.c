@@ -708,7 +708,51 @@ static int cpu_copy_tensor(nas_backend *be, nas_tensor *dst, const nas_tensor *s
 /* conv_prim's `fused` (forward only): plain, with a bias, or with a bias
  * and oneDNN's sum post-op (dst += conv + bias); fused ones are inference
  * primitives and fp32 only. */
-enum { CONV_PLAIN = 0, CONV_BIAS = 1, CONV_BIAS_SUM = 2 };
+enum { CONV_PLAIN = 0, CONV_BIAS = 1, CONV_BIAS_SUM = 2, CONV_BIAS_ACT = 8 /* + nas_actfn */ };
+
+/* A primitive attribute with the context's scratchpad mode and activation
+ * `fn` (a nas_actfn) as eltwise post-ops, formulas as kernel_math.h's
+ * nas__act: ReLU; ReLU6 = clip(x, 0, 6); h-swish (oneDNN 2.x's hardswish,
+ * x * relu6(x + 3) / 6); h-sigmoid = clip(x / 6 + 1/2, 0, 1) as a linear
+ * then a clip post-op; sigmoid = logistic. The caller destroys *out. */
+static int act_attr(int fn, dnnl_primitive_attr_t *out)
+{
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t st = dnnl_primitive_attr_create(out);
+    if (st == dnnl_success)
+        st = dnnl_primitive_attr_set_scratchpad_mode(*out, dnnl_scratchpad_mode_user);
+    if (st == dnnl_success)
+        st = dnnl_post_ops_create(&po);
+    if (st == dnnl_success) {
+        switch (fn) {
+        case NAS_FN_RELU:
+            st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
+            break;
+        case NAS_FN_RELU6:
+            st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, 0.0f, 6.0f);
+            break;
+        case NAS_FN_HSWISH:
+            st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_hardswish, 0.0f, 0.0f);
+            break;
+        case NAS_FN_HSIGMOID:
+            st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, 1.0f / 6.0f, 0.5f);
+            if (st == dnnl_success)
+                st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_clip_v2, 0.0f, 1.0f);
+            break;
+        default:
+            st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_logistic, 0.0f, 0.0f);
+        }
+    }
+    if (st == dnnl_success)
+        st = dnnl_primitive_attr_set_post_ops(*out, po);
+    if (po)
+        dnnl_post_ops_destroy(po);
+    if (st != dnnl_success && *out) {
+        dnnl_primitive_attr_destroy(*out);
+        *out = NULL;
+    }
+    return st == dnnl_success ? NAS_OK : NAS_EBACKEND;
+}
 
 /* 1 when the implementation oneDNN picks for op descriptor `od` is one of
  * its reference kernels (implementation name "ref:..."; plain loops, 10-100x
@@ -773,17 +817,24 @@ static int conv_build(nas_backend *be, int kind, const nas_tensor *x, const nas_
     if (kind == PK_CONV_BWD_FILTER && is_bf16(lx) && nthr > 1)
         nthr = 1;
     set_threads(c, nthr);
-    if (fused) { /* inference with bias; CONV_BIAS_SUM: dst += conv + bias */
+    if (fused) { /* inference with bias; CONV_BIAS_SUM: dst += conv + bias;
+                    CONV_BIAS_ACT + fn: dst = fn(conv + bias) */
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
-        const_dnnl_primitive_attr_t attr = fused == CONV_BIAS_SUM ? c->attr_sum : NULL;
-        DN("dnnl_convolution_forward_desc_init",
-           dnnl_convolution_forward_desc_init(&fwd_d, dnnl_forward_inference,
-                                              dnnl_convolution_direct, &src, &wei, &bia, &dst,
-                                              strides, pl, pr));
-        if (may_reject && pd_is_ref(c, &fwd_d, NULL, attr))
-            return NAS_OK;
-        rc = prim_build_wa(be, what, kind, key, &fwd_d, NULL, args, 4, nthr, &user_w, 1, 1,
-                           attr, out);
+        dnnl_primitive_attr_t own = NULL;
+        if (fused >= CONV_BIAS_ACT && act_attr(fused - CONV_BIAS_ACT, &own))
+            return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: cannot make the activation "
+                                     "post-op", what);
+        const_dnnl_primitive_attr_t attr = fused == CONV_BIAS_SUM ? c->attr_sum : own;
+        if (dnnl_convolution_forward_desc_init(&fwd_d, dnnl_forward_inference,
+                                               dnnl_convolution_direct, &src, &wei, &bia, &dst,
+                                               strides, pl, pr) != dnnl_success)
+            rc = nas__backend_fail(be, NAS_EBACKEND, "cpu %s: dnnl_convolution_forward_desc_init",
+                                   what);
+        else if (!(may_reject && pd_is_ref(c, &fwd_d, NULL, attr)))
+            rc = prim_build_wa(be, what, kind, key, &fwd_d, NULL, args, 4, nthr, &user_w, 1, 1,
+                               attr, out);
+        if (own)
+            dnnl_primitive_attr_destroy(own);
         goto done;
     }
     DN("dnnl_convolution_forward_desc_init",
@@ -860,7 +911,7 @@ static int conv_prim_g(nas_backend *be, int kind, const nas_tensor *x, const nas
              "%s%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d groups %d%s",
              names[kind - PK_CONV_FWD], fused ? "_bias" : "", x->n, x->c, x->h, x->w, w->n, w->c,
              w->h, w->w, y->n, y->c, y->h, y->w, stride, pad, groups,
-             fused == CONV_BIAS_SUM ? " accumulate" : "");
+             fused == CONV_BIAS_SUM ? " accumulate" : fused >= CONV_BIAS_ACT ? " act" : "");
     int cand[4][2] = {{lx, ly}}, nc = 1;
     if (!is_bf16(lx) && !is_bf16(ly)) {
         if (x->c % 8 == 0 && y->c % 8 == 0 && !(lx == L_B8 && ly == L_B8)) {
@@ -882,13 +933,6 @@ static int conv_prim_g(nas_backend *be, int kind, const nas_tensor *x, const nas
             return rc;
     }
     return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: no convolution primitive", what);
-}
-
-static int conv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,
-                     const nas_tensor *y, int stride, int pad, int lx, int ly, int fused,
-                     prim **out)
-{
-    return conv_prim_g(be, kind, x, w, y, stride, pad, 1, lx, ly, fused, out);
 }
 
 /* The buffer an op's primitive writes tensor t into when it produces layout
@@ -1019,7 +1063,7 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
 
 static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                                const nas_tensor *b, nas_tensor *y, int stride, int pad,
-                               int accumulate)
+                               int groups, int act, int accumulate)
 {
     if (ctx_of(be)->bf16)
         return nas__backend_fail(be, NAS_EUNSUPPORTED,
@@ -1028,8 +1072,9 @@ static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_t
     if (accumulate && to_layout(be, y, ly, 1)) /* y's current values, in the dst layout */
         return NAS_EBACKEND;
     prim *p;
-    int rc = conv_prim(be, PK_CONV_FWD, x, w, y, stride, pad, lx, ly,
-                       accumulate ? CONV_BIAS_SUM : CONV_BIAS, &p);
+    int rc = conv_prim_g(be, PK_CONV_FWD, x, w, y, stride, pad, groups, lx, ly,
+                         accumulate ? CONV_BIAS_SUM : act >= 0 ? CONV_BIAS_ACT + act : CONV_BIAS,
+                         &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, p->lx, 0);

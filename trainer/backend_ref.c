@@ -580,23 +580,25 @@ static const nas__backend_ops ref_ops = {
     .dropout_bwd = ref_dropout_bwd,
 };
 
-/* y (+)= conv(x, w) + b: the plain convolution into a temporary, then the
- * bias and the optional accumulation, in that order (the oracle for the
- * fused kernels). */
+/* y (+)= f(conv(x, w) + b): the plain (grouped) convolution into a
+ * temporary, then the bias, then the activation or the accumulation, in
+ * that order (the oracle for the fused kernels). */
 static int ref_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                                const nas_tensor *b, nas_tensor *y, int stride, int pad,
-                               int accumulate)
+                               int groups, int act, int accumulate)
 {
     nas_tensor t = *y;
     t.buf = malloc(y->count * sizeof(float));
     if (!t.buf)
         return nas__backend_fail(be, NAS_ENOMEM, "ref conv2d_fwd_bias: out of memory");
-    ref_conv2d_fwd(be, x, w, &t, stride, pad);
+    ref_gconv2d_fwd(be, x, w, &t, stride, pad, groups);
     const float *tp = CF(&t), *bp = CF(b);
     float *yp = F(y);
     size_t plane = (size_t)y->h * y->w;
     for (size_t i = 0; i < y->count; i++) {
         float v = tp[i] + bp[(i / plane) % (size_t)y->c];
+        if (act >= 0)
+            v = nas__act(act, v);
         yp[i] = accumulate ? yp[i] + v : v;
     }
     free(t.buf);

@@ -29,8 +29,9 @@
  * sum shares that node's buffers in turn). This removes a full read+write
  * pass per sum forward and per sum input backward.
  *
- * Folded inference. In eval mode (train == 0) each convolution whose only
- * consumer is a batch norm runs as one nas_conv2d_fwd_bias with the batch
+ * Folded inference. In eval mode (train == 0) each convolution (dense,
+ * grouped or depthwise) whose only consumer is a batch norm runs as one
+ * nas_conv2d_fwd_fused with the batch
  * norm folded into its weights and bias (computed on the host when the
  * parameters changed: `gen` counts training forwards, SGD steps and
  * nas_net_params calls), and the batch norm step is skipped. Only the
@@ -44,6 +45,14 @@
  * fused op (NAS_EUNSUPPORTED, e.g. the cpu backend in bf16) run the plain
  * steps instead; the folded result equals conv + batch norm up to float
  * rounding (tests/unit/test_net.c compares the two).
+ * When the folded batch norm runs fused with its activation in training
+ * (see "Fused batch norm" below: the activation is the next step and the
+ * BN's only reader), the eval convolution also applies that activation
+ * as a post-op and writes the activation's output; the activation step is
+ * skipped (issue 34, item 4: an MBConv's expansion and depthwise
+ * convolutions each become one op; tests/unit/test_chain_net.c). The
+ * BN's output is then not written in eval forwards; nothing reads it
+ * (the zero-cost proxies, which read ReLU inputs, run training forwards).
  *
  * Fused batch norm (issue 34). A batch norm whose output only the next
  * step reads, that step an activation (ReLU, h-swish, ...), runs both in
@@ -87,11 +96,14 @@ typedef struct step {
     int sm, si;    /* BN saved mean / inverse std (aux tensors) */
     int k, stride, pad;
     int in_place; /* S_SUM: position in in[] of the input that shares y's buffer, or -1 */
-    int fold;     /* S_CONV: index of the BN step folded into it in eval mode, or -1;
+    int fold;     /* S_CONV / S_GCONV: index of the BN step folded into it in eval mode, or -1;
                      S_BN: 1 when folded into its convolution */
     int acc_sum;  /* S_CONV with fold: the sum step it adds into in eval mode, or -1 */
+    int post_act; /* S_CONV / S_GCONV with fold: the activation step after the folded BN
+                     that it runs as a post-op in eval mode, or -1;
+                     S_RELU / S_ACT: 1 when so run by its convolution */
     unsigned acc_mask; /* S_SUM: inputs added by their folded convolution in eval mode */
-    nas_tensor *fw, *fb; /* S_CONV with fold: folded weights [K,C,R,R] and bias [1,K,1,1] */
+    nas_tensor *fw, *fb; /* with fold: folded weights [K,C/groups,R,R] and bias [1,K,1,1] */
     int groups;   /* S_GCONV */
     float p;      /* S_DROPOUT */
     int act;      /* S_BN: the activation step it runs in training forwards, fused
@@ -197,6 +209,7 @@ static step *add_step(nas_net *n, int kind)
     t->in_place = -1;
     t->fold = -1;
     t->acc_sum = -1;
+    t->post_act = -1;
     t->act = -1;
     return t;
 }
@@ -598,11 +611,19 @@ static void plan_folding(nas_net *n, const int *uses)
          * and a BN reading that output (the cell's output node is one edge's
          * BN output and `lastact` reads it) must not replace the edge's BN
          * (issue 19: eval computed lastact(conv(x)) without the edge's BN). */
-        if (c->kind != S_CONV || c->y != b->x || c->fold >= 0)
+        if ((c->kind != S_CONV && c->kind != S_GCONV) || c->y != b->x || c->fold >= 0)
             continue;
         c->fold = si;
         b->fold = 1;
         prod[b->y] = prod[b->x]; /* in eval mode the conv writes the BN's output */
+        /* the activation the BN runs fused in training (plan_bn_act: the
+         * next step, the BN's only reader) becomes the conv's post-op */
+        if (b->act >= 0) {
+            step *a = &n->steps[b->act];
+            c->post_act = b->act;
+            a->post_act = 1;
+            prod[a->y] = prod[b->x];
+        }
     }
     for (int si = 0; si < n->n_steps; si++) {
         step *s = &n->steps[si];
@@ -688,8 +709,8 @@ static int plan_sharing(nas_net *n)
         n->act_root[i] = root_of(n->act_root, i);
         n->grad_root[i] = root_of(n->grad_root, i);
     }
-    plan_folding(n, uses);
     plan_bn_act(n, uses);
+    plan_folding(n, uses);
     free(uses);
     return NAS_OK;
 }
@@ -854,19 +875,27 @@ static const nas_tensor *AC(nas_net *n, int i)
 #define P(i) (n->params[(i)].value)
 #define PG(i) (n->params[(i)].grad)
 
+/* The nas_actfn of an activation step. */
+static int act_fn_of(const step *a) { return a->kind == S_RELU ? NAS_FN_RELU : a->k; }
+
 /* Eval-mode conv with its folded BN: into the BN's output, or added into
  * the node sum (acc_sum) whose buffer its shared input has written. */
 static int run_folded_conv(nas_net *n, const step *s)
 {
     const step *b = &n->steps[s->fold];
     nas_tensor *y = &n->cur->act[b->y];
-    int acc = s->acc_sum >= 0;
+    int acc = s->acc_sum >= 0, fn = -1;
     if (acc) {
         const step *sum = &n->steps[s->acc_sum];
         y = &n->cur->act[sum->y];
         y->layout = AC(n, sum->in[sum->in_place])->layout;
+    } else if (s->post_act >= 0) { /* into the activation's output */
+        const step *a = &n->steps[s->post_act];
+        y = &n->cur->act[a->y];
+        fn = act_fn_of(a);
     }
-    return nas_conv2d_fwd_bias(n->be, AC(n, s->x), s->fw, s->fb, y, s->stride, s->pad, acc);
+    return nas_conv2d_fwd_fused(n->be, AC(n, s->x), s->fw, s->fb, y, s->stride, s->pad,
+                                s->kind == S_GCONV ? s->groups : 1, fn, acc);
 }
 
 /* Fold every eval-mode BN into its convolution (host arithmetic):
@@ -878,7 +907,7 @@ static int compute_folds(nas_net *n)
     size_t cap_w = 0, cap_c = 0;
     for (int i = 0; i < n->n_steps && !rc; i++) {
         step *s = &n->steps[i];
-        if (s->kind != S_CONV || s->fold < 0)
+        if ((s->kind != S_CONV && s->kind != S_GCONV) || s->fold < 0)
             continue;
         const step *b = &n->steps[s->fold];
         const nas_tensor *w = P(s->w);
@@ -938,14 +967,11 @@ static uint64_t drop_seed(const nas_net *n, const step *s)
     return nas_rng_mix64(n->seed ^ ((uint64_t)(s - n->steps) << 40) ^ (n->step * NAS_RNG_GOLDEN));
 }
 
-/* The nas_actfn of an activation step. */
-static int act_fn_of(const step *a) { return a->kind == S_RELU ? NAS_FN_RELU : a->k; }
-
 static int run_step(nas_net *n, const step *s, int train)
 {
     nas_backend *be = n->be;
     nas_tensor *y = &n->cur->act[s->y];
-    int folded = !train && n->fuse;
+    int folded = !train && n->fuse && !n->no_bn;
     switch (s->kind) {
     case S_CONV:
         if (folded && s->fold >= 0)
@@ -969,8 +995,8 @@ static int run_step(nas_net *n, const step *s, int train)
         return nas_batchnorm_fwd_infer(be, AC(n, s->x), P(s->w), P(s->b), P(s->rm), P(s->rv), y,
                                        BN_EPS);
     case S_RELU:
-        if (s->by_bn && n->bn_act_fwd)
-            return NAS_OK; /* done by its batch norm */
+        if ((s->by_bn && n->bn_act_fwd) || (folded && s->post_act == 1))
+            return NAS_OK; /* done by its batch norm, or by its folded convolution */
         return nas_relu_fwd(be, AC(n, s->x), y);
     case S_POOL:
         return nas_avgpool_fwd(be, AC(n, s->x), y, s->k, s->stride, s->pad);
@@ -979,9 +1005,11 @@ static int run_step(nas_net *n, const step *s, int train)
     case S_LINEAR:
         return nas_linear_fwd(be, AC(n, s->x), P(s->w), P(s->b), y);
     case S_GCONV:
+        if (folded && s->fold >= 0)
+            return run_folded_conv(n, s);
         return nas_gconv2d_fwd(be, AC(n, s->x), P(s->w), y, s->stride, s->pad, s->groups);
     case S_ACT:
-        if (s->by_bn && n->bn_act_fwd)
+        if ((s->by_bn && n->bn_act_fwd) || (folded && s->post_act == 1))
             return NAS_OK;
         return nas_act_fwd(be, s->k, AC(n, s->x), y);
     case S_CHSCALE:
@@ -1416,14 +1444,27 @@ int nas__net_bn_acts(const nas_net *n)
 
 int nas__net_folded_convs(const nas_net *n, int *accumulating)
 {
-    int folded = 0, acc = 0;
-    for (int i = 0; n && i < n->n_steps; i++)
-        if (n->steps[i].kind == S_CONV && n->steps[i].fold >= 0) {
+    return nas__net_folded(n, accumulating, NULL, NULL);
+}
+
+int nas__net_folded(const nas_net *n, int *accumulating, int *grouped, int *post_acts)
+{
+    int folded = 0, acc = 0, grp = 0, post = 0;
+    for (int i = 0; n && i < n->n_steps; i++) {
+        const step *s = &n->steps[i];
+        if ((s->kind == S_CONV || s->kind == S_GCONV) && s->fold >= 0) {
             folded++;
-            acc += n->steps[i].acc_sum >= 0;
+            acc += s->acc_sum >= 0;
+            grp += s->kind == S_GCONV;
+            post += s->post_act >= 0;
         }
+    }
     if (accumulating)
         *accumulating = acc;
+    if (grouped)
+        *grouped = grp;
+    if (post_acts)
+        *post_acts = post;
     return folded;
 }
 

@@ -33,6 +33,7 @@
 #include "nas/space.h"
 #include "nas/trainer.h"
 #include "nas/layers.h" /* nas_space_input (chain spaces) */
+#include "trainer/net_impl.h" /* nas__net_set_fold: eval with and without folding */
 
 static double now_s(void)
 {
@@ -205,6 +206,21 @@ static int bench_eval(nas_net *net, const nas_dataset *test, int batch, int eval
         return die("evaluate", rc, &err);
     printf("eval_ips=%.1f\n", ev.n / (now_s() - t0));
     printf("eval_cpu_ms_per_img=%.3f\n", 1e3 * (cpu_s() - c0) / ev.n);
+    /* the same images with batch norm, activation and sum as separate
+     * steps (no folding, no post-ops: issue 34, item 4), for the ratio */
+    double acc2 = 0, eloss2 = 0;
+    nas__net_set_fold(net, 0);
+    rc = nas_net_evaluate(net, &warm, batch, &acc2, &eloss2, &err);
+    t0 = now_s();
+    c0 = cpu_s();
+    if (!rc)
+        rc = nas_net_evaluate(net, &ev, batch, &acc2, &eloss2, &err);
+    nas__net_set_fold(net, 1);
+    if (rc)
+        return die("evaluate (unfolded)", rc, &err);
+    printf("eval_ips_unfolded=%.1f\n", ev.n / (now_s() - t0));
+    printf("eval_cpu_ms_per_img_unfolded=%.3f\n", 1e3 * (cpu_s() - c0) / ev.n);
+    printf("eval_acc_folded=%.4f eval_acc_unfolded=%.4f\n", acc, acc2);
     double lat = 0;
     rc = nas_latency_ms(net, 1, 20, lat_runs, &lat, &err);
     if (rc)

@@ -120,6 +120,23 @@ int nas_conv2d_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *w, na
  */
 int nas_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                         const nas_tensor *b, nas_tensor *y, int stride, int pad, int accumulate);
+/*
+ * The same for a grouped or depthwise convolution with an optional
+ * activation post-op (issue 34, item 4): y[N,K,Ho,Wo] = f(conv(x[N,C,H,W],
+ * w[K,C/groups,R,R]) + b[1,K,1,1]), or y += conv + b when accumulate != 0
+ * (then act must be -1). act: a nas_actfn (ReLU, ReLU6, h-swish,
+ * h-sigmoid, sigmoid; oneDNN's eltwise post-op on cpu) or -1 for none.
+ * groups = 1 and act = -1 is nas_conv2d_fwd_bias. The trainer folds an
+ * eval-mode batch norm into its convolution and the activation after it
+ * into the same op, so an MBConv's expansion and depthwise convolutions
+ * each run as one pass. Errors: NAS_EINVAL (shapes, groups not dividing C
+ * or K, act out of range, act with accumulate), NAS_EUNSUPPORTED (no fused
+ * path on this backend or precision; callers fall back to the plain ops),
+ * NAS_EBACKEND.
+ */
+int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                         const nas_tensor *b, nas_tensor *y, int stride, int pad, int groups,
+                         int act, int accumulate);
 /* dx[N,C,H,W] = gradient of the loss w.r.t. x given dy. */
 int nas_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
                         nas_tensor *dx, int stride, int pad);

@@ -700,6 +700,19 @@ static void test_ref_conv_known(void **state)
     for (int i = 0; i < 9; i++)
         assert_float_equal(o[i], 2 * want[i] + 11, 0);
     free(o);
+    /* bias -3, then ReLU6 and h-swish as post-ops: x*relu6(x+3)/6 */
+    hb[0] = -3;
+    up(b, hb);
+    assert_int_equal(nas_conv2d_fwd_fused(be, x, w, b, y, 1, 1, 1, NAS_FN_RELU6, 0), NAS_OK);
+    o = dl(y);
+    for (int i = 0; i < 9; i++)
+        assert_float_equal(o[i], want[i] > 3 ? want[i] - 3 : 0, 0);
+    free(o);
+    assert_int_equal(nas_conv2d_fwd_fused(be, x, w, b, y, 1, 1, 1, NAS_FN_HSWISH, 0), NAS_OK);
+    o = dl(y);
+    for (int i = 0; i < 9; i++)
+        assert_float_equal(o[i], (want[i] - 3) * want[i] / 6, 1e-6);
+    free(o);
     nas_tensor_destroy(b);
     /* stride 2 pad 1 with the same kernel picks x[-1,-1], x[-1,1], x[1,-1], x[1,1] */
     assert_int_equal(nas_conv2d_fwd(be, x, w, y2, 2, 1), NAS_OK);
@@ -956,6 +969,67 @@ static void test_gconv(void **state)
     for (size_t i = ncase; i-- > 0;) /* cached primitives reused */
         gconv_one(&c, &gconv_cases[i]);
     close_backends(&c, "gconv");
+}
+
+/* Issue 34, item 4: the eval convolution with a bias and an activation
+ * post-op, dense, depthwise and grouped (gconv_cases' shapes, pad R/2),
+ * every nas_actfn and none. Weights in [-1,1] and biases in [-4,4] put
+ * the pre-activations across every piece of ReLU6, h-swish and h-sigmoid
+ * (beyond 6 and below -3). */
+static int conv_fused_one(cmp *c, const gconv_case *k, int fn)
+{
+    int pad = k->r / 2, ho = (k->h + 2 * pad - k->r) / k->stride + 1, cg = k->c / k->groups;
+    snprintf(c->label, sizeof c->label, "conv_fused act %d x[%d,%d,%d,%d] w[%d,%d,%d,%d] s%d g%d",
+             fn, k->n, k->c, k->h, k->h, k->k, cg, k->r, k->r, k->stride, k->groups);
+    pair *x = cmp_in(c, k->n, k->c, k->h, k->h, -1, 1);
+    pair *w = cmp_in(c, k->k, cg, k->r, k->r, -1, 1);
+    pair *b = cmp_in(c, 1, k->k, 1, 1, -4, 4);
+    pair *y = cmp_out(c, k->n, k->k, ho, ho);
+    int rc = nas_conv2d_fwd_fused(c->be, D(x), D(w), D(b), D(y), k->stride, pad, k->groups, fn,
+                                  0);
+    if (rc == NAS_EUNSUPPORTED) {
+        cmp_reset(c);
+        return 0;
+    }
+    if (rc != NAS_OK)
+        fail_msg("%s: %s failed: %s (%s)", c->label, nas_backend_name(c->be), nas_err_name(rc),
+                 nas_backend_last_error(c->be));
+    assert_int_equal(nas_conv2d_fwd_fused(c->ref, R(x), R(w), R(b), R(y), k->stride, pad,
+                                          k->groups, fn, 0),
+                     NAS_OK);
+    cmp_check(c, y, "y", TOL_CONV);
+    cmp_reset(c);
+    return 1;
+}
+
+static void test_conv_fused(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 107);
+    const gconv_case dense[] = {{2, 16, 7, 24, 1, 1, 1}, {2, 8, 9, 16, 3, 2, 1}};
+    int ran = 0, want = 0;
+    for (int fn = -1; fn <= NAS_FN_SIGMOID; fn++) {
+        for (size_t i = 0; i < sizeof gconv_cases / sizeof gconv_cases[0]; i++, want++)
+            ran += conv_fused_one(&c, &gconv_cases[i], fn);
+        for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++, want++)
+            ran += conv_fused_one(&c, &dense[i], fn);
+    }
+    if (!ran) {
+        printf("SKIPPED: %s/conv_fused: backend has no fused conv + bias (NAS_EUNSUPPORTED)\n",
+               nas_backend_name(c.be));
+        close_backends(&c, "conv_fused");
+        skip();
+    }
+    assert_int_equal(ran, want);
+    /* an activation with accumulate is refused */
+    pair *x = cmp_in(&c, 1, 4, 5, 5, -1, 1), *w = cmp_in(&c, 4, 1, 3, 3, -1, 1);
+    pair *b = cmp_in(&c, 1, 4, 1, 1, -1, 1), *y = cmp_out(&c, 1, 4, 5, 5);
+    assert_int_equal(nas_conv2d_fwd_fused(c.be, D(x), D(w), D(b), D(y), 1, 1, 4, NAS_FN_RELU, 1),
+                     NAS_EINVAL);
+    assert_int_equal(nas_conv2d_fwd_fused(c.be, D(x), D(w), D(b), D(y), 1, 1, 4, 7, 0),
+                     NAS_EINVAL);
+    cmp_reset(&c);
+    close_backends(&c, "conv_fused");
 }
 
 static void act_one(cmp *c, int fn, int n, int ch, int h)
@@ -1650,6 +1724,7 @@ typedef struct per_backend {
 static const per_backend per_backend_tests[] = {
     {"conv", test_conv},
     {"conv_bias", test_conv_bias},
+    {"conv_fused", test_conv_fused},
     {"batchnorm", test_batchnorm},
     {"batchnorm_act", test_batchnorm_act},
     {"relu", test_relu},

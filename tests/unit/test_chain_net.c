@@ -6,6 +6,8 @@
  *    SE with its gate, residual add, dropout, linear) matches central
  *    finite differences of the loss on the ref backend;
  *  - cpu's logits, loss and one SGD step agree with ref;
+ *  - eval forwards with folded BN and activation post-ops equal the plain
+ *    steps (issue 34);
  *  - every shipped space in examples/spaces (every .conf file there, so a
  *    new space is covered when it is added) trains one sampled genotype
  *    for a few steps on cpu with a finite, falling loss.
@@ -24,7 +26,7 @@
 #include "nas/layers.h"
 #include "nas/trainer.h"
 #include "tests/unit/chain_space.h"
-#include "trainer/net_impl.h" /* nas__net_set_bn_act, nas__net_bn_acts */
+#include "trainer/net_impl.h" /* nas__net_set_bn_act, nas__net_bn_acts, nas__net_folded */
 
 static nas_net_desc desc_of(const nas_space *s, const nas_genotype *g)
 {
@@ -284,6 +286,85 @@ static void test_fused_bn_act(void **st)
     free(cfg);
 }
 
+/* Issue 34, item 4: eval forwards fold every batch norm into its dense or
+ * depthwise convolution and run the activation after it (ReLU, ReLU6,
+ * h-swish) as the convolution's post-op; the projection's BN adds into the
+ * residual sum. After training moved the weights and running statistics
+ * (a BN is an identity at initialisation), the folded eval logits equal
+ * the plain conv -> BN -> activation steps' on ref and cpu, and again
+ * after one more SGD step (the folds must be recomputed). */
+static void test_folded_eval_chain(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *conf, *genotype;
+    } cases[] = {
+        {"examples/spaces/fashion-chain.conf",
+         "mb1_k3|c24:d2:mb3_k5:mb6_k3|c40:d3:se_on:mb6_k5:skip:mb3_k3|mb6_k5:zero"},
+        {SMALL_CONF, "se_on:mb3_k3:mb3_k5|skip"},
+        {SMALL_CONF, "se_off:mb3_k3:mb3_k5|mb3_k3"},
+    };
+    const char *names[] = {"ref", "cpu"};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        nas_config *cfg = malloc(sizeof *cfg);
+        nas_space *s = space_load(cases[k].conf, cfg);
+        nas_genotype g = space_parse(s, cases[k].genotype);
+        nas_net_desc d = desc_of(s, &g);
+        float *hx, *hy;
+        batch(&d, 8, 17, &hx, &hy);
+        for (int b = 0; b < 2; b++) {
+            nas_backend *be = backend(names[b]);
+            nas_tensor *x = tensor(be, 8, d.in_c, d.in_h, d.in_w, hx);
+            nas_tensor *y = tensor(be, 8, 1, 1, 1, hy);
+            nas_net *net = NULL;
+            nas_error err;
+            if (nas_net_create(be, &d, 8, 5, &net, &err) != NAS_OK)
+                fail_msg("%s", err.msg);
+            int acc = 0, grouped = 0, post = 0;
+            int folded = nas__net_folded(net, &acc, &grouped, &post);
+            /* every MBConv's expansion (mb3/mb6) and depthwise conv, with
+             * its activation; the stem and head convs too */
+            if (grouped < 2 || post < 4 || folded <= grouped)
+                fail_msg("%s: %d folded convs, %d depthwise, %d with an activation post-op",
+                         cases[k].genotype, folded, grouped, post);
+            for (int round = 0; round < 2; round++) {
+                for (int i = 0; i < 3; i++) {
+                    (void)loss_of(net, x, y);
+                    assert_int_equal(nas_net_sgd_step(net, 0.1f, 0.9f, 0, 0), NAS_OK);
+                }
+                const nas_tensor *lg;
+                float *out[2];
+                for (int f = 0; f < 2; f++) {
+                    nas__net_set_fold(net, !f);
+                    assert_int_equal(nas_net_forward(net, x, 0, &lg), NAS_OK);
+                    out[f] = malloc(lg->count * sizeof(float));
+                    assert_int_equal(nas_tensor_download(lg, out[f], lg->count), NAS_OK);
+                }
+                nas__net_set_fold(net, 1);
+                double diff = 0, mag = 0;
+                for (size_t i = 0; i < lg->count; i++) {
+                    diff = fmax(diff, fabs((double)out[0][i] - out[1][i]));
+                    mag = fmax(mag, fabs((double)out[1][i]));
+                }
+                if (!(diff <= 1e-4 + 1e-4 * mag) || mag == 0)
+                    fail_msg("%s on %s, round %d: folded eval differs from the plain steps by "
+                             "%g (max |logit| %g)",
+                             cases[k].genotype, names[b], round, diff, mag);
+                free(out[0]);
+                free(out[1]);
+            }
+            nas_net_destroy(net);
+            nas_tensor_destroy(x);
+            nas_tensor_destroy(y);
+            nas_backend_destroy(be);
+        }
+        free(hx);
+        free(hy);
+        nas_space_destroy(s);
+        free(cfg);
+    }
+}
+
 /* The .conf files of examples/spaces ("examples/spaces/NAME.conf"). */
 static int shipped_spaces(char names[][300], int max)
 {
@@ -357,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_param_count_and_gradients),
         cmocka_unit_test(test_cpu_matches_ref),
         cmocka_unit_test(test_fused_bn_act),
+        cmocka_unit_test(test_folded_eval_chain),
         cmocka_unit_test(test_shipped_spaces_train),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
