@@ -625,6 +625,43 @@ static nas_backend *ref_open(void)
  * and pad 1 shifts the image down-right by one. */
 /* Inference conv + bias, written (accumulate 0: y starts as NaN, every
  * element must be written) or added to random values already in y. */
+/* y = conv + b (+ y, or then act `fn`) on the backend and on ref, compared;
+ * 0 when the backend has no fused path (NAS_EUNSUPPORTED), else 1. */
+static int fused_check(cmp *c, pair *x, pair *w, pair *b, pair *y, int stride, int pad,
+                       int groups, int fn, int accumulate)
+{
+    int rc = nas_conv2d_fwd_fused(c->be, D(x), D(w), D(b), D(y), stride, pad, groups, fn,
+                                  accumulate);
+    if (rc == NAS_EUNSUPPORTED) {
+        cmp_reset(c);
+        return 0;
+    }
+    if (rc != NAS_OK)
+        fail_msg("%s: %s failed: %s (%s)", c->label, nas_backend_name(c->be), nas_err_name(rc),
+                 nas_backend_last_error(c->be));
+    assert_int_equal(nas_conv2d_fwd_fused(c->ref, R(x), R(w), R(b), R(y), stride, pad, groups,
+                                          fn, accumulate),
+                     NAS_OK);
+    cmp_check(c, y, "y", TOL_CONV);
+    cmp_reset(c);
+    return 1;
+}
+
+/* The end of an optional op's test: skipped when no case ran, else every
+ * case must have run. */
+static void optional_done(cmp *c, int ran, int want, const char *what)
+{
+    if (!ran) {
+        /* optional op: the trainer falls back to conv + batch norm */
+        printf("SKIPPED: %s/%s: backend has no fused conv + bias (NAS_EUNSUPPORTED)\n",
+               nas_backend_name(c->be), what);
+        close_backends(c, what);
+        skip();
+    }
+    assert_int_equal(ran, want);
+    close_backends(c, what);
+}
+
 static int conv_bias_one(cmp *c, const conv_case *k, int accumulate)
 {
     int ho = (k->h + 2 * k->pad - k->r) / k->stride + 1;
@@ -635,20 +672,7 @@ static int conv_bias_one(cmp *c, const conv_case *k, int accumulate)
     pair *w = cmp_in(c, k->k, k->c, k->r, k->r, -1, 1);
     pair *b = cmp_in(c, 1, k->k, 1, 1, -1, 1);
     pair *y = accumulate ? cmp_in(c, k->n, k->k, ho, ho, -1, 1) : cmp_out(c, k->n, k->k, ho, ho);
-    int rc = nas_conv2d_fwd_bias(c->be, D(x), D(w), D(b), D(y), k->stride, k->pad, accumulate);
-    if (rc == NAS_EUNSUPPORTED) {
-        cmp_reset(c);
-        return 0;
-    }
-    if (rc != NAS_OK)
-        fail_msg("%s: %s failed: %s (%s)", c->label, nas_backend_name(c->be), nas_err_name(rc),
-                 nas_backend_last_error(c->be));
-    assert_int_equal(
-        nas_conv2d_fwd_bias(c->ref, R(x), R(w), R(b), R(y), k->stride, k->pad, accumulate),
-        NAS_OK);
-    cmp_check(c, y, "y", TOL_CONV);
-    cmp_reset(c);
-    return 1;
+    return fused_check(c, x, w, b, y, k->stride, k->pad, 1, -1, accumulate);
 }
 
 static void test_conv_bias(void **state)
@@ -660,15 +684,7 @@ static void test_conv_bias(void **state)
     for (int acc = 0; acc < 2; acc++)
         for (size_t i = 0; i < ncase; i++)
             ran += conv_bias_one(&c, &conv_cases[i], acc);
-    if (!ran) {
-        /* optional op: the trainer falls back to conv + batch norm */
-        printf("SKIPPED: %s/conv_bias: backend has no fused conv + bias (NAS_EUNSUPPORTED)\n",
-               nas_backend_name(c.be));
-        close_backends(&c, "conv_bias");
-        skip();
-    }
-    assert_int_equal(ran, 2 * (int)ncase);
-    close_backends(&c, "conv_bias");
+    optional_done(&c, ran, 2 * (int)ncase, "conv_bias");
 }
 
 static void test_ref_conv_known(void **state)
@@ -985,21 +1001,7 @@ static int conv_fused_one(cmp *c, const gconv_case *k, int fn)
     pair *w = cmp_in(c, k->k, cg, k->r, k->r, -1, 1);
     pair *b = cmp_in(c, 1, k->k, 1, 1, -4, 4);
     pair *y = cmp_out(c, k->n, k->k, ho, ho);
-    int rc = nas_conv2d_fwd_fused(c->be, D(x), D(w), D(b), D(y), k->stride, pad, k->groups, fn,
-                                  0);
-    if (rc == NAS_EUNSUPPORTED) {
-        cmp_reset(c);
-        return 0;
-    }
-    if (rc != NAS_OK)
-        fail_msg("%s: %s failed: %s (%s)", c->label, nas_backend_name(c->be), nas_err_name(rc),
-                 nas_backend_last_error(c->be));
-    assert_int_equal(nas_conv2d_fwd_fused(c->ref, R(x), R(w), R(b), R(y), k->stride, pad,
-                                          k->groups, fn, 0),
-                     NAS_OK);
-    cmp_check(c, y, "y", TOL_CONV);
-    cmp_reset(c);
-    return 1;
+    return fused_check(c, x, w, b, y, k->stride, pad, k->groups, fn, 0);
 }
 
 static void test_conv_fused(void **state)
@@ -1014,14 +1016,8 @@ static void test_conv_fused(void **state)
         for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++, want++)
             ran += conv_fused_one(&c, &dense[i], fn);
     }
-    if (!ran) {
-        printf("SKIPPED: %s/conv_fused: backend has no fused conv + bias (NAS_EUNSUPPORTED)\n",
-               nas_backend_name(c.be));
-        close_backends(&c, "conv_fused");
-        skip();
-    }
-    assert_int_equal(ran, want);
-    /* an activation with accumulate is refused */
+    /* an activation with accumulate is refused, and so is an unknown one
+     * (checked before any backend is asked) */
     pair *x = cmp_in(&c, 1, 4, 5, 5, -1, 1), *w = cmp_in(&c, 4, 1, 3, 3, -1, 1);
     pair *b = cmp_in(&c, 1, 4, 1, 1, -1, 1), *y = cmp_out(&c, 1, 4, 5, 5);
     assert_int_equal(nas_conv2d_fwd_fused(c.be, D(x), D(w), D(b), D(y), 1, 1, 4, NAS_FN_RELU, 1),
@@ -1029,7 +1025,7 @@ static void test_conv_fused(void **state)
     assert_int_equal(nas_conv2d_fwd_fused(c.be, D(x), D(w), D(b), D(y), 1, 1, 4, 7, 0),
                      NAS_EINVAL);
     cmp_reset(&c);
-    close_backends(&c, "conv_fused");
+    optional_done(&c, ran, want, "conv_fused");
 }
 
 static void act_one(cmp *c, int fn, int n, int ch, int h)
