@@ -346,10 +346,12 @@ int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor 
         return nas__backend_fail(be, NAS_EINVAL,
                                  "conv2d_fwd_bias: bias" SHPF " does not match %d output channels",
                                  SHP(b), w->n);
-    if (act < -1 || act > NAS_FN_SIGMOID || (act >= 0 && accumulate))
+    if (act < -1 || act > NAS_FN_SIGMOID)
+        return nas__backend_fail(be, NAS_EINVAL, "conv2d_fwd_fused: activation %d out of range",
+                                 act);
+    if (act >= 0 && accumulate)
         return nas__backend_fail(be, NAS_EINVAL,
-                                 "conv2d_fwd_bias: activation %d%s", act,
-                                 accumulate ? " with accumulate" : " out of range");
+                                 "conv2d_fwd_fused: an activation post-op with accumulate");
     if (!be->ext || !be->ext->conv2d_fwd_bias)
         return nas__backend_fail(be, NAS_EUNSUPPORTED, "conv2d_fwd_bias: not on backend %s",
                                  be->ops->name);

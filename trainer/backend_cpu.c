@@ -26,7 +26,7 @@
  * a few microseconds per call. A convolution between stages of different
  * blocking (8 -> 16 channels: nChw8c -> nChw16c; 4 -> 8: plain -> nChw8c)
  * has no optimised oneDNN kernel for the preferred pair, only the
- * reference one (35x slower per network); conv_prim then runs it in a
+ * reference one (35x slower per network); conv_prim_g then runs it in a
  * common layout, reordering around it (ONEDNN_VERBOSE=1 shows no "ref:"
  * implementation for channels 4, 8, 16, fp32 or bf16).
  *
@@ -37,14 +37,16 @@
  * allocate. Primitives use one user-managed scratchpad that the context
  * owns (grown only when a primitive is created).
  *
- * Fusion. nas_conv2d_fwd_bias is an inference convolution with a bias and,
- * when accumulating, oneDNN's sum post-op (dst += conv + bias): the
- * trainer folds each eval-mode batch norm into its convolution and adds
- * edge outputs straight into a cell node with it (trainer/net.c, "Folded
- * inference"). Training keeps conv and batch norm apart (batch statistics
- * need the convolution's output), and NAS-Bench-201's ReLU -> conv -> BN
- * order leaves no activation post-op to fuse: the ReLU comes before the
- * convolution, and the node it reads is needed un-rectified too.
+ * Fusion. nas_conv2d_fwd_fused is an inference convolution (dense,
+ * grouped or depthwise) with a bias and either oneDNN's sum post-op (dst
+ * += conv + bias) or an eltwise post-op (dst = f(conv + bias)): the
+ * trainer folds each eval-mode batch norm into its convolution, runs the
+ * activation after it (an MBConv's expansion and depthwise convolutions,
+ * a reduction block's first conv) as the post-op, and adds edge outputs
+ * straight into a cell node (trainer/net.c, "Folded inference").
+ * Training keeps conv and batch norm apart (batch statistics need the
+ * convolution's output); in a NAS-Bench-201 edge the ReLU comes before
+ * the convolution, so an edge only gains the bias and the sum.
  * Where a batch norm is followed by a ReLU that alone reads it (chain
  * networks' MBConv blocks, the stem, NAS-Bench-201's final BN-ReLU), the
  * training forward and backward are one oneDNN batch normalisation with
@@ -105,7 +107,7 @@
  * the bf16 precision produces it (oneDNN's AMX convolutions want nhwc).
  * L_NHWC (fp32 channels-last) is never a tensor's layout: a convolution
  * whose preferred layouts have no optimised oneDNN kernel runs in it on
- * reordered copies (see conv_prim). */
+ * reordered copies (see conv_prim_g). */
 enum layout { L_PLAIN = 0, L_B16 = 1, L_B8 = 2, L_NHWC_BF16 = 3, L_NHWC = 4 };
 
 enum prim_kind {
@@ -705,7 +707,7 @@ static int cpu_copy_tensor(nas_backend *be, nas_tensor *dst, const nas_tensor *s
 
 /* ---- convolution ------------------------------------------------------------------ */
 
-/* conv_prim's `fused` (forward only): plain, with a bias, or with a bias
+/* conv_prim_g's `fused` (forward only): plain, with a bias, or with a bias
  * and oneDNN's sum post-op (dst += conv + bias); fused ones are inference
  * primitives and fp32 only. */
 enum { CONV_PLAIN = 0, CONV_BIAS = 1, CONV_BIAS_SUM = 2, CONV_BIAS_ACT = 8 /* + nas_actfn */ };
@@ -772,7 +774,7 @@ static int pd_is_ref(cpu_ctx *c, const_dnnl_op_desc_t od, const_dnnl_primitive_d
     return ref;
 }
 
-/* One attempt of conv_prim with activation layouts lx, ly. With `may_reject`
+/* One attempt of conv_prim_g with activation layouts lx, ly. With `may_reject`
  * set, a descriptor that only oneDNN's reference kernel implements is
  * dropped: NAS_OK with *out NULL, so that the caller tries other layouts. */
 static int conv_build(nas_backend *be, int kind, const nas_tensor *x, const nas_tensor *w,

@@ -40,8 +40,8 @@
  * one edge's BN output) runs as a plain step (issue 19). When that
  * batch norm's output is a node-sum input whose gradient is shared (see
  * above) and the node's buffer has already been written by the input
- * that shares it, the convolution adds straight into the node (oneDNN's
- * sum post-op) and the sum step skips that input. Backends without the
+ * that shares it, a dense convolution adds straight into the node
+ * (oneDNN's sum post-op) and the sum step skips that input. Backends without the
  * fused op (NAS_EUNSUPPORTED, e.g. the cpu backend in bf16) run the plain
  * steps instead; the folded result equals conv + batch norm up to float
  * rounding (tests/unit/test_net.c compares the two).
@@ -61,8 +61,9 @@
  * op's workspace (the cpu backend's ReLU mask, or beta for its ReLU6 /
  * h-swish kernel, or BN's output where the backend composes the two), and
  * the backward runs nas_batchnorm_act_bwd
- * from the activation's gradient. Eval forwards and the zero-cost
- * proxies' identity batch norm run the two steps as before.
+ * from the activation's gradient. The zero-cost proxies' identity batch
+ * norm runs the two steps as before; eval forwards fold the pair into the
+ * convolution before them where there is one (above), else run two steps.
  */
 #include <math.h>   /* sqrtf */
 #include <stdio.h>  /* snprintf */
@@ -290,8 +291,8 @@ static int fill_param(nas_net *n, int pi, nas_rng *r, float bound, float constan
     return rc;
 }
 
-/* A k x k convolution of `groups` groups (1: dense; step S_CONV, whose BN
- * may fold at eval; S_GCONV: grouped / depthwise), no bias; weight
+/* A k x k convolution of `groups` groups (1: dense, step S_CONV; S_GCONV:
+ * grouped / depthwise; either's BN may fold at eval), no bias; weight
  * [cout, C/groups, k, k] with PyTorch's default init: Kaiming uniform with
  * a = sqrt(5), bound = gain*sqrt(3/fan_in) with gain = sqrt(2/(1+a^2)),
  * i.e. 1/sqrt(fan_in), fan_in = C/groups * k * k. */
@@ -635,9 +636,11 @@ static void plan_folding(nas_net *n, const int *uses)
             if (k == s->in_place || a == 0 || uses[a] != 1 || prod[a] < 0)
                 continue;
             step *c = &n->steps[prod[a]];
-            /* a folded conv whose output only this sum reads, running after
-             * the input that initialises the node's buffer */
-            if (c->kind == S_CONV && c->fold >= 0 && prod[a] > first) {
+            /* a folded dense conv whose output only this sum reads, running
+             * after the input that initialises the node's buffer, and with
+             * no activation post-op (the sum reads the activation's output:
+             * an accumulating conv would add it un-activated) */
+            if (c->kind == S_CONV && c->fold >= 0 && c->post_act < 0 && prod[a] > first) {
                 c->acc_sum = si;
                 s->acc_mask |= 1u << k;
             }
@@ -885,6 +888,8 @@ static int run_folded_conv(nas_net *n, const step *s)
     const step *b = &n->steps[s->fold];
     nas_tensor *y = &n->cur->act[b->y];
     int acc = s->acc_sum >= 0, fn = -1;
+    if (acc && s->post_act >= 0)
+        return NAS_EINVAL; /* plan_folding never plans both */
     if (acc) {
         const step *sum = &n->steps[s->acc_sum];
         y = &n->cur->act[sum->y];
@@ -1328,9 +1333,13 @@ int nas__net_relu_inputs(nas_net *n, const nas_tensor **out, int *mult, int cap)
         const step *s = &n->steps[i];
         if (s->kind == S_RELU || (s->kind == S_ACT && s->k == NAS_FN_RELU)) {
             if (out && m < cap) {
-                /* a fused step's input is not kept; its output has the same
-                 * signs (y > 0 exactly where x > 0), all NASWOT reads */
-                out[m] = s->by_bn && n->bn_act_fwd ? AC(n, s->y) : AC(n, s->x);
+                /* a fused step's input is not kept (nor, after an eval
+                 * forward, a ReLU's that its folded convolution ran as a
+                 * post-op); its output has the same signs (y > 0 exactly
+                 * where x > 0), all NASWOT reads */
+                int fused = (s->by_bn && n->bn_act_fwd) ||
+                            (!n->cur_train && n->fuse && !n->no_bn && s->post_act == 1);
+                out[m] = fused ? AC(n, s->y) : AC(n, s->x);
                 mult[m] = conv_readers(n, s->y);
             }
             m++;

@@ -209,13 +209,13 @@ static int bench_eval(nas_net *net, const nas_dataset *test, int batch, int eval
     /* the same images with batch norm, activation and sum as separate
      * steps (no folding, no post-ops: issue 34, item 4), for the ratio */
     double acc2 = 0, eloss2 = 0;
-    nas__net_set_fold(net, 0);
+    int was = nas__net_set_fold(net, 0);
     rc = nas_net_evaluate(net, &warm, batch, &acc2, &eloss2, &err);
     t0 = now_s();
     c0 = cpu_s();
     if (!rc)
         rc = nas_net_evaluate(net, &ev, batch, &acc2, &eloss2, &err);
-    nas__net_set_fold(net, 1);
+    nas__net_set_fold(net, was);
     if (rc)
         return die("evaluate (unfolded)", rc, &err);
     printf("eval_ips_unfolded=%.1f\n", ev.n / (now_s() - t0));

@@ -989,19 +989,21 @@ static void test_gconv(void **state)
 
 /* Issue 34, item 4: the eval convolution with a bias and an activation
  * post-op, dense, depthwise and grouped (gconv_cases' shapes, pad R/2),
- * every nas_actfn and none. Weights in [-1,1] and biases in [-4,4] put
+ * every nas_actfn and none; and grouped with accumulation. Weights in [-1,1] and biases in [-4,4] put
  * the pre-activations across every piece of ReLU6, h-swish and h-sigmoid
  * (beyond 6 and below -3). */
-static int conv_fused_one(cmp *c, const gconv_case *k, int fn)
+static int conv_fused_one(cmp *c, const gconv_case *k, int fn, int accumulate)
 {
     int pad = k->r / 2, ho = (k->h + 2 * pad - k->r) / k->stride + 1, cg = k->c / k->groups;
-    snprintf(c->label, sizeof c->label, "conv_fused act %d x[%d,%d,%d,%d] w[%d,%d,%d,%d] s%d g%d",
-             fn, k->n, k->c, k->h, k->h, k->k, cg, k->r, k->r, k->stride, k->groups);
+    snprintf(c->label, sizeof c->label,
+             "conv_fused act %d%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] s%d g%d", fn,
+             accumulate ? " accumulate" : "", k->n, k->c, k->h, k->h, k->k, cg, k->r, k->r,
+             k->stride, k->groups);
     pair *x = cmp_in(c, k->n, k->c, k->h, k->h, -1, 1);
     pair *w = cmp_in(c, k->k, cg, k->r, k->r, -1, 1);
     pair *b = cmp_in(c, 1, k->k, 1, 1, -4, 4);
-    pair *y = cmp_out(c, k->n, k->k, ho, ho);
-    return fused_check(c, x, w, b, y, k->stride, pad, k->groups, fn, 0);
+    pair *y = accumulate ? cmp_in(c, k->n, k->k, ho, ho, -1, 1) : cmp_out(c, k->n, k->k, ho, ho);
+    return fused_check(c, x, w, b, y, k->stride, pad, k->groups, fn, accumulate);
 }
 
 static void test_conv_fused(void **state)
@@ -1012,10 +1014,13 @@ static void test_conv_fused(void **state)
     int ran = 0, want = 0;
     for (int fn = -1; fn <= NAS_FN_SIGMOID; fn++) {
         for (size_t i = 0; i < sizeof gconv_cases / sizeof gconv_cases[0]; i++, want++)
-            ran += conv_fused_one(&c, &gconv_cases[i], fn);
+            ran += conv_fused_one(&c, &gconv_cases[i], fn, 0);
         for (size_t i = 0; i < sizeof dense / sizeof dense[0]; i++, want++)
-            ran += conv_fused_one(&c, &dense[i], fn);
+            ran += conv_fused_one(&c, &dense[i], fn, 0);
     }
+    /* grouped and depthwise, added to what y holds (sum post-op) */
+    for (size_t i = 0; i < sizeof gconv_cases / sizeof gconv_cases[0]; i++, want++)
+        ran += conv_fused_one(&c, &gconv_cases[i], -1, 1);
     /* an activation with accumulate is refused, and so is an unknown one
      * (checked before any backend is asked) */
     pair *x = cmp_in(&c, 1, 4, 5, 5, -1, 1), *w = cmp_in(&c, 4, 1, 3, 3, -1, 1);
