@@ -338,13 +338,13 @@ int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor 
                          const nas_tensor *b, nas_tensor *y, int stride, int pad, int groups,
                          int act, int accumulate)
 {
-    int rc = groups == 1 ? conv_check(be, "conv2d_fwd_bias", x, w, y, stride, pad)
-                         : gconv_check(be, "conv2d_fwd_bias", x, w, y, stride, pad, groups);
+    int rc = groups == 1 ? conv_check(be, "conv2d_fwd_fused", x, w, y, stride, pad)
+                         : gconv_check(be, "conv2d_fwd_fused", x, w, y, stride, pad, groups);
     if (rc)
         return rc;
     if (!owned(be, b) || b->count != (size_t)w->n)
         return nas__backend_fail(be, NAS_EINVAL,
-                                 "conv2d_fwd_bias: bias" SHPF " does not match %d output channels",
+                                 "conv2d_fwd_fused: bias" SHPF " does not match %d output channels",
                                  SHP(b), w->n);
     if (act < -1 || act > NAS_FN_SIGMOID)
         return nas__backend_fail(be, NAS_EINVAL, "conv2d_fwd_fused: activation %d out of range",
@@ -352,11 +352,11 @@ int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor 
     if (act >= 0 && accumulate)
         return nas__backend_fail(be, NAS_EINVAL,
                                  "conv2d_fwd_fused: an activation post-op with accumulate");
-    if (!be->ext || !be->ext->conv2d_fwd_bias)
-        return nas__backend_fail(be, NAS_EUNSUPPORTED, "conv2d_fwd_bias: not on backend %s",
+    if (!be->ext || !be->ext->conv2d_fwd_fused)
+        return nas__backend_fail(be, NAS_EUNSUPPORTED, "conv2d_fwd_fused: not on backend %s",
                                  be->ops->name);
     be->last_error[0] = '\0';
-    return be->ext->conv2d_fwd_bias(be, x, w, b, y, stride, pad, groups, act, accumulate);
+    return be->ext->conv2d_fwd_fused(be, x, w, b, y, stride, pad, groups, act, accumulate);
 }
 
 int nas_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,

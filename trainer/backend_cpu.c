@@ -1063,13 +1063,13 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
     return cpu_gconv2d_bwd_filter(be, x, dy, dw, stride, pad, 1);
 }
 
-static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                               const nas_tensor *b, nas_tensor *y, int stride, int pad,
-                               int groups, int act, int accumulate)
+static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                                const nas_tensor *b, nas_tensor *y, int stride, int pad,
+                                int groups, int act, int accumulate)
 {
     if (ctx_of(be)->bf16)
         return nas__backend_fail(be, NAS_EUNSUPPORTED,
-                                 "cpu conv2d_fwd_bias: fp32 only (precision is bf16)");
+                                 "cpu conv2d_fwd_fused: fp32 only (precision is bf16)");
     int lx = f32_of(pref_layout(x)), ly = f32_of(pref_layout(y));
     if (accumulate && to_layout(be, y, ly, 1)) /* y's current values, in the dst layout */
         return NAS_EBACKEND;
@@ -1088,7 +1088,7 @@ static int cpu_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_t
     if (!yb)
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, w->buf, b->buf, yb};
-    rc = prim_exec(be, "conv2d_fwd_bias", p, bufs);
+    rc = prim_exec(be, "conv2d_fwd_fused", p, bufs);
     return rc ? rc : out_done(be, y, p->ly, yb, ly);
 }
 
@@ -2116,7 +2116,7 @@ static const nas__backend_ext cpu_ext = {
     .download_tensor = cpu_download_tensor,
     .copy_tensor = cpu_copy_tensor,
     .set_precision = cpu_set_precision,
-    .conv2d_fwd_bias = cpu_conv2d_fwd_bias,
+    .conv2d_fwd_fused = cpu_conv2d_fwd_fused,
     .bn_act_fwd_train = cpu_bn_act_fwd_train,
     .bn_act_bwd = cpu_bn_act_bwd,
 };

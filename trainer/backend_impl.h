@@ -113,9 +113,9 @@ typedef struct nas__backend_ext {
     /* nas_conv2d_fwd_fused (inference: grouped convolution + per-channel
      * bias, then activation `act` (-1: none) or + y when accumulating);
      * NULL: unsupported, callers use conv + batch norm. */
-    int (*conv2d_fwd_bias)(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                           const nas_tensor *b, nas_tensor *y, int stride, int pad, int groups,
-                           int act, int accumulate);
+    int (*conv2d_fwd_fused)(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                            const nas_tensor *b, nas_tensor *y, int stride, int pad, int groups,
+                            int act, int accumulate);
     /* Training-step bracket for loss-scaled precisions (cuda fp16; issue
      * 19). step_begin runs before a training step's forward: it clears the
      * fp16 overflow flag, and the casts of that step's forward and backward

@@ -583,14 +583,14 @@ static const nas__backend_ops ref_ops = {
 /* y (+)= f(conv(x, w) + b): the plain (grouped) convolution into a
  * temporary, then the bias, then the activation or the accumulation, in
  * that order (the oracle for the fused kernels). */
-static int ref_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                               const nas_tensor *b, nas_tensor *y, int stride, int pad,
-                               int groups, int act, int accumulate)
+static int ref_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                                const nas_tensor *b, nas_tensor *y, int stride, int pad,
+                                int groups, int act, int accumulate)
 {
     nas_tensor t = *y;
     t.buf = malloc(y->count * sizeof(float));
     if (!t.buf)
-        return nas__backend_fail(be, NAS_ENOMEM, "ref conv2d_fwd_bias: out of memory");
+        return nas__backend_fail(be, NAS_ENOMEM, "ref conv2d_fwd_fused: out of memory");
     ref_gconv2d_fwd(be, x, w, &t, stride, pad, groups);
     const float *tp = CF(&t), *bp = CF(b);
     float *yp = F(y);
@@ -606,7 +606,7 @@ static int ref_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_t
 }
 
 static const nas__backend_ext ref_ext = {
-    .conv2d_fwd_bias = ref_conv2d_fwd_bias,
+    .conv2d_fwd_fused = ref_conv2d_fwd_fused,
 };
 
 /* The ref backend ignores `threads` (always one) and `device`. */

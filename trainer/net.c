@@ -105,7 +105,7 @@ typedef struct step {
                      S_RELU / S_ACT: 1 when so run by its convolution */
     unsigned acc_mask; /* S_SUM: inputs added by their folded convolution in eval mode */
     nas_tensor *fw, *fb; /* with fold: folded weights [K,C/groups,R,R] and bias [1,K,1,1] */
-    int groups;   /* S_GCONV */
+    int groups;   /* S_CONV (1) / S_GCONV */
     float p;      /* S_DROPOUT */
     int act;      /* S_BN: the activation step it runs in training forwards, fused
                      (nas_batchnorm_act_fwd_train), or -1; see "Fused batch norm" */
@@ -312,8 +312,7 @@ static int b_conv(nas_net *n, nas_rng *r, const char *module, int x, int cout, i
     if (!s)
         return 0;
     s->w = w;
-    if (kind == S_GCONV)
-        s->groups = groups;
+    s->groups = groups;
     return y;
 }
 
@@ -881,6 +880,11 @@ static const nas_tensor *AC(nas_net *n, int i)
 /* The nas_actfn of an activation step. */
 static int act_fn_of(const step *a) { return a->kind == S_RELU ? NAS_FN_RELU : a->k; }
 
+/* 1 when a forward in mode `train` runs the folded convolutions (see
+ * "Folded inference"): eval forwards, unless the backend cannot or the
+ * zero-cost proxies made batch norm an identity. */
+static int runs_folded(const nas_net *n, int train) { return !train && n->fuse && !n->no_bn; }
+
 /* Eval-mode conv with its folded BN: into the BN's output, or added into
  * the node sum (acc_sum) whose buffer its shared input has written. */
 static int run_folded_conv(nas_net *n, const step *s)
@@ -900,7 +904,7 @@ static int run_folded_conv(nas_net *n, const step *s)
         fn = act_fn_of(a);
     }
     return nas_conv2d_fwd_fused(n->be, AC(n, s->x), s->fw, s->fb, y, s->stride, s->pad,
-                                s->kind == S_GCONV ? s->groups : 1, fn, acc);
+                                s->groups, fn, acc);
 }
 
 /* Fold every eval-mode BN into its convolution (host arithmetic):
@@ -976,7 +980,7 @@ static int run_step(nas_net *n, const step *s, int train)
 {
     nas_backend *be = n->be;
     nas_tensor *y = &n->cur->act[s->y];
-    int folded = !train && n->fuse && !n->no_bn;
+    int folded = runs_folded(n, train);
     switch (s->kind) {
     case S_CONV:
         if (folded && s->fold >= 0)
@@ -1338,7 +1342,7 @@ int nas__net_relu_inputs(nas_net *n, const nas_tensor **out, int *mult, int cap)
                  * post-op); its output has the same signs (y > 0 exactly
                  * where x > 0), all NASWOT reads */
                 int fused = (s->by_bn && n->bn_act_fwd) ||
-                            (!n->cur_train && n->fuse && !n->no_bn && s->post_act == 1);
+                            (runs_folded(n, n->cur_train) && s->post_act == 1);
                 out[m] = fused ? AC(n, s->y) : AC(n, s->x);
                 mult[m] = conv_readers(n, s->y);
             }
@@ -1449,11 +1453,6 @@ int nas__net_bn_acts(const nas_net *n)
     for (int i = 0; n && i < n->n_steps; i++)
         m += n->steps[i].kind == S_BN && n->steps[i].act >= 0;
     return m;
-}
-
-int nas__net_folded_convs(const nas_net *n, int *accumulating)
-{
-    return nas__net_folded(n, accumulating, NULL, NULL);
 }
 
 int nas__net_folded(const nas_net *n, int *accumulating, int *grouped, int *post_acts)

@@ -73,12 +73,11 @@ float nas__net_set_bn_momentum(nas_net *net, float momentum);
  * folds them again (when the backend supports nas_conv2d_fwd_fused). For tests and
  * benchmarks. Returns the previous setting. */
 int nas__net_set_fold(nas_net *net, int on);
-/* How many convolutions run with a folded batch norm in eval mode, and how
- * many of those add straight into a node sum (into *accumulating). */
-int nas__net_folded_convs(const nas_net *net, int *accumulating);
-/* The same, and of those how many are grouped / depthwise (into *grouped)
- * and how many run the activation after their batch norm as a post-op
- * (into *post_acts; issue 34). Any out pointer may be NULL. */
+/* How many convolutions run with a folded batch norm in eval mode; of
+ * those, how many add straight into a node sum (into *accumulating), how
+ * many are grouped / depthwise (into *grouped) and how many run the
+ * activation after their batch norm as a post-op (into *post_acts; issue
+ * 34). Any out pointer may be NULL. */
 int nas__net_folded(const nas_net *net, int *accumulating, int *grouped, int *post_acts);
 /* Issue 34: 0 makes training forwards run every batch norm and its
  * activation as two steps, 1 (the default) fuses them where net.c's plan

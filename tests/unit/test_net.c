@@ -15,7 +15,7 @@
 #include <string.h>
 #include "nas/evaluator.h"
 #include "nas/trainer.h"
-#include "trainer/net_impl.h" /* nas__net_set_fold, nas__net_folded_convs */
+#include "trainer/net_impl.h" /* nas__net_set_fold, nas__net_folded */
 #include "tests/unit/tiny_data.h"
 #include "tests/unit/tiny_net.h"
 
@@ -534,7 +534,7 @@ static void fold_case(nas_backend *be, const int ops[6], int channels, int *n_fo
     if (nas_net_create(be, &d, 4, 5, &net, &err) != NAS_OK)
         fail_msg("net: %s", err.msg);
     int acc = 0;
-    *n_folded += nas__net_folded_convs(net, &acc);
+    *n_folded += nas__net_folded(net, &acc, NULL, NULL);
     *n_acc += acc;
     nas_tensor *x, *y;
     random_batch(be, &d, 4, 11, &x, &y);
