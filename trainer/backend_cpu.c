@@ -183,7 +183,6 @@ typedef struct cpu_ctx {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     dnnl_primitive_attr_t attr; /* scratchpad_mode_user */
-    dnnl_primitive_attr_t attr_sum; /* the same + a sum post-op (dst += result) */
     prim **cache;
     size_t ncache, cap;
     void *scratch; /* shared scratchpad, 64-byte aligned */
@@ -707,17 +706,20 @@ static int cpu_copy_tensor(nas_backend *be, nas_tensor *dst, const nas_tensor *s
 
 /* ---- convolution ------------------------------------------------------------------ */
 
-/* conv_prim_g's `fused` (forward only): plain, with a bias, or with a bias
- * and oneDNN's sum post-op (dst += conv + bias); fused ones are inference
- * primitives and fp32 only. */
+/* conv_prim_g's `fused` (forward only): plain, with a bias, with a bias
+ * and oneDNN's sum post-op (dst += conv + bias), or with a bias and an
+ * activation post-op (CONV_BIAS_ACT + nas_actfn; post_op_attr); fused ones
+ * are inference primitives and fp32 only. */
 enum { CONV_PLAIN = 0, CONV_BIAS = 1, CONV_BIAS_SUM = 2, CONV_BIAS_ACT = 8 /* + nas_actfn */ };
 
-/* A primitive attribute with the context's scratchpad mode and activation
- * `fn` (a nas_actfn) as eltwise post-ops, formulas as kernel_math.h's
- * nas__act: ReLU; ReLU6 = clip(x, 0, 6); h-swish (oneDNN 2.x's hardswish,
- * x * relu6(x + 3) / 6); h-sigmoid = clip(x / 6 + 1/2, 0, 1) as a linear
- * then a clip post-op; sigmoid = logistic. The caller destroys *out. */
-static int act_attr(int fn, dnnl_primitive_attr_t *out)
+/* A primitive attribute with the context's scratchpad mode and the post-op
+ * of a fused convolution `fused` (CONV_BIAS_SUM: a sum, dst += result;
+ * CONV_BIAS_ACT + fn: activation fn, a nas_actfn, as eltwise post-ops,
+ * formulas as kernel_math.h's nas__act: ReLU; ReLU6 = clip(x, 0, 6);
+ * h-swish (oneDNN 2.x's hardswish, x * relu6(x + 3) / 6); h-sigmoid =
+ * clip(x / 6 + 1/2, 0, 1) as a linear then a clip post-op; sigmoid =
+ * logistic). The caller destroys *out. */
+static int post_op_attr(int fused, dnnl_primitive_attr_t *out)
 {
     dnnl_post_ops_t po = NULL;
     dnnl_status_t st = dnnl_primitive_attr_create(out);
@@ -726,7 +728,10 @@ static int act_attr(int fn, dnnl_primitive_attr_t *out)
     if (st == dnnl_success)
         st = dnnl_post_ops_create(&po);
     if (st == dnnl_success) {
-        switch (fn) {
+        switch (fused == CONV_BIAS_SUM ? -1 : fused - CONV_BIAS_ACT) {
+        case -1:
+            st = dnnl_post_ops_append_sum(po, 1.0f);
+            break;
         case NAS_FN_RELU:
             st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
             break;
@@ -823,18 +828,18 @@ static int conv_build(nas_backend *be, int kind, const nas_tensor *x, const nas_
                     CONV_BIAS_ACT + fn: dst = fn(conv + bias) */
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
         dnnl_primitive_attr_t own = NULL;
-        if (fused >= CONV_BIAS_ACT && act_attr(fused - CONV_BIAS_ACT, &own))
-            return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: cannot make the activation "
-                                     "post-op", what);
-        const_dnnl_primitive_attr_t attr = fused == CONV_BIAS_SUM ? c->attr_sum : own;
-        if (dnnl_convolution_forward_desc_init(&fwd_d, dnnl_forward_inference,
-                                               dnnl_convolution_direct, &src, &wei, &bia, &dst,
-                                               strides, pl, pr) != dnnl_success)
-            rc = nas__backend_fail(be, NAS_EBACKEND, "cpu %s: dnnl_convolution_forward_desc_init",
-                                   what);
-        else if (!(may_reject && pd_is_ref(c, &fwd_d, NULL, attr)))
+        if (fused != CONV_BIAS && post_op_attr(fused, &own))
+            return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: cannot make the post-op", what);
+        dnnl_status_t st = dnnl_convolution_forward_desc_init(
+            &fwd_d, dnnl_forward_inference, dnnl_convolution_direct, &src, &wei, &bia, &dst,
+            strides, pl, pr);
+        if (st != dnnl_success)
+            rc = nas__backend_fail(be, NAS_EBACKEND,
+                                   "cpu %s: dnnl_convolution_forward_desc_init failed: %s", what,
+                                   dnnl_status2str(st));
+        else if (!(may_reject && pd_is_ref(c, &fwd_d, NULL, own))) /* own NULL: plain bias */
             rc = prim_build_wa(be, what, kind, key, &fwd_d, NULL, args, 4, nthr, &user_w, 1, 1,
-                               attr, out);
+                               own, out);
         if (own)
             dnnl_primitive_attr_destroy(own);
         goto done;
@@ -1917,8 +1922,6 @@ static void cpu_destroy(nas_backend *be)
         free(c->var);
         if (c->attr)
             dnnl_primitive_attr_destroy(c->attr);
-        if (c->attr_sum)
-            dnnl_primitive_attr_destroy(c->attr_sum);
         if (c->stream)
             dnnl_stream_destroy(c->stream);
         if (c->engine)
@@ -2161,19 +2164,6 @@ int nas__backend_cpu_create(int threads, int device, nas_backend **out, nas_erro
     if ((st = dnnl_primitive_attr_set_scratchpad_mode(c->attr, dnnl_scratchpad_mode_user)) !=
         dnnl_success)
         goto fail;
-    step = "dnnl_primitive_attr_create (sum post-op)";
-    dnnl_post_ops_t po = NULL;
-    if ((st = dnnl_primitive_attr_create(&c->attr_sum)) != dnnl_success ||
-        (st = dnnl_primitive_attr_set_scratchpad_mode(c->attr_sum, dnnl_scratchpad_mode_user)) !=
-            dnnl_success ||
-        (st = dnnl_post_ops_create(&po)) != dnnl_success ||
-        (st = dnnl_post_ops_append_sum(po, 1.0f)) != dnnl_success ||
-        (st = dnnl_primitive_attr_set_post_ops(c->attr_sum, po)) != dnnl_success) {
-        if (po)
-            dnnl_post_ops_destroy(po);
-        goto fail;
-    }
-    dnnl_post_ops_destroy(po);
     if (threads > 0) {
         openblas_set_num_threads(threads); /* process-wide */
         if (dnnl_version()->cpu_runtime == DNNL_RUNTIME_OMP) {
