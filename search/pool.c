@@ -131,6 +131,14 @@ size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id)
 
 size_t nas__msg_encode_stop(uint8_t *buf) { return finish_header(buf, NAS__MSG_STOP, 0); }
 
+size_t nas__msg_encode_next(uint8_t *buf, const char *name)
+{
+    size_t n = strnlen(name, NAS_NAME_MAX - 1);
+    put_u32(buf + NAS__MSG_HEADER, (uint32_t)n);
+    memcpy(buf + NAS__MSG_HEADER + 4, name, n);
+    return finish_header(buf, NAS__MSG_NEXT, 4 + n);
+}
+
 size_t nas__msg_encode_progress(uint8_t *buf, int64_t job_id, double fraction, double loss)
 {
     uint8_t *p = buf + NAS__MSG_HEADER;
@@ -183,7 +191,7 @@ int nas__msg_header(const uint8_t *buf, int *type, uint32_t *length, char *why, 
         snprintf(why, n, "protocol version %u, expected %d", version, NAS__MSG_VERSION);
         return NAS_EFORMAT;
     }
-    if (t < NAS__MSG_JOB || t > NAS__MSG_STOP) {
+    if (t < NAS__MSG_JOB || t > NAS__MSG_NEXT) {
         snprintf(why, n, "unknown message type %u", t);
         return NAS_EFORMAT;
     }
@@ -222,6 +230,18 @@ int nas__msg_decode_heartbeat(const uint8_t *p, uint32_t len, int64_t *job_id)
     if (len != 8)
         return NAS_EFORMAT;
     *job_id = (int64_t)get_u64(p);
+    return NAS_OK;
+}
+
+int nas__msg_decode_next(const uint8_t *p, uint32_t len, char name[NAS_NAME_MAX])
+{
+    if (len < 4)
+        return NAS_EFORMAT;
+    uint32_t n = get_u32(p);
+    if (n == 0 || n > NAS_NAME_MAX - 1 || len != 4 + n || memchr(p + 4, '\0', n))
+        return NAS_EFORMAT;
+    memcpy(name, p + 4, n);
+    name[n] = '\0';
     return NAS_OK;
 }
 
@@ -786,10 +806,11 @@ static void drain_messages(nas_pool *p, int i)
         uint32_t len;
         char why[160];
         int hrc = nas__msg_header(w->rbuf, &type, &len, why, sizeof why);
-        if (hrc != NAS_OK || type == NAS__MSG_JOB || type == NAS__MSG_STOP) {
+        if (hrc != NAS_OK || type == NAS__MSG_JOB || type == NAS__MSG_STOP ||
+            type == NAS__MSG_NEXT) {
             char reason[200];
             snprintf(reason, sizeof reason, "protocol error from the worker: %s",
-                     hrc != NAS_OK ? why : "unexpected job/stop message");
+                     hrc != NAS_OK ? why : "unexpected job/stop/next message");
             worker_lost(p, i, 1, NAS_EWORKER, reason);
             return;
         }

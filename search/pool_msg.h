@@ -15,11 +15,17 @@
  *             f64 train_seconds, i32 epochs, u32 n, n bytes of error text
  *   HEARTBEAT i64 job id (-1 when idle)
  *   STOP      (empty) the owner tells an MPI worker rank to exit
+ *   NEXT      u32 n, n bytes: the owner tells an MPI worker rank that its
+ *             search is over and another follows in the same job (a
+ *             one-shot search's phase 3, issue 32): the experiment's name
+ *             (1..NAS_NAME_MAX-1 bytes, no NUL). The rank builds the
+ *             evaluator for that search, then serves its jobs until STOP.
  * A receiver checks magic, version, type, length and that the payload has
  * exactly the size its type implies; anything else is a protocol error and
  * the sender is treated as broken (its job fails, it is replaced).
  *
- * Version history: 1 had no attempt in JOB and no HEARTBEAT/STOP.
+ * Version history: 1 had no attempt in JOB and no HEARTBEAT/STOP; 3 added
+ * the job's budget, 4 the budget its checkpoint holds, 5 NEXT.
  */
 #ifndef NAS_SEARCH_POOL_MSG_H
 #define NAS_SEARCH_POOL_MSG_H
@@ -29,8 +35,8 @@
 #include "nas/search.h"
 
 #define NAS__MSG_MAGIC 0x5053414Eu /* "NASP" */
-#define NAS__MSG_VERSION 4 /* 3: the job carries its budget (issue 17); 4: and the budget
-                              its checkpoint holds (issue 29) */
+#define NAS__MSG_VERSION 5 /* 3: the job carries its budget (issue 17); 4: and the budget
+                              its checkpoint holds (issue 29); 5: NEXT (issue 32) */
 #define NAS__MSG_HEADER 12
 #define NAS__MSG_MAX_PAYLOAD 4096
 
@@ -39,7 +45,8 @@ enum {
     NAS__MSG_PROGRESS = 2,
     NAS__MSG_RESULT = 3,
     NAS__MSG_HEARTBEAT = 4,
-    NAS__MSG_STOP = 5
+    NAS__MSG_STOP = 5,
+    NAS__MSG_NEXT = 6
 };
 
 /* Encoders write header + payload into buf (at least NAS__MSG_HEADER +
@@ -49,6 +56,8 @@ size_t nas__msg_encode_progress(uint8_t *buf, int64_t job_id, double fraction, d
 size_t nas__msg_encode_result(uint8_t *buf, int64_t job_id, const nas_trial_result *res);
 size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id);
 size_t nas__msg_encode_stop(uint8_t *buf);
+/* NEXT: name is cut to NAS_NAME_MAX - 1 bytes. */
+size_t nas__msg_encode_next(uint8_t *buf, const char *name);
 
 /* Parse a header: NAS_OK with *type and *length, or NAS_EFORMAT with a
  * reason in `why`. */
@@ -61,6 +70,9 @@ int nas__msg_decode_progress(const uint8_t *p, uint32_t len, int64_t *job_id, do
 int nas__msg_decode_result(const uint8_t *p, uint32_t len, int64_t *job_id,
                            nas_trial_result *res);
 int nas__msg_decode_heartbeat(const uint8_t *p, uint32_t len, int64_t *job_id);
+/* NEXT into name (NAS_NAME_MAX bytes, NUL-terminated); NAS_EFORMAT for an
+ * empty or overlong name, one with a NUL byte, or a length that differs. */
+int nas__msg_decode_next(const uint8_t *p, uint32_t len, char name[NAS_NAME_MAX]);
 
 /*
  * The worker side of one job, for any transport: apply the NAS_FAULT test

@@ -5,7 +5,7 @@
  * header (nas__msg_header), then the payload through the decoder of its
  * type; a protocol error ends the stream. Promises checked: a decoded JOB
  * re-encodes to the same bytes; a decoded RESULT, re-encoded and decoded
- * again, gives the same result; PROGRESS and HEARTBEAT round-trip.
+ * again, gives the same result; PROGRESS, HEARTBEAT and NEXT round-trip.
  */
 #include <string.h>
 #include "search/pool_msg.h"
@@ -90,6 +90,17 @@ int nas_fuzz_pool_msg(const uint8_t *data, size_t size)
             }
         } else if (type == NAS__MSG_STOP) {
             rc = len == 0 ? NAS_OK : NAS_EFORMAT;
+        } else if (type == NAS__MSG_NEXT) {
+            char name[NAS_NAME_MAX];
+            rc = nas__msg_decode_next(p, len, name);
+            if (rc == NAS_OK) {
+                NAS_FUZZ_CHECK(strlen(name) + 4 == len, "NEXT name of %zu bytes in %u",
+                               strlen(name), len);
+                size_t n = nas__msg_encode_next(g_buf, name);
+                NAS_FUZZ_CHECK(n == NAS__MSG_HEADER + len &&
+                                   memcmp(g_buf + NAS__MSG_HEADER, p, len) == 0,
+                               "NEXT does not re-encode to its bytes");
+            }
         }
         if (rc != NAS_OK) {
             NAS_FUZZ_CHECK(rc == NAS_EFORMAT, "decoder returned %d", rc);

@@ -104,6 +104,53 @@ static void test_messages_v2(void **state)
     assert_non_null(strstr(why, "version"));
 }
 
+/* issue 32: NEXT (rank 0 -> worker ranks: phase 3 follows) carries the
+ * finalists experiment's name; a malformed one is refused. */
+static void test_message_next(void **state)
+{
+    (void)state;
+    uint8_t buf[NAS__MSG_HEADER + NAS__MSG_MAX_PAYLOAD];
+    int type;
+    uint32_t len;
+    char why[128], name[NAS_NAME_MAX];
+    size_t n = nas__msg_encode_next(buf, "fashion-oneshot-finalists");
+    assert_int_equal(nas__msg_header(buf, &type, &len, why, sizeof why), NAS_OK);
+    assert_int_equal(type, NAS__MSG_NEXT);
+    assert_int_equal(n, NAS__MSG_HEADER + len);
+    assert_int_equal(len, 4 + strlen("fashion-oneshot-finalists"));
+    assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, len, name), NAS_OK);
+    assert_string_equal(name, "fashion-oneshot-finalists");
+    /* a length that differs from the name's, in either direction */
+    assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, len - 1, name), NAS_EFORMAT);
+    assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, len + 1, name), NAS_EFORMAT);
+    assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, 3, name), NAS_EFORMAT);
+    /* a NUL inside the name */
+    buf[NAS__MSG_HEADER + 4 + 3] = '\0';
+    assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, len, name), NAS_EFORMAT);
+    /* empty */
+    n = nas__msg_encode_next(buf, "");
+    assert_int_equal(n, NAS__MSG_HEADER + 4);
+    assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, 4, name), NAS_EFORMAT);
+    /* the longest name fits; a longer one is cut to it when encoded */
+    char longname[2 * NAS_NAME_MAX];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    n = nas__msg_encode_next(buf, longname);
+    assert_int_equal(nas__msg_header(buf, &type, &len, why, sizeof why), NAS_OK);
+    assert_int_equal(len, 4 + NAS_NAME_MAX - 1);
+    assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, len, name), NAS_OK);
+    assert_int_equal(strlen(name), NAS_NAME_MAX - 1);
+    /* a claimed length beyond NAS_NAME_MAX - 1 is refused, not copied */
+    buf[NAS__MSG_HEADER] = NAS_NAME_MAX;
+    memset(buf + NAS__MSG_HEADER + 4, 'x', NAS_NAME_MAX);
+    assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, 4 + NAS_NAME_MAX, name),
+                     NAS_EFORMAT);
+    /* a type past NEXT is unknown */
+    buf[6] = NAS__MSG_NEXT + 1;
+    assert_int_equal(nas__msg_header(buf, &type, &len, why, sizeof why), NAS_EFORMAT);
+    assert_non_null(strstr(why, "unknown message type"));
+}
+
 static void test_frozen_worker_missed_heartbeats(void **state)
 {
     (void)state;
@@ -149,6 +196,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fault_spec),
         cmocka_unit_test(test_messages_v2),
+        cmocka_unit_test(test_message_next),
         cmocka_unit_test(test_frozen_worker_missed_heartbeats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
