@@ -168,8 +168,11 @@ static void fill_summary(ctl *c, nas_run_summary *s)
 }
 
 /* issue 4: an MPI worker rank (`mpirun -n K nas run`, rank > 0): build the
- * evaluator, serve rank 0's jobs until it says stop; never opens the
- * database (rank 0 is its only writer). db_path: `--db`, for DB.ckpt/. */
+ * evaluator, serve rank 0's jobs until it says stop, then end MPI; never
+ * opens the database (rank 0 is its only writer). db_path: `--db`, for
+ * DB.ckpt/. local_rank: this process's, to pick its GPU (-1: it picked it
+ * in an earlier search). Issue 32: when rank 0 says that another search
+ * follows (NEXT), MPI stays up and summary->mpi_next names that search. */
 static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank, int local_rank,
                            int threads, nas_run_summary *summary, nas_error *err)
 {
@@ -185,9 +188,11 @@ static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank,
     if (cfg->search.fidelity.scheduler != NAS_FIDELITY_NONE)
         snprintf(c.ckpt_dir, sizeof c.ckpt_dir, "%s.ckpt", db_path);
     /* With CUDA, this rank's GPU from its local rank (docs/cluster.md),
-     * chosen before the evaluator's backend initialises CUDA. */
+     * chosen before the evaluator's backend initialises CUDA (issue 32: a
+     * supernet's subnets run on the backend too, and its phase 3 follows
+     * in this process, on the GPU chosen here). */
     char gpu_note[512];
-    if (nas_evaluator_kind_trains(cfg) &&
+    if (local_rank >= 0 && (nas_evaluator_kind_trains(cfg) || nas_evaluator_kind_prepares(cfg)) &&
         nas__mpi_pick_gpu(cfg, local_rank, gpu_note, sizeof gpu_note) >= 0)
         fprintf(stderr, "nas: MPI rank %d: %s\n", rank, gpu_note);
     int rc = nas_space_create(&cfg->space, &c.space, err);
@@ -199,10 +204,12 @@ static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank,
         rc = nas_evaluator_set_state_dir(c.ev, sdir) == NAS_OK
                  ? NAS_OK : nas_error_set(err, NAS_EINVAL, "%s: path too long", sdir);
     if (rc == NAS_OK)
-        rc = nas__mpi_serve(nas__ctl_job, &c, 0.5, threads ? cfg->workers.heartbeat_s : 0, err);
+        rc = nas__mpi_serve(nas__ctl_job, &c, 0.5, threads ? cfg->workers.heartbeat_s : 0,
+                            summary->mpi_next, err);
     nas_evaluator_destroy(c.ev);
     nas_space_destroy(c.space);
-    nas__mpi_stop(0, rc == NAS_OK ? 0 : 1);
+    if (rc != NAS_OK || !summary->mpi_next[0])
+        nas__mpi_stop(0, rc == NAS_OK ? 0 : 1);
     return rc;
 }
 

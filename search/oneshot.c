@@ -20,14 +20,18 @@
  * subnets into its top K: the finalists experiment then keeps the
  * finalists it retrained and adds the new ones (its enqueue list grows,
  * old ones first, so its replay proposes what it stored), up to
- * NAS_SUPERNET_FINALISTS_MAX. Calls go one way: this file calls
- * controller.c (nas__search_run_one) and the store; nothing calls back.
+ * NAS_SUPERNET_FINALISTS_MAX. Under mpirun phase 3 runs on the worker
+ * ranks too: rank 0 tells them (NEXT, search/pool_mpi.c) before the
+ * finalists search, and each rank serves it (serve_phase3). Calls go one
+ * way: this file calls controller.c (nas__search_run_one), the MPI
+ * transport and the store; nothing calls back.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "search/controller_impl.h"
+#include "search/pool_msg.h" /* issue 32: phase 3 on the MPI worker ranks (nas__mpi_next) */
 
 /* The finalists' genotypes: those the finalists experiment has (in trial
  * order), then the supernet search's best not among them, until K new
@@ -176,6 +180,8 @@ static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *
         o.experiment = NULL; /* fcfg's name: a rerun names the supernet search, not this */
         o.new_experiment = 0;
         summary->experiment_id = -1; /* the finalists', once their search has made it */
+        if (!rc && sn->mpi_ranks > 0) /* the worker ranks go on to serve this search */
+            rc = nas__mpi_next(name, err);
         if (!rc)
             rc = nas__search_run_one(fcfg, &o, summary, err);
         nas_error lerr;
@@ -189,6 +195,35 @@ static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *
     return rc;
 }
 
+/* An MPI worker rank that rank 0 told to go on to phase 3 (its finalists
+ * experiment `summary->mpi_next`) serves it with the evaluator rank 0's
+ * finalists search has: fcfg derived from cfg as phase3() derives it, and
+ * through the same nas__search_run_one (the jobs carry the genotypes, so
+ * the rank needs not the list, nor the database). */
+static int serve_phase3(const nas_config *cfg, const nas_run_opts *opts,
+                        nas_run_summary *summary, nas_error *err)
+{
+    char name[NAS_NAME_MAX];
+    snprintf(name, sizeof name, "%s", summary->mpi_next);
+    finalists *f = calloc(1, sizeof *f);
+    nas_config *fcfg = malloc(sizeof *fcfg);
+    int rc = f && fcfg ? NAS_OK
+                       : nas_error_set(err, NAS_ENOMEM, "MPI worker: out of memory for phase 3 "
+                                       "('%s')", name);
+    if (!rc) {
+        finalists_config(cfg, f, name, fcfg);
+        nas_run_opts o = *opts;
+        o.experiment = NULL;
+        o.new_experiment = 0;
+        rc = nas__search_run_one(fcfg, &o, summary, err); /* ends MPI */
+    } else {
+        nas__mpi_stop(0, 1);
+    }
+    free(f);
+    free(fcfg);
+    return rc;
+}
+
 int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
                    nas_error *err)
 {
@@ -196,14 +231,17 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     if (!summary)
         summary = &own;
     int rc = nas__search_run_one(cfg, opts, summary, err);
+    if (rc == NAS_OK && summary->mpi_worker && summary->mpi_next[0])
+        return serve_phase3(cfg, opts, summary, err);
     if (rc != NAS_OK || !cfg || !nas_evaluator_kind_prepares(cfg) || summary->mpi_worker ||
         summary->done == 0 || cfg->supernet.retrain_top <= 0)
         return rc;
     FILE *log = opts->log ? opts->log : stderr;
-    if (summary->mpi_ranks > 0) { /* the ranks serve the supernet evaluator until told to stop */
+    if (summary->mpi_lost > 0) { /* such a rank cannot take phase 3's jobs, nor be told */
         if (!opts->quiet)
-            fprintf(log, "nas: phase 3 (retraining the finalists) is not run under mpirun: "
-                    "run the same command without mpirun to retrain them\n");
+            fprintf(log, "nas: phase 3 (retraining the finalists) is not run: %d MPI worker "
+                    "rank(s) were given up on in phase 2; run the same command again to "
+                    "retrain them\n", summary->mpi_lost);
         return rc;
     }
     double left = 0; /* issue 33: a time limit covers both searches (0: none) */

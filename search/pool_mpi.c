@@ -3,7 +3,8 @@
  *
  * `mpirun -n K nas run space.conf`: every rank runs `nas run`; rank 0 is
  * the controller (the only one that opens the database), ranks 1..K-1
- * serve jobs (nas__mpi_serve) until rank 0 sends STOP. Messages are the
+ * serve jobs (nas__mpi_serve) until rank 0 sends STOP (or NEXT, issue 32:
+ * a one-shot search's phase 3 follows, served the same way). Messages are the
  * pool's wire format (search/pool_msg.h), one MPI message each, tag 7 on
  * MPI_COMM_WORLD, validated on receipt like socket messages.
  *
@@ -107,6 +108,7 @@ int nas__mpi_start(int *rank, int *size, int *local_rank, int *threads, nas_erro
     MPI_Finalized(&fin);
     if (fin)
         return NAS_OK;
+    int again = init; /* issue 32: this process started MPI in an earlier search */
     if (!init) {
         if (!launched_by_mpi())
             return NAS_OK;
@@ -125,6 +127,10 @@ int nas__mpi_start(int *rank, int *size, int *local_rank, int *threads, nas_erro
     MPI_Comm_size(MPI_COMM_WORLD, size);
     if (*size < 2) {
         *size = 0; /* one rank: an ordinary local run */
+        return NAS_OK;
+    }
+    if (again) { /* no collective call: a rank lost earlier would never join it */
+        *local_rank = -1;
         return NAS_OK;
     }
     /* The local rank: OMPI_COMM_WORLD_LOCAL_RANK under Open MPI's mpirun,
@@ -252,9 +258,24 @@ static void *rank_heartbeat(void *arg)
     }
 }
 
-int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
-                   nas_error *err)
+int nas__mpi_next(const char *name, nas_error *err)
 {
+    int size = nas__mpi_size();
+    if (size < 2)
+        return nas_error_set(err, NAS_EINVAL, "MPI: no worker rank to tell about '%s'", name);
+    uint8_t buf[NAS__MSG_HEADER + 4 + NAS_NAME_MAX];
+    size_t n = nas__msg_encode_next(buf, name);
+    for (int r = 1; r < size; r++)
+        if (nas__mpi_send(r, buf, n) != 0)
+            return nas_error_set(err, NAS_EWORKER, "MPI: cannot send rank %d the next search "
+                                 "('%s'): MPI_Send failed", r, name);
+    return NAS_OK;
+}
+
+int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
+                   char next[NAS_NAME_MAX], nas_error *err)
+{
+    next[0] = '\0';
     rank_link l;
     pthread_mutex_init(&l.mu, NULL);
     l.job_id = -1;
@@ -290,6 +311,12 @@ int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, in
         }
         if (type == NAS__MSG_STOP)
             break;
+        if (type == NAS__MSG_NEXT) { /* issue 32: another search follows in this job */
+            if (nas__msg_decode_next(buf + NAS__MSG_HEADER, len, next) != NAS_OK)
+                rc = nas_error_set(err, NAS_EFORMAT, "MPI worker: malformed NEXT message "
+                                   "(%u bytes) from rank 0", (unsigned)len);
+            break;
+        }
         nas_pool_job job;
         if (type != NAS__MSG_JOB || nas__msg_decode_job(buf + NAS__MSG_HEADER, len, &job) != NAS_OK) {
             rc = nas_error_set(err, NAS_EFORMAT, "MPI worker: unexpected message type %d", type);
@@ -348,9 +375,15 @@ int nas__mpi_poll(int *src, uint8_t *buf, size_t cap, size_t *n)
     (void)n;
     return -1;
 }
-int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
-                   nas_error *err)
+int nas__mpi_next(const char *name, nas_error *err)
 {
+    (void)name;
+    return nas_error_set(err, NAS_EINVAL, "this nas was built without Open MPI");
+}
+int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
+                   char next[NAS_NAME_MAX], nas_error *err)
+{
+    next[0] = '\0';
     (void)fn;
     (void)ctx;
     (void)progress_interval_s;

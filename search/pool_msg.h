@@ -120,7 +120,11 @@ int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *j
  * MPI). *threads (issue 20): 1 when MPI_Init_thread provided
  * MPI_THREAD_SERIALIZED or more, which the worker ranks' heartbeat thread
  * needs (it calls MPI beside the main thread); 0 otherwise: then no rank
- * may use heartbeats. Errors: NAS_EWORKER. */
+ * may use heartbeats. Issue 32: when MPI is already initialised (an earlier
+ * search of this process started it: a one-shot search's phase 3 follows
+ * its phase 2 in the same job) no collective call is made (a rank lost in
+ * the earlier search would hang it) and *local_rank is -1: the process
+ * placed itself (its GPU) when it started MPI. Errors: NAS_EWORKER. */
 int nas__mpi_start(int *rank, int *size, int *local_rank, int *threads, nas_error *err);
 /* World size of an MPI run (0: none). */
 int nas__mpi_size(void);
@@ -156,8 +160,16 @@ int nas__mpi_pick_gpu(const nas_config *cfg, int local_rank, char *note, size_t 
  * is too small. Pure (search/placement.c).
  */
 int nas__cuda_visible_value(const char *visible, int ordinal, char *buf, size_t n);
-/* A worker rank: run jobs from rank 0 until STOP. NAS_OK or the failure. */
+/* A worker rank: run jobs from rank 0 until STOP or NEXT. NAS_OK (next
+ * holds NEXT's experiment name, or "" after STOP) or the failure
+ * (NAS_EWORKER: MPI failed; NAS_EFORMAT: a malformed or unexpected
+ * message, with its type). next has NAS_NAME_MAX bytes. */
 int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
-                   nas_error *err);
+                   char next[NAS_NAME_MAX], nas_error *err);
+/* Rank 0 (issue 32): tell every worker rank that the search it served is
+ * over and the search of experiment `name` follows in this job (NEXT);
+ * they serve it until nas__mpi_stop. Errors: NAS_EWORKER naming the rank
+ * that could not be sent to; NAS_EINVAL without MPI. */
+int nas__mpi_next(const char *name, nas_error *err);
 
 #endif

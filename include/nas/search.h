@@ -331,6 +331,11 @@ typedef struct nas_run_summary {
     double best_val_accuracy;
     char db_path[NAS_PATH_MAX];
     int mpi_worker;       /* 1: this process was an MPI worker rank (nothing to report) */
+    /* issue 32: an MPI worker rank whose rank 0 goes on to another search
+     * in the same job (a one-shot search's phase 3): that search's
+     * experiment, which the rank serves next (MPI is not ended); "" when
+     * the rank has ended MPI */
+    char mpi_next[NAS_NAME_MAX];
     int mpi_ranks;        /* issue 20: worker ranks of an MPI run, as rank 0 (0: no MPI) */
     int mpi_lost;         /* issue 20: of them, ranks given up on or still in a job */
     /* issue 32: after a supernet search's phase 3 the summary is its
@@ -357,8 +362,9 @@ typedef struct nas_run_summary {
  * is trained first (phase 1, in a forked child, checkpointed every epoch
  * in DB.supernet/), the trials are its subnets (phase 2), and then the
  * best supernet.retrain_top are retrained stand-alone as the experiment
- * "NAME-finalists" (phase 3, search/oneshot.c), whose summary *summary
- * then holds (parent_experiment names the supernet search).
+ * "NAME-finalists" (phase 3, search/oneshot.c; under mpirun on the
+ * worker ranks too), whose summary *summary then holds (parent_experiment
+ * names the supernet search).
  * Returns NAS_OK (also when trials failed: summary->done and ->failed say
  * how many), NAS_EINTR (stopped: finished trials kept, running ones marked
  * interrupted), NAS_ECONFIG (changed defining settings: nothing written),

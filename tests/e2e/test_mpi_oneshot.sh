@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# tests/e2e/test_mpi_oneshot.sh - issue 32, a one-shot search
+# (evaluator.kind = "supernet", docs/one-shot.md) under Open MPI, on a
+# small chain space of Fashion-MNIST (the space of test_oneshot_search.sh,
+# a shorter supernet):
+# 1. `mpirun -n 3` runs all three phases: rank 0 trains the supernet,
+#    ranks 1 and 2 evaluate the subnets, then rank 0 tells them that
+#    phase 3 follows (NEXT) and they retrain the finalists as experiment
+#    NAME-finalists. Both experiments store the trials and accuracies of
+#    the same search on the local pool of 2 workers (both are a schedule of
+#    width 2; the supernet, its subnets' evaluation and the proxy training
+#    are deterministic), and both worker ranks trained finalists;
+# 2. kill -9 of rank 0 in phase 3 (mpirun then ends the job), then the
+#    same mpirun line continues phase 3 and ends with the same finalists;
+# 3. a rank lost in phase 2 (stuck in its job past trial_timeout_s): phase 3
+#    is not run, the run says why and how to go on, mpirun exits 0 (no
+#    hang); the same line without the fault retrains the finalists;
+# 4. no phase 3 (supernet.retrain_top = 0): the worker ranks end with the
+#    job, exit 0; --new: the ranks serve phase 3 of the new experiment
+#    under the name rank 0 gave it (NAME-2-finalists);
+# 5. --time-limit covers both phases (wherever it stops the run, mpirun
+#    exits 0 in time), and the same line without it completes them.
+# Skips (77) without mpirun, nas built without Open MPI, or Fashion-MNIST.
+. "$(dirname "$0")/search_lib.sh"
+command -v mpirun >/dev/null 2>&1 || skip "mpirun not found (Debian: openmpi-bin)"
+ldd "$NAS" 2>/dev/null | grep -q libmpi || skip "nas was built without Open MPI (cmake/mpi.cmake: libopenmpi-dev)"
+need_fmnist
+cd "$TMP" || fail "cd"
+MPIRUN="timeout 180 mpirun --oversubscribe --allow-run-as-root"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # see test_mpi.sh
+
+conf() { # FILE [EXTRA]
+    cat >"$1" <<CONF
+experiment = "e2e-osm";
+seed = 5;
+data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
+space: {
+  type = "chain"; input = [1, 28, 28]; classes = 10;
+  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu"; };
+  stages = (
+    { channels = [8, 16]; stride = 2; layers = 2; depth = [1, 2];
+      ops = ["mb3_k3", "mb3_k5", "skip"]; activation = "relu"; },
+    { channels = 16; stride = 2; layers = 1; ops = ["mb3_k3", "mb6_k3"]; se = "choice";
+      activation = "hswish"; }
+  );
+  head = { channels = 32; activation = "hswish"; pool = "avg"; };
+};
+proxy: { epochs = 1; batch_size = 64; lr = 0.1; threads = 1; backend = "cpu"; };
+search: { strategy = "evolution"; trials = 8; population = 4; sample_size = 2; };
+evaluator: { kind = "supernet"; };
+supernet: { epochs = 3; recal_batches = 2; valid = 128; retrain_top = 3; };
+workers: { count = 2; ${2:-} };
+CONF
+}
+conf "$TMP/os.conf"
+trials_of() { # DB EXPERIMENT: id|genotype|status|device|val_accuracy of its trials
+    sql "$1" "SELECT t.id || '|' || t.genotype || '|' || t.status || '|' || t.device || '|' ||
+              printf('%.6f', r.val_accuracy) FROM trial t JOIN experiment e ON e.id = t.experiment_id
+              LEFT JOIN result r ON r.trial_id = t.id WHERE e.name = '$2' ORDER BY t.id"
+}
+# rank_pid DB: the pid of MPI rank 0 of the `nas run` on DB
+rank_pid() {
+    local p
+    for p in $(pgrep -f "nas run os.conf --db $1"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=0" &&
+            { echo "$p"; return; }
+    done
+}
+
+note "the local pool of 2 workers"
+L=$TMP/local.db
+run 0 "$NAS" run os.conf --db "$L"
+grep_in "phase 3:" "$TMP/err"
+trials_of "$L" e2e-osm >"$TMP/l1"
+trials_of "$L" e2e-osm-finalists >"$TMP/l2"
+expect_eq "local finalists" "$(grep -c '|done|cpu|' "$TMP/l2")" 3
+
+note "1. mpirun -n 3: the three phases, phase 3 on the worker ranks"
+M=$TMP/mpi.db
+run 0 $MPIRUN -n 3 "$NAS" run os.conf --db "$M"
+grep_in "supernet (phase 1)" "$TMP/err"
+grep_in "phase 3: 3 of the best of 8 subnets retrained" "$TMP/err"
+grep -q "not run under mpirun" "$TMP/err" && fail "phase 3 was left to a run without mpirun"
+grep_in "search 'e2e-osm-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
+expect_eq "experiments" "$(sql "$M" "SELECT group_concat(name || ':' || status, ' ') FROM experiment")" \
+    "e2e-osm:done e2e-osm-finalists:done"
+trials_of "$M" e2e-osm >"$TMP/m1"
+trials_of "$M" e2e-osm-finalists >"$TMP/m2"
+diff "$TMP/l1" "$TMP/m1" >/dev/null || { diff "$TMP/l1" "$TMP/m1"; fail "phase 2 under MPI differs from the local pool"; }
+diff "$TMP/l2" "$TMP/m2" >/dev/null || { diff "$TMP/l2" "$TMP/m2"; fail "the finalists under MPI differ from the local pool's"; }
+expect_eq "worker ranks that retrained finalists" \
+    "$(sql "$M" "SELECT group_concat(w) FROM (SELECT DISTINCT t.worker AS w FROM trial t JOIN experiment e ON e.id = t.experiment_id WHERE e.name = 'e2e-osm-finalists' ORDER BY 1)")" "0,1"
+expect_eq "finalists linked" "$(sql "$M" "SELECT count(*) FROM finalist")" 3
+check_db_consistent "$M"
+
+note "2. kill -9 of rank 0 in phase 3; the same mpirun line continues it"
+K=$TMP/kill.db
+NAS_FAULT="sleep_ms=700" $MPIRUN -x NAS_FAULT -n 3 "$NAS" run os.conf --db "$K" >"$TMP/k.out" 2>"$TMP/k.err" &
+RUN_PID=$!
+for _ in $(seq 1200); do
+    [ "$(sql "$K" "SELECT count(*) FROM trial t JOIN experiment e ON e.id = t.experiment_id WHERE e.name = 'e2e-osm-finalists' AND t.status = 'running'" 2>/dev/null)" = 2 ] && break
+    kill -0 "$RUN_PID" 2>/dev/null || { cat "$TMP/k.err"; fail "mpirun ended before phase 3 ran"; }
+    sleep 0.05
+done
+r0=$(rank_pid "$K")
+[ -n "$r0" ] || fail "rank 0 not found"
+kill -9 "$r0"
+wait "$RUN_PID"
+code=$?
+RUN_PID=
+[ "$code" = 124 ] && fail "mpirun hung after rank 0 was killed"
+sleep 0.5
+pgrep -f "nas run os.conf --db $K" >/dev/null && fail "ranks outlived the job"
+[ "$(sql "$K" "SELECT count(*) FROM trial WHERE experiment_id = 2 AND status = 'done'")" -lt 3 ] ||
+    fail "phase 3 had finished before the kill"
+run 0 $MPIRUN -n 3 "$NAS" run os.conf --db "$K"
+grep_in "nothing to do" "$TMP/err"
+grep_in "as experiment 'e2e-osm-finalists' (continued)" "$TMP/err"
+grep_in "search 'e2e-osm-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
+trials_of "$K" e2e-osm-finalists >"$TMP/k2"
+diff "$TMP/l2" "$TMP/k2" >/dev/null || { diff "$TMP/l2" "$TMP/k2"; fail "the finalists after kill -9 differ from the local pool's"; }
+check_db_consistent "$K"
+
+note "3. a rank lost in phase 2: no phase 3, said; the rerun retrains the finalists"
+conf "$TMP/lost.conf" "trial_timeout_s = 5;"
+G=$TMP/lost.db
+NAS_FAULT="spin@3" $MPIRUN -x NAS_FAULT -n 3 "$NAS" run lost.conf --db "$G" >"$TMP/out" 2>"$TMP/err"
+code=$?
+[ "$code" = 124 ] && { cat "$TMP/err"; fail "mpirun hung after a rank was lost in phase 2"; }
+expect_eq "mpirun exit code after a lost rank" "$code" 0
+grep_in "complete: 8 trials (7 done, 1 failed)" "$TMP/out"
+grep_in "phase 3 (retraining the finalists) is not run: 1 MPI worker rank(s) were given up on in phase 2; run the same command again" "$TMP/err"
+expect_eq "no finalists experiment" "$(sql "$G" "SELECT count(*) FROM experiment")" 1
+run 0 $MPIRUN -n 3 "$NAS" run lost.conf --db "$G"
+grep_in "search 'e2e-osm-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
+check_db_consistent "$G"
+
+note "4. no phase 3 (retrain_top = 0): the ranks end with the job; --new: phase 3 under its name"
+sed 's/retrain_top = 3;/retrain_top = 0;/' "$TMP/os.conf" >"$TMP/zero.conf"
+run 0 $MPIRUN -n 3 "$NAS" run zero.conf --db "$M" --experiment zero
+grep_in "search 'zero' complete: 8 trials (8 done, 0 failed)" "$TMP/out"
+expect_eq "no finalists for 'zero'" "$(sql "$M" "SELECT count(*) FROM experiment WHERE name LIKE 'zero-%'")" 0
+run 0 $MPIRUN -n 3 "$NAS" run os.conf --db "$M" --new
+grep_in "search 'e2e-osm-2-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
+grep_in "resume or extend it with --experiment e2e-osm-2" "$TMP/err"
+check_db_consistent "$M"
+
+note "5. --time-limit covers both phases under MPI; the rerun completes them"
+t0=$(date +%s)
+NAS_FAULT="sleep_ms=1500" $MPIRUN -x NAS_FAULT -n 3 "$NAS" run os.conf --db "$M" --experiment tl --time-limit 11 >"$TMP/out" 2>"$TMP/err"
+code=$?
+dt=$(( $(date +%s) - t0 ))
+note "mpirun exited $code after $dt s"
+[ "$code" = 0 ] || { cat "$TMP/out" "$TMP/err"; fail "a run stopped by its time limit exited $code"; }
+grep -q "time limit" "$TMP/out" "$TMP/err" || { cat "$TMP/out" "$TMP/err"; fail "the time limit was not reached or not said"; }
+[ "$dt" -lt 40 ] || fail "the time limit of 11 s let the run go on for $dt s"
+run 0 $MPIRUN -n 3 "$NAS" run os.conf --db "$M" --experiment tl
+grep_in "search 'tl-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
+check_db_consistent "$M"
+echo "PASS"
