@@ -17,6 +17,8 @@
 #    their file:line.
 # 3b. Ctrl-C (SIGINT to the process group) in phase 1 exits 130 with the
 #    experiment 'interrupted', and the rerun ends as the uninterrupted run.
+# 6. the run lock is held from phase 1 to the end of phase 3: a second
+#    `nas run` between phase 2 and phase 3 is refused.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -161,4 +163,29 @@ grep_in "latc.conf:2[0-9]: constraints.latency_ms = 1 needs a measured latency" 
 sed 's/lr = 0.1;/lr = [0.05, 0.1];/' "$TMP/os.conf" >"$TMP/rec.conf"
 run 2 "$NAS" run rec.conf --db "$TMP/rec.db"
 grep_in "rec.conf:15: proxy.lr is a list of choices, but evaluator.kind = \"supernet\"" "$TMP/err"
+note "6. one run lock from phase 1 to the end of phase 3: no other nas run between phase 2 and 3"
+E_SAVED=$E; E=3
+conf "$TMP/lk.conf" 6
+E=$E_SAVED
+L=$TMP/lk.db
+# phase_gap_ms (search/pool_msg.h): the first run sleeps between phase 2 and 3
+NAS_FAULT=phase_gap_ms=4000 "$NAS" run lk.conf --db "$L" >"$TMP/lk.out" 2>"$TMP/lk.err" &
+RUN_PID=$!
+for _ in $(seq 1200); do
+    grep -q "phase 3:" "$TMP/lk.err" && break
+    kill -0 "$RUN_PID" 2>/dev/null || { cat "$TMP/lk.err"; fail "the first run ended before phase 3"; }
+    sleep 0.05
+done
+grep_in "phase 3:" "$TMP/lk.err"
+"$NAS" run lk.conf --db "$L" >"$TMP/out" 2>"$TMP/err"
+code=$?
+[ "$code" != 0 ] || { cat "$TMP/err"; fail "a second nas run got the database between phase 2 and phase 3"; }
+grep_in "is in use by another \`nas run\`" "$TMP/err"
+wait "$RUN_PID"
+code=$?
+RUN_PID=
+[ "$code" = 0 ] || { cat "$TMP/lk.err"; fail "the first run exited $code"; }
+expect_eq "the first run's finalists" "$(sql "$L" "SELECT count(*) FROM trial t JOIN experiment e ON e.id = t.experiment_id WHERE e.name = 'e2e-os-finalists' AND t.status = 'done'")" 3
+expect_eq "one finalists experiment" "$(sql "$L" "SELECT count(*) FROM experiment")" 2
+
 echo "ok"
