@@ -67,7 +67,11 @@ typedef struct nas_supernet_train_opts {
     const char *checkpoint;   /* NULL, or a file rewritten after every epoch
                                  (nas_supernet_save with `fingerprint`) */
     const char *fingerprint;  /* what the checkpoint is for (space, data, recipe, seed) */
-    nas_train_epoch_cb on_epoch; /* after every epoch; non-zero stops (NAS_EINTR) */
+    nas_train_epoch_cb on_epoch; /* at the end of every epoch, before its checkpoint is
+                                    written (what it records of the epoch is on disk
+                                    before a resume would start after the epoch);
+                                    non-zero stops (NAS_EINTR) once the checkpoint is
+                                    written */
     void *ctx;
 } nas_supernet_train_opts;
 
@@ -129,6 +133,17 @@ int nas_supernet_save(const nas_supernet *sn, const char *path, const char *fing
  */
 int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprint,
                       nas_error *err);
+
+/*
+ * The training steps done that the checkpoint `path` (written by
+ * nas_supernet_save with `fingerprint`) holds, into *steps, without a
+ * supernet or a backend (the one-shot search's controller reads it to know
+ * which epochs of the curve the checkpoint covers). Errors: those of
+ * nas_supernet_load for the file and its fingerprint (NAS_EIO, NAS_EEXIST,
+ * NAS_EFORMAT), NAS_EINVAL (NULL argument), NAS_ENOMEM.
+ */
+int nas_supernet_checkpoint_steps(const char *path, const char *fingerprint, int64_t *steps,
+                                  nas_error *err);
 
 #ifdef __cplusplus
 }

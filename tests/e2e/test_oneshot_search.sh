@@ -18,7 +18,9 @@
 # 3b. Ctrl-C (SIGINT to the process group) in phase 1 exits 130 with the
 #    experiment 'interrupted', and the rerun ends as the uninterrupted run.
 # 6. the run lock is held from phase 1 to the end of phase 3: a second
-#    `nas run` between phase 2 and phase 3 is refused.
+#    `nas run` between phase 2 and phase 3 is refused;
+# 7. a kill between an epoch's curve row and its checkpoint (test hook):
+#    after the rerun the curve and supernet_epoch hold every epoch once.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -187,5 +189,25 @@ RUN_PID=
 [ "$code" = 0 ] || { cat "$TMP/lk.err"; fail "the first run exited $code"; }
 expect_eq "the first run's finalists" "$(sql "$L" "SELECT count(*) FROM trial t JOIN experiment e ON e.id = t.experiment_id WHERE e.name = 'e2e-os-finalists' AND t.status = 'done'")" 3
 expect_eq "one finalists experiment" "$(sql "$L" "SELECT count(*) FROM experiment")" 2
+
+note "7. killed between an epoch's curve row and its checkpoint: the rerun records every epoch once"
+E_SAVED=$E; E=4
+conf "$TMP/kw.conf" 6
+E=$E_SAVED
+K=$TMP/kw.db
+# supernet_kill@2 (search/pool_msg.h): the phase-1 child dies by SIGKILL at
+# the end of epoch 2, between writing its curve row and its checkpoint
+NAS_FAULT=supernet_kill@2 "$NAS" run kw.conf --db "$K" >"$TMP/out" 2>"$TMP/err"
+code=$?
+[ "$code" != 0 ] || { cat "$TMP/err"; fail "the run with supernet_kill@2 succeeded"; }
+grep_in "killed by signal 9" "$TMP/err"
+expect_eq "supernet_epoch after the kill (epoch 2 is not in the checkpoint)" \
+    "$(sql "$K" "SELECT group_concat(epoch) FROM supernet_epoch")" "1"
+run 0 "$NAS" run kw.conf --db "$K"
+f=$(ls "$K.supernet"/supernet-*.tsv)
+expect_eq "the curve file after the rerun" "$(cut -f1 "$f" | paste -sd,)" "1,2,3,4"
+expect_eq "supernet_epoch after the rerun" \
+    "$(sql "$K" "SELECT group_concat(epoch) FROM (SELECT epoch FROM supernet_epoch ORDER BY epoch)")" "1,2,3,4"
+expect_eq "supernet_epoch rows" "$(sql "$K" "SELECT count(*) FROM supernet_epoch")" 4
 
 echo "ok"
