@@ -327,16 +327,23 @@ int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *e
     return rc;
 }
 
-int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
-                     const nas_dataset *valid, double *acc, double *loss, nas_error *err)
+/* The trained supernet, read from its checkpoint by the first call in this
+ * process; *v the validation images a subnet is measured on (the first
+ * supernet.valid of `valid`: a view). A missing checkpoint is
+ * `missing` (NAS_EWORKER in a worker, NAS_ENOTFOUND for an export). */
+static int ready(nas__sn_eval *s, nas_backend *be, const nas_dataset *valid, int missing,
+                 nas_dataset *v, nas_error *err)
 {
     char path[NAS_PATH_MAX + 32];
     if (nas__sn_eval_path(s, 0, path, sizeof path))
         return nas_error_set(err, NAS_EINVAL, "supernet: no directory for its checkpoint");
     if (!s->sn && access(path, R_OK) != 0)
-        return nas_error_set(err, NAS_EWORKER, "supernet checkpoint %s not found on this worker: "
-                             "the database's folder must be on a file system every worker sees "
-                             "(docs/cluster.md)", path);
+        return missing == NAS_EWORKER
+                   ? nas_error_set(err, NAS_EWORKER, "supernet checkpoint %s not found on this "
+                                   "worker: the database's folder must be on a file system every "
+                                   "worker sees (docs/cluster.md)", path)
+                   : nas_error_set(err, missing, "supernet checkpoint %s not found (moved or "
+                                   "deleted?): %s", path, strerror(errno));
     int rc = open_supernet(s, be, path, err);
     if (rc)
         return rc;
@@ -344,12 +351,41 @@ int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
         return nas_error_set(err, NAS_EINVAL, "supernet %s holds %lld of its %lld training steps: "
                              "phase 1 has not finished", path,
                              (long long)nas_supernet_steps(s->sn), (long long)total_steps(s));
-    nas_dataset v = *valid; /* the first supernet.valid images: a view */
-    v.owns = 0;
-    if (s->cfg->supernet.valid > 0 && s->cfg->supernet.valid < v.n)
-        v.n = s->cfg->supernet.valid;
+    *v = *valid;
+    v->owns = 0;
+    if (s->cfg->supernet.valid > 0 && s->cfg->supernet.valid < v->n)
+        v->n = s->cfg->supernet.valid;
+    return NAS_OK;
+}
+
+int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
+                     const nas_dataset *valid, double *acc, double *loss, nas_error *err)
+{
+    nas_dataset v;
+    int rc = ready(s, be, valid, NAS_EWORKER, &v, err);
+    if (rc)
+        return rc;
     int nb = s->calib ? s->cfg->supernet.recal_batches : 0;
     return nas_supernet_evaluate(s->sn, g, s->calib, nb, s->rec.batch_size, &v, acc, loss, err);
+}
+
+int nas__sn_eval_subnet_save(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
+                             const nas_dataset *valid, const char *path, double *acc,
+                             nas_error *err)
+{
+    nas_dataset v;
+    int rc = ready(s, be, valid, NAS_ENOTFOUND, &v, err);
+    if (rc)
+        return rc;
+    int nb = s->calib ? s->cfg->supernet.recal_batches : 0;
+    nas_net *net = NULL; /* what nas_supernet_evaluate measures (nas__sn_eval_run) */
+    rc = nas_supernet_subnet_recalibrated(s->sn, g, s->calib, nb, s->rec.batch_size, &net, err);
+    if (!rc)
+        rc = nas_net_evaluate(net, &v, s->rec.batch_size, acc, NULL, err);
+    if (!rc)
+        rc = nas_weights_save(net, path, err);
+    nas_net_destroy(net);
+    return rc;
 }
 
 int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, nas_error *err)

@@ -771,6 +771,22 @@ int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_b
     return NAS_OK;
 }
 
+int nas_supernet_subnet_recalibrated(const nas_supernet *sn, const nas_genotype *g,
+                                     const nas_dataset *calib, int recal_batches, int batch_size,
+                                     nas_net **out, nas_error *err)
+{
+    if (!out || (recal_batches > 0 && !calib))
+        return nas_error_set(err, NAS_EINVAL, "nas_supernet_subnet_recalibrated: NULL argument");
+    int rc = nas_supernet_subnet(sn, g, batch_size, out, err);
+    if (!rc)
+        rc = nas_net_bn_recalibrate(*out, calib, recal_batches, batch_size, err);
+    if (rc) {
+        nas_net_destroy(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const nas_dataset *calib,
                           int recal_batches, int batch_size, const nas_dataset *valid,
                           double *accuracy, double *loss, nas_error *err)
@@ -778,9 +794,7 @@ int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const n
     if (!valid || !accuracy || (recal_batches > 0 && !calib))
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_evaluate: NULL argument");
     nas_net *net = NULL;
-    int rc = nas_supernet_subnet(sn, g, batch_size, &net, err);
-    if (!rc)
-        rc = nas_net_bn_recalibrate(net, calib, recal_batches, batch_size, err);
+    int rc = nas_supernet_subnet_recalibrated(sn, g, calib, recal_batches, batch_size, &net, err);
     if (!rc)
         rc = nas_net_evaluate(net, valid, batch_size, accuracy, loss, err);
     nas_net_destroy(net);

@@ -268,6 +268,22 @@ int nas_evaluator_state_path(const nas_evaluator *ev, char *buf, size_t n);
  */
 int nas_evaluator_prepare(nas_evaluator *ev, FILE *log, nas_error *err);
 
+/*
+ * `nas export` of a supernet trial (phase 2): the subnet of `g` with the
+ * weights it inherits from the checkpoint in the state directory, BN
+ * recalibrated exactly as nas_evaluator_run evaluated the trial (the same
+ * supernet.recal_batches batches of the same seeded sample of the training
+ * split, on the same backend), saved to `path` (nas_weights_save), and its
+ * accuracy on the same validation images (the first supernet.valid) into
+ * *val_accuracy, which therefore reproduces the trial's. Errors:
+ * NAS_EINVAL (NULL argument, not a supernet evaluator, no state directory,
+ * phase 1 unfinished), NAS_ENOTFOUND (no checkpoint: named), NAS_EEXIST (a
+ * checkpoint of other settings), nas_supernet_load's, backend errors,
+ * NAS_EIO (the save).
+ */
+int nas_evaluator_supernet_subnet_save(nas_evaluator *ev, const nas_genotype *g, const char *path,
+                                       double *val_accuracy, nas_error *err);
+
 /* The supernet's training curve as recorded so far: *rows (malloc'd; the
  * caller frees) gets one nas_epoch_stats per finished epoch (epoch, loss,
  * accuracy, seconds) - an epoch the checkpoint holds, each once (a row

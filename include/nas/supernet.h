@@ -103,12 +103,25 @@ int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_b
                         nas_net **out, nas_error *err);
 
 /*
+ * The subnet of `g` that nas_supernet_evaluate measures: the subnet
+ * (nas_supernet_subnet, for batches of up to batch_size), its BN
+ * statistics recalibrated on `recal_batches` batches of `batch_size`
+ * images of `calib` (nas_net_bn_recalibrate). *out is the caller's (save it
+ * with nas_weights_save: `nas export` of a supernet trial). Errors: those
+ * of the two, NAS_EINVAL (NULL out, or calib with recal_batches > 0).
+ */
+int nas_supernet_subnet_recalibrated(const nas_supernet *sn, const nas_genotype *g,
+                                     const nas_dataset *calib, int recal_batches, int batch_size,
+                                     nas_net **out, nas_error *err);
+
+/*
  * Validation accuracy in [0,1] of subnet `g` with inherited weights: the
  * subnet (nas_supernet_subnet), its BN statistics recalibrated on
  * `recal_batches` batches of `batch_size` images of `calib`
  * (nas_net_bn_recalibrate; pass a fixed, seeded sample of the training
- * split, nas_dataset_sample), then nas_net_evaluate on `valid`. *loss
- * (may be NULL) gets the mean validation loss. Errors: those of the three.
+ * split, nas_dataset_sample) - nas_supernet_subnet_recalibrated - then
+ * nas_net_evaluate on `valid`. *loss (may be NULL) gets the mean
+ * validation loss. Errors: those of the three.
  */
 int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const nas_dataset *calib,
                           int recal_batches, int batch_size, const nas_dataset *valid,

@@ -20,7 +20,10 @@
 # 6. the run lock is held from phase 1 to the end of phase 3: a second
 #    `nas run` between phase 2 and phase 3 is refused;
 # 7. a kill between an epoch's curve row and its checkpoint (test hook):
-#    after the rerun the curve and supernet_epoch hold every epoch once.
+#    after the rerun the curve and supernet_epoch hold every epoch once;
+# 8. export of a supernet trial (phase 2) rebuilds the weights it inherits
+#    (not the initial ones), reproducing its val_accuracy; without the
+#    supernet checkpoint it is refused, saying why.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -209,5 +212,29 @@ expect_eq "the curve file after the rerun" "$(cut -f1 "$f" | paste -sd,)" "1,2,3
 expect_eq "supernet_epoch after the rerun" \
     "$(sql "$K" "SELECT group_concat(epoch) FROM (SELECT epoch FROM supernet_epoch ORDER BY epoch)")" "1,2,3,4"
 expect_eq "supernet_epoch rows" "$(sql "$K" "SELECT count(*) FROM supernet_epoch")" 4
+
+note "8. export of a supernet trial: the weights it inherits, BN recalibrated as its evaluation"
+sbest=$(sql "$A" "SELECT t.id FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 1 ORDER BY r.score DESC, t.id LIMIT 1")
+run 0 "$NAS" export --db "$A" --experiment e2e-os --best --format onnx -o "$TMP/sn.onnx"
+grep_in "best trial of 'e2e-os' by val_accuracy (max): $sbest\$" "$TMP/err"
+grep_in "weights: inherited from the supernet $A.supernet/supernet-[0-9a-f]*.npz, BN recalibrated on 2 batches" "$TMP/out"
+grep_in "not retrained" "$TMP/out"
+# the rebuilt weights measure exactly what the trial recorded (else a warning)
+grep -q "warning" "$TMP/err" && { cat "$TMP/err"; fail "the inherited weights do not reproduce the trial's val_accuracy"; }
+echo "$(grep "weights: inherited" "$TMP/out")" | sed 's/.*(val_accuracy \([0-9.]*\), the trial.s \([0-9.]*\)).*/\1 \2/' |
+    awk '{ exit !(NF == 2 && $1 == $2) }' || { cat "$TMP/out"; fail "no reproduced val_accuracy"; }
+run 0 "$NAS" export --db "$A" --trial "$sbest" --weights init --format onnx -o "$TMP/sn-init.onnx"
+cmp -s "$TMP/sn.onnx" "$TMP/sn-init.onnx" && fail "the supernet trial was exported with its initial weights"
+mkdir "$TMP/tmpd"
+run 0 env TMPDIR="$TMP/tmpd" "$NAS" export --db "$A" --trial "$sbest" --format pytorch -o "$TMP/sn.py" --logits "$TMP/sn-logits.npz"
+grep_in "weights: inherited from the supernet" "$TMP/out"
+[ -s "$TMP/sn.npz" ] && [ -s "$TMP/sn-logits.npz" ] || fail "the PyTorch export wrote no weights or logits"
+expect_eq "temporary weights left behind" "$(ls -A "$TMP/tmpd")" ""
+mv "$A.supernet" "$A.supernet.away"
+run 1 "$NAS" export --db "$A" --trial "$sbest" --format onnx -o "$TMP/gone.onnx"
+grep_in "trial $sbest of 'e2e-os' is a supernet trial" "$TMP/err"
+grep_in "supernet checkpoint .* not found" "$TMP/err"
+[ -e "$TMP/gone.onnx" ] && fail "a refused export wrote its output"
+mv "$A.supernet.away" "$A.supernet"
 
 echo "ok"
