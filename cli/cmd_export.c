@@ -5,7 +5,7 @@
  */
 #include <inttypes.h> /* PRId64 */
 #include <limits.h>   /* LONG_MAX */
-#include <math.h>     /* isfinite */
+#include <math.h>     /* isfinite, fabs */
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
@@ -111,7 +111,16 @@ int nas_cmd_export(int argc, char **argv)
     printf("%s as %s to %s", a->trial_id >= 0 ? ")" : "", o.format, o.out);
     if (r.npz[0])
         printf(" + %s", r.npz);
-    if (!strcmp(o.format, "json")) /* the JSON describes the architecture only */
+    if (r.supernet[0]) /* issue 32: a subnet of a one-shot search, not retrained */
+        printf("\nparameters: %" PRId64 "  weights: inherited from the supernet %s, BN "
+               "recalibrated on %d batches as the trial's evaluation (val_accuracy %.4f, the "
+               "trial's %.4f)%s\nnote: trial %" PRId64 " is a subnet of the one-shot search, not "
+               "retrained: phase 3 of `nas run` retrains the best supernet.retrain_top as "
+               "experiment '%s-finalists'\n", r.params, r.supernet, r.supernet_recal_batches,
+               r.supernet_val_accuracy, a->metrics.val_accuracy,
+               !strcmp(o.format, "json") ? " for --logits (the JSON names no weights)" : "",
+               a->trial_id, a->experiment);
+    else if (!strcmp(o.format, "json")) /* the JSON describes the architecture only */
         printf("\nparameters: %" PRId64 "  weights: none in the JSON%s%s%s\n", r.params,
                !a->weights[0]            ? ""
                : r.final_training_id > 0 ? " (source.weights names the final training's weights: "
@@ -127,5 +136,10 @@ int nas_cmd_export(int argc, char **argv)
                r.trained ? a->weights : "");
     if (o.logits)
         printf("logits of %d test images: %s\n", o.logits_batch, o.logits);
+    if (r.supernet[0] && !(fabs(r.supernet_val_accuracy - a->metrics.val_accuracy) <= 1e-9))
+        fprintf(stderr, "nas export: warning: the inherited weights measure val_accuracy %.6f on "
+                "trial %" PRId64 "'s validation images, but the trial recorded %.6f (the data, "
+                "the backend or its threads differ from the search's?)\n",
+                r.supernet_val_accuracy, a->trial_id, a->metrics.val_accuracy);
     return NAS_EXIT_OK;
 }

@@ -649,6 +649,20 @@ int nas_evaluator_prepare(nas_evaluator *ev, FILE *log, nas_error *err)
     return rc ? rc : nas__sn_eval_train(ev->sn, ev->be, log, err);
 }
 
+int nas_evaluator_supernet_subnet_save(nas_evaluator *ev, const nas_genotype *g, const char *path,
+                                       double *val_accuracy, nas_error *err)
+{
+    if (!ev || !g || !path || !val_accuracy)
+        return nas_error_set(err, NAS_EINVAL, "nas_evaluator_supernet_subnet_save: NULL argument");
+    *val_accuracy = NAN;
+    if (!ev->sn)
+        return nas_error_set(err, NAS_EINVAL, "evaluator.kind = \"%s\" has no supernet",
+                             ev->kind->name);
+    int rc = open_backend(ev, err);
+    return rc ? rc : nas__sn_eval_subnet_save(ev->sn, ev->be, g, ev->valid, path, val_accuracy,
+                                              err);
+}
+
 int nas_evaluator_supernet_curve(const nas_evaluator *ev, nas_epoch_stats **rows, int *n,
                                  nas_error *err)
 {

@@ -75,6 +75,11 @@ int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *e
  * NAS_EINVAL (phase 1 unfinished), nas_supernet_load's and _evaluate's. */
 int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
                      const nas_dataset *valid, double *acc, double *loss, nas_error *err);
+/* nas_evaluator_supernet_subnet_save: the subnet nas__sn_eval_run measures,
+ * its accuracy on the same images into *acc, its weights saved to path. */
+int nas__sn_eval_subnet_save(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
+                             const nas_dataset *valid, const char *path, double *acc,
+                             nas_error *err);
 /* The training curve: nas_evaluator_supernet_curve. */
 int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, nas_error *err);
 

@@ -14,14 +14,21 @@
  * alone, two experiments that would train the same supernet share it, and
  * a file of other settings is never read as this one (its stored
  * fingerprint is compared in full on load). Beside it, PATH.tsv holds the
- * training curve, a line per finished epoch.
+ * training curve, a line per finished epoch: appended (and fsync'd) before
+ * the epoch's checkpoint is renamed into place (nas_supernet_train calls
+ * on_epoch first), so a kill between the two leaves a row ahead of the
+ * checkpoint, never a checkpoint without its row; the rows beyond the
+ * checkpoint's epochs are dropped when training resumes (trim_curve) and
+ * never read (nas__sn_eval_curve), and that epoch is trained and recorded
+ * again.
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h> /* raise: the supernet_kill@E test hook */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h> /* access */
+#include <unistd.h> /* access, fsync */
 #include <zlib.h>   /* crc32 */
 #include "evaluator/evaluator_impl.h"
 #include "nas/array.h"
@@ -153,21 +160,118 @@ static int64_t total_steps(const nas__sn_eval *s)
 typedef struct curve_ctx {
     const char *path; /* the curve file, a line appended per epoch */
     FILE *log;
+    int kill_after;   /* NAS_FAULT supernet_kill@E: E (0: none) */
+    nas_error err;    /* why the row could not be written (code 0: it was) */
 } curve_ctx;
 
+/* Append row e to the curve file and flush it to disk. */
+static int append_row(const char *path, const nas_epoch_stats *e, nas_error *err)
+{
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return nas_error_set(err, NAS_EIO, "supernet curve %s: cannot open it to append epoch "
+                             "%d: %s", path, e->epoch, strerror(errno));
+    int bad = fprintf(f, "%d\t%.6f\t%.6f\t%.3f\n", e->epoch, e->loss, e->accuracy, e->seconds) < 0;
+    bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    int e2 = errno;
+    bad |= fclose(f) != 0;
+    if (bad)
+        return nas_error_set(err, NAS_EIO, "supernet curve %s: cannot write epoch %d: %s", path,
+                             e->epoch, strerror(e2 ? e2 : errno));
+    return NAS_OK;
+}
+
+/* nas_supernet_train's per-epoch callback, called before the epoch's
+ * checkpoint is written: the curve row first (a failure stops the training
+ * with cc->err), then the log line. */
 static int on_epoch(void *ctx, const nas_epoch_stats *e)
 {
     curve_ctx *cc = ctx;
-    FILE *f = fopen(cc->path, "a"); /* after the checkpoint of this epoch is in place */
-    if (f) {
-        fprintf(f, "%d\t%.6f\t%.6f\t%.3f\n", e->epoch, e->loss, e->accuracy, e->seconds);
-        fclose(f);
-    }
+    if (append_row(cc->path, e, &cc->err) != NAS_OK)
+        return 1;
+    if (cc->kill_after == e->epoch) /* test hook: die in the window row -> checkpoint */
+        raise(SIGKILL);
     if (cc->log)
         fprintf(cc->log, "nas: supernet epoch %d/%d: loss %.4f, train accuracy %.4f, %.1f s "
                 "(%.0f images/s)\n", e->epoch, e->epochs, e->loss, e->accuracy, e->seconds,
                 e->images_per_s);
     return 0;
+}
+
+/* The test hook NAS_FAULT=...supernet_kill@E... (search/pool_msg.h): E, or 0. */
+static int kill_hook_epoch(void)
+{
+    const char *fault = getenv("NAS_FAULT"), *p = fault ? strstr(fault, "supernet_kill@") : NULL;
+    return p ? atoi(p + 14) : 0;
+}
+
+/* The curve's rows of epochs 1..epochs, each once (the first), in file
+ * order: *rows malloc'd. A missing file has none. */
+static int read_curve(const char *path, const nas_recipe *rec, int n_train, int epochs,
+                      nas_epoch_stats **rows, int *n, nas_error *err)
+{
+    *rows = NULL;
+    *n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return errno == ENOENT ? NAS_OK
+                               : nas_error_set(err, NAS_EIO, "%s: %s", path, strerror(errno));
+    int cap = 0, rc = NAS_OK;
+    nas_epoch_stats e;
+    memset(&e, 0, sizeof e);
+    while (rc == NAS_OK &&
+           fscanf(f, "%d %lf %lf %lf", &e.epoch, &e.loss, &e.accuracy, &e.seconds) == 4) {
+        int seen = e.epoch < 1 || e.epoch > epochs;
+        for (int i = 0; i < *n && !seen; i++)
+            seen = (*rows)[i].epoch == e.epoch;
+        if (seen)
+            continue;
+        rc = nas_array_grow(rows, *n, &cap, 32, sizeof **rows, err);
+        e.epochs = rec->epochs;
+        e.images_per_s = e.seconds > 0 ? n_train / e.seconds : 0;
+        if (rc == NAS_OK)
+            (*rows)[(*n)++] = e;
+    }
+    fclose(f);
+    if (rc) {
+        free(*rows);
+        *rows = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+/* Before training resumes from a checkpoint of `epochs` epochs: rewrite the
+ * curve with only the rows read_curve keeps (a row of an epoch whose
+ * checkpoint a kill prevented goes: the epoch is trained and appended
+ * again), through PATH.tmp renamed into place. No file: nothing to do. */
+static int trim_curve(const char *path, const nas_recipe *rec, int n_train, int epochs,
+                      nas_error *err)
+{
+    nas_epoch_stats *rows = NULL;
+    int n = 0, rc = read_curve(path, rec, n_train, epochs, &rows, &n, err);
+    if (rc || access(path, F_OK) != 0) {
+        free(rows);
+        return rc;
+    }
+    char tmp[NAS_PATH_MAX + 48];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int bad = !f;
+    for (int i = 0; f && i < n; i++)
+        bad |= fprintf(f, "%d\t%.6f\t%.6f\t%.3f\n", rows[i].epoch, rows[i].loss,
+                       rows[i].accuracy, rows[i].seconds) < 0;
+    if (f)
+        bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+    if (f)
+        bad |= fclose(f) != 0;
+    free(rows);
+    if (bad || rename(tmp, path) != 0) {
+        rc = nas_error_set(err, NAS_EIO, "supernet curve %s: cannot rewrite it for the resumed "
+                           "training (via %s): %s", path, tmp, strerror(errno));
+        remove(tmp);
+    }
+    return rc;
 }
 
 /* The supernet of this search, read from its checkpoint when there is one
@@ -204,29 +308,42 @@ int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *e
                     (long long)done, path);
         return NAS_OK;
     }
-    if (done == 0)
-        remove(curve); /* a curve without its checkpoint (killed before epoch 1's save) */
+    /* rows of epochs the checkpoint does not hold (all of them with no
+     * checkpoint): written by a run killed before their checkpoint */
+    rc = trim_curve(curve, &s->rec, s->train->n, (int)(done / (total / s->rec.epochs)), err);
+    if (rc)
+        return rc;
     if (log)
         fprintf(log, "nas: supernet (phase 1): %d slots, %.2f M weights; %s %d epochs of %d "
                 "images, batch %d, into %s\n", nas_supernet_slots(s->sn),
                 (double)nas_supernet_floats(s->sn) / 1e6, done ? "continuing" : "training",
                 s->rec.epochs, s->train->n, s->rec.batch_size, path);
-    curve_ctx cc = {curve, log};
+    curve_ctx cc = {curve, log, kill_hook_epoch(), {0}};
     nas_supernet_train_opts o = {&s->rec, 0, path, s->fingerprint, on_epoch, &cc};
     nas_train_stats st;
-    return nas_supernet_train(s->sn, s->train, &o, &st, err);
+    rc = nas_supernet_train(s->sn, s->train, &o, &st, err);
+    if (rc == NAS_EINTR && cc.err.code) /* stopped because the curve could not be written */
+        rc = nas_error_set(err, cc.err.code, "%s", cc.err.msg);
+    return rc;
 }
 
-int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
-                     const nas_dataset *valid, double *acc, double *loss, nas_error *err)
+/* The trained supernet, read from its checkpoint by the first call in this
+ * process; *v the validation images a subnet is measured on (the first
+ * supernet.valid of `valid`: a view). A missing checkpoint is
+ * `missing` (NAS_EWORKER in a worker, NAS_ENOTFOUND for an export). */
+static int ready(nas__sn_eval *s, nas_backend *be, const nas_dataset *valid, int missing,
+                 nas_dataset *v, nas_error *err)
 {
     char path[NAS_PATH_MAX + 32];
     if (nas__sn_eval_path(s, 0, path, sizeof path))
         return nas_error_set(err, NAS_EINVAL, "supernet: no directory for its checkpoint");
     if (!s->sn && access(path, R_OK) != 0)
-        return nas_error_set(err, NAS_EWORKER, "supernet checkpoint %s not found on this worker: "
-                             "the database's folder must be on a file system every worker sees "
-                             "(docs/cluster.md)", path);
+        return missing == NAS_EWORKER
+                   ? nas_error_set(err, NAS_EWORKER, "supernet checkpoint %s not found on this "
+                                   "worker: the database's folder must be on a file system every "
+                                   "worker sees (docs/cluster.md)", path)
+                   : nas_error_set(err, missing, "supernet checkpoint %s not found (moved or "
+                                   "deleted?): %s", path, strerror(errno));
     int rc = open_supernet(s, be, path, err);
     if (rc)
         return rc;
@@ -234,40 +351,56 @@ int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
         return nas_error_set(err, NAS_EINVAL, "supernet %s holds %lld of its %lld training steps: "
                              "phase 1 has not finished", path,
                              (long long)nas_supernet_steps(s->sn), (long long)total_steps(s));
-    nas_dataset v = *valid; /* the first supernet.valid images: a view */
-    v.owns = 0;
-    if (s->cfg->supernet.valid > 0 && s->cfg->supernet.valid < v.n)
-        v.n = s->cfg->supernet.valid;
+    *v = *valid;
+    v->owns = 0;
+    if (s->cfg->supernet.valid > 0 && s->cfg->supernet.valid < v->n)
+        v->n = s->cfg->supernet.valid;
+    return NAS_OK;
+}
+
+int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
+                     const nas_dataset *valid, double *acc, double *loss, nas_error *err)
+{
+    nas_dataset v;
+    int rc = ready(s, be, valid, NAS_EWORKER, &v, err);
+    if (rc)
+        return rc;
     int nb = s->calib ? s->cfg->supernet.recal_batches : 0;
     return nas_supernet_evaluate(s->sn, g, s->calib, nb, s->rec.batch_size, &v, acc, loss, err);
+}
+
+int nas__sn_eval_subnet_save(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
+                             const nas_dataset *valid, const char *path, double *acc,
+                             nas_error *err)
+{
+    nas_dataset v;
+    int rc = ready(s, be, valid, NAS_ENOTFOUND, &v, err);
+    if (rc)
+        return rc;
+    int nb = s->calib ? s->cfg->supernet.recal_batches : 0;
+    nas_net *net = NULL; /* what nas_supernet_evaluate measures (nas__sn_eval_run) */
+    rc = nas_supernet_subnet_recalibrated(s->sn, g, s->calib, nb, s->rec.batch_size, &net, err);
+    if (!rc)
+        rc = nas_net_evaluate(net, &v, s->rec.batch_size, acc, NULL, err);
+    if (!rc)
+        rc = nas_weights_save(net, path, err);
+    nas_net_destroy(net);
+    return rc;
 }
 
 int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, nas_error *err)
 {
     *rows = NULL;
     *n = 0;
-    char path[NAS_PATH_MAX + 32];
-    if (nas__sn_eval_path(s, 1, path, sizeof path))
+    char path[NAS_PATH_MAX + 32], curve[NAS_PATH_MAX + 32];
+    if (nas__sn_eval_path(s, 0, path, sizeof path) || nas__sn_eval_path(s, 1, curve, sizeof curve))
         return NAS_OK;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return errno == ENOENT ? NAS_OK
-                               : nas_error_set(err, NAS_EIO, "%s: %s", path, strerror(errno));
-    int cap = 0;
-    nas_epoch_stats e;
-    memset(&e, 0, sizeof e);
-    while (fscanf(f, "%d %lf %lf %lf", &e.epoch, &e.loss, &e.accuracy, &e.seconds) == 4) {
-        if (nas_array_grow(rows, *n, &cap, 32, sizeof **rows, err) != NAS_OK) {
-            fclose(f);
-            free(*rows);
-            *rows = NULL;
-            *n = 0;
-            return NAS_ENOMEM;
-        }
-        e.epochs = s->rec.epochs;
-        e.images_per_s = e.seconds > 0 ? s->train->n / e.seconds : 0;
-        (*rows)[(*n)++] = e;
-    }
-    fclose(f);
-    return NAS_OK;
+    if (access(path, F_OK) != 0) /* no checkpoint: no finished epoch */
+        return NAS_OK;
+    int64_t steps = 0; /* the epochs the checkpoint holds: rows beyond them are not finished */
+    int rc = nas_supernet_checkpoint_steps(path, s->fingerprint, &steps, err);
+    if (rc)
+        return rc;
+    int64_t per = total_steps(s) / s->rec.epochs;
+    return read_curve(curve, &s->rec, s->train->n, (int)(steps / per), rows, n, err);
 }

@@ -17,6 +17,22 @@
 int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_export_result *r,
                                 nas_error *err);
 
+/* Issue 32: the weights of `genotype`, a trial of a supernet experiment
+ * whose stored config is cfg (a->trial_id, a->experiment set): the slice
+ * of the supernet checkpoint beside o->db, BN recalibrated as the trial's
+ * evaluation did (nas_evaluator_supernet_subnet_save), written to a
+ * temporary .npz named in a->weights; r->supernet names the checkpoint,
+ * r->supernet_val_accuracy and _recal_batches say how it measures.
+ * Errors: the evaluator's (data, checkpoint, backend), with what the user
+ * can do instead. export/export_supernet.c. */
+int nas__export_supernet_weights(const nas_export_opts *o, const nas_config *cfg,
+                                 const char *genotype, nas_arch *a, nas_export_result *r,
+                                 nas_error *err);
+
+/* Remove the temporary weights of nas__export_supernet_weights once
+ * loaded (a->weights becomes ""); a no-op for any other trial. */
+void nas__export_supernet_cleanup(nas_arch *a, const nas_export_result *r);
+
 /* o->genotype with o->channels, o->cells and o->seed, its MACs and
  * parameters counted; NAS_EINVAL for a genotype that does not parse or
  * has no path from input to output. export/export_source.c. */

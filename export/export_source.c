@@ -4,7 +4,8 @@
  * done, feasible one of an experiment by its first objective or by a
  * column, or one given by id - rebuilt as a nas_arch from the trial's row
  * and its experiment's stored config; or a bare genotype. Reads the store
- * only (opened read-only).
+ * only (opened read-only). A supernet trial's weights are rebuilt from the
+ * supernet (export/export_supernet.c).
  */
 #include <inttypes.h> /* PRId64 */
 #include <limits.h>   /* PATH_MAX */
@@ -513,6 +514,10 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
                                    "weights. Export it with --weights init (fresh weights), "
                                    "or as --format json and train it with `nas train`",
                                    t.id, t.experiment);
+        } else if (cfg.evaluator.kind == NAS_EVALUATOR_SUPERNET) {
+            a->weights[0] = 0; /* issue 32: measured with weights inherited from the supernet */
+            if (need)
+                rc = nas__export_supernet_weights(o, &cfg, t.genotype, a, r, err);
         } else if (nas_store_trial_weights_get(st, t.id, a->weights, sizeof a->weights, &e2) !=
                    NAS_OK) {
             a->weights[0] = 0;

@@ -174,7 +174,9 @@ static int build_net(const nas_export_opts *o, nas_export_result *r, nas_space *
             nas_error_prefix(err, "trial %" PRId64 "'s final training %" PRId64, a->trial_id,
                              r->final_training_id);
         else if (rc)
-            nas_error_prefix(err, "trial %" PRId64 "'s kept weights", a->trial_id);
+            nas_error_prefix(err, "trial %" PRId64 "'s %s", a->trial_id,
+                             r->supernet[0] ? "weights inherited from the supernet"
+                                            : "kept weights");
     }
     if (!rc && a->metrics.params >= 0 && nas_net_param_count(*net) != a->metrics.params)
         rc = nas_error_set(err, NAS_EINVAL,
@@ -203,6 +205,7 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
     nas_net *net = NULL;
     if (!rc)
         rc = build_net(o, r, &sp, &be, &net, err);
+    nas__export_supernet_cleanup(a, r); /* issue 32: the rebuilt weights are loaded */
     char doc[NAS_GENOTYPE_STR_MAX + 256], what[64];
     if (!strcmp(a->space_type, "chain"))
         snprintf(what, sizeof what, "chain network");
@@ -215,7 +218,10 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
     snprintf(doc + strlen(doc), sizeof doc - strlen(doc),
              "; trial %" PRId64 " of experiment '%s'; weights %s", a->trial_id,
              a->experiment[0] ? a->experiment : "-",
-             r->final_training_id > 0 ? "of its final training" : r->trained ? "trained" : "init");
+             r->final_training_id > 0 ? "of its final training"
+             : r->supernet[0] && r->trained ? "inherited from the supernet, BN recalibrated"
+             : r->trained                   ? "trained"
+                                            : "init");
     nas_dataset *test = NULL; /* read first: bad test data writes nothing */
     if (!rc && o->logits)
         rc = logits_data(o, a, &test, err);

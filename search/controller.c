@@ -92,6 +92,7 @@ typedef struct run {
     nas_run_summary *summary;    /* filled in every case */
     int mpi_size, mpi_threads;   /* issue 4: ranks (0: no MPI), MPI_THREAD_SERIALIZED given */
     nas_run_lock lock;           /* issue 4: one `nas run` per database (search/run_lock.h) */
+    nas_run_lock *hold;          /* NULL, or where the lock is kept across searches */
     char name[NAS_NAME_MAX];     /* issue 22: the experiment's name in the database */
     int found;                   /* NAS_OK: it exists (before); NAS_ENOTFOUND: created now */
     nas_store_experiment before; /* its row when this run started */
@@ -277,7 +278,7 @@ void nas_search_mpi_finish(const nas_run_summary *summary, int exit_code)
 
 /* Set up r for one run of cfg: nothing is opened yet; the experiment's
  * status, unless a step sets another, will be 'failed'. */
-static void run_init(run *r, const nas_config *cfg, const nas_run_opts *opts,
+static void run_init(run *r, const nas_config *cfg, const nas_run_opts *opts, nas_run_lock *hold,
                      nas_run_summary *summary, int mpi_size, int mpi_threads)
 {
     memset(r, 0, sizeof *r);
@@ -285,7 +286,8 @@ static void run_init(run *r, const nas_config *cfg, const nas_run_opts *opts,
     r->summary = summary;
     r->mpi_size = mpi_size;
     r->mpi_threads = mpi_threads;
-    r->lock = (nas_run_lock){-1, -1};
+    r->lock = hold ? *hold : (nas_run_lock){-1, -1};
+    r->hold = hold;
     r->final_status = "failed";
     ctl *c = &r->c;
     c->cfg = cfg;
@@ -377,8 +379,8 @@ static int run_check_defining(run *r, nas_error *err)
 
 /*
  * Step 1, open: open the store, then take the single-writer lock beside it
- * (the store's checks come first: they name a missing or read-only
- * directory, a foreign file); find the experiment (run_find), give this
+ * unless the caller holds it already (r->hold; the store's checks come
+ * first: they name a missing or read-only directory, a foreign file); find the experiment (run_find), give this
  * run's config its name, and check the defining settings against a stored
  * experiment (run_check_defining). Nothing is written to the database.
  * Errors: the store's, NAS_EBUSY (another `nas run`), NAS_ECONFIG,
@@ -390,7 +392,7 @@ static int run_open(run *r, nas_error *err)
     int rc;
     if ((rc = nas_store_open(r->opts->db_path, 0, &c->st, err)) != NAS_OK)
         return rc;
-    if ((rc = nas__run_lock(r->opts->db_path, &r->lock, err)) != NAS_OK)
+    if (r->lock.fd < 0 && (rc = nas__run_lock(r->opts->db_path, &r->lock, err)) != NAS_OK)
         return rc;
     if ((rc = run_find(r, err)) != NAS_OK)
         return rc;
@@ -937,8 +939,8 @@ static int run_finish(run *r, nas_error *err)
 
 /* Whatever the outcome rc: after a failure, interrupt the trials still in
  * flight or waiting for a retry (issue 20: never left 'running'); set the
- * experiment's final status; fill the summary; release everything.
- * Returns rc. */
+ * experiment's final status; fill the summary; release everything but a
+ * run lock the caller keeps (r->hold). Returns rc. */
 static int run_close(run *r, int rc, nas_error *err)
 {
     ctl *c = &r->c;
@@ -970,7 +972,10 @@ static int run_close(run *r, int rc, nas_error *err)
     free(c->retry);
     free(c->rt_id);
     free(c->rt_n);
-    nas__run_unlock(&r->lock);
+    if (r->hold) /* the caller's next search keeps it (nas__search_run_one) */
+        *r->hold = r->lock;
+    else
+        nas__run_unlock(&r->lock);
     free(c->front);
     free(c->pq);
     free(r->slot_gpu);
@@ -982,8 +987,8 @@ static int run_close(run *r, int rc, nas_error *err)
 
 /* nas/search.h. An MPI worker rank serves jobs (mpi_worker_rank); rank 0,
  * or a run without MPI, runs the steps above in order, then run_close. */
-static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
-                      nas_error *err)
+static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_lock *hold,
+                      nas_run_summary *summary, nas_error *err)
 {
     nas_run_summary dummy;
     if (!summary)
@@ -1008,7 +1013,7 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
         summary->mpi_ranks = mpi_size - 1;
 
     run r;
-    run_init(&r, cfg, opts, summary, mpi_size, mpi_threads);
+    run_init(&r, cfg, opts, hold, summary, mpi_size, mpi_threads);
     ctl *c = &r.c;
     rc = run_open(&r, err);
     if (rc == NAS_OK)
@@ -1047,11 +1052,11 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_s
 
 /* issue 16: the folder reader's decode cache goes beside the database
  * ("<db>.data", nas_data_cache_beside); the rest is search_run's. */
-int nas__search_run_one(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
-                        nas_error *err)
+int nas__search_run_one(const nas_config *cfg, const nas_run_opts *opts, nas_run_lock *hold,
+                        nas_run_summary *summary, nas_error *err)
 {
     if (!cfg || !opts || !opts->db_path)
-        return search_run(cfg, opts, summary, err);
+        return search_run(cfg, opts, hold, summary, err);
     nas_config *own = malloc(sizeof *own); /* large; not on the stack */
     if (!own)
         return nas_error_set(err, NAS_ENOMEM, "out of memory starting the search");
@@ -1070,7 +1075,7 @@ int nas__search_run_one(const nas_config *cfg, const nas_run_opts *opts, nas_run
         rc = nas_error_set(err, NAS_ECONFIG, "%s: bad data: %s", cfg->path, why);
     }
     if (rc == NAS_OK)
-        rc = search_run(own, opts, summary, err);
+        rc = search_run(own, opts, hold, summary, err);
     free(own);
     return rc;
 }

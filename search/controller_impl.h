@@ -37,6 +37,7 @@
 #include "nas/fidelity.h"
 #include "nas/search.h"
 #include "nas/store.h"
+#include "search/run_lock.h" /* nas__search_run_one: the run lock held across searches */
 
 #define MAX_PROPOSALS 256 /* proposals per new trial before giving up as exhausted */
 /* Issue 6 (docs/report.md, "Constraints"): consecutive proposals over the
@@ -511,9 +512,14 @@ void nas__ctl_fid_free(ctl *c);
 /* One search of cfg, as nas/search.h's nas_search_run describes it, without
  * its one-shot phases: search/oneshot.c's nas_search_run calls it for the
  * supernet search (phase 2, with phase 1 inside: nas__ctl_prepare) and for
- * the finalists (phase 3). */
-int nas__search_run_one(const nas_config *cfg, const nas_run_opts *opts, nas_run_summary *summary,
-                        nas_error *err);
+ * the finalists (phase 3). `hold` (may be NULL: the search takes the run
+ * lock and releases it when it ends) keeps the run lock (search/run_lock.h)
+ * across searches of one `nas run`: a lock already in *hold is used instead
+ * of taking it again, and the lock the search took is left in *hold when it
+ * ends, however it ends; the caller releases it (nas__run_unlock). MPI
+ * worker ranks never take it. */
+int nas__search_run_one(const nas_config *cfg, const nas_run_opts *opts, nas_run_lock *hold,
+                        nas_run_summary *summary, nas_error *err);
 
 /* ---- search/prepare.c: an evaluator kind's preparation phase (issue 32) ------------- */
 

@@ -25,11 +25,18 @@
  * finalists search, and each rank serves it (serve_phase3). Calls go one
  * way: this file calls controller.c (nas__search_run_one), the MPI
  * transport and the store; nothing calls back.
+ *
+ * One run lock (search/run_lock.h) covers every phase: the first search
+ * takes it and leaves it to nas_search_run, which hands it to the
+ * finalists' search and releases it at the end, so no other `nas run` can
+ * write the database between phase 2 and phase 3. MPI worker ranks never
+ * take it.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h> /* nanosleep: the phase_gap_ms test hook */
 #include "search/controller_impl.h"
 #include "search/pool_msg.h" /* issue 32: phase 3 on the MPI worker ranks (nas__mpi_next) */
 
@@ -149,10 +156,25 @@ static int link_finalists(const char *db, int64_t fin_exp, int64_t sn_exp, nas_e
     return rc;
 }
 
+/* The NAS_FAULT test hook phase_gap_ms=MS (search/pool_msg.h): sleep MS ms
+ * between the phase-3 message and the finalists' search, where another
+ * `nas run` would get in if the run lock were not held across the phases
+ * (tests/e2e/test_oneshot_search.sh). */
+static void phase_gap_hook(void)
+{
+    const char *fault = getenv("NAS_FAULT"), *p = fault ? strstr(fault, "phase_gap_ms=") : NULL;
+    long ms = p ? strtol(p + 13, NULL, 10) : 0;
+    if (ms > 0) {
+        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Phase 3 after a finished supernet search `sn` (its summary), within
  * time_limit seconds (0: none); *summary becomes the finalists search's. */
 static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *opts,
-                  const nas_run_summary *sn, nas_run_summary *summary, nas_error *err)
+                  nas_run_lock *lock, const nas_run_summary *sn, nas_run_summary *summary,
+                  nas_error *err)
 {
     FILE *log = opts->log ? opts->log : stderr;
     char name[NAS_NAME_MAX];
@@ -174,6 +196,8 @@ static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *
             fprintf(log, "nas: phase 3: %d of the best of %d subnets retrained stand-alone with the "
                     "proxy recipe, as experiment '%s'%s\n", f->n,
                     sn->done, name, f->from_before ? " (continued)" : "");
+        fflush(log);
+        phase_gap_hook();
         if (fin_id > 0)
             rc = follow_list(opts->db_path, fin_id, fcfg, err);
         nas_run_opts o = *opts;
@@ -183,7 +207,7 @@ static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *
         if (!rc && sn->mpi_ranks > 0) /* the worker ranks go on to serve this search */
             rc = nas__mpi_next(name, err);
         if (!rc)
-            rc = nas__search_run_one(fcfg, &o, summary, err);
+            rc = nas__search_run_one(fcfg, &o, lock, summary, err);
         nas_error lerr;
         if (summary->experiment_id > 0 && summary->experiment_id != sn->experiment_id &&
             link_finalists(opts->db_path, summary->experiment_id, sn->experiment_id, &lerr) &&
@@ -215,12 +239,44 @@ static int serve_phase3(const nas_config *cfg, const nas_run_opts *opts,
         nas_run_opts o = *opts;
         o.experiment = NULL;
         o.new_experiment = 0;
-        rc = nas__search_run_one(fcfg, &o, summary, err); /* ends MPI */
+        rc = nas__search_run_one(fcfg, &o, NULL, summary, err); /* ends MPI */
     } else {
         nas__mpi_stop(0, 1);
     }
     free(f);
     free(fcfg);
+    return rc;
+}
+
+/* After a finished supernet search (*summary, its lock in *lock): phase 3,
+ * unless an MPI worker rank was lost or the time is out (both said);
+ * *summary becomes the finalists search's. */
+static int after_phase2(const nas_config *cfg, const nas_run_opts *opts, nas_run_lock *lock,
+                        nas_run_summary *summary, nas_error *err)
+{
+    FILE *log = opts->log ? opts->log : stderr;
+    if (summary->mpi_lost > 0) { /* such a rank cannot take phase 3's jobs, nor be told */
+        if (!opts->quiet)
+            fprintf(log, "nas: phase 3 (retraining the finalists) is not run: %d MPI worker "
+                    "rank(s) were given up on in phase 2; run the same command again to "
+                    "retrain them\n", summary->mpi_lost);
+        return NAS_OK;
+    }
+    double left = 0; /* issue 33: a time limit covers both searches (0: none) */
+    if (cfg->search.time_limit > 0) {
+        left = cfg->search.time_limit - summary->wall_s;
+        if (left < 1) {
+            if (!opts->quiet)
+                fprintf(log, "nas: the time limit was reached with the supernet search done: "
+                        "run the same command again to retrain its finalists (phase 3)\n");
+            return NAS_OK;
+        }
+    }
+    nas_run_summary sn = *summary;
+    int rc = phase3(cfg, left, opts, lock, &sn, summary, err);
+    /* a rerun of the same command resumes the supernet search, and with it the finalists */
+    snprintf(summary->parent_experiment, sizeof summary->parent_experiment, "%s", sn.experiment);
+    summary->mpi_ranks = sn.mpi_ranks;
     return rc;
 }
 
@@ -230,34 +286,13 @@ int nas_search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_summ
     nas_run_summary own;
     if (!summary)
         summary = &own;
-    int rc = nas__search_run_one(cfg, opts, summary, err);
+    nas_run_lock lock = {-1, -1}; /* held from phase 1 to the end of phase 3 */
+    int rc = nas__search_run_one(cfg, opts, &lock, summary, err);
     if (rc == NAS_OK && summary->mpi_worker && summary->mpi_next[0])
-        return serve_phase3(cfg, opts, summary, err);
-    if (rc != NAS_OK || !cfg || !nas_evaluator_kind_prepares(cfg) || summary->mpi_worker ||
-        summary->done == 0 || cfg->supernet.retrain_top <= 0)
-        return rc;
-    FILE *log = opts->log ? opts->log : stderr;
-    if (summary->mpi_lost > 0) { /* such a rank cannot take phase 3's jobs, nor be told */
-        if (!opts->quiet)
-            fprintf(log, "nas: phase 3 (retraining the finalists) is not run: %d MPI worker "
-                    "rank(s) were given up on in phase 2; run the same command again to "
-                    "retrain them\n", summary->mpi_lost);
-        return rc;
-    }
-    double left = 0; /* issue 33: a time limit covers both searches (0: none) */
-    if (cfg->search.time_limit > 0) {
-        left = cfg->search.time_limit - summary->wall_s;
-        if (left < 1) {
-            if (!opts->quiet)
-                fprintf(log, "nas: the time limit was reached with the supernet search done: "
-                        "run the same command again to retrain its finalists (phase 3)\n");
-            return rc;
-        }
-    }
-    nas_run_summary sn = *summary;
-    rc = phase3(cfg, left, opts, &sn, summary, err);
-    /* a rerun of the same command resumes the supernet search, and with it the finalists */
-    snprintf(summary->parent_experiment, sizeof summary->parent_experiment, "%s", sn.experiment);
-    summary->mpi_ranks = sn.mpi_ranks;
+        return serve_phase3(cfg, opts, summary, err); /* a worker rank: no lock taken */
+    if (rc == NAS_OK && cfg && nas_evaluator_kind_prepares(cfg) && !summary->mpi_worker &&
+        summary->done > 0 && cfg->supernet.retrain_top > 0)
+        rc = after_phase2(cfg, opts, &lock, summary, err);
+    nas__run_unlock(&lock);
     return rc;
 }

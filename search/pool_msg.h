@@ -107,7 +107,12 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * per-slot GPU pinning, testable without a GPU), reject (the job ends at
  * once as a latency rejection: done, untrained, latency_ms 1e6, as
  * constraints.latency_ms rejects a cell before training; issue 29).
- * Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
+ * Read elsewhere, not by workers (issue 32, the one-shot search's crash
+ * windows): phase_gap_ms=MS (search/oneshot.c: the controller sleeps MS ms
+ * between phase 2 and phase 3, where the run lock must hold) and
+ * supernet_kill@E (evaluator/supernet_eval.c: the phase-1 child dies by
+ * SIGKILL after appending epoch E's curve row, before that epoch's
+ * checkpoint is written). Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
  */
 int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *job);
 

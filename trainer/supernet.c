@@ -631,21 +631,24 @@ typedef struct run_sums {
     long correct, seen, images;
 } run_sums;
 
+/* The end of epoch ep: the callback first, then the checkpoint, so what the
+ * callback records of the epoch (the one-shot search's curve row) is on disk
+ * before the checkpoint that makes a resume start after it; a kill between
+ * the two leaves the epoch to be trained again, never unrecorded. */
 static int end_epoch(nas_supernet *sn, const nas_supernet_train_opts *o, int ep,
                      run_sums *e, nas_error *err)
 {
-    int rc = NAS_OK;
-    if (o->checkpoint)
-        rc = nas_supernet_save(sn, o->checkpoint, o->fingerprint, err);
-    if (!rc && o->on_epoch) {
+    int stop = 0;
+    if (o->on_epoch) {
         nas_epoch_stats es = {ep + 1, o->recipe->epochs,
                               e->seen ? e->loss / (double)e->seen : 0,
                               e->seen ? (double)e->correct / (double)e->seen : 0, e->seconds, 0};
         es.images_per_s = e->seconds > 0 ? (double)e->seen / e->seconds : 0;
-        if (o->on_epoch(o->ctx, &es))
-            rc = nas_error_set(err, NAS_EINTR, "supernet training stopped after epoch %d",
-                               ep + 1);
+        stop = o->on_epoch(o->ctx, &es);
     }
+    int rc = o->checkpoint ? nas_supernet_save(sn, o->checkpoint, o->fingerprint, err) : NAS_OK;
+    if (!rc && stop)
+        rc = nas_error_set(err, NAS_EINTR, "supernet training stopped after epoch %d", ep + 1);
     return rc;
 }
 
@@ -768,6 +771,22 @@ int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_b
     return NAS_OK;
 }
 
+int nas_supernet_subnet_recalibrated(const nas_supernet *sn, const nas_genotype *g,
+                                     const nas_dataset *calib, int recal_batches, int batch_size,
+                                     nas_net **out, nas_error *err)
+{
+    if (!out || (recal_batches > 0 && !calib))
+        return nas_error_set(err, NAS_EINVAL, "nas_supernet_subnet_recalibrated: NULL argument");
+    int rc = nas_supernet_subnet(sn, g, batch_size, out, err);
+    if (!rc)
+        rc = nas_net_bn_recalibrate(*out, calib, recal_batches, batch_size, err);
+    if (rc) {
+        nas_net_destroy(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const nas_dataset *calib,
                           int recal_batches, int batch_size, const nas_dataset *valid,
                           double *accuracy, double *loss, nas_error *err)
@@ -775,9 +794,7 @@ int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const n
     if (!valid || !accuracy || (recal_batches > 0 && !calib))
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_evaluate: NULL argument");
     nas_net *net = NULL;
-    int rc = nas_supernet_subnet(sn, g, batch_size, &net, err);
-    if (!rc)
-        rc = nas_net_bn_recalibrate(net, calib, recal_batches, batch_size, err);
+    int rc = nas_supernet_subnet_recalibrated(sn, g, calib, recal_batches, batch_size, &net, err);
     if (!rc)
         rc = nas_net_evaluate(net, valid, batch_size, accuracy, loss, err);
     nas_net_destroy(net);
@@ -882,6 +899,20 @@ static int load_member(nas_supernet *sn, slot *s, const nas__npy *a, int which, 
     nas_tensor t = {need[0], need[1], need[2], need[3], a->count, NULL, NULL, 0};
     scatter(s, &t, which, a->data);
     return NAS_OK;
+}
+
+int nas_supernet_checkpoint_steps(const char *path, const char *fingerprint, int64_t *steps,
+                                  nas_error *err)
+{
+    if (!path || !steps)
+        return nas_error_set(err, NAS_EINVAL, "nas_supernet_checkpoint_steps: NULL argument");
+    *steps = 0;
+    nas__npz *z = NULL;
+    int rc = nas__npz_read(path, &z, err);
+    if (!rc)
+        rc = load_meta(z, path, fingerprint ? fingerprint : "", steps, err);
+    nas__npz_free(z);
+    return rc;
 }
 
 int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprint,

@@ -251,7 +251,10 @@ int nas_evaluator_state_path(const nas_evaluator *ev, char *buf, size_t n);
  * (nas_supernet_recipe) on the training split, continuing from the
  * checkpoint when it holds part of the training, rewriting it after every
  * epoch and appending the epoch's loss, training accuracy and seconds to
- * the curve; a finished checkpoint returns at once. It creates a backend
+ * the curve first (fsync'd before the checkpoint is renamed into place; a
+ * resume drops rows of epochs its checkpoint does not hold, and trains and
+ * appends them again, so every epoch has one row); a finished checkpoint
+ * returns at once. It creates a backend
  * with workers.count x proxy.threads threads (phase 1 runs alone, so on
  * every worker's cores; a resume with another count continues with other
  * threads, which oneDNN sums in another order) in the calling process: call it in a process that forks no workers
@@ -259,15 +262,34 @@ int nas_evaluator_state_path(const nas_evaluator *ev, char *buf, size_t n);
  * survive fork). Progress lines go to `log` (NULL: none). Errors:
  * NAS_EINVAL (no state directory), NAS_EEXIST (the checkpoint was written
  * for other settings: its fingerprint's first differing line is named),
- * nas_supernet_train's (NAS_ENAN, NAS_EIO, ...), backend errors. No-op
- * (NAS_OK) for kinds without a preparation phase.
+ * nas_supernet_train's (NAS_ENAN, NAS_EIO, ...), NAS_EIO (the curve cannot
+ * be written), backend errors. No-op (NAS_OK) for kinds without a
+ * preparation phase.
  */
 int nas_evaluator_prepare(nas_evaluator *ev, FILE *log, nas_error *err);
 
+/*
+ * `nas export` of a supernet trial (phase 2): the subnet of `g` with the
+ * weights it inherits from the checkpoint in the state directory, BN
+ * recalibrated exactly as nas_evaluator_run evaluated the trial (the same
+ * supernet.recal_batches batches of the same seeded sample of the training
+ * split, on the same backend), saved to `path` (nas_weights_save), and its
+ * accuracy on the same validation images (the first supernet.valid) into
+ * *val_accuracy, which therefore reproduces the trial's. Errors:
+ * NAS_EINVAL (NULL argument, not a supernet evaluator, no state directory,
+ * phase 1 unfinished), NAS_ENOTFOUND (no checkpoint: named), NAS_EEXIST (a
+ * checkpoint of other settings), nas_supernet_load's, backend errors,
+ * NAS_EIO (the save).
+ */
+int nas_evaluator_supernet_subnet_save(nas_evaluator *ev, const nas_genotype *g, const char *path,
+                                       double *val_accuracy, nas_error *err);
+
 /* The supernet's training curve as recorded so far: *rows (malloc'd; the
  * caller frees) gets one nas_epoch_stats per finished epoch (epoch, loss,
- * accuracy, seconds), *n their count (0 with none). Errors: NAS_EIO,
- * NAS_ENOMEM. */
+ * accuracy, seconds) - an epoch the checkpoint holds, each once (a row
+ * written before a kill prevented its epoch's checkpoint is left out) -
+ * *n their count (0 with none, and without a checkpoint). Errors: NAS_EIO,
+ * NAS_ENOMEM, the checkpoint's (nas_supernet_checkpoint_steps). */
 int nas_evaluator_supernet_curve(const nas_evaluator *ev, nas_epoch_stats **rows, int *n,
                                  nas_error *err);
 

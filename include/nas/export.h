@@ -202,6 +202,13 @@ typedef struct nas_export_result {
     int by_maximize;         /* best: 1 highest first, 0 lowest first */
     int64_t final_training_id; /* final_weights: the final_training row exported; -1 */
     double final_test_accuracy; /* final_weights: its test accuracy */
+    /* issue 32: a trial of a one-shot search's supernet experiment (phase 2)
+     * was never trained on its own: its weights are inherited from the
+     * supernet (export/export_supernet.c) */
+    char supernet[NAS_PATH_MAX + 32]; /* the checkpoint they came from ("" otherwise) */
+    int supernet_recal_batches;       /* BN recalibrated on this many batches, as the trial */
+    double supernet_val_accuracy;     /* their accuracy on the trial's validation images,
+                                         measured again (the trial's val_accuracy) */
 } nas_export_result;
 
 /* The defaults: db "nas.db", trial -1, C 16, N 1, seed 0, trained weights,
@@ -230,6 +237,13 @@ int nas_export_opts_check(const nas_export_opts *o, nas_error *err);
  * experiment's own test set, read and normalised as the search did
  * (Fashion-MNIST's for the shorthand, else data.format's reader with the
  * experiment's mean/std; issue 28), read before anything is written.
+ * Issue 32: a trial of a supernet experiment (evaluator.kind = "supernet",
+ * phase 2 of a one-shot search) has no kept weights; unless o->init_weights
+ * or o->final_weights, the weights it was measured with are rebuilt: the
+ * subnet's slice of the supernet checkpoint beside the database, BN
+ * recalibrated as the trial's evaluation did, on the experiment's data
+ * (r->supernet, r->supernet_val_accuracy: nas_evaluator_supernet_subnet_save;
+ * a temporary .npz removed once loaded).
  * Writes only o->out (and its .npz) and o->logits, and nothing when it
  * fails (a written o->out is removed); never the database. `r` (may not
  * be NULL) is filled as far as the export got.

@@ -365,6 +365,9 @@ typedef struct nas_run_summary {
  * "NAME-finalists" (phase 3, search/oneshot.c; under mpirun on the
  * worker ranks too), whose summary *summary then holds (parent_experiment
  * names the supernet search).
+ * One `nas run` per database: a run lock is held from the store's opening
+ * to the return, across every phase (NAS_EBUSY "database D is in use by
+ * another `nas run` ..." when another run holds it).
  * Returns NAS_OK (also when trials failed: summary->done and ->failed say
  * how many), NAS_EINTR (stopped: finished trials kept, running ones marked
  * interrupted), NAS_ECONFIG (changed defining settings: nothing written),

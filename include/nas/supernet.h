@@ -67,7 +67,11 @@ typedef struct nas_supernet_train_opts {
     const char *checkpoint;   /* NULL, or a file rewritten after every epoch
                                  (nas_supernet_save with `fingerprint`) */
     const char *fingerprint;  /* what the checkpoint is for (space, data, recipe, seed) */
-    nas_train_epoch_cb on_epoch; /* after every epoch; non-zero stops (NAS_EINTR) */
+    nas_train_epoch_cb on_epoch; /* at the end of every epoch, before its checkpoint is
+                                    written (what it records of the epoch is on disk
+                                    before a resume would start after the epoch);
+                                    non-zero stops (NAS_EINTR) once the checkpoint is
+                                    written */
     void *ctx;
 } nas_supernet_train_opts;
 
@@ -99,12 +103,25 @@ int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_b
                         nas_net **out, nas_error *err);
 
 /*
+ * The subnet of `g` that nas_supernet_evaluate measures: the subnet
+ * (nas_supernet_subnet, for batches of up to batch_size), its BN
+ * statistics recalibrated on `recal_batches` batches of `batch_size`
+ * images of `calib` (nas_net_bn_recalibrate). *out is the caller's (save it
+ * with nas_weights_save: `nas export` of a supernet trial). Errors: those
+ * of the two, NAS_EINVAL (NULL out, or calib with recal_batches > 0).
+ */
+int nas_supernet_subnet_recalibrated(const nas_supernet *sn, const nas_genotype *g,
+                                     const nas_dataset *calib, int recal_batches, int batch_size,
+                                     nas_net **out, nas_error *err);
+
+/*
  * Validation accuracy in [0,1] of subnet `g` with inherited weights: the
  * subnet (nas_supernet_subnet), its BN statistics recalibrated on
  * `recal_batches` batches of `batch_size` images of `calib`
  * (nas_net_bn_recalibrate; pass a fixed, seeded sample of the training
- * split, nas_dataset_sample), then nas_net_evaluate on `valid`. *loss
- * (may be NULL) gets the mean validation loss. Errors: those of the three.
+ * split, nas_dataset_sample) - nas_supernet_subnet_recalibrated - then
+ * nas_net_evaluate on `valid`. *loss (may be NULL) gets the mean
+ * validation loss. Errors: those of the three.
  */
 int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const nas_dataset *calib,
                           int recal_batches, int batch_size, const nas_dataset *valid,
@@ -129,6 +146,17 @@ int nas_supernet_save(const nas_supernet *sn, const char *path, const char *fing
  */
 int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprint,
                       nas_error *err);
+
+/*
+ * The training steps done that the checkpoint `path` (written by
+ * nas_supernet_save with `fingerprint`) holds, into *steps, without a
+ * supernet or a backend (the one-shot search's controller reads it to know
+ * which epochs of the curve the checkpoint covers). Errors: those of
+ * nas_supernet_load for the file and its fingerprint (NAS_EIO, NAS_EEXIST,
+ * NAS_EFORMAT), NAS_EINVAL (NULL argument), NAS_ENOMEM.
+ */
+int nas_supernet_checkpoint_steps(const char *path, const char *fingerprint, int64_t *steps,
+                                  nas_error *err);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,13 @@
 #    their file:line.
 # 3b. Ctrl-C (SIGINT to the process group) in phase 1 exits 130 with the
 #    experiment 'interrupted', and the rerun ends as the uninterrupted run.
+# 6. the run lock is held from phase 1 to the end of phase 3: a second
+#    `nas run` between phase 2 and phase 3 is refused;
+# 7. a kill between an epoch's curve row and its checkpoint (test hook):
+#    after the rerun the curve and supernet_epoch hold every epoch once;
+# 8. export of a supernet trial (phase 2) rebuilds the weights it inherits
+#    (not the initial ones), reproducing its val_accuracy; without the
+#    supernet checkpoint it is refused, saying why.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -161,4 +168,73 @@ grep_in "latc.conf:2[0-9]: constraints.latency_ms = 1 needs a measured latency" 
 sed 's/lr = 0.1;/lr = [0.05, 0.1];/' "$TMP/os.conf" >"$TMP/rec.conf"
 run 2 "$NAS" run rec.conf --db "$TMP/rec.db"
 grep_in "rec.conf:15: proxy.lr is a list of choices, but evaluator.kind = \"supernet\"" "$TMP/err"
+note "6. one run lock from phase 1 to the end of phase 3: no other nas run between phase 2 and 3"
+E_SAVED=$E; E=3
+conf "$TMP/lk.conf" 6
+E=$E_SAVED
+L=$TMP/lk.db
+# phase_gap_ms (search/pool_msg.h): the first run sleeps between phase 2 and 3
+NAS_FAULT=phase_gap_ms=4000 "$NAS" run lk.conf --db "$L" >"$TMP/lk.out" 2>"$TMP/lk.err" &
+RUN_PID=$!
+for _ in $(seq 1200); do
+    grep -q "phase 3:" "$TMP/lk.err" && break
+    kill -0 "$RUN_PID" 2>/dev/null || { cat "$TMP/lk.err"; fail "the first run ended before phase 3"; }
+    sleep 0.05
+done
+grep_in "phase 3:" "$TMP/lk.err"
+"$NAS" run lk.conf --db "$L" >"$TMP/out" 2>"$TMP/err"
+code=$?
+[ "$code" != 0 ] || { cat "$TMP/err"; fail "a second nas run got the database between phase 2 and phase 3"; }
+grep_in "is in use by another \`nas run\`" "$TMP/err"
+wait "$RUN_PID"
+code=$?
+RUN_PID=
+[ "$code" = 0 ] || { cat "$TMP/lk.err"; fail "the first run exited $code"; }
+expect_eq "the first run's finalists" "$(sql "$L" "SELECT count(*) FROM trial t JOIN experiment e ON e.id = t.experiment_id WHERE e.name = 'e2e-os-finalists' AND t.status = 'done'")" 3
+expect_eq "one finalists experiment" "$(sql "$L" "SELECT count(*) FROM experiment")" 2
+
+note "7. killed between an epoch's curve row and its checkpoint: the rerun records every epoch once"
+E_SAVED=$E; E=4
+conf "$TMP/kw.conf" 6
+E=$E_SAVED
+K=$TMP/kw.db
+# supernet_kill@2 (search/pool_msg.h): the phase-1 child dies by SIGKILL at
+# the end of epoch 2, between writing its curve row and its checkpoint
+NAS_FAULT=supernet_kill@2 "$NAS" run kw.conf --db "$K" >"$TMP/out" 2>"$TMP/err"
+code=$?
+[ "$code" != 0 ] || { cat "$TMP/err"; fail "the run with supernet_kill@2 succeeded"; }
+grep_in "killed by signal 9" "$TMP/err"
+expect_eq "supernet_epoch after the kill (epoch 2 is not in the checkpoint)" \
+    "$(sql "$K" "SELECT group_concat(epoch) FROM supernet_epoch")" "1"
+run 0 "$NAS" run kw.conf --db "$K"
+f=$(ls "$K.supernet"/supernet-*.tsv)
+expect_eq "the curve file after the rerun" "$(cut -f1 "$f" | paste -sd,)" "1,2,3,4"
+expect_eq "supernet_epoch after the rerun" \
+    "$(sql "$K" "SELECT group_concat(epoch) FROM (SELECT epoch FROM supernet_epoch ORDER BY epoch)")" "1,2,3,4"
+expect_eq "supernet_epoch rows" "$(sql "$K" "SELECT count(*) FROM supernet_epoch")" 4
+
+note "8. export of a supernet trial: the weights it inherits, BN recalibrated as its evaluation"
+sbest=$(sql "$A" "SELECT t.id FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 1 ORDER BY r.score DESC, t.id LIMIT 1")
+run 0 "$NAS" export --db "$A" --experiment e2e-os --best --format onnx -o "$TMP/sn.onnx"
+grep_in "best trial of 'e2e-os' by val_accuracy (max): $sbest\$" "$TMP/err"
+grep_in "weights: inherited from the supernet $A.supernet/supernet-[0-9a-f]*.npz, BN recalibrated on 2 batches" "$TMP/out"
+grep_in "not retrained" "$TMP/out"
+# the rebuilt weights measure exactly what the trial recorded (else a warning)
+grep -q "warning" "$TMP/err" && { cat "$TMP/err"; fail "the inherited weights do not reproduce the trial's val_accuracy"; }
+echo "$(grep "weights: inherited" "$TMP/out")" | sed 's/.*(val_accuracy \([0-9.]*\), the trial.s \([0-9.]*\)).*/\1 \2/' |
+    awk '{ exit !(NF == 2 && $1 == $2) }' || { cat "$TMP/out"; fail "no reproduced val_accuracy"; }
+run 0 "$NAS" export --db "$A" --trial "$sbest" --weights init --format onnx -o "$TMP/sn-init.onnx"
+cmp -s "$TMP/sn.onnx" "$TMP/sn-init.onnx" && fail "the supernet trial was exported with its initial weights"
+mkdir "$TMP/tmpd"
+run 0 env TMPDIR="$TMP/tmpd" "$NAS" export --db "$A" --trial "$sbest" --format pytorch -o "$TMP/sn.py" --logits "$TMP/sn-logits.npz"
+grep_in "weights: inherited from the supernet" "$TMP/out"
+[ -s "$TMP/sn.npz" ] && [ -s "$TMP/sn-logits.npz" ] || fail "the PyTorch export wrote no weights or logits"
+expect_eq "temporary weights left behind" "$(ls -A "$TMP/tmpd")" ""
+mv "$A.supernet" "$A.supernet.away"
+run 1 "$NAS" export --db "$A" --trial "$sbest" --format onnx -o "$TMP/gone.onnx"
+grep_in "trial $sbest of 'e2e-os' is a supernet trial" "$TMP/err"
+grep_in "supernet checkpoint .* not found" "$TMP/err"
+[ -e "$TMP/gone.onnx" ] && fail "a refused export wrote its output"
+mv "$A.supernet.away" "$A.supernet"
+
 echo "ok"

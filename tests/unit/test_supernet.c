@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* access */
 #include <cmocka.h>
 #include <math.h>
 #include "nas/layers.h"
@@ -318,6 +319,69 @@ static void test_negative_steps_refused(void **st)
     fixture_close(&f);
 }
 
+/* What the per-epoch callback sees of the checkpoint: its steps, -1 when
+ * there is none yet; stop_at: return non-zero at that epoch. */
+typedef struct epoch_probe {
+    const char *path;
+    int64_t seen[4];
+    int calls, stop_at;
+} epoch_probe;
+
+static int probe_epoch(void *ctx, const nas_epoch_stats *e)
+{
+    epoch_probe *p = ctx;
+    nas_error err;
+    int64_t steps = -1;
+    if (access(p->path, F_OK) == 0 &&
+        nas_supernet_checkpoint_steps(p->path, "fp", &steps, &err) != NAS_OK)
+        fail_msg("checkpoint steps: %s", err.msg);
+    if (p->calls < 4)
+        p->seen[p->calls++] = steps;
+    return e->epoch == p->stop_at;
+}
+
+/* The per-epoch callback runs before the epoch's checkpoint is written (the
+ * one-shot search's curve row is on disk before a resume would skip the
+ * epoch), and a stop it asks for still writes that checkpoint. */
+static void test_on_epoch_before_checkpoint(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CELL_CONF, "cpu");
+    int per_epoch = (N_IMAGES + BATCH - 1) / BATCH;
+    char path[512];
+    snprintf(path, sizeof path, "%s/order.npz", g_dir);
+    nas_recipe r = recipe(); /* 2 epochs */
+    epoch_probe p = {path, {0}, 0, 0};
+    nas_supernet_train_opts o = {&r, 0, path, "fp", probe_epoch, &p};
+    nas_supernet *sn = NULL;
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &sn, &err),
+                     NAS_OK);
+    assert_int_equal(nas_supernet_train(sn, f.data, &o, NULL, &err), NAS_OK);
+    assert_int_equal(p.calls, 2);
+    assert_int_equal(p.seen[0], -1);       /* epoch 1: no checkpoint yet */
+    assert_int_equal(p.seen[1], per_epoch); /* epoch 2: epoch 1's */
+    int64_t steps = 0;
+    assert_int_equal(nas_supernet_checkpoint_steps(path, "fp", &steps, &err), NAS_OK);
+    assert_int_equal(steps, 2 * per_epoch);
+    assert_int_equal(nas_supernet_checkpoint_steps(path, "other", &steps, &err), NAS_EEXIST);
+    nas_supernet_destroy(sn);
+    /* a stop at epoch 1 writes epoch 1's checkpoint, then NAS_EINTR */
+    remove(path);
+    sn = NULL;
+    epoch_probe q = {path, {0}, 0, 1};
+    o.ctx = &q;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &sn, &err),
+                     NAS_OK);
+    assert_int_equal(nas_supernet_train(sn, f.data, &o, NULL, &err), NAS_EINTR);
+    assert_int_equal(q.calls, 1);
+    assert_int_equal(nas_supernet_checkpoint_steps(path, "fp", &steps, &err), NAS_OK);
+    assert_int_equal(steps, per_epoch);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
 /* The path of a step depends on (seed, step) only, and draws each
  * decision's choices uniformly (chain: every genotype is valid). */
 static void test_path_uniform(void **st)
@@ -448,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_nan_names_the_path),
         cmocka_unit_test(test_recipe_space),
         cmocka_unit_test(test_negative_steps_refused),
+        cmocka_unit_test(test_on_epoch_before_checkpoint),
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
