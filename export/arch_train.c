@@ -620,7 +620,12 @@ static int evaluate(const nas_arch_train_opts *o, const plan *p, work *w,
             r->train_seconds > 0 ? 100.0 * r->wait_seconds / r->train_seconds : 0.0);
     if (o->proxy) {
         fprintf(f, "val_accuracy %.6f", r->val_accuracy);
-        if (isfinite(p->a.metrics.val_accuracy))
+        if (isfinite(p->a.metrics.val_accuracy) && p->a.measured_by[0])
+            fprintf(f, "  (trial %" PRId64 " recorded %.6f by %s, not by a proxy training: "
+                    "not comparable)", p->a.trial_id, p->a.metrics.val_accuracy,
+                    !strcmp(p->a.measured_by, "supernet") ? "weights inherited from the supernet"
+                                                          : p->a.measured_by);
+        else if (isfinite(p->a.metrics.val_accuracy))
             fprintf(f, "  (trial %" PRId64 " recorded %.6f, difference %.2g)", p->a.trial_id,
                     p->a.metrics.val_accuracy, r->val_accuracy - p->a.metrics.val_accuracy);
         fprintf(f, "\n");

@@ -163,6 +163,8 @@ int nas_arch_write_json(const nas_arch *a, const char *path, nas_error *err)
                                "experiment", str_or_null(a->experiment), "experiment_id",
                                count_or_null(a->experiment_id), "db", str_or_null(a->db_path),
                                "weights", str_or_null(a->weights));
+    if (source && a->measured_by[0]) /* only when not a proxy training: older files unchanged */
+        json_object_set_new(source, "measured_by", json_string(a->measured_by));
     if (!metrics || !source) {
         json_decref(root);
         json_decref(metrics);
@@ -561,6 +563,7 @@ static void read_source(reader *r, nas_arch *a)
     get_str(r, "source.experiment", 0, a->experiment, sizeof a->experiment);
     get_str(r, "source.db", 0, a->db_path, sizeof a->db_path);
     get_str(r, "source.weights", 0, a->weights, sizeof a->weights);
+    get_str(r, "source.measured_by", 0, a->measured_by, sizeof a->measured_by);
 }
 
 /* Step 5: the genotype through the space's own parser (NAS_EFORMAT naming

@@ -507,6 +507,7 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
                    (strcmp(o->format, "json") || o->logits);
         if (cfg.evaluator.kind == NAS_EVALUATOR_TABLE) {
             a->weights[0] = 0; /* looked up in a table, never trained */
+            snprintf(a->measured_by, sizeof a->measured_by, "table");
             if (need)
                 rc = nas_error_set(err, NAS_ENOTFOUND,
                                    "trial %" PRId64 " of '%s' was looked up in a table "
@@ -516,6 +517,7 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
                                    t.id, t.experiment);
         } else if (cfg.evaluator.kind == NAS_EVALUATOR_SUPERNET) {
             a->weights[0] = 0; /* issue 32: measured with weights inherited from the supernet */
+            snprintf(a->measured_by, sizeof a->measured_by, "supernet");
             if (need)
                 rc = nas__export_supernet_weights(o, &cfg, t.genotype, a, r, err);
         } else if (nas_store_trial_weights_get(st, t.id, a->weights, sizeof a->weights, &e2) !=

@@ -77,6 +77,9 @@ typedef struct nas_arch {
     char experiment[NAS_NAME_MAX];
     char db_path[NAS_PATH_MAX];
     char weights[NAS_PATH_MAX];          /* trained proxy weights (.npz) or "" */
+    char measured_by[16];                /* how metrics.val_accuracy was measured: "" a proxy
+                                            training, "supernet" inherited weights (issue 32),
+                                            "table" a benchmark table; JSON source.measured_by */
 } nas_arch;
 
 /* An empty description: every metric missing, ids -1, the input shape

@@ -236,5 +236,13 @@ grep_in "trial $sbest of 'e2e-os' is a supernet trial" "$TMP/err"
 grep_in "supernet checkpoint .* not found" "$TMP/err"
 [ -e "$TMP/gone.onnx" ] && fail "a refused export wrote its output"
 mv "$A.supernet.away" "$A.supernet"
+# its JSON says how the accuracy was measured, and `nas train --proxy` does
+# not call a stand-alone training's accuracy a difference from it
+run 0 "$NAS" export --db "$A" --trial "$sbest" --format json -o "$TMP/sn.json"
+grep -q '"measured_by": *"supernet"' "$TMP/sn.json" || fail "the JSON does not say measured_by supernet"
+grep -q '"measured_by"' "$TMP/best.json" && fail "a trained finalist's JSON says measured_by"
+run 0 "$NAS" train "$TMP/sn.json" --proxy --checkpoint none
+grep_in "recorded [0-9.]* by weights inherited from the supernet, not by a proxy training: not comparable" "$TMP/out"
+grep -q "difference" "$TMP/out" && fail "nas train --proxy compares a supernet trial's accuracy"
 
 echo "ok"
