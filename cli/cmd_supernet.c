@@ -5,7 +5,8 @@
  * train CONF's space as a weight-sharing supernet (nas/supernet.h) with
  * the proxy recipe for E epochs, evaluate K random genotypes by inherited
  * weights (BN recalibrated on N training batches, then the validation
- * split), and with S > 0 train the same K stand-alone with the proxy
+ * split; T > 1 threads evaluate T subnets side by side,
+ * nas_supernet_evaluate_many), and with S > 0 train the same K stand-alone with the proxy
  * (nas_evaluator_run, seeds seed .. seed + S - 1) to measure how far the
  * supernet ranks them: Kendall's tau against the stand-alone mean, and
  * between the first two seeds (the ceiling). Progress on stderr; one row
@@ -231,10 +232,9 @@ static int phase_eval(const sn_opts *o, sn_run *r, nas_error *err)
     valid.owns = 0;
     if (o->valid_images > 0 && o->valid_images < valid.n)
         valid.n = o->valid_images;
-    double t0 = now_s();
-    for (int i = 0; i < k && !rc; i++)
-        rc = nas_supernet_evaluate(r->sn, &r->g[i], r->calib, o->recal, batch, &valid,
-                                   &r->acc[i], NULL, err);
+    double t0 = now_s(); /* --threads T: T subnets side by side, 1 thread each */
+    rc = nas_supernet_evaluate_many(r->sn, r->g, k, r->calib, o->recal, batch, &valid,
+                                    r->cfg->proxy.threads, r->acc, NULL, err);
     r->t_eval = now_s() - t0;
     if (!rc && !o->quiet)
         fprintf(stderr, "supernet: %d subnets evaluated in %.1f s (%d validation images, BN "

@@ -9,6 +9,7 @@
  * back: the net is always the stand-alone net of its genotype.
  */
 #include <math.h>   /* sqrtf */
+#include <pthread.h> /* nas_supernet_evaluate_many */
 #include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* calloc, malloc, free */
 #include <string.h>
@@ -405,14 +406,16 @@ static int ensure_slots(nas_supernet *sn, const nas_genotype *g, nas_net *net, i
 
 /* ---- creating ------------------------------------------------------------------- */
 
-static int build(const nas_supernet *sn, const nas_genotype *g, int max_batch, nas_net **out,
-                 nas_error *err)
+/* The net of genotype g on backend be (the supernet's own, or an
+ * evaluation thread's: nas_supernet_evaluate_many). */
+static int build_on(const nas_supernet *sn, nas_backend *be, const nas_genotype *g, int max_batch,
+                    nas_net **out, nas_error *err)
 {
     nas_net_desc d = sn->desc;
     d.genotype = *g;
     d.genotype.len = nas_space_arch_len(sn->space); /* issue 33: the network's tokens, not
                                                       the recipe choices' */
-    int rc = nas_net_create(sn->be, &d, max_batch, sn->seed, out, err);
+    int rc = nas_net_create(be, &d, max_batch, sn->seed, out, err);
     if (rc) {
         char buf[NAS_GENOTYPE_STR_MAX];
         nas_space_format(sn->space, g, buf, sizeof buf);
@@ -421,6 +424,12 @@ static int build(const nas_supernet *sn, const nas_genotype *g, int max_batch, n
         return nas_error_set(err, rc, "building subnet %s: %s", buf, why);
     }
     return NAS_OK;
+}
+
+static int build(const nas_supernet *sn, const nas_genotype *g, int max_batch, nas_net **out,
+                 nas_error *err)
+{
+    return build_on(sn, sn->be, g, max_batch, out, err);
 }
 
 /* The number in a token's name ("c24" -> 24, "d3" -> 3), or -1. */
@@ -747,8 +756,9 @@ int nas_supernet_train(nas_supernet *sn, const nas_dataset *data,
 
 /* ---- subnets ---------------------------------------------------------------------- */
 
-int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_batch,
-                        nas_net **out, nas_error *err)
+/* nas_supernet_subnet on backend be. */
+static int subnet_on(const nas_supernet *sn, nas_backend *be, const nas_genotype *g,
+                     int max_batch, nas_net **out, nas_error *err)
 {
     if (!out)
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_subnet: NULL argument");
@@ -759,7 +769,7 @@ int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_b
     if (!nas_space_is_valid(sn->space, g))
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_subnet: genotype not of the space");
     nas_net *net = NULL;
-    int rc = build(sn, g, max_batch, &net, err);
+    int rc = build_on(sn, be, g, max_batch, &net, err);
     if (!rc && (rc = load_net(sn, g, net, 0)) != 0)
         nas_error_set(err, rc, "copying the supernet's weights into the subnet: %s",
                       nas_strerror(rc));
@@ -771,13 +781,18 @@ int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_b
     return NAS_OK;
 }
 
-int nas_supernet_subnet_recalibrated(const nas_supernet *sn, const nas_genotype *g,
-                                     const nas_dataset *calib, int recal_batches, int batch_size,
-                                     nas_net **out, nas_error *err)
+int nas_supernet_subnet(const nas_supernet *sn, const nas_genotype *g, int max_batch,
+                        nas_net **out, nas_error *err)
 {
-    if (!out || (recal_batches > 0 && !calib))
-        return nas_error_set(err, NAS_EINVAL, "nas_supernet_subnet_recalibrated: NULL argument");
-    int rc = nas_supernet_subnet(sn, g, batch_size, out, err);
+    return subnet_on(sn, sn ? sn->be : NULL, g, max_batch, out, err);
+}
+
+/* nas_supernet_subnet_recalibrated on backend be. */
+static int recalibrated_on(const nas_supernet *sn, nas_backend *be, const nas_genotype *g,
+                           const nas_dataset *calib, int recal_batches, int batch_size,
+                           nas_net **out, nas_error *err)
+{
+    int rc = subnet_on(sn, be, g, batch_size, out, err);
     if (!rc)
         rc = nas_net_bn_recalibrate(*out, calib, recal_batches, batch_size, err);
     if (rc) {
@@ -787,17 +802,128 @@ int nas_supernet_subnet_recalibrated(const nas_supernet *sn, const nas_genotype 
     return rc;
 }
 
-int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const nas_dataset *calib,
-                          int recal_batches, int batch_size, const nas_dataset *valid,
-                          double *accuracy, double *loss, nas_error *err)
+int nas_supernet_subnet_recalibrated(const nas_supernet *sn, const nas_genotype *g,
+                                     const nas_dataset *calib, int recal_batches, int batch_size,
+                                     nas_net **out, nas_error *err)
+{
+    if (!out || (recal_batches > 0 && !calib))
+        return nas_error_set(err, NAS_EINVAL, "nas_supernet_subnet_recalibrated: NULL argument");
+    return recalibrated_on(sn, sn ? sn->be : NULL, g, calib, recal_batches, batch_size, out, err);
+}
+
+/* nas_supernet_evaluate on backend be. */
+static int evaluate_on(const nas_supernet *sn, nas_backend *be, const nas_genotype *g,
+                       const nas_dataset *calib, int recal_batches, int batch_size,
+                       const nas_dataset *valid, double *accuracy, double *loss, nas_error *err)
 {
     if (!valid || !accuracy || (recal_batches > 0 && !calib))
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_evaluate: NULL argument");
     nas_net *net = NULL;
-    int rc = nas_supernet_subnet_recalibrated(sn, g, calib, recal_batches, batch_size, &net, err);
+    int rc = recalibrated_on(sn, be, g, calib, recal_batches, batch_size, &net, err);
     if (!rc)
         rc = nas_net_evaluate(net, valid, batch_size, accuracy, loss, err);
     nas_net_destroy(net);
+    return rc;
+}
+
+int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const nas_dataset *calib,
+                          int recal_batches, int batch_size, const nas_dataset *valid,
+                          double *accuracy, double *loss, nas_error *err)
+{
+    return evaluate_on(sn, sn ? sn->be : NULL, g, calib, recal_batches, batch_size, valid,
+                       accuracy, loss, err);
+}
+
+/* nas_supernet_evaluate_many: what its threads share. Genotypes are
+ * handed out in index order from `next`; `failed` stops the others after
+ * an error (each thread keeps its first). */
+typedef struct many_job {
+    const nas_supernet *sn;
+    const nas_genotype *g;
+    int k;
+    const nas_dataset *calib, *valid;
+    int recal_batches, batch_size;
+    double *accuracy, *loss;
+    int next, failed; /* atomics (__atomic builtins) */
+} many_job;
+
+typedef struct many_thread {
+    many_job *job;
+    pthread_t tid;
+    int started;
+    int rc, index; /* first error and its genotype (index -1: none) */
+    nas_error err;
+} many_thread;
+
+static void *many_main(void *arg)
+{
+    many_thread *t = arg;
+    many_job *j = t->job;
+    nas_backend *be = NULL;
+    t->rc = nas_backend_create(nas_backend_name(j->sn->be), 1, 0, &be, &t->err);
+    if (!t->rc && (t->rc = nas_backend_set_precision(be, nas_backend_get_precision(j->sn->be))))
+        nas_error_set(&t->err, t->rc, "precision %s: %s", nas_backend_get_precision(j->sn->be),
+                      nas_backend_last_error(be));
+    if (t->rc)
+        __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+    while (!t->rc && !__atomic_load_n(&j->failed, __ATOMIC_RELAXED)) {
+        int i = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED);
+        if (i >= j->k)
+            break;
+        t->rc = evaluate_on(j->sn, be, &j->g[i], j->calib, j->recal_batches, j->batch_size,
+                            j->valid, &j->accuracy[i], j->loss ? &j->loss[i] : NULL, &t->err);
+        if (t->rc) {
+            t->index = i;
+            __atomic_store_n(&j->failed, 1, __ATOMIC_RELAXED);
+        }
+    }
+    nas_backend_destroy(be);
+    return NULL;
+}
+
+int nas_supernet_evaluate_many(const nas_supernet *sn, const nas_genotype *g, int k,
+                               const nas_dataset *calib, int recal_batches, int batch_size,
+                               const nas_dataset *valid, int threads, double *accuracy,
+                               double *loss, nas_error *err)
+{
+    if (!sn || !g || k < 0 || !accuracy)
+        return nas_error_set(err, NAS_EINVAL, "nas_supernet_evaluate_many: NULL argument");
+    if (threads > k)
+        threads = k;
+    if (threads <= 1 || strcmp(nas_backend_name(sn->be), "cpu") != 0) {
+        int rc = NAS_OK;
+        for (int i = 0; i < k && !rc; i++)
+            rc = evaluate_on(sn, sn->be, &g[i], calib, recal_batches, batch_size, valid,
+                             &accuracy[i], loss ? &loss[i] : NULL, err);
+        return rc;
+    }
+    many_job job = {sn, g, k, calib, valid, recal_batches, batch_size, accuracy, loss, 0, 0};
+    many_thread *t = calloc((size_t)threads, sizeof *t);
+    if (!t)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory");
+    int rc = NAS_OK, first = -1;
+    for (int i = 0; i < threads; i++) {
+        t[i].job = &job;
+        t[i].index = -1;
+        t[i].started = pthread_create(&t[i].tid, NULL, many_main, &t[i]) == 0;
+        if (!t[i].started && !rc) {
+            rc = nas_error_set(err, NAS_ENOMEM, "cannot start evaluation thread %d", i + 1);
+            __atomic_store_n(&job.failed, 1, __ATOMIC_RELAXED);
+        }
+    }
+    for (int i = 0; i < threads; i++) {
+        if (!t[i].started)
+            continue;
+        pthread_join(t[i].tid, NULL);
+        if (t[i].rc && (first < 0 || t[i].index < t[first].index))
+            first = i; /* a thread's backend (index -1), else the lowest genotype */
+    }
+    if (!rc && first >= 0) {
+        rc = t[first].rc;
+        if (err)
+            *err = t[first].err;
+    }
+    free(t);
     return rc;
 }
 

@@ -128,6 +128,30 @@ int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const n
                           double *accuracy, double *loss, nas_error *err);
 
 /*
+ * nas_supernet_evaluate for the k genotypes g[0..k-1]: accuracy[i] (and,
+ * when loss is not NULL, loss[i]) of g[i]. With threads > 1 and the "cpu"
+ * backend, min(threads, k) threads evaluate them side by side, each
+ * taking the next genotype in index order and running it on a cpu
+ * backend of its own with 1 thread and the supernet backend's precision:
+ * every result is bit for bit the one nas_supernet_evaluate gives on a
+ * 1-thread backend, whatever the thread count and the order the threads
+ * finish in (subnets are small, so running them side by side uses T cores
+ * better than T threads inside each oneDNN primitive). Note that creating
+ * a cpu backend sets OpenBLAS's process-wide thread count (1 here;
+ * trainer/backend_cpu.c). Otherwise (threads <= 1, other backends) they
+ * run one after the other on the supernet's backend. `sn`, the data sets
+ * and the genotypes are only read. Errors: those of nas_supernet_evaluate
+ * and nas_backend_create; after a failure the other threads take no new
+ * genotype, and the error returned is that of a thread that could not
+ * create its backend, else of the lowest failing genotype; NAS_EINVAL
+ * (NULL arguments, k < 0), NAS_ENOMEM (no thread could be started).
+ */
+int nas_supernet_evaluate_many(const nas_supernet *sn, const nas_genotype *g, int k,
+                               const nas_dataset *calib, int recal_batches, int batch_size,
+                               const nas_dataset *valid, int threads, double *accuracy,
+                               double *loss, nas_error *err);
+
+/*
  * Write every slot (values as float32 "<slot>" and momentum as
  * "<slot>#momentum", 4-D), the steps done and `fingerprint` to `path`, an
  * .npz written to PATH.tmp and renamed into place. Errors: NAS_EIO,

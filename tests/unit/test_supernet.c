@@ -14,7 +14,8 @@
  * go equals 3 steps, a checkpoint, a fresh supernet loading it and 3 more;
  * a checkpoint with another fingerprint is refused; paths are a function
  * of (seed, step) and uniform per decision; evaluating subnets leaves the
- * supernet unchanged; a diverging supernet names the path (NAS_ENAN).
+ * supernet unchanged; evaluating several on threads gives each the bits
+ * of evaluating it alone; a diverging supernet names the path (NAS_ENAN).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -449,6 +450,47 @@ static void test_evaluate_leaves_supernet(void **st)
     fixture_close(&f);
 }
 
+/* nas_supernet_evaluate_many gives each genotype the bits of
+ * nas_supernet_evaluate on a 1-thread backend (accuracy and loss), on 1,
+ * 2, 3 and more threads than genotypes; a genotype not of the space fails
+ * with its error whatever the thread count. */
+static void test_evaluate_many_equals_one(void **st)
+{
+    (void)st;
+    enum { K = 5 };
+    fixture f;
+    fixture_open(&f, CHAIN_CONF, "cpu");
+    nas_supernet *sn = trained(&f, 3);
+    nas_genotype g[K];
+    double acc[K], loss[K];
+    nas_error err;
+    for (int i = 0; i < K; i++) {
+        nas_supernet_path(sn, 2000 + i, &g[i]);
+        if (nas_supernet_evaluate(sn, &g[i], f.data, 2, BATCH, f.data, &acc[i], &loss[i], &err))
+            fail_msg("evaluate: %s", err.msg);
+    }
+    const int threads[] = {1, 2, 3, 8};
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        double am[K], lm[K];
+        memset(am, 0xff, sizeof am);
+        if (nas_supernet_evaluate_many(sn, g, K, f.data, 2, BATCH, f.data, threads[t], am, lm,
+                                       &err))
+            fail_msg("evaluate_many on %d threads: %s", threads[t], err.msg);
+        assert_memory_equal(am, acc, sizeof acc);
+        assert_memory_equal(lm, loss, sizeof loss);
+    }
+    g[3].tok[0] = 250; /* not a token of the space */
+    for (int t = 1; t <= 2; t++) {
+        double am[K];
+        assert_int_equal(nas_supernet_evaluate_many(sn, g, K, f.data, 2, BATCH, f.data, t, am,
+                                                    NULL, &err),
+                         NAS_EINVAL);
+        assert_non_null(strstr(err.msg, "genotype not of the space"));
+    }
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
 /* A diverging supernet stops with NAS_ENAN naming the step's path. */
 static void test_nan_names_the_path(void **st)
 {
@@ -509,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_resume_equals_uninterrupted),
         cmocka_unit_test(test_path_uniform),
         cmocka_unit_test(test_evaluate_leaves_supernet),
+        cmocka_unit_test(test_evaluate_many_equals_one),
         cmocka_unit_test(test_nan_names_the_path),
         cmocka_unit_test(test_recipe_space),
         cmocka_unit_test(test_negative_steps_refused),
