@@ -380,9 +380,10 @@ static int run_check_defining(run *r, nas_error *err)
 /*
  * Step 1, open: open the store, then take the single-writer lock beside it
  * unless the caller holds it already (r->hold; the store's checks come
- * first: they name a missing or read-only directory, a foreign file); find the experiment (run_find), give this
- * run's config its name, and check the defining settings against a stored
- * experiment (run_check_defining). Nothing is written to the database.
+ * first: they name a missing or read-only directory, a foreign file);
+ * find the experiment (run_find), give this run's config its name, and
+ * check the defining settings against a stored experiment
+ * (run_check_defining). Nothing is written to the database.
  * Errors: the store's, NAS_EBUSY (another `nas run`), NAS_ECONFIG,
  * NAS_ENOMEM.
  */
