@@ -188,7 +188,7 @@ static int on_epoch(void *ctx, const nas_epoch_stats *e)
 {
     curve_ctx *cc = ctx;
     if (append_row(cc->path, e, &cc->err) != NAS_OK)
-        return 1;
+        return -1; /* no checkpoint for an epoch without its row */
     if (cc->kill_after == e->epoch) /* test hook: die in the window row -> checkpoint */
         raise(SIGKILL);
     if (cc->log)

@@ -223,7 +223,8 @@ static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *
  * experiment `summary->mpi_next`) serves it with the evaluator rank 0's
  * finalists search has: fcfg derived from cfg as phase3() derives it, and
  * through the same nas__search_run_one (the jobs carry the genotypes, so
- * the rank needs not the list, nor the database). */
+ * the rank needs not the list; it reads the database only for the stored
+ * defaults, read-only, as every rank does). */
 static int serve_phase3(const nas_config *cfg, const nas_run_opts *opts,
                         nas_run_summary *summary, nas_error *err)
 {

@@ -655,6 +655,9 @@ static int end_epoch(nas_supernet *sn, const nas_supernet_train_opts *o, int ep,
         es.images_per_s = e->seconds > 0 ? (double)e->seen / e->seconds : 0;
         stop = o->on_epoch(o->ctx, &es);
     }
+    if (stop < 0) /* the epoch is not recorded: no checkpoint may claim it */
+        return nas_error_set(err, NAS_EIO, "supernet training stopped after epoch %d: its "
+                             "callback could not record it (no checkpoint written)", ep + 1);
     int rc = o->checkpoint ? nas_supernet_save(sn, o->checkpoint, o->fingerprint, err) : NAS_OK;
     if (!rc && stop)
         rc = nas_error_set(err, NAS_EINTR, "supernet training stopped after epoch %d", ep + 1);
@@ -907,7 +910,8 @@ int nas_supernet_evaluate_many(const nas_supernet *sn, const nas_genotype *g, in
         t[i].index = -1;
         t[i].started = pthread_create(&t[i].tid, NULL, many_main, &t[i]) == 0;
         if (!t[i].started && !rc) {
-            rc = nas_error_set(err, NAS_ENOMEM, "cannot start evaluation thread %d", i + 1);
+            rc = nas_error_set(err, NAS_ENOMEM, "cannot start evaluation thread %d of %d",
+                               i + 1, threads);
             __atomic_store_n(&job.failed, 1, __ATOMIC_RELAXED);
         }
     }

@@ -35,9 +35,14 @@ log=$pre.txt
 : >"$log"
 sn() { # CONF EPOCHS SEEDS RECAL VALID OUT: one `nas supernet` run on a shared checkpoint
     echo "# nas supernet $1 --epochs $2 --seeds $3 --recal-batches $4 --valid-images $5" >>"$log"
-    "$nas" supernet "$1" --epochs "$2" --genotypes "$k" --seeds "$3" --recal-batches "$4" \
-        --valid-images "$5" --threads 1 --checkpoint "$tmp/sn$2.npz" --out "$6" 2>&1 |
-        grep '^supernet ' >>"$log"
+    if ! "$nas" supernet "$1" --epochs "$2" --genotypes "$k" --seeds "$3" --recal-batches "$4" \
+        --valid-images "$5" --threads 1 --checkpoint "$tmp/sn$2.npz" --out "$6" >"$tmp/sn.out" 2>&1; then
+        cat "$tmp/sn.out" >>"$log"
+        echo "$study: nas supernet failed:" >&2
+        tail -3 "$tmp/sn.out" >&2
+        exit 1
+    fi
+    grep '^supernet ' "$tmp/sn.out" >>"$log" || true
 }
 # stand-alone references (the supernet of E2 epochs is trained on the way)
 sn "$tmp/p1.conf" "$e2" 2 4 1000 "$pre-e$e2-v1000.tsv"

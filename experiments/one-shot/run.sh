@@ -87,12 +87,21 @@ n_mt=$(sqlite3 "$tmp/mt.db" "SELECT count(*) FROM trial WHERE status = 'done'")
 # export --best: the best retrained finalist, resp. the best trial) is
 # trained again by its own proxy recipe (nas train --proxy) on seeds 44 ..
 # 47, which nothing was selected on; their mean is the unbiased comparison.
-fresh() { # DB NAME -> mean validation accuracy over the fresh seeds
-    "$nas" export --db "$1" --best --format json -o "$tmp/$2.json" >>"$out" 2>&1
+fresh() { # DB NAME -> mean validation accuracy over the fresh seeds, or "failed"
+    if ! "$nas" export --db "$1" --best --format json -o "$tmp/$2.json" >>"$out" 2>&1; then
+        echo "# $2: nas export failed (above)" >>"$out"
+        echo failed
+        return 0
+    fi
     for s in 44 45 46 47; do
-        "$nas" train "$tmp/$2.json" --proxy --seed "$s" --checkpoint none 2>&1 |
-            sed -n "s/^val_accuracy \([0-9.]*\).*/$2 seed $s \1/p"
-    done | tee -a "$out" | awk '{ a += $4; n++ } END { if (n) printf "%.4f", a / n }'
+        if "$nas" train "$tmp/$2.json" --proxy --seed "$s" --checkpoint none >"$tmp/fresh.out" 2>&1; then
+            sed -n "s/^val_accuracy \([0-9.]*\).*/$2 seed $s \1/p" "$tmp/fresh.out"
+        else
+            cat "$tmp/fresh.out" >>"$out"
+            echo "$2 seed $s failed"
+        fi
+    done | tee -a "$out" | awk 'NF == 4 && $4 ~ /^[0-9.]+$/ { a += $4; n++ }
+        END { if (n == 4) printf "%.4f", a / n; else printf "failed" }'
 }
 fresh_os=$(fresh "$tmp/os-nao.db" oneshot-nao)
 fresh_evo=$(fresh "$tmp/os-evolution.db" oneshot-evolution)

@@ -70,8 +70,10 @@ typedef struct nas_supernet_train_opts {
     nas_train_epoch_cb on_epoch; /* at the end of every epoch, before its checkpoint is
                                     written (what it records of the epoch is on disk
                                     before a resume would start after the epoch);
-                                    non-zero stops (NAS_EINTR) once the checkpoint is
-                                    written */
+                                    > 0 stops (NAS_EINTR) once the checkpoint is
+                                    written; < 0 (it could not record the epoch)
+                                    stops (NAS_EIO) without writing the checkpoint,
+                                    so the epoch is trained again on resume */
     void *ctx;
 } nas_supernet_train_opts;
 

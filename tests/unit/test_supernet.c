@@ -321,7 +321,8 @@ static void test_negative_steps_refused(void **st)
 }
 
 /* What the per-epoch callback sees of the checkpoint: its steps, -1 when
- * there is none yet; stop_at: return non-zero at that epoch. */
+ * there is none yet; stop_at E > 0: return 1 (stop) at epoch E; -E: return
+ * -1 (the epoch could not be recorded) at epoch E. */
 typedef struct epoch_probe {
     const char *path;
     int64_t seen[4];
@@ -338,7 +339,7 @@ static int probe_epoch(void *ctx, const nas_epoch_stats *e)
         fail_msg("checkpoint steps: %s", err.msg);
     if (p->calls < 4)
         p->seen[p->calls++] = steps;
-    return e->epoch == p->stop_at;
+    return e->epoch == p->stop_at ? 1 : e->epoch == -p->stop_at ? -1 : 0;
 }
 
 /* The per-epoch callback runs before the epoch's checkpoint is written (the
@@ -377,6 +378,18 @@ static void test_on_epoch_before_checkpoint(void **st)
                      NAS_OK);
     assert_int_equal(nas_supernet_train(sn, f.data, &o, NULL, &err), NAS_EINTR);
     assert_int_equal(q.calls, 1);
+    assert_int_equal(nas_supernet_checkpoint_steps(path, "fp", &steps, &err), NAS_OK);
+    assert_int_equal(steps, per_epoch);
+    nas_supernet_destroy(sn);
+    /* a callback that cannot record epoch 2 stops with NAS_EIO and leaves
+     * epoch 1's checkpoint: no checkpoint claims an unrecorded epoch */
+    sn = NULL;
+    epoch_probe z = {path, {0}, 0, -2};
+    o.ctx = &z;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &sn, &err),
+                     NAS_OK);
+    assert_int_equal(nas_supernet_train(sn, f.data, &o, NULL, &err), NAS_EIO);
+    assert_int_equal(z.calls, 2); /* epoch 1 recorded and saved, epoch 2 not */
     assert_int_equal(nas_supernet_checkpoint_steps(path, "fp", &steps, &err), NAS_OK);
     assert_int_equal(steps, per_epoch);
     nas_supernet_destroy(sn);
