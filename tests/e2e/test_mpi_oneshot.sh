@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/e2e/test_mpi_oneshot.sh - issue 32, a one-shot search
 # (evaluator.kind = "supernet", docs/one-shot.md) under Open MPI, on a
-# small chain space of Fashion-MNIST (the space of test_oneshot_search.sh,
-# a shorter supernet):
+# small chain space of Fashion-MNIST (oneshot_lib.sh: the space of
+# test_oneshot_search.sh, a shorter supernet):
 # 1. `mpirun -n 3` runs all three phases: rank 0 trains the supernet,
 #    ranks 1 and 2 evaluate the subnets, then rank 0 tells them that
 #    phase 3 follows (NEXT) and they retrain the finalists as experiment
@@ -22,6 +22,7 @@
 #    exits 0 in time), and the same line without it completes them.
 # Skips (77) without mpirun, nas built without Open MPI, or Fashion-MNIST.
 . "$(dirname "$0")/search_lib.sh"
+. "$(dirname "$0")/oneshot_lib.sh"
 command -v mpirun >/dev/null 2>&1 || skip "mpirun not found (Debian: openmpi-bin)"
 ldd "$NAS" 2>/dev/null | grep -q libmpi || skip "nas was built without Open MPI (cmake/mpi.cmake: libopenmpi-dev)"
 need_fmnist
@@ -29,35 +30,10 @@ cd "$TMP" || fail "cd"
 MPIRUN="timeout 180 mpirun --oversubscribe --allow-run-as-root"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # see test_mpi.sh
 
-conf() { # FILE [EXTRA]
-    cat >"$1" <<CONF
-experiment = "e2e-osm";
-seed = 5;
-data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
-space: {
-  type = "chain"; input = [1, 28, 28]; classes = 10;
-  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu"; };
-  stages = (
-    { channels = [8, 16]; stride = 2; layers = 2; depth = [1, 2];
-      ops = ["mb3_k3", "mb3_k5", "skip"]; activation = "relu"; },
-    { channels = 16; stride = 2; layers = 1; ops = ["mb3_k3", "mb6_k3"]; se = "choice";
-      activation = "hswish"; }
-  );
-  head = { channels = 32; activation = "hswish"; pool = "avg"; };
-};
-proxy: { epochs = 1; batch_size = 64; lr = 0.1; threads = 1; backend = "cpu"; };
-search: { strategy = "evolution"; trials = 8; population = 4; sample_size = 2; };
-evaluator: { kind = "supernet"; };
-supernet: { epochs = 3; recal_batches = 2; valid = 128; retrain_top = 3; };
-workers: { count = 2; ${2:-} };
-CONF
+conf() { # FILE [WORKER_KEYS] (oneshot_lib.sh)
+    oneshot_conf "$1" e2e-osm 256 128 8 3 "${2:-}"
 }
 conf "$TMP/os.conf"
-trials_of() { # DB EXPERIMENT: id|genotype|status|device|val_accuracy of its trials
-    sql "$1" "SELECT t.id || '|' || t.genotype || '|' || t.status || '|' || t.device || '|' ||
-              printf('%.6f', r.val_accuracy) FROM trial t JOIN experiment e ON e.id = t.experiment_id
-              LEFT JOIN result r ON r.trial_id = t.id WHERE e.name = '$2' ORDER BY t.id"
-}
 # rank_pid DB: the pid of MPI rank 0 of the `nas run` on DB
 rank_pid() {
     local p
