@@ -19,7 +19,12 @@
 #    job, exit 0; --new: the ranks serve phase 3 of the new experiment
 #    under the name rank 0 gave it (NAME-2-finalists);
 # 5. --time-limit covers both phases (wherever it stops the run, mpirun
-#    exits 0 in time), and the same line without it completes them.
+#    exits 0 in time), and the same line without it completes them;
+# 6. worker ranks that build phase 3's evaluator (load its data) for longer
+#    than 3 x heartbeat_s and than trial_timeout_s after rank 0 is done
+#    with its own (test hook next_load_ms) are not given up on: they beat
+#    while they load, and a finalist's clock starts when its rank says
+#    READY (search/pool_msg.h); the finalists are the local pool's.
 # Skips (77) without mpirun, nas built without Open MPI, or Fashion-MNIST.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/oneshot_lib.sh"
@@ -135,4 +140,25 @@ grep -q "time limit" "$TMP/out" "$TMP/err" || { cat "$TMP/out" "$TMP/err"; fail 
 run 0 $MPIRUN -n 3 "$NAS" run os.conf --db "$M" --experiment tl
 grep_in "search 'tl-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
 check_db_consistent "$M"
+
+note "6. worker ranks slow to start phase 3 (a long data load) are not given up on"
+conf "$TMP/slow.conf" "heartbeat_s = 1; trial_timeout_s = 5;"
+S=$TMP/slow.db
+# next_load_ms (search/pool_msg.h): each worker rank sleeps 7 s after NEXT,
+# before it builds phase 3's evaluator, while rank 0 sends it finalists at
+# once; a finalist trains in well under a second here
+NAS_FAULT="next_load_ms=7000" $MPIRUN -x NAS_FAULT -n 3 "$NAS" run slow.conf --db "$S" >"$TMP/out" 2>"$TMP/err"
+code=$?
+if grep -q "does not provide MPI_THREAD_SERIALIZED" "$TMP/err"; then
+    note "skipped: this MPI library gives the ranks no heartbeat thread, so trial_timeout_s counts a rank's load"
+else
+    [ "$code" = 0 ] || { cat "$TMP/out" "$TMP/err"; fail "the run with slow worker ranks exited $code"; }
+    grep -q "given up on\|timed out" "$TMP/out" "$TMP/err" && { cat "$TMP/err"; fail "a worker rank loading phase 3's data was given up on"; }
+    grep_in "search 'e2e-osm-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
+    took=$(sed -n "s/.*search 'e2e-osm-finalists' complete: .* in \([0-9.]*\)s.*/\1/p" "$TMP/out")
+    awk -v t="$took" 'BEGIN { exit !(t >= 7) }' || fail "phase 3 took ${took:-?} s: the next_load_ms hook did not delay the ranks"
+    trials_of "$S" e2e-osm-finalists >"$TMP/s2"
+    diff "$TMP/l2" "$TMP/s2" >/dev/null || { diff "$TMP/l2" "$TMP/s2"; fail "the finalists of the slow ranks differ from the local pool's"; }
+    check_db_consistent "$S"
+fi
 echo "PASS"
