@@ -168,12 +168,50 @@ static void fill_summary(ctl *c, nas_run_summary *s)
              c->best_trial >= 0 ? c->best_geno : "");
 }
 
+/* What an MPI worker rank builds before it serves (nas__mpi_serve's setup,
+ * run while its heartbeat thread beats): the evaluator, and a supernet's
+ * state directory, DB.supernet/ (issue 32: the supernet rank 0's phase 1
+ * trained). */
+typedef struct rank_setup {
+    ctl *c;
+    const char *db_path;
+    int after_next; /* 1: a search that follows NEXT in this job */
+} rank_setup;
+
+static int build_rank_evaluator(void *ctx, nas_error *err)
+{
+    rank_setup *s = ctx;
+    ctl *c = s->c;
+    if (s->after_next) /* test hook: a load slower than rank 0's (search/pool_msg.h) */
+        nas__fault_nap("next_load_ms");
+    int rc = nas_evaluator_create(c->cfg, c->space, &c->ev, err);
+    char sdir[NAS_PATH_MAX + 16];
+    snprintf(sdir, sizeof sdir, "%s.supernet", s->db_path);
+    if (rc == NAS_OK && nas_evaluator_kind_prepares(c->cfg))
+        rc = nas_evaluator_set_state_dir(c->ev, sdir) == NAS_OK
+                 ? NAS_OK : nas_error_set(err, NAS_EINVAL, "%s: path too long", sdir);
+    return rc;
+}
+
 /* issue 4: an MPI worker rank (`mpirun -n K nas run`, rank > 0): build the
- * evaluator, serve rank 0's jobs until it says stop, then end MPI; never
- * opens the database (rank 0 is its only writer). db_path: `--db`, for
- * DB.ckpt/. local_rank: this process's, to pick its GPU (-1: it picked it
- * in an earlier search). Issue 32: when rank 0 says that another search
- * follows (NEXT), MPI stays up and summary->mpi_next names that search. */
+ * evaluator, say READY, serve rank 0's jobs until it says stop, then end
+ * MPI; never opens the database (rank 0 is its only writer). db_path:
+ * `--db`, for DB.ckpt/. local_rank: this process's, to pick its GPU (-1:
+ * it picked it in an earlier search). Issue 32: when rank 0 says that
+ * another search follows (NEXT), MPI stays up and summary->mpi_next names
+ * that search. The evaluator is built inside nas__mpi_serve, while the
+ * heartbeat thread beats: rank 0 does not wait for the ranks, and may send
+ * jobs to a rank that still loads its data (after NEXT it does whenever
+ * the rank's load is slower than rank 0's: both start at NEXT, and rank 0
+ * sends as soon as its own load is done). Built before the thread started,
+ * the evaluator left a rank silent through its load while rank 0's clock
+ * ran from the job's submission, so a load longer than rank 0's by 3 x
+ * workers.heartbeat_s lost the rank (test_mpi_oneshot.sh, case 6). Now,
+ * until the READY that follows the build, rank 0 judges the rank by its
+ * heartbeats alone (when it has them; search/pool.c on_job_clock). What
+ * the rank does before this function (nas__search_run_one: the stored
+ * defaults, a chain space's data probe) rank 0 does too before its first
+ * job. */
 static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank, int local_rank,
                            int threads, nas_run_summary *summary, nas_error *err)
 {
@@ -196,17 +234,11 @@ static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank,
     if (local_rank >= 0 && (nas_evaluator_kind_trains(cfg) || nas_evaluator_kind_prepares(cfg)) &&
         nas__mpi_pick_gpu(cfg, local_rank, gpu_note, sizeof gpu_note) >= 0)
         fprintf(stderr, "nas: MPI rank %d: %s\n", rank, gpu_note);
+    rank_setup setup = {&c, db_path, local_rank < 0};
     int rc = nas_space_create(&cfg->space, &c.space, err);
     if (rc == NAS_OK)
-        rc = nas_evaluator_create(cfg, c.space, &c.ev, err);
-    char sdir[NAS_PATH_MAX + 16]; /* issue 32: the supernet rank 0's phase 1 trained */
-    snprintf(sdir, sizeof sdir, "%s.supernet", db_path);
-    if (rc == NAS_OK && nas_evaluator_kind_prepares(cfg))
-        rc = nas_evaluator_set_state_dir(c.ev, sdir) == NAS_OK
-                 ? NAS_OK : nas_error_set(err, NAS_EINVAL, "%s: path too long", sdir);
-    if (rc == NAS_OK)
-        rc = nas__mpi_serve(nas__ctl_job, &c, 0.5, threads ? cfg->workers.heartbeat_s : 0,
-                            summary->mpi_next, err);
+        rc = nas__mpi_serve(build_rank_evaluator, &setup, nas__ctl_job, &c, 0.5,
+                            threads ? cfg->workers.heartbeat_s : 0, summary->mpi_next, err);
     nas_evaluator_destroy(c.ev);
     nas_space_destroy(c.space);
     if (rc != NAS_OK || !summary->mpi_next[0])

@@ -36,7 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h> /* nanosleep: the phase_gap_ms test hook */
 #include "search/controller_impl.h"
 #include "search/pool_msg.h" /* issue 32: phase 3 on the MPI worker ranks (nas__mpi_next) */
 
@@ -156,20 +155,6 @@ static int link_finalists(const char *db, int64_t fin_exp, int64_t sn_exp, nas_e
     return rc;
 }
 
-/* The NAS_FAULT test hook phase_gap_ms=MS (search/pool_msg.h): sleep MS ms
- * between the phase-3 message and the finalists' search, where another
- * `nas run` would get in if the run lock were not held across the phases
- * (tests/e2e/test_oneshot_search.sh). */
-static void phase_gap_hook(void)
-{
-    const char *fault = getenv("NAS_FAULT"), *p = fault ? strstr(fault, "phase_gap_ms=") : NULL;
-    long ms = p ? strtol(p + 13, NULL, 10) : 0;
-    if (ms > 0) {
-        struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-}
-
 /* Phase 3 after a finished supernet search `sn` (its summary), within
  * time_limit seconds (0: none); *summary becomes the finalists search's. */
 static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *opts,
@@ -197,7 +182,10 @@ static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *
                     "proxy recipe, as experiment '%s'%s\n", f->n,
                     sn->done, name, f->from_before ? " (continued)" : "");
         fflush(log);
-        phase_gap_hook();
+        /* NAS_FAULT phase_gap_ms (search/pool_msg.h): a pause here, where another
+         * `nas run` would get in if the run lock were not held across the phases
+         * (tests/e2e/test_oneshot_search.sh) */
+        nas__fault_nap("phase_gap_ms");
         if (fin_id > 0)
             rc = follow_list(opts->db_path, fin_id, fcfg, err);
         nas_run_opts o = *opts;

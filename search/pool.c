@@ -23,7 +23,11 @@
  * (attend(): stopped with its process group, blocked on a database lock),
  * so a stall never turns a healthy worker or a result already sent into a
  * failure (issue 20). A worker that died between jobs is replaced by the
- * next submit, which sends the job to the replacement.
+ * next submit, which sends the job to the replacement. An MPI rank builds
+ * its own evaluator (it is not forked from the owner's): a job sent to it
+ * before it said READY waits in MPI's queue, and its trial_timeout_s
+ * clock starts at READY while heartbeats (which the rank sends as it
+ * loads) judge it (on_job_clock).
  *
  * GPU slots (issue 7): with opts.worker_gpu, worker i is pinned to its
  * slot's CUDA device. The owner translates the device into a
@@ -131,6 +135,8 @@ size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id)
 
 size_t nas__msg_encode_stop(uint8_t *buf) { return finish_header(buf, NAS__MSG_STOP, 0); }
 
+size_t nas__msg_encode_ready(uint8_t *buf) { return finish_header(buf, NAS__MSG_READY, 0); }
+
 size_t nas__msg_encode_next(uint8_t *buf, const char *name)
 {
     size_t n = strnlen(name, NAS_NAME_MAX - 1);
@@ -191,7 +197,7 @@ int nas__msg_header(const uint8_t *buf, int *type, uint32_t *length, char *why, 
         snprintf(why, n, "protocol version %u, expected %d", version, NAS__MSG_VERSION);
         return NAS_EFORMAT;
     }
-    if (t < NAS__MSG_JOB || t > NAS__MSG_NEXT) {
+    if (t < NAS__MSG_JOB || t > NAS__MSG_READY) {
         snprintf(why, n, "unknown message type %u", t);
         return NAS_EFORMAT;
     }
@@ -310,6 +316,7 @@ typedef struct worker {
     int64_t job_id;
     double started;    /* monotonic seconds */
     double last_heard; /* monotonic seconds of the last bytes received */
+    int ready;         /* 0: an MPI rank that has not said READY (still loading) */
     uint8_t rbuf[RBUF];
     size_t rlen;
 } worker;
@@ -446,6 +453,13 @@ static int recv_all(int fd, uint8_t *buf, size_t n)
 
 /* ---- NAS_FAULT: test-only fault injection (see search/pool_msg.h) ---- */
 
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *job)
 {
     if (!spec || !*spec)
@@ -480,6 +494,23 @@ int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *j
     return 0;
 }
 
+long nas__fault_nap(const char *key)
+{
+    const char *s = getenv("NAS_FAULT");
+    size_t klen = strlen(key);
+    while (s && *s) { /* an item that is exactly KEY=MS */
+        if (strncmp(s, key, klen) == 0 && s[klen] == '=') {
+            long ms = strtol(s + klen + 1, NULL, 10);
+            if (ms > 0)
+                sleep_ms(ms);
+            return ms > 0 ? ms : 0;
+        }
+        s = strchr(s, ',');
+        s = s ? s + 1 : NULL;
+    }
+    return 0;
+}
+
 static long fault_sleep_ms(const char *spec)
 {
     const char *s = spec ? strstr(spec, "sleep_ms=") : NULL;
@@ -502,13 +533,6 @@ static long fault_jitter_ms(const char *spec, const nas_pool_job *job)
     uint64_t z = nas_rng_mix64(seed * NAS_RNG_GOLDEN + (uint64_t)job->id * 0xBF58476D1CE4E5B9ull +
                                (uint64_t)job->attempt);
     return (long)(z % (uint64_t)(ms + 1));
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 typedef struct job_progress {
@@ -740,6 +764,7 @@ static int spawn(nas_pool *p, int i, nas_error *err)
     w->pid = pid;
     w->fd = sv[0];
     w->state = W_IDLE;
+    w->ready = 1; /* forked with the owner's evaluator: nothing to load */
     w->rlen = 0;
     w->job_id = -1;
     return NAS_OK;
@@ -807,10 +832,10 @@ static void drain_messages(nas_pool *p, int i)
         char why[160];
         int hrc = nas__msg_header(w->rbuf, &type, &len, why, sizeof why);
         if (hrc != NAS_OK || type == NAS__MSG_JOB || type == NAS__MSG_STOP ||
-            type == NAS__MSG_NEXT) {
+            type == NAS__MSG_NEXT || (type == NAS__MSG_READY && (!p->mpi || len != 0))) {
             char reason[200];
             snprintf(reason, sizeof reason, "protocol error from the worker: %s",
-                     hrc != NAS_OK ? why : "unexpected job/stop/next message");
+                     hrc != NAS_OK ? why : "unexpected job/stop/next/ready message");
             worker_lost(p, i, 1, NAS_EWORKER, reason);
             return;
         }
@@ -818,7 +843,16 @@ static void drain_messages(nas_pool *p, int i)
             return;
         const uint8_t *pl = w->rbuf + NAS__MSG_HEADER;
         int64_t job_id;
-        if (type == NAS__MSG_HEARTBEAT) {
+        if (type == NAS__MSG_READY) {
+            /* an MPI rank has built its evaluator: a job sent to it while it
+             * loaded starts its clock now (search/pool_msg.h). The first READY
+             * read may be the previous search's, when no pool read that one (a
+             * phase 2 with nothing left to do): the rank's own READY then
+             * restarts the clock once more. */
+            w->ready = 1;
+            if (w->state == W_BUSY)
+                w->started = w->last_heard = pool_clock(p);
+        } else if (type == NAS__MSG_HEARTBEAT) {
             if (nas__msg_decode_heartbeat(pl, len, &job_id) != NAS_OK) {
                 worker_lost(p, i, 1, NAS_EWORKER, "protocol error from the worker: bad heartbeat");
                 return;
@@ -920,7 +954,7 @@ int nas_pool_create(int count, nas_pool_job_fn fn, void *ctx, const nas_pool_opt
         for (int i = 0; i < count; i++)
             p->w[i].fd = -1;
         for (int i = 0; i < count && p->mpi; i++) {
-            p->w[i].state = W_IDLE;
+            p->w[i].state = W_IDLE; /* takes jobs; ready = 0 until it says READY */
             p->w[i].job_id = -1;
         }
         for (int i = 0; i < count && !p->mpi; i++) {
@@ -1081,6 +1115,16 @@ int nas_pool_submit(nas_pool *p, const nas_pool_job *job, int *worker_out, nas_e
     return nas_error_set(err, NAS_EBUSY, "pool: every worker is busy");
 }
 
+/* Whether worker w's job runs on the clock of job_timeout_s: always, but
+ * for an MPI rank that has not said READY while heartbeats are on (it
+ * beats while it loads its data; READY starts the clock). Without
+ * heartbeats nothing else would catch a rank frozen in its load, so the
+ * clock runs from the job's submission. */
+static int on_job_clock(const nas_pool *p, const worker *w)
+{
+    return w->ready || p->opts.heartbeat_s <= 0;
+}
+
 /* Kill busy workers that missed 3 heartbeats or ran past the timeout
  * (on the pool's clock: time the owner was away does not count). */
 static void check_timeouts(nas_pool *p)
@@ -1102,7 +1146,7 @@ static void check_timeouts(nas_pool *p)
         return;
     for (int i = 0; i < p->count; i++) {
         worker *w = &p->w[i];
-        if (w->state == W_BUSY && t - w->started >= p->opts.job_timeout_s) {
+        if (w->state == W_BUSY && on_job_clock(p, w) && t - w->started >= p->opts.job_timeout_s) {
             char reason[128];
             snprintf(reason, sizeof reason, "timed out after %d s (trial_timeout_s)%s",
                      p->opts.job_timeout_s, p->mpi ? "" : "; killed");
@@ -1266,7 +1310,8 @@ int nas_pool_wait(nas_pool *p, int timeout_ms, nas_pool_event *ev, nas_error *er
             const worker *w = &p->w[i];
             if (w->state != W_BUSY)
                 continue;
-            if (p->opts.job_timeout_s > 0 && w->started + p->opts.job_timeout_s - pc < until)
+            if (p->opts.job_timeout_s > 0 && on_job_clock(p, w) &&
+                w->started + p->opts.job_timeout_s - pc < until)
                 until = w->started + p->opts.job_timeout_s - pc;
             if (p->opts.heartbeat_s > 0 && w->last_heard + 3.0 * p->opts.heartbeat_s - pc < until)
                 until = w->last_heard + 3.0 * p->opts.heartbeat_s - pc;

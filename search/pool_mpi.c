@@ -11,9 +11,17 @@
  * Worker ranks send a HEARTBEAT every heartbeat_s seconds from a second
  * thread (MPI_THREAD_SERIALIZED: one mutex serialises every MPI call of
  * the rank, and the main thread polls with MPI_Iprobe instead of blocking
- * in MPI_Recv). Rank 0 declares a busy rank lost after 3 missed
- * heartbeats or trial_timeout_s: its trial fails and the rank gets no more
- * jobs (MPI cannot restart a rank).
+ * in MPI_Recv). The thread starts before the rank builds its evaluator
+ * (nas__mpi_serve's setup: the data load), so a rank beats while it
+ * loads, and says READY when it is built (protocol 6): rank 0 may have
+ * sent it jobs already (it does not wait for the ranks), whose
+ * trial_timeout_s clock then starts at READY (search/pool.c). This matters
+ * where a rank loads slower than rank 0: its data cache missing on its
+ * node, and in a one-shot search's phase 3, which every rank starts after
+ * NEXT while rank 0 starts sending jobs as soon as its own load is done.
+ * Rank 0 declares a busy rank lost after 3 missed heartbeats or
+ * trial_timeout_s: its trial fails and the rank gets no more jobs (MPI
+ * cannot restart a rank).
  *
  * What Open MPI allows: by default, when a rank dies (crash, kill -9, OOM
  * killer) mpirun aborts the whole job, rank 0 included; the database stays
@@ -272,8 +280,9 @@ int nas__mpi_next(const char *name, nas_error *err)
     return NAS_OK;
 }
 
-int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
-                   char next[NAS_NAME_MAX], nas_error *err)
+int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, nas_pool_job_fn fn, void *ctx,
+                   double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
+                   nas_error *err)
 {
     next[0] = '\0';
     rank_link l;
@@ -284,8 +293,11 @@ int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, in
     pthread_t th;
     int have_thread = heartbeat_s > 0 && pthread_create(&th, NULL, rank_heartbeat, &l) == 0;
     uint8_t buf[NAS__MSG_HEADER + NAS__MSG_MAX_PAYLOAD];
-    int rc = NAS_OK;
-    for (;;) {
+    /* the evaluator is built while the thread beats, then READY (pool_msg.h) */
+    int rc = setup ? setup(setup_ctx, err) : NAS_OK;
+    if (rc == NAS_OK && rank_send(&l, buf, nas__msg_encode_ready(buf)) != 0)
+        rc = nas_error_set(err, NAS_EWORKER, "MPI worker: cannot send READY to rank 0");
+    while (rc == NAS_OK) {
         int src = -1;
         size_t n = 0;
         pthread_mutex_lock(&l.mu);
@@ -380,10 +392,13 @@ int nas__mpi_next(const char *name, nas_error *err)
     (void)name;
     return nas_error_set(err, NAS_EINVAL, "this nas was built without Open MPI");
 }
-int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
-                   char next[NAS_NAME_MAX], nas_error *err)
+int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, nas_pool_job_fn fn, void *ctx,
+                   double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
+                   nas_error *err)
 {
     next[0] = '\0';
+    (void)setup;
+    (void)setup_ctx;
     (void)fn;
     (void)ctx;
     (void)progress_interval_s;

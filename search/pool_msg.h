@@ -20,12 +20,20 @@
  *             one-shot search's phase 3, issue 32): the experiment's name
  *             (1..NAS_NAME_MAX-1 bytes, no NUL). The rank builds the
  *             evaluator for that search, then serves its jobs until STOP.
+ *   READY     (empty) an MPI worker rank has built its evaluator for the
+ *             search it serves and takes jobs (sent once a search, before
+ *             any of its results). Rank 0 may have sent it jobs before:
+ *             they wait in MPI's queue while the rank loads its data, which
+ *             can take longer than on rank 0 (a data cache on rank 0's node
+ *             only, a slower node, a search after NEXT). Until READY, such a
+ *             job's clock for trial_timeout_s does not run when heartbeats
+ *             are on (the rank beats while it loads); READY restarts it.
  * A receiver checks magic, version, type, length and that the payload has
  * exactly the size its type implies; anything else is a protocol error and
  * the sender is treated as broken (its job fails, it is replaced).
  *
  * Version history: 1 had no attempt in JOB and no HEARTBEAT/STOP; 3 added
- * the job's budget, 4 the budget its checkpoint holds, 5 NEXT.
+ * the job's budget, 4 the budget its checkpoint holds, 5 NEXT, 6 READY.
  */
 #ifndef NAS_SEARCH_POOL_MSG_H
 #define NAS_SEARCH_POOL_MSG_H
@@ -35,8 +43,8 @@
 #include "nas/search.h"
 
 #define NAS__MSG_MAGIC 0x5053414Eu /* "NASP" */
-#define NAS__MSG_VERSION 5 /* 3: the job carries its budget (issue 17); 4: and the budget
-                              its checkpoint holds (issue 29); 5: NEXT (issue 32) */
+#define NAS__MSG_VERSION 6 /* 3: the job carries its budget (issue 17); 4: and the budget
+                              its checkpoint holds (issue 29); 5: NEXT (issue 32); 6: READY */
 #define NAS__MSG_HEADER 12
 #define NAS__MSG_MAX_PAYLOAD 4096
 
@@ -46,7 +54,8 @@ enum {
     NAS__MSG_RESULT = 3,
     NAS__MSG_HEARTBEAT = 4,
     NAS__MSG_STOP = 5,
-    NAS__MSG_NEXT = 6
+    NAS__MSG_NEXT = 6,
+    NAS__MSG_READY = 7
 };
 
 /* Encoders write header + payload into buf (at least NAS__MSG_HEADER +
@@ -58,6 +67,7 @@ size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id);
 size_t nas__msg_encode_stop(uint8_t *buf);
 /* NEXT: name is cut to NAS_NAME_MAX - 1 bytes. */
 size_t nas__msg_encode_next(uint8_t *buf, const char *name);
+size_t nas__msg_encode_ready(uint8_t *buf);
 
 /* Parse a header: NAS_OK with *type and *length, or NAS_EFORMAT with a
  * reason in `why`. */
@@ -112,9 +122,16 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * between phase 2 and phase 3, where the run lock must hold) and
  * supernet_kill@E (evaluator/supernet_eval.c: the phase-1 child dies by
  * SIGKILL after appending epoch E's curve row, before that epoch's
- * checkpoint is written). Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
+ * checkpoint is written); next_load_ms=MS (search/controller.c: an MPI
+ * worker rank told NEXT sleeps MS ms before it builds the next search's
+ * evaluator, as a rank whose data load is slower than rank 0's does).
+ * Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
  */
 int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *job);
+/* NAS_FAULT's item KEY=MS (KEY one of the *_ms hooks read outside the
+ * workers' jobs above): sleep MS milliseconds and return MS; 0 (no sleep)
+ * when NAS_FAULT has no such item. */
+long nas__fault_nap(const char *key);
 
 /* ---- Open MPI transport (search/pool_mpi.c; stubs without NAS_HAVE_MPI) ---- */
 
@@ -165,12 +182,16 @@ int nas__mpi_pick_gpu(const nas_config *cfg, int local_rank, char *note, size_t 
  * is too small. Pure (search/placement.c).
  */
 int nas__cuda_visible_value(const char *visible, int ordinal, char *buf, size_t n);
-/* A worker rank: run jobs from rank 0 until STOP or NEXT. NAS_OK (next
- * holds NEXT's experiment name, or "" after STOP) or the failure
- * (NAS_EWORKER: MPI failed; NAS_EFORMAT: a malformed or unexpected
- * message, with its type). next has NAS_NAME_MAX bytes. */
-int nas__mpi_serve(nas_pool_job_fn fn, void *ctx, double progress_interval_s, int heartbeat_s,
-                   char next[NAS_NAME_MAX], nas_error *err);
+/* A worker rank: start the heartbeat thread (heartbeat_s > 0), run
+ * setup(setup_ctx, err) (the evaluator's construction: the data load) while
+ * it beats, send READY, then run jobs from rank 0 until STOP or NEXT.
+ * NAS_OK (next holds NEXT's experiment name, or "" after STOP) or the
+ * failure (setup's; NAS_EWORKER: MPI failed; NAS_EFORMAT: a malformed or
+ * unexpected message, with its type). next has NAS_NAME_MAX bytes. */
+typedef int (*nas__mpi_setup_fn)(void *setup_ctx, nas_error *err);
+int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, nas_pool_job_fn fn, void *ctx,
+                   double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
+                   nas_error *err);
 /* Rank 0 (issue 32): tell every worker rank that the search it served is
  * over and the search of experiment `name` follows in this job (NEXT);
  * they serve it until nas__mpi_stop. Errors: NAS_EWORKER naming the rank

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/e2e/test_mpi_oneshot.sh - issue 32, a one-shot search
 # (evaluator.kind = "supernet", docs/one-shot.md) under Open MPI, on a
-# small chain space of Fashion-MNIST (the space of test_oneshot_search.sh,
-# a shorter supernet):
+# small chain space of Fashion-MNIST (oneshot_lib.sh: the space of
+# test_oneshot_search.sh, a shorter supernet):
 # 1. `mpirun -n 3` runs all three phases: rank 0 trains the supernet,
 #    ranks 1 and 2 evaluate the subnets, then rank 0 tells them that
 #    phase 3 follows (NEXT) and they retrain the finalists as experiment
@@ -19,9 +19,15 @@
 #    job, exit 0; --new: the ranks serve phase 3 of the new experiment
 #    under the name rank 0 gave it (NAME-2-finalists);
 # 5. --time-limit covers both phases (wherever it stops the run, mpirun
-#    exits 0 in time), and the same line without it completes them.
+#    exits 0 in time), and the same line without it completes them;
+# 6. worker ranks that build phase 3's evaluator (load its data) for longer
+#    than 3 x heartbeat_s and than trial_timeout_s after rank 0 is done
+#    with its own (test hook next_load_ms) are not given up on: they beat
+#    while they load, and a finalist's clock starts when its rank says
+#    READY (search/pool_msg.h); the finalists are the local pool's.
 # Skips (77) without mpirun, nas built without Open MPI, or Fashion-MNIST.
 . "$(dirname "$0")/search_lib.sh"
+. "$(dirname "$0")/oneshot_lib.sh"
 command -v mpirun >/dev/null 2>&1 || skip "mpirun not found (Debian: openmpi-bin)"
 ldd "$NAS" 2>/dev/null | grep -q libmpi || skip "nas was built without Open MPI (cmake/mpi.cmake: libopenmpi-dev)"
 need_fmnist
@@ -29,35 +35,10 @@ cd "$TMP" || fail "cd"
 MPIRUN="timeout 180 mpirun --oversubscribe --allow-run-as-root"
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # see test_mpi.sh
 
-conf() { # FILE [EXTRA]
-    cat >"$1" <<CONF
-experiment = "e2e-osm";
-seed = 5;
-data: { dir = "$FMNIST"; train_subset = 256; valid = 128; };
-space: {
-  type = "chain"; input = [1, 28, 28]; classes = 10;
-  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu"; };
-  stages = (
-    { channels = [8, 16]; stride = 2; layers = 2; depth = [1, 2];
-      ops = ["mb3_k3", "mb3_k5", "skip"]; activation = "relu"; },
-    { channels = 16; stride = 2; layers = 1; ops = ["mb3_k3", "mb6_k3"]; se = "choice";
-      activation = "hswish"; }
-  );
-  head = { channels = 32; activation = "hswish"; pool = "avg"; };
-};
-proxy: { epochs = 1; batch_size = 64; lr = 0.1; threads = 1; backend = "cpu"; };
-search: { strategy = "evolution"; trials = 8; population = 4; sample_size = 2; };
-evaluator: { kind = "supernet"; };
-supernet: { epochs = 3; recal_batches = 2; valid = 128; retrain_top = 3; };
-workers: { count = 2; ${2:-} };
-CONF
+conf() { # FILE [WORKER_KEYS] (oneshot_lib.sh)
+    oneshot_conf "$1" e2e-osm 256 128 8 3 "${2:-}"
 }
 conf "$TMP/os.conf"
-trials_of() { # DB EXPERIMENT: id|genotype|status|device|val_accuracy of its trials
-    sql "$1" "SELECT t.id || '|' || t.genotype || '|' || t.status || '|' || t.device || '|' ||
-              printf('%.6f', r.val_accuracy) FROM trial t JOIN experiment e ON e.id = t.experiment_id
-              LEFT JOIN result r ON r.trial_id = t.id WHERE e.name = '$2' ORDER BY t.id"
-}
 # rank_pid DB: the pid of MPI rank 0 of the `nas run` on DB
 rank_pid() {
     local p
@@ -159,4 +140,25 @@ grep -q "time limit" "$TMP/out" "$TMP/err" || { cat "$TMP/out" "$TMP/err"; fail 
 run 0 $MPIRUN -n 3 "$NAS" run os.conf --db "$M" --experiment tl
 grep_in "search 'tl-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
 check_db_consistent "$M"
+
+note "6. worker ranks slow to start phase 3 (a long data load) are not given up on"
+conf "$TMP/slow.conf" "heartbeat_s = 1; trial_timeout_s = 5;"
+S=$TMP/slow.db
+# next_load_ms (search/pool_msg.h): each worker rank sleeps 7 s after NEXT,
+# before it builds phase 3's evaluator, while rank 0 sends it finalists at
+# once; a finalist trains in well under a second here
+NAS_FAULT="next_load_ms=7000" $MPIRUN -x NAS_FAULT -n 3 "$NAS" run slow.conf --db "$S" >"$TMP/out" 2>"$TMP/err"
+code=$?
+if grep -q "does not provide MPI_THREAD_SERIALIZED" "$TMP/err"; then
+    note "skipped: this MPI library gives the ranks no heartbeat thread, so trial_timeout_s counts a rank's load"
+else
+    [ "$code" = 0 ] || { cat "$TMP/out" "$TMP/err"; fail "the run with slow worker ranks exited $code"; }
+    grep -q "given up on\|timed out" "$TMP/out" "$TMP/err" && { cat "$TMP/err"; fail "a worker rank loading phase 3's data was given up on"; }
+    grep_in "search 'e2e-osm-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
+    took=$(sed -n "s/.*search 'e2e-osm-finalists' complete: .* in \([0-9.]*\)s.*/\1/p" "$TMP/out")
+    awk -v t="$took" 'BEGIN { exit !(t >= 7) }' || fail "phase 3 took ${took:-?} s: the next_load_ms hook did not delay the ranks"
+    trials_of "$S" e2e-osm-finalists >"$TMP/s2"
+    diff "$TMP/l2" "$TMP/s2" >/dev/null || { diff "$TMP/l2" "$TMP/s2"; fail "the finalists of the slow ranks differ from the local pool's"; }
+    check_db_consistent "$S"
+fi
 echo "PASS"

@@ -25,41 +25,16 @@
 #    (not the initial ones), reproducing its val_accuracy; without the
 #    supernet checkpoint it is refused, saying why.
 . "$(dirname "$0")/search_lib.sh"
+. "$(dirname "$0")/oneshot_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
 
-conf() { # FILE TRIALS [EXTRA]
-    cat >"$1" <<CONF
-experiment = "e2e-os";
-seed = 5;
-data: { dir = "$FMNIST"; train_subset = 512; valid = 256; };
-space: {
-  type = "chain"; input = [1, 28, 28]; classes = 10;
-  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu"; };
-  stages = (
-    { channels = [8, 16]; stride = 2; layers = 2; depth = [1, 2];
-      ops = ["mb3_k3", "mb3_k5", "skip"]; activation = "relu"; },
-    { channels = 16; stride = 2; layers = 1; ops = ["mb3_k3", "mb6_k3"]; se = "choice";
-      activation = "hswish"; }
-  );
-  head = { channels = 32; activation = "hswish"; pool = "avg"; };
-};
-proxy: { epochs = 1; batch_size = 64; lr = 0.1; threads = 1; backend = "cpu"; };
-search: { strategy = "evolution"; trials = $2; population = 4; sample_size = 2; };
-evaluator: { kind = "supernet"; latency_runs = 2; latency_warmup = 1; };
-supernet: { epochs = $E; recal_batches = 2; valid = 128; retrain_top = 3; };
-workers: { count = 2; };
-${3:-}
-CONF
+conf() { # FILE TRIALS [EXTRA] (oneshot_lib.sh), E supernet epochs
+    oneshot_conf "$1" e2e-os 512 256 "$2" "$E" "" "${3:-}"
 }
 E=30 # supernet epochs: long enough for the kills below to land in phase 1
 EPOCHS=$(seq -s, 1 $E)
 conf "$TMP/os.conf" 10
-trials_of() { # DB EXPERIMENT: id|genotype|status|device|val_accuracy of its trials
-    sql "$1" "SELECT t.id || '|' || t.genotype || '|' || t.status || '|' || t.device || '|' ||
-              printf('%.6f', r.val_accuracy) FROM trial t JOIN experiment e ON e.id = t.experiment_id
-              LEFT JOIN result r ON r.trial_id = t.id WHERE e.name = '$2' ORDER BY t.id"
-}
 
 note "1. the three phases"
 run 0 "$NAS" run os.conf --db "$TMP/a.db"

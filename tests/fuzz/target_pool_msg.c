@@ -88,7 +88,7 @@ int nas_fuzz_pool_msg(const uint8_t *data, size_t size)
                                    id2 == id && same_result(&r, &r2),
                                "RESULT does not survive encode + decode");
             }
-        } else if (type == NAS__MSG_STOP) {
+        } else if (type == NAS__MSG_STOP || type == NAS__MSG_READY) {
             rc = len == 0 ? NAS_OK : NAS_EFORMAT;
         } else if (type == NAS__MSG_NEXT) {
             char name[NAS_NAME_MAX];
