@@ -112,7 +112,9 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * between phase 2 and phase 3, where the run lock must hold) and
  * supernet_kill@E (evaluator/supernet_eval.c: the phase-1 child dies by
  * SIGKILL after appending epoch E's curve row, before that epoch's
- * checkpoint is written). Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
+ * checkpoint is written) and supernet_weights_kill (evaluator/supernet_eval.c:
+ * the phase-1 child dies by SIGKILL once the weights file's temporary copy
+ * is written, before it is renamed into place). Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
  */
 int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *job);
 
