@@ -218,7 +218,10 @@ int nas_supernet_write_weights(const nas_supernet *sn, const char *path, const c
  * _subnet_recalibrated, _evaluate, _evaluate_many) are bit for bit those
  * of a supernet that nas_supernet_load read the checkpoint into. The
  * supernet is read-only: nas_supernet_train, _load and _save refuse it
- * with NAS_EINVAL and write nothing. nas_supernet_destroy unmaps it.
+ * with NAS_EINVAL and write nothing. nas_supernet_destroy unmaps it. The
+ * file must not be changed in place while mapped (nas_supernet_write_weights
+ * renames a new file over it, which leaves existing mappings as they were;
+ * truncating it under a mapping would fault on the next read, SIGBUS).
  * Errors: NAS_ENOTFOUND (no file), NAS_EIO (cannot open or map it),
  * NAS_EFORMAT (truncated, damaged, or for another space: the message says
  * which check failed), NAS_EEXIST (another supernet's fingerprint, or
