@@ -663,6 +663,11 @@ int nas_evaluator_supernet_subnet_save(nas_evaluator *ev, const nas_genotype *g,
                                               err);
 }
 
+int nas_evaluator_supernet_recal_batches(const nas_evaluator *ev)
+{
+    return ev && ev->sn ? nas__sn_eval_recal_batches(ev->sn) : 0;
+}
+
 int nas_evaluator_supernet_curve(const nas_evaluator *ev, nas_epoch_stats **rows, int *n,
                                  nas_error *err)
 {

@@ -64,13 +64,19 @@ int nas__sn_eval_create(const nas_config *cfg, const nas_space *space, const nas
 void nas__sn_eval_destroy(nas__sn_eval *s); /* NULL is a no-op */
 /* The directory the checkpoint lives in (DB.supernet). NAS_EINVAL: too long. */
 int nas__sn_eval_set_dir(nas__sn_eval *s, const char *dir);
-/* DIR/supernet-CRC.npz (curve 0) or .tsv (curve 1) into buf[n];
- * NAS_ENOTFOUND when no directory is set. */
+/* DIR/supernet-CRC.npz (curve 0: the checkpoint), .tsv (curve 1: its
+ * training curve) or .weights (curve 2: the flat weights file workers map)
+ * into buf[n]; NAS_ENOTFOUND when no directory is set. */
 int nas__sn_eval_path(const nas__sn_eval *s, int curve, char *buf, size_t n);
-/* Phase 1 on backend `be` in the calling process: nas_evaluator_prepare. */
+/* Phase 1 on backend `be` in the calling process: nas_evaluator_prepare;
+ * once the supernet is trained (now or before), the weights file (curve 2)
+ * is checked and written when missing, stale or damaged (a failure to
+ * write it is a warning on log). */
 int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *err);
 /* Phase 2: accuracy of g by inherited weights (nas_supernet_evaluate), the
- * checkpoint read once per process. Errors: NAS_EWORKER (no checkpoint on
+ * weights file mapped read-only once per process (nas_supernet_map; when it
+ * is missing or invalid, a warning on stderr and the checkpoint read
+ * instead). Errors: NAS_EWORKER (no checkpoint on
  * this worker: its file system, so the trial is retried as after a crash),
  * NAS_EINVAL (phase 1 unfinished), nas_supernet_load's and _evaluate's. */
 int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
@@ -80,6 +86,8 @@ int nas__sn_eval_run(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
 int nas__sn_eval_subnet_save(nas__sn_eval *s, nas_backend *be, const nas_genotype *g,
                              const nas_dataset *valid, const char *path, double *acc,
                              nas_error *err);
+/* nas_evaluator_supernet_recal_batches. */
+int nas__sn_eval_recal_batches(const nas__sn_eval *s);
 /* The training curve: nas_evaluator_supernet_curve. */
 int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, nas_error *err);
 

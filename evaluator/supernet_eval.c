@@ -21,6 +21,17 @@
  * checkpoint's epochs are dropped when training resumes (trim_curve) and
  * never read (nas__sn_eval_curve), and that epoch is trained and recorded
  * again.
+ *
+ * Beside them, PATH.weights (nas_supernet_write_weights) holds the
+ * finished supernet's values as one flat file that every process
+ * evaluating subnets maps read-only and shared (nas_supernet_map): one
+ * physical copy in the page cache for all workers instead of one heap copy
+ * each (docs/one-shot.md "The mapped weights file"). Phase 1 writes it
+ * when training ends, and every later start of phase 1 checks it (its
+ * fingerprint, its steps against the checkpoint's, its CRC-32s) and
+ * rewrites it from the checkpoint when it is missing, stale or damaged
+ * (a database from before the file existed gets it so). A process that
+ * finds it invalid says so on stderr and reads the checkpoint instead.
  */
 #include <errno.h>
 #include <math.h>
@@ -35,6 +46,7 @@
 #include "nas/data.h"
 #include "nas/evaluator.h"
 #include "nas/supernet.h"
+#include "trainer/supernet_map_impl.h" /* nas__supernet_write_weights: its kill test hook */
 
 struct nas__sn_eval {
     const nas_config *cfg;  /* borrowed (the evaluator's copy) */
@@ -146,7 +158,7 @@ int nas__sn_eval_path(const nas__sn_eval *s, int curve, char *buf, size_t n)
     }
     unsigned long crc = crc32(0L, (const Bytef *)s->fingerprint, (uInt)strlen(s->fingerprint));
     int w = snprintf(buf, n, "%s/supernet-%08lx.%s", s->dir, crc & 0xffffffffUL,
-                     curve ? "tsv" : "npz");
+                     curve == 1 ? "tsv" : curve == 2 ? "weights" : "npz");
     return w < 0 || (size_t)w >= n ? NAS_EINVAL : NAS_OK;
 }
 
@@ -274,11 +286,15 @@ static int trim_curve(const char *path, const nas_recipe *rec, int n_train, int 
     return rc;
 }
 
-/* The supernet of this search, read from its checkpoint when there is one
- * (a file of other settings: NAS_EEXIST naming both fingerprints' first
- * differing line, from nas_supernet_load). */
+/* The supernet of this search, writable (never the mapped one), read from
+ * its checkpoint when there is one (a file of other settings: NAS_EEXIST
+ * naming both fingerprints' first differing line, from nas_supernet_load). */
 static int open_supernet(nas__sn_eval *s, nas_backend *be, const char *path, nas_error *err)
 {
+    if (s->sn && nas_supernet_is_mapped(s->sn)) {
+        nas_supernet_destroy(s->sn);
+        s->sn = NULL;
+    }
     if (s->sn)
         return NAS_OK;
     const nas_dataset *t = s->train;
@@ -293,21 +309,69 @@ static int open_supernet(nas__sn_eval *s, nas_backend *be, const char *path, nas
     return rc;
 }
 
-int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *err)
+/* The test hook NAS_FAULT=...supernet_weights_kill... (search/pool_msg.h):
+ * SIGKILL once the weights file's temporary copy is complete, before it is
+ * renamed into place. */
+static void weights_kill_hook(void *ctx)
 {
-    char path[NAS_PATH_MAX + 32], curve[NAS_PATH_MAX + 32];
-    if (nas__sn_eval_path(s, 0, path, sizeof path) || nas__sn_eval_path(s, 1, curve, sizeof curve))
-        return nas_error_set(err, NAS_EINVAL, "supernet: no directory for its checkpoint");
+    (void)ctx;
+    const char *fault = getenv("NAS_FAULT");
+    if (fault && strstr(fault, "supernet_weights_kill"))
+        raise(SIGKILL);
+}
+
+/* Phase 1 has finished (the checkpoint `path` holds `steps`, all of them):
+ * make sure the weights file `wpath` is there, valid and current, else
+ * write it from the checkpoint (read into s->sn unless already there).
+ * Failing to write it is a warning (workers then read the checkpoint). */
+static int ensure_weights(nas__sn_eval *s, nas_backend *be, const char *path, const char *wpath,
+                          int64_t steps, FILE *log, nas_error *err)
+{
+    nas_error why;
+    int bad = nas_supernet_weights_check(wpath, s->fingerprint, steps, &why);
+    if (!bad)
+        return NAS_OK;
+    if (bad != NAS_ENOTFOUND && log)
+        fprintf(log, "nas: supernet: %s; rewriting it from the checkpoint\n", why.msg);
     int rc = open_supernet(s, be, path, err);
     if (rc)
         return rc;
-    int64_t done = nas_supernet_steps(s->sn), total = total_steps(s);
-    if (done >= total) {
+    if (nas_supernet_steps(s->sn) != steps)
+        return nas_error_set(err, NAS_EIO, "supernet checkpoint %s changed while read (%lld "
+                             "steps, then %lld)", path, (long long)steps,
+                             (long long)nas_supernet_steps(s->sn));
+    rc = nas__supernet_write_weights(s->sn, wpath, s->fingerprint, weights_kill_hook, NULL, &why);
+    if (log && rc)
+        fprintf(log, "nas: warning: %s; the workers read the checkpoint instead, each into its "
+                "own memory\n", why.msg);
+    else if (log)
+        fprintf(log, "nas: supernet: wrote %s (%.1f MB), which the workers map read-only\n",
+                wpath, 4e-6 * (double)nas_supernet_floats(s->sn));
+    return NAS_OK;
+}
+
+int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *err)
+{
+    char path[NAS_PATH_MAX + 32], curve[NAS_PATH_MAX + 32], wpath[NAS_PATH_MAX + 32];
+    if (nas__sn_eval_path(s, 0, path, sizeof path) ||
+        nas__sn_eval_path(s, 1, curve, sizeof curve) ||
+        nas__sn_eval_path(s, 2, wpath, sizeof wpath))
+        return nas_error_set(err, NAS_EINVAL, "supernet: no directory for its checkpoint");
+    int64_t done = 0, total = total_steps(s);
+    int rc = access(path, F_OK) == 0 /* its steps only: the slots are read when needed */
+                 ? nas_supernet_checkpoint_steps(path, s->fingerprint, &done, err)
+                 : NAS_OK;
+    if (!rc && done >= total) {
         if (log)
             fprintf(log, "nas: supernet: trained (%d epochs, %lld steps) in %s\n", s->rec.epochs,
                     (long long)done, path);
-        return NAS_OK;
+        return ensure_weights(s, be, path, wpath, done, log, err);
     }
+    if (!rc)
+        rc = open_supernet(s, be, path, err);
+    if (rc)
+        return rc;
+    done = nas_supernet_steps(s->sn);
     /* rows of epochs the checkpoint does not hold (all of them with no
      * checkpoint): written by a run killed before their checkpoint */
     rc = trim_curve(curve, &s->rec, s->train->n, (int)(done / (total / s->rec.epochs)), err);
@@ -324,18 +388,50 @@ int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *e
     rc = nas_supernet_train(s->sn, s->train, &o, &st, err);
     if (rc == NAS_EINTR && cc.err.code) /* stopped because the curve could not be written */
         rc = nas_error_set(err, cc.err.code, "%s", cc.err.msg);
+    if (!rc)
+        rc = ensure_weights(s, be, path, wpath, nas_supernet_steps(s->sn), log, err);
     return rc;
 }
 
-/* The trained supernet, read from its checkpoint by the first call in this
- * process; *v the validation images a subnet is measured on (the first
- * supernet.valid of `valid`: a view). A missing checkpoint is
- * `missing` (NAS_EWORKER in a worker, NAS_ENOTFOUND for an export). */
+/* The finished supernet of checkpoint `path` (its steps checked first):
+ * the weights file `wpath` mapped read-only, or, when that is missing or
+ * invalid (said on stderr unless quiet_missing and missing), the
+ * checkpoint read into this process's memory. */
+static int open_finished(nas__sn_eval *s, nas_backend *be, const char *path, const char *wpath,
+                         int quiet_missing, nas_error *err)
+{
+    int64_t steps = 0;
+    int rc = nas_supernet_checkpoint_steps(path, s->fingerprint, &steps, err);
+    if (rc)
+        return rc;
+    if (steps < total_steps(s))
+        return nas_error_set(err, NAS_EINVAL, "supernet %s holds %lld of its %lld training steps: "
+                             "phase 1 has not finished", path, (long long)steps,
+                             (long long)total_steps(s));
+    const nas_dataset *t = s->train;
+    nas_error why;
+    rc = nas_supernet_map(be, s->space, t->c, t->h, t->w, t->classes, s->cfg->seed, wpath,
+                          s->fingerprint, steps, &s->sn, &why);
+    if (!rc)
+        return NAS_OK;
+    if (rc != NAS_ENOTFOUND || !quiet_missing)
+        fprintf(stderr, "nas: warning: supernet weights: %s; this process reads the checkpoint "
+                "%s instead (its own copy; the next `nas run` rewrites the file)\n", why.msg,
+                path);
+    return open_supernet(s, be, path, err);
+}
+
+/* The trained supernet, mapped (or read from its checkpoint) by the first
+ * call in this process; *v the validation images a subnet is measured on
+ * (the first supernet.valid of `valid`: a view). A missing checkpoint is
+ * `missing` (NAS_EWORKER in a worker, NAS_ENOTFOUND for an export, which
+ * also reads the checkpoint without a word when the weights file is
+ * missing: a database from before it existed). */
 static int ready(nas__sn_eval *s, nas_backend *be, const nas_dataset *valid, int missing,
                  nas_dataset *v, nas_error *err)
 {
-    char path[NAS_PATH_MAX + 32];
-    if (nas__sn_eval_path(s, 0, path, sizeof path))
+    char path[NAS_PATH_MAX + 32], wpath[NAS_PATH_MAX + 32];
+    if (nas__sn_eval_path(s, 0, path, sizeof path) || nas__sn_eval_path(s, 2, wpath, sizeof wpath))
         return nas_error_set(err, NAS_EINVAL, "supernet: no directory for its checkpoint");
     if (!s->sn && access(path, R_OK) != 0)
         return missing == NAS_EWORKER
@@ -344,7 +440,7 @@ static int ready(nas__sn_eval *s, nas_backend *be, const nas_dataset *valid, int
                                    "worker sees (docs/cluster.md)", path)
                    : nas_error_set(err, missing, "supernet checkpoint %s not found (moved or "
                                    "deleted?): %s", path, strerror(errno));
-    int rc = open_supernet(s, be, path, err);
+    int rc = s->sn ? NAS_OK : open_finished(s, be, path, wpath, missing == NAS_ENOTFOUND, err);
     if (rc)
         return rc;
     if (nas_supernet_steps(s->sn) < total_steps(s))
@@ -386,6 +482,17 @@ int nas__sn_eval_subnet_save(nas__sn_eval *s, nas_backend *be, const nas_genotyp
         rc = nas_weights_save(net, path, err);
     nas_net_destroy(net);
     return rc;
+}
+
+int nas__sn_eval_recal_batches(const nas__sn_eval *s)
+{
+    int nb = s && s->calib ? s->cfg->supernet.recal_batches : 0, b = s ? s->rec.batch_size : 0;
+    if (nb <= 0 || b <= 0)
+        return 0;
+    long long n = (long long)nb * b; /* nas_net_bn_recalibrate's images: at most the sample */
+    if (n > s->calib->n)
+        n = s->calib->n;
+    return (int)((n + b - 1) / b);
 }
 
 int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, nas_error *err)

@@ -64,7 +64,7 @@ static int rebuild(const nas_export_opts *o, nas_config *cfg, const char *genoty
     if (!rc)
         rc = nas_evaluator_supernet_subnet_save(ev, &g, a->weights, &r->supernet_val_accuracy,
                                                 err);
-    r->supernet_recal_batches = cfg->supernet.recal_batches;
+    r->supernet_recal_batches = nas_evaluator_supernet_recal_batches(ev); /* run, not asked */
     nas_evaluator_destroy(ev);
     nas_space_destroy(sp);
     return rc;

@@ -122,10 +122,13 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * between phase 2 and phase 3, where the run lock must hold) and
  * supernet_kill@E (evaluator/supernet_eval.c: the phase-1 child dies by
  * SIGKILL after appending epoch E's curve row, before that epoch's
- * checkpoint is written); next_load_ms=MS (search/controller.c: an MPI
- * worker rank told NEXT sleeps MS ms before it builds the next search's
- * evaluator, as a rank whose data load is slower than rank 0's does).
- * Unknown items are ignored. Returns nonzero when `kind` applies to `job`.
+ * checkpoint is written); supernet_weights_kill (evaluator/supernet_eval.c:
+ * the phase-1 child dies by SIGKILL once the weights file's temporary copy
+ * is written, before it is renamed into place); next_load_ms=MS
+ * (search/controller.c: an MPI worker rank told NEXT sleeps MS ms before it
+ * builds the next search's evaluator, as a rank whose data load is slower
+ * than rank 0's does). Unknown items are ignored. Returns nonzero when
+ * `kind` applies to `job`.
  */
 int nas__fault_applies(const char *spec, const char *kind, const nas_pool_job *job);
 /* NAS_FAULT's item KEY=MS (KEY one of the *_ms hooks read outside the

@@ -118,6 +118,7 @@ int nas__ctl_prepare(ctl *c, const char *db_path, nas_error *err)
         return nas_error_set(err, NAS_EINVAL, "supernet directory %s is too long", dir);
     nas__ctl_unlink_matching(dir, "supernet-*.npz.tmp*"); /* a killed child's (the run lock
                                                              keeps other runs out) */
+    nas__ctl_unlink_matching(dir, "supernet-*.weights.tmp*"); /* likewise */
     int fds[2];
     if (pipe(fds) != 0)
         return nas_error_set(err, NAS_EWORKER, "supernet (phase 1): pipe: %s", strerror(errno));

@@ -7,6 +7,11 @@
  * their names (FNV-1a, linear probing). A step copies the leading blocks
  * into a net built by nas_net_create, trains it one step, and copies them
  * back: the net is always the stand-alone net of its genotype.
+ *
+ * A supernet made by nas_supernet_map holds no values of its own: each
+ * slot's values point into a read-only shared mapping of the weights file
+ * (trainer/supernet_map.c), and everything that would write a slot
+ * (training, loading, growing) refuses with NAS_EINVAL instead.
  */
 #include <math.h>   /* sqrtf */
 #include <pthread.h> /* nas_supernet_evaluate_many */
@@ -18,6 +23,7 @@
 #include "nas/supernet.h"
 #include "trainer/loader_impl.h" /* the batches of nas_train's order */
 #include "trainer/net_impl.h"    /* nas__train_step, nas__batch_io, momentum */
+#include "trainer/supernet_map_impl.h" /* nas__snw_*: the mapped weights file */
 #include "trainer/weights_impl.h" /* nas__npz_*: checkpoints */
 
 #define KEY_MAX 160
@@ -33,6 +39,7 @@ typedef struct slot {
     int kind;         /* slot_kind */
     float bound;      /* K_WEIGHT, K_BIAS: init range +-bound */
     float *val, *mom; /* shape's product floats; mom NULL for BN statistics */
+    int mapped;       /* val points into sn->map (read-only; mom NULL) */
 } slot;
 
 struct nas_supernet {
@@ -46,6 +53,8 @@ struct nas_supernet {
     int *table;        /* hash -> slot index, -1 empty; tcap a power of 2 */
     int tcap;
     int op_dec[NAS_CHAIN_MAX_STAGES + 1][NAS_CHAIN_MAX_LAYERS]; /* chain: decision of sS.opL */
+    nas__snw_map *map; /* nas_supernet_map: the weights file (read-only), else NULL */
+    char map_path[NAS_PATH_MAX];
 };
 
 static uint64_t fnv1a(const char *s)
@@ -122,6 +131,8 @@ static int grow_slot(const nas_supernet *sn, slot *s, const int need[4], int all
     }
     if (!bigger)
         return NAS_OK;
+    if (s->mapped && alloc) /* never written: the values are a read-only mapping */
+        return NAS_EINVAL;
     if (s->kind == K_WEIGHT)
         s->bound = 1.0f / sqrtf((float)(ns[1] * ns[2] * ns[3]));
     if (!alloc) {
@@ -472,9 +483,9 @@ static int max_choices(const nas_space *s)
     return m;
 }
 
-/* Find every slot and its largest shape (docs/one-shot.md), then allocate
- * and initialise them. */
-static int scan(nas_supernet *sn, nas_error *err)
+/* Find every slot and its largest shape (docs/one-shot.md), then (alloc)
+ * allocate and initialise them. */
+static int scan(nas_supernet *sn, int alloc, nas_error *err)
 {
     int covers = max_choices(sn->space), rc = NAS_OK;
     for (int j = 0; j < covers + SCAN_RANDOM && !rc; j++) {
@@ -491,7 +502,7 @@ static int scan(nas_supernet *sn, nas_error *err)
             nas_error_set(err, rc, "supernet: out of memory registering slots");
         nas_net_destroy(net);
     }
-    for (int k = 0; k < sn->n && !rc; k++) {
+    for (int k = 0; alloc && k < sn->n && !rc; k++) {
         int need[4];
         memcpy(need, sn->slots[k].shape, sizeof need);
         memset(sn->slots[k].shape, 0, sizeof need);
@@ -518,8 +529,9 @@ static void map_op_decisions(nas_supernet *sn)
     }
 }
 
-int nas_supernet_create(nas_backend *be, const nas_space *space, int in_c, int in_h, int in_w,
-                        int classes, uint64_t seed, nas_supernet **out, nas_error *err)
+/* nas_supernet_create; alloc 0: the slots' shapes only, no values. */
+static int create(nas_backend *be, const nas_space *space, int in_c, int in_h, int in_w,
+                  int classes, uint64_t seed, int alloc, nas_supernet **out, nas_error *err)
 {
     if (!out)
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_create: NULL argument");
@@ -545,7 +557,7 @@ int nas_supernet_create(nas_backend *be, const nas_space *space, int in_c, int i
     if (sd->type == NAS_SPACE_CHAIN)
         sn->desc.space = space;
     map_op_decisions(sn);
-    int rc = scan(sn, err);
+    int rc = scan(sn, alloc, err);
     if (rc) {
         nas_supernet_destroy(sn);
         return rc;
@@ -554,17 +566,37 @@ int nas_supernet_create(nas_backend *be, const nas_space *space, int in_c, int i
     return NAS_OK;
 }
 
+int nas_supernet_create(nas_backend *be, const nas_space *space, int in_c, int in_h, int in_w,
+                        int classes, uint64_t seed, nas_supernet **out, nas_error *err)
+{
+    return create(be, space, in_c, in_h, in_w, classes, seed, 1, out, err);
+}
+
 void nas_supernet_destroy(nas_supernet *sn)
 {
     if (!sn)
         return;
     for (int k = 0; k < sn->n; k++) {
-        free(sn->slots[k].val);
+        if (!sn->slots[k].mapped)
+            free(sn->slots[k].val);
         free(sn->slots[k].mom);
     }
     free(sn->slots);
     free(sn->table);
+    nas__snw_close(sn->map);
     free(sn);
+}
+
+int nas_supernet_is_mapped(const nas_supernet *sn) { return sn && sn->map; }
+
+/* NAS_EINVAL when sn is mapped read-only (`what` is refused), else NAS_OK. */
+static int refuse_mapped(const nas_supernet *sn, const char *what, nas_error *err)
+{
+    if (!sn->map)
+        return NAS_OK;
+    return nas_error_set(err, NAS_EINVAL, "%s: this supernet is mapped read-only from %s (for "
+                         "evaluating subnets); train, load or save a supernet made by "
+                         "nas_supernet_create", what, sn->map_path);
 }
 
 int nas_supernet_slots(const nas_supernet *sn) { return sn ? sn->n : 0; }
@@ -719,6 +751,8 @@ int nas_supernet_train(nas_supernet *sn, const nas_dataset *data,
         memset(stats, 0, sizeof *stats);
     if (!sn || !data || !o || !o->recipe)
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_train: NULL argument");
+    if (refuse_mapped(sn, "nas_supernet_train", err))
+        return NAS_EINVAL;
     const nas_recipe *rec = o->recipe;
     if (rec->epochs < 0 || rec->batch_size <= 0 || data->n <= 0 || !(rec->lr >= 0) ||
         data->c != sn->desc.in_c || data->h != sn->desc.in_h || data->w != sn->desc.in_w)
@@ -941,6 +975,8 @@ int nas_supernet_save(const nas_supernet *sn, const char *path, const char *fing
 {
     if (!sn || !path)
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_save: NULL argument");
+    if (refuse_mapped(sn, "nas_supernet_save", err)) /* it has no momentum to save */
+        return NAS_EINVAL;
     const char *fp = fingerprint ? fingerprint : "";
     nas__npz_writer *z = NULL;
     int rc = nas__npz_create(path, &z, err);
@@ -1037,8 +1073,9 @@ int nas_supernet_checkpoint_steps(const char *path, const char *fingerprint, int
     if (!path || !steps)
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_checkpoint_steps: NULL argument");
     *steps = 0;
-    nas__npz *z = NULL;
-    int rc = nas__npz_read(path, &z, err);
+    nas__npz *z = NULL; /* the two metadata members only, not the slots */
+    const char *const meta[] = {META_FP, META_STEPS};
+    int rc = nas__npz_read_members(path, meta, 2, &z, err);
     if (!rc)
         rc = load_meta(z, path, fingerprint ? fingerprint : "", steps, err);
     nas__npz_free(z);
@@ -1050,6 +1087,8 @@ int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprin
 {
     if (!sn || !path)
         return nas_error_set(err, NAS_EINVAL, "nas_supernet_load: NULL argument");
+    if (refuse_mapped(sn, "nas_supernet_load", err))
+        return NAS_EINVAL;
     nas__npz *z = NULL;
     int rc = nas__npz_read(path, &z, err);
     int64_t steps = 0;
@@ -1074,5 +1113,101 @@ int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprin
     if (!rc)
         sn->steps = steps;
     nas__npz_free(z);
+    return rc;
+}
+
+/* ---- the mapped weights file (trainer/supernet_map.c) ----------------------------- */
+
+int nas__supernet_write_weights(const nas_supernet *sn, const char *path, const char *fingerprint,
+                                void (*before_rename)(void *), void *ctx, nas_error *err)
+{
+    if (!sn || !path)
+        return nas_error_set(err, NAS_EINVAL, "nas_supernet_write_weights: NULL argument");
+    nas__snw_slot *w = malloc((size_t)(sn->n > 0 ? sn->n : 1) * sizeof *w);
+    if (!w)
+        return nas_error_set(err, NAS_ENOMEM, "out of memory writing %s", path);
+    for (int k = 0; k < sn->n; k++) {
+        const slot *s = &sn->slots[k];
+        w[k].key = s->key;
+        memcpy(w[k].shape, s->shape, sizeof w[k].shape);
+        w[k].val = s->val;
+    }
+    int rc = nas__snw_write(path, fingerprint ? fingerprint : "", sn->steps, w, sn->n,
+                            before_rename, ctx, err);
+    free(w);
+    return rc;
+}
+
+int nas_supernet_write_weights(const nas_supernet *sn, const char *path, const char *fingerprint,
+                               nas_error *err)
+{
+    return nas__supernet_write_weights(sn, path, fingerprint, NULL, NULL, err);
+}
+
+/* Point the slots of sn (shapes only, no values yet) into the file m; a
+ * slot the file lacks gets its initial values, as nas_supernet_load leaves
+ * it. */
+static int attach(nas_supernet *sn, const nas__snw_map *m, const char *path, nas_error *err)
+{
+    for (int i = 0; i < m->n; i++) {
+        const nas__snw_slot *e = &m->slot[i];
+        int k = find_slot(sn, e->key, fnv1a(e->key));
+        if (k < 0)
+            return nas_error_set(err, NAS_EFORMAT, "%s: slot %s is not one of this supernet's: "
+                                 "the file is for another space", path, e->key);
+        slot *s = &sn->slots[k];
+        if (s->mapped)
+            return nas_error_set(err, NAS_EFORMAT, "%s: slot %s appears twice", path, e->key);
+        (void)grow_slot(sn, s, e->shape, 0); /* the shape (and init bound) as loading grows it */
+        if (memcmp(s->shape, e->shape, sizeof s->shape) != 0)
+            return nas_error_set(err, NAS_EFORMAT, "%s: slot %s holds %dx%dx%dx%d, less than "
+                                 "this supernet's %dx%dx%dx%d", path, e->key, e->shape[0],
+                                 e->shape[1], e->shape[2], e->shape[3], s->shape[0], s->shape[1],
+                                 s->shape[2], s->shape[3]);
+        union { const float *c; float *v; } ro = {e->val}; /* never written: PROT_READ */
+        s->val = ro.v;
+        s->mapped = 1;
+    }
+    for (int k = 0; k < sn->n; k++)
+        if (!sn->slots[k].val && grow_slot(sn, &sn->slots[k], sn->slots[k].shape, 1))
+            return nas_error_set(err, NAS_ENOMEM, "supernet: out of memory allocating slot %s",
+                                 sn->slots[k].key);
+    return NAS_OK;
+}
+
+int nas_supernet_map(nas_backend *be, const nas_space *space, int in_c, int in_h, int in_w,
+                     int classes, uint64_t seed, const char *path, const char *fingerprint,
+                     int64_t steps, nas_supernet **out, nas_error *err)
+{
+    if (!out || !path)
+        return nas_error_set(err, NAS_EINVAL, "nas_supernet_map: NULL argument");
+    *out = NULL;
+    nas__snw_map *m = NULL;
+    int rc = nas__snw_open(path, fingerprint ? fingerprint : "", steps, &m, err);
+    nas_supernet *sn = NULL;
+    if (!rc)
+        rc = create(be, space, in_c, in_h, in_w, classes, seed, 0, &sn, err);
+    if (!rc) {
+        sn->map = m; /* the supernet owns it from here */
+        m = NULL;
+        sn->steps = sn->map->steps;
+        snprintf(sn->map_path, sizeof sn->map_path, "%s", path);
+        rc = attach(sn, sn->map, path, err);
+    }
+    if (rc) {
+        nas__snw_close(m);
+        nas_supernet_destroy(sn);
+        return rc;
+    }
+    *out = sn;
+    return NAS_OK;
+}
+
+int nas_supernet_weights_check(const char *path, const char *fingerprint, int64_t steps,
+                               nas_error *err)
+{
+    nas__snw_map *m = NULL;
+    int rc = nas__snw_open(path, fingerprint ? fingerprint : "", steps, &m, err);
+    nas__snw_close(m);
     return rc;
 }

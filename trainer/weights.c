@@ -356,7 +356,10 @@ static int read_member(zip_t *za, zip_uint64_t i, const char *path, uint64_t fsi
     return NAS_OK;
 }
 
-int nas__npz_read(const char *path, nas__npz **out, nas_error *err)
+/* nas__npz_read, or with names (k of them) only the members of those
+ * names (each looked up in the central directory; absent ones skipped). */
+static int read_archive(const char *path, const char *const *names, int k, nas__npz **out,
+                        nas_error *err)
 {
     *out = NULL;
     if (!host_is_little_endian())
@@ -390,8 +393,15 @@ int nas__npz_read(const char *path, nas__npz **out, nas_error *err)
         return nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", path);
     }
     int rc = NAS_OK;
-    for (zip_int64_t i = 0; i < n && !rc; i++)
+    for (zip_int64_t i = 0; !names && i < n && !rc; i++)
         rc = read_member(za, (zip_uint64_t)i, path, (uint64_t)sb.st_size, z, err);
+    for (int j = 0; names && j < k && !rc; j++) {
+        char member[sizeof z->a[0].name + 8];
+        snprintf(member, sizeof member, "%s.npy", names[j]);
+        zip_int64_t i = zip_name_locate(za, member, 0);
+        if (i >= 0 && z->n < n)
+            rc = read_member(za, (zip_uint64_t)i, path, (uint64_t)sb.st_size, z, err);
+    }
     zip_discard(za); /* opened read-only: nothing to write */
     if (rc) {
         nas__npz_free(z);
@@ -399,6 +409,21 @@ int nas__npz_read(const char *path, nas__npz **out, nas_error *err)
     }
     *out = z;
     return NAS_OK;
+}
+
+int nas__npz_read(const char *path, nas__npz **out, nas_error *err)
+{
+    return read_archive(path, NULL, 0, out, err);
+}
+
+int nas__npz_read_members(const char *path, const char *const *names, int k, nas__npz **out,
+                          nas_error *err)
+{
+    if (!names || k < 0) {
+        *out = NULL;
+        return nas_error_set(err, NAS_EINVAL, "nas__npz_read_members: NULL names for %s", path);
+    }
+    return read_archive(path, names, k, out, err);
 }
 
 /* ---- PyTorch shapes -------------------------------------------------------------- */

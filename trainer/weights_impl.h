@@ -67,6 +67,14 @@ typedef struct nas__npz nas__npz; /* a whole archive read into memory */
  * overflows size_t in elements or bytes, or calls for another number of
  * bytes than the member holds: message names it), NAS_ENOMEM. */
 int nas__npz_read(const char *path, nas__npz **out, nas_error *err);
+/* nas__npz_read of only the members named names[0..k) (without ".npy"),
+ * found through the ZIP central directory: the other members are not
+ * read (a checkpoint's few metadata members without its weights). A name
+ * the archive lacks is skipped (nas__npz_find returns NULL for it); a
+ * name given twice is read twice. Errors: those of nas__npz_read for the
+ * archive and the members read, NAS_EINVAL (NULL names). */
+int nas__npz_read_members(const char *path, const char *const *names, int k, nas__npz **out,
+                          nas_error *err);
 void nas__npz_free(nas__npz *z); /* NULL is a no-op */
 int nas__npz_count(const nas__npz *z);
 const nas__npy *nas__npz_at(const nas__npz *z, int i);

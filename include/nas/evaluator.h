@@ -284,6 +284,13 @@ int nas_evaluator_prepare(nas_evaluator *ev, FILE *log, nas_error *err);
 int nas_evaluator_supernet_subnet_save(nas_evaluator *ev, const nas_genotype *g, const char *path,
                                        double *val_accuracy, nas_error *err);
 
+/* The number of batches a subnet's BN recalibration actually runs (what
+ * nas_evaluator_run and nas_evaluator_supernet_subnet_save do):
+ * ceil(min(supernet.recal_batches x batch, training images) / batch), so
+ * fewer than supernet.recal_batches when the training split is smaller;
+ * 0 without recalibration or for another kind. */
+int nas_evaluator_supernet_recal_batches(const nas_evaluator *ev);
+
 /* The supernet's training curve as recorded so far: *rows (malloc'd; the
  * caller frees) gets one nas_epoch_stats per finished epoch (epoch, loss,
  * accuracy, seconds) - an epoch the checkpoint holds, each once (a row

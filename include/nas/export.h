@@ -209,7 +209,9 @@ typedef struct nas_export_result {
      * was never trained on its own: its weights are inherited from the
      * supernet (export/export_supernet.c) */
     char supernet[NAS_PATH_MAX + 32]; /* the checkpoint they came from ("" otherwise) */
-    int supernet_recal_batches;       /* BN recalibrated on this many batches, as the trial */
+    int supernet_recal_batches;       /* BN recalibrated on this many batches, as the trial
+                                         (those run: fewer than supernet.recal_batches when
+                                         the training split is smaller) */
     double supernet_val_accuracy;     /* their accuracy on the trial's validation images,
                                          measured again (the trial's val_accuracy) */
 } nas_export_result;

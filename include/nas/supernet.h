@@ -177,12 +177,73 @@ int nas_supernet_load(nas_supernet *sn, const char *path, const char *fingerprin
  * The training steps done that the checkpoint `path` (written by
  * nas_supernet_save with `fingerprint`) holds, into *steps, without a
  * supernet or a backend (the one-shot search's controller reads it to know
- * which epochs of the curve the checkpoint covers). Errors: those of
+ * which epochs of the curve the checkpoint covers). Only the checkpoint's
+ * two metadata members are read (through the ZIP directory), not its
+ * slots: a few KB whatever the supernet's size. Errors: those of
  * nas_supernet_load for the file and its fingerprint (NAS_EIO, NAS_EEXIST,
  * NAS_EFORMAT), NAS_EINVAL (NULL argument), NAS_ENOMEM.
  */
 int nas_supernet_checkpoint_steps(const char *path, const char *fingerprint, int64_t *steps,
                                   nas_error *err);
+
+/* ---- the read-only weights file: one copy shared by every worker ---------- */
+
+/*
+ * Write the values of every slot (float32, no momentum), the steps done and
+ * `fingerprint` to `path` as a flat weights file for nas_supernet_map (the
+ * layout: trainer/supernet_map_impl.h; every slot's values 64-byte aligned,
+ * CRC-32s of the metadata and of the values): written to PATH.tmp,
+ * fsync'd, then renamed into place, so a kill never leaves a half-written
+ * file under `path`. The one-shot search writes DB.supernet/supernet-CRC.weights
+ * beside the checkpoint when phase 1 has finished. About 4 bytes per float
+ * of nas_supernet_floats plus 256 per slot. Errors: NAS_EINVAL (NULL
+ * argument), NAS_EIO (names the path and why), NAS_ENOMEM,
+ * NAS_EUNSUPPORTED (a big-endian host).
+ */
+int nas_supernet_write_weights(const nas_supernet *sn, const char *path, const char *fingerprint,
+                               nas_error *err);
+
+/*
+ * The supernet of `space` (arguments as nas_supernet_create's) whose slots
+ * are the weights file `path` (nas_supernet_write_weights), mapped
+ * read-only and shared (mmap PROT_READ, MAP_SHARED): no private copy of
+ * the values, so every process mapping the file shares one physical copy
+ * through the page cache. The whole file is checked first - size, magic,
+ * version, every offset and shape against the file's bounds, both CRC-32s,
+ * the fingerprint (equal to `fingerprint`) and the steps (equal to
+ * `steps`, the checkpoint's; steps < 0: any) - and every slot of the file
+ * must be one of the space's, at least as large as creation finds it; a
+ * slot the file lacks gets its initial values (as nas_supernet_load leaves
+ * it). Subnets, their recalibration and evaluation (nas_supernet_subnet,
+ * _subnet_recalibrated, _evaluate, _evaluate_many) are bit for bit those
+ * of a supernet that nas_supernet_load read the checkpoint into. The
+ * supernet is read-only: nas_supernet_train, _load and _save refuse it
+ * with NAS_EINVAL and write nothing. nas_supernet_destroy unmaps it. The
+ * file must not be changed in place while mapped (nas_supernet_write_weights
+ * renames a new file over it, which leaves existing mappings as they were;
+ * truncating it under a mapping would fault on the next read, SIGBUS).
+ * Errors: NAS_ENOTFOUND (no file), NAS_EIO (cannot open or map it),
+ * NAS_EFORMAT (truncated, damaged, or for another space: the message says
+ * which check failed), NAS_EEXIST (another supernet's fingerprint, or
+ * stale: other steps than `steps`), NAS_EINVAL (NULL argument), NAS_ENOMEM,
+ * and those of nas_supernet_create. *out is NULL on failure.
+ */
+int nas_supernet_map(nas_backend *be, const nas_space *space, int in_c, int in_h, int in_w,
+                     int classes, uint64_t seed, const char *path, const char *fingerprint,
+                     int64_t steps, nas_supernet **out, nas_error *err);
+
+/* 1 when sn was made by nas_supernet_map (read-only), else 0. */
+int nas_supernet_is_mapped(const nas_supernet *sn);
+
+/*
+ * Check the weights file `path` as nas_supernet_map does (size, bounds,
+ * CRC-32s, fingerprint, steps; steps < 0: any), without a space or a
+ * backend: NAS_OK when it is valid and current. Errors: those of
+ * nas_supernet_map for the file (NAS_ENOTFOUND, NAS_EIO, NAS_EFORMAT,
+ * NAS_EEXIST), NAS_ENOMEM.
+ */
+int nas_supernet_weights_check(const char *path, const char *fingerprint, int64_t steps,
+                               nas_error *err);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,15 @@
 #    after the rerun the curve and supernet_epoch hold every epoch once;
 # 8. export of a supernet trial (phase 2) rebuilds the weights it inherits
 #    (not the initial ones), reproducing its val_accuracy; without the
-#    supernet checkpoint it is refused, saying why.
+#    supernet checkpoint it is refused, saying why; with a damaged weights
+#    file it reads the checkpoint, says so, and reproduces the accuracy the
+#    mapped weights gave to the bit.
+# 9. the mapped weights file (docs/one-shot.md): phase 1 writes
+#    DB.supernet/supernet-CRC.weights; the workers of phase 2 map it (seen in
+#    /proc/PID/maps); a damaged file is said and rewritten by the next run;
+#    a kill before its rename (test hook) leaves no file under its name, and
+#    the rerun writes it; `nas export` names the batches a recalibration
+#    really ran when the training split is smaller than recal_batches.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/oneshot_lib.sh"
 need_fmnist
@@ -42,6 +50,10 @@ A=$TMP/a.db
 grep_in "supernet (phase 1)" "$TMP/err"
 grep_in "phase 3:" "$TMP/err"
 expect_eq "one checkpoint" "$(ls "$A.supernet"/supernet-*.npz | wc -l)" 1
+expect_eq "one weights file" "$(ls "$A.supernet"/supernet-*.weights | wc -l)" 1
+expect_eq "no temporary file" "$(ls "$A.supernet" | grep -c tmp)" 0
+grep_in "which the workers map read-only" "$TMP/err"
+W=$(ls "$A.supernet"/supernet-*.weights)
 expect_eq "its curve" "$(wc -l <"$(ls "$A.supernet"/supernet-*.tsv)")" $E
 expect_eq "supernet_epoch rows" "$(sql "$A" "SELECT group_concat(epoch) FROM supernet_epoch WHERE experiment_id = 1")" "$EPOCHS"
 expect_eq "phase 2 trials" "$(sql "$A" "SELECT count(*) FROM trial WHERE experiment_id = 1 AND status = 'done' AND device = 'supernet'")" 10
@@ -122,8 +134,29 @@ trials_of "$C" e2e-os >"$TMP/c1"
 diff "$TMP/a1" "$TMP/c1" >/dev/null || { diff "$TMP/a1" "$TMP/c1"; fail "phase 2 after Ctrl-C differs from the uninterrupted run"; }
 
 note "4. a larger budget extends phase 2 and adds only new finalists"
+note "   (9. with a damaged weights file, rewritten; its workers map it)"
 conf "$TMP/os14.conf" 16
-run 0 "$NAS" run os14.conf --db "$A"
+sum0=$(cksum <"$W")
+printf '\x7f' | dd of="$W" bs=1 seek=$(($(stat -c %s "$W") - 100)) conv=notrunc status=none
+[ "$(cksum <"$W")" != "$sum0" ] || fail "the weights file was not damaged"
+NAS_FAULT=sleep_ms=250 "$NAS" run os14.conf --db "$A" >"$TMP/out" 2>"$TMP/err" &
+RUN_PID=$!
+mappers=
+for _ in $(seq 600); do # the processes that map the weights file during phase 2
+    m=$(grep -l -F "$W" /proc/[0-9]*/maps 2>/dev/null | cut -d/ -f3 | sort -u | tr '\n' ' ')
+    [ -n "$m" ] && mappers="$mappers $m"
+    [ "$(echo $mappers | tr ' ' '\n' | sort -u | wc -l)" -ge 2 ] && break
+    kill -0 "$RUN_PID" 2>/dev/null || break
+    sleep 0.05
+done
+wait "$RUN_PID"
+code=$?
+RUN_PID=
+[ "$code" = 0 ] || { cat "$TMP/err"; fail "the extension exited $code"; }
+grep_in "CRC-32 of its values mismatch (damaged file); rewriting it from the checkpoint" "$TMP/err"
+grep -q "warning: supernet weights" "$TMP/err" && { cat "$TMP/err"; fail "a worker did not map the rewritten file"; }
+[ "$(cksum <"$W")" = "$sum0" ] || fail "the rewritten weights file differs from the first one"
+expect_eq "workers mapping the weights file" "$(echo $mappers | tr ' ' '\n' | sort -u | wc -l)" 2
 grep_in "extending experiment 'e2e-os'" "$TMP/err"
 expect_eq "phase 2 extended" "$(sql "$A" "SELECT count(*) FROM trial WHERE experiment_id = 1 AND status = 'done'")" 16
 expect_eq "no supernet retrained" "$(sql "$A" "SELECT count(*) FROM supernet_epoch")" $E
@@ -188,6 +221,26 @@ expect_eq "supernet_epoch after the rerun" \
     "$(sql "$K" "SELECT group_concat(epoch) FROM (SELECT epoch FROM supernet_epoch ORDER BY epoch)")" "1,2,3,4"
 expect_eq "supernet_epoch rows" "$(sql "$K" "SELECT count(*) FROM supernet_epoch")" 4
 
+note "7b. killed before the weights file's rename: no file under its name; the rerun writes it"
+E_SAVED=$E; E=2
+conf "$TMP/wk.conf" 4
+E=$E_SAVED
+sed -i 's/recal_batches = 2;/recal_batches = 20;/' "$TMP/wk.conf" # 20 x 64 > 512 images: 8 batches
+WK=$TMP/wk.db
+NAS_FAULT=supernet_weights_kill "$NAS" run wk.conf --db "$WK" >"$TMP/out" 2>"$TMP/err"
+code=$?
+[ "$code" != 0 ] || { cat "$TMP/err"; fail "the run with supernet_weights_kill succeeded"; }
+grep_in "killed by signal 9" "$TMP/err"
+expect_eq "no weights file after the kill" "$(ls "$WK.supernet" | grep -c '\.weights$')" 0
+expect_eq "its complete temporary copy" "$(ls "$WK.supernet" | grep -c '\.weights\.tmp$')" 1
+run 0 "$NAS" run wk.conf --db "$WK"
+grep_in "which the workers map read-only" "$TMP/err"
+expect_eq "the weights file after the rerun" "$(ls "$WK.supernet" | grep -c '\.weights$')" 1
+expect_eq "no temporary file after the rerun" "$(ls "$WK.supernet" | grep -c tmp)" 0
+expect_eq "phase 2 after the rerun" "$(sql "$WK" "SELECT count(*) FROM trial WHERE experiment_id = 1 AND status = 'done'")" 4
+run 0 "$NAS" export --db "$WK" --experiment e2e-os --best --format onnx -o "$TMP/wk.onnx"
+grep_in "BN recalibrated on 8 batches" "$TMP/out"
+
 note "8. export of a supernet trial: the weights it inherits, BN recalibrated as its evaluation"
 sbest=$(sql "$A" "SELECT t.id FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 1 ORDER BY r.score DESC, t.id LIMIT 1")
 run 0 "$NAS" export --db "$A" --experiment e2e-os --best --format onnx -o "$TMP/sn.onnx"
@@ -205,6 +258,22 @@ run 0 env TMPDIR="$TMP/tmpd" "$NAS" export --db "$A" --trial "$sbest" --format p
 grep_in "weights: inherited from the supernet" "$TMP/out"
 [ -s "$TMP/sn.npz" ] && [ -s "$TMP/sn-logits.npz" ] || fail "the PyTorch export wrote no weights or logits"
 expect_eq "temporary weights left behind" "$(ls -A "$TMP/tmpd")" ""
+# a damaged weights file: the checkpoint instead, said, the same accuracy to the bit
+run 0 "$NAS" export --db "$A" --trial "$sbest" --format onnx -o "$TMP/sn-map.onnx"
+grep -q "warning" "$TMP/err" && { cat "$TMP/err"; fail "export from the mapped weights warned"; }
+cp "$W" "$TMP/w.keep"
+head -c 1000 "$TMP/w.keep" >"$W"
+run 0 "$NAS" export --db "$A" --trial "$sbest" --format onnx -o "$TMP/sn-npz.onnx"
+grep_in "warning: supernet weights: .*1000 bytes, its header says [0-9]* (truncated or extended)" "$TMP/err"
+grep_in "reads the checkpoint" "$TMP/err"
+echo "$(grep "weights: inherited" "$TMP/out")" | sed 's/.*(val_accuracy \([0-9.]*\), the trial.s \([0-9.]*\)).*/\1 \2/' |
+    awk '{ exit !(NF == 2 && $1 == $2) }' || { cat "$TMP/out"; fail "the checkpoint's weights do not reproduce the mapped ones' val_accuracy"; }
+cmp -s "$TMP/sn-map.onnx" "$TMP/sn-npz.onnx" || fail "the export from the checkpoint differs from the one from the mapped weights"
+rm "$W" # a database from before the weights file: the checkpoint, without a word
+run 0 "$NAS" export --db "$A" --trial "$sbest" --format onnx -o "$TMP/sn-old.onnx"
+grep -q "warning" "$TMP/err" && { cat "$TMP/err"; fail "export warned about a missing weights file"; }
+cmp -s "$TMP/sn-map.onnx" "$TMP/sn-old.onnx" || fail "the export without the weights file differs"
+cp "$TMP/w.keep" "$W"
 mv "$A.supernet" "$A.supernet.away"
 run 1 "$NAS" export --db "$A" --trial "$sbest" --format onnx -o "$TMP/gone.onnx"
 grep_in "trial $sbest of 'e2e-os' is a supernet trial" "$TMP/err"

@@ -37,6 +37,8 @@ note "train, evaluate 4 genotypes, 2 stand-alone seeds"
 run 0 "$NAS" supernet "$TMP/c.conf" --epochs 2 --genotypes 4 --seeds 2 --checkpoint "$CK"
 cp "$TMP/out" "$TMP/first.out"
 [ -f "$CK" ] || fail "no checkpoint written"
+[ -f "$TMP/sn.weights" ] || fail "no weights file written beside the checkpoint"
+grep -q "subnets read from $TMP/sn.weights, mapped read-only" "$TMP/err" || { cat "$TMP/err"; fail "the subnets were not read from the mapped weights file"; }
 grep -q "supernet epoch 2/2" "$TMP/err" || { cat "$TMP/err"; fail "no per-epoch progress"; }
 [ "$(grep -c $'\t' "$TMP/out")" -eq 5 ] || { cat "$TMP/out"; fail "expected a header and 4 rows"; }
 last=$(tail -n 1 "$TMP/out")

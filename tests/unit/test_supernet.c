@@ -16,6 +16,13 @@
  * of (seed, step) and uniform per decision; evaluating subnets leaves the
  * supernet unchanged; evaluating several on threads gives each the bits
  * of evaluating it alone; a diverging supernet names the path (NAS_ENAN).
+ * The mapped weights file (nas_supernet_write_weights, nas_supernet_map):
+ * a mapped supernet evaluates every genotype (cell and chain, one and two
+ * threads) to the bits of the supernet loaded from the checkpoint, holds no
+ * copy of the values (its slots point into the mapping), and refuses to
+ * train, load or save, leaving the file as it was; a truncated, damaged,
+ * stale or foreign file is refused with a status, never a crash; a write
+ * is renamed into place only once complete.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h> /* stat: the weights file's size */
 #include <unistd.h> /* access */
 #include <cmocka.h>
 #include <math.h>
@@ -31,6 +39,7 @@
 #include "nas/supernet.h"
 #include "nas/trainer.h"
 #include "tests/unit/chain_space.h"
+#include "trainer/supernet_map_impl.h" /* nas__supernet_write_weights: the rename hook */
 #include "trainer/weights_impl.h" /* nas__npz_read: the checkpoint, read by the oracle */
 #include "tests/unit/supernet_fixture.h"
 #define SCRATCH_NAME "supernet"
@@ -553,6 +562,253 @@ static void test_recipe_space(void **st)
     fixture_close(&f);
 }
 
+/* ---- the mapped weights file --------------------------------------------------- */
+
+/* A supernet trained `steps` steps, saved as checkpoint NAME.npz and weights
+ * file NAME.weights (fingerprint "fp"); the paths into ck and wt. */
+static nas_supernet *saved_pair(const fixture *f, const char *name, int64_t steps, char *ck,
+                                char *wt, size_t n)
+{
+    nas_supernet *sn = trained(f, steps);
+    nas_error err;
+    snprintf(ck, n, "%s/%s.npz", g_dir, name);
+    snprintf(wt, n, "%s/%s.weights", g_dir, name);
+    if (nas_supernet_save(sn, ck, "fp", &err) || nas_supernet_write_weights(sn, wt, "fp", &err))
+        fail_msg("save: %s", err.msg);
+    return sn;
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    fseek(fp, 0, SEEK_END);
+    *n = (size_t)ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    unsigned char *b = malloc(*n ? *n : 1);
+    assert_int_equal(fread(b, 1, *n, fp), *n);
+    fclose(fp);
+    return b;
+}
+
+static void spill(const char *path, const unsigned char *b, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(b, 1, n, fp), n);
+    fclose(fp);
+}
+
+/* The supernet loaded from the checkpoint and the one mapping the weights
+ * file evaluate K genotypes to the same bits (accuracy and loss), on 1 and
+ * 2 threads; the mapped one is mapped, holds as many floats and steps. */
+static void mapped_equals_loaded(const char *conf)
+{
+    enum { K = 5 };
+    fixture f;
+    fixture_open(&f, conf, "cpu");
+    char ck[512], wt[512];
+    nas_supernet *src = saved_pair(&f, "pair", 5, ck, wt, sizeof ck), *a = NULL, *b = NULL;
+    nas_error err;
+    assert_int_equal(nas_supernet_create(f.be, f.space, f.c, f.h, f.w, f.classes, 5, &a, &err), NAS_OK);
+    if (nas_supernet_load(a, ck, "fp", &err))
+        fail_msg("load: %s", err.msg);
+    if (nas_supernet_map(f.be, f.space, f.c, f.h, f.w, f.classes, 5, wt, "fp", 5, &b, &err))
+        fail_msg("map: %s", err.msg);
+    assert_true(nas_supernet_is_mapped(b));
+    assert_false(nas_supernet_is_mapped(a));
+    assert_int_equal(nas_supernet_steps(b), 5);
+    assert_int_equal(nas_supernet_floats(b), nas_supernet_floats(a));
+    assert_int_equal(nas_supernet_slots(b), nas_supernet_slots(a));
+    nas_genotype g[K];
+    g[0] = genotype_of(&f, strstr(conf, "cells") ? CELL_G : NULL);
+    for (int i = 1; i < K; i++)
+        nas_supernet_path(src, 3000 + i, &g[i]);
+    double acc[2][K], loss[2][K], am[K], lm[K];
+    for (int i = 0; i < K; i++)
+        for (int w = 0; w < 2; w++)
+            if (nas_supernet_evaluate(w ? b : a, &g[i], f.data, 2, BATCH, f.data, &acc[w][i],
+                                      &loss[w][i], &err))
+                fail_msg("evaluate: %s", err.msg);
+    assert_memory_equal(acc[0], acc[1], sizeof acc[0]);
+    assert_memory_equal(loss[0], loss[1], sizeof loss[0]);
+    if (nas_supernet_evaluate_many(b, g, K, f.data, 2, BATCH, f.data, 2, am, lm, &err))
+        fail_msg("evaluate_many: %s", err.msg);
+    assert_memory_equal(am, acc[0], sizeof am);
+    assert_memory_equal(lm, loss[0], sizeof lm);
+    nas_supernet_destroy(src);
+    nas_supernet_destroy(a);
+    nas_supernet_destroy(b);
+    fixture_close(&f);
+}
+
+static void test_mapped_equals_loaded_cell(void **st) { (void)st; mapped_equals_loaded(CELL_CONF); }
+static void test_mapped_equals_loaded_chain(void **st) { (void)st; mapped_equals_loaded(CHAIN_CONF); }
+
+/* A mapped supernet is read-only: training, loading and saving refuse with
+ * NAS_EINVAL, write nothing, and leave the file's bytes as they were. */
+static void test_mapped_refuses_writes(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CHAIN_CONF, "cpu");
+    char ck[512], wt[512], out[512];
+    nas_supernet *src = saved_pair(&f, "ro", 3, ck, wt, sizeof ck), *b = NULL;
+    size_t n0 = 0, n1 = 0;
+    unsigned char *before = slurp(wt, &n0);
+    nas_error err;
+    if (nas_supernet_map(f.be, f.space, f.c, f.h, f.w, f.classes, 5, wt, "fp", -1, &b, &err))
+        fail_msg("map: %s", err.msg);
+    nas_recipe r = recipe();
+    nas_supernet_train_opts o = {&r, 2, NULL, NULL, NULL, NULL};
+    assert_int_equal(nas_supernet_train(b, f.data, &o, NULL, &err), NAS_EINVAL);
+    assert_non_null(strstr(err.msg, "mapped read-only"));
+    assert_int_equal(nas_supernet_steps(b), 3);
+    snprintf(out, sizeof out, "%s/ro-save.npz", g_dir);
+    assert_int_equal(nas_supernet_save(b, out, "fp", &err), NAS_EINVAL);
+    assert_int_not_equal(access(out, F_OK), 0);
+    assert_int_equal(nas_supernet_load(b, ck, "fp", &err), NAS_EINVAL);
+    unsigned char *after = slurp(wt, &n1);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0);
+    /* reading it is allowed: a subnet as from the source */
+    nas_genotype g = genotype_of(&f, NULL);
+    double a0, a1;
+    assert_int_equal(nas_supernet_evaluate(src, &g, f.data, 2, BATCH, f.data, &a0, NULL, &err), NAS_OK);
+    assert_int_equal(nas_supernet_evaluate(b, &g, f.data, 2, BATCH, f.data, &a1, NULL, &err), NAS_OK);
+    assert_memory_equal(&a0, &a1, sizeof a0);
+    free(before);
+    free(after);
+    nas_supernet_destroy(src);
+    nas_supernet_destroy(b);
+    fixture_close(&f);
+}
+
+/* Map a weights file expecting status `want`; a failure leaves *out NULL
+ * and a message naming the file. */
+static void expect_map(const fixture *f, const char *wt, const char *fp, int64_t steps, int want,
+                       const char *what)
+{
+    nas_supernet *b = (nas_supernet *)wt; /* must be reset */
+    nas_error err;
+    nas_error_clear(&err);
+    int rc = nas_supernet_map(f->be, f->space, f->c, f->h, f->w, f->classes, 5, wt, fp, steps,
+                              &b, &err);
+    if (rc != want)
+        fail_msg("%s: status %d, expected %d (%s)", what, rc, want, err.msg);
+    if (rc) {
+        assert_null(b);
+        assert_non_null(strstr(err.msg, wt));
+        if (strcmp(what, "another space") != 0) /* the check alone knows no space */
+            assert_int_equal(nas_supernet_weights_check(wt, fp, steps, &err), want);
+    }
+    nas_supernet_destroy(b);
+}
+
+/* Truncated, damaged, stale, foreign or missing weights files are refused
+ * with a status (never a crash, never a supernet), each byte region checked. */
+static void test_weights_file_rejected(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CELL_CONF, "cpu");
+    char ck[512], wt[512], bad[512];
+    nas_supernet *src = saved_pair(&f, "rej", 2, ck, wt, sizeof ck);
+    size_t n = 0;
+    unsigned char *b = slurp(wt, &n);
+    snprintf(bad, sizeof bad, "%s/bad.weights", g_dir);
+    expect_map(&f, wt, "fp", 2, NAS_OK, "the file as written");
+    expect_map(&f, wt, "other", 2, NAS_EEXIST, "another fingerprint");
+    expect_map(&f, wt, "fp", 3, NAS_EEXIST, "stale steps");
+    expect_map(&f, bad, "fp", 2, NAS_ENOTFOUND, "no file");
+    const size_t cuts[] = {0, 7, 127, 128, 300, n / 2, n - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+        spill(bad, b, cuts[i]);
+        expect_map(&f, bad, "fp", 2, NAS_EFORMAT, "truncated");
+    }
+    /* one byte changed: magic, version, steps, table offset, fingerprint,
+     * a key, a shape, an offset, the values, the last byte */
+    const size_t at[] = {0, 8, 16, 40, 130, 192, 192 + 224, 192 + 240, n - 300, n - 1};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        unsigned char *c = malloc(n);
+        memcpy(c, b, n);
+        c[at[i]] ^= 0x5a;
+        spill(bad, c, n);
+        nas_supernet *m = NULL;
+        nas_error err;
+        int rc = nas_supernet_map(f.be, f.space, f.c, f.h, f.w, f.classes, 5, bad, "fp", 2, &m,
+                                  &err);
+        if (rc != NAS_EFORMAT && rc != NAS_EEXIST)
+            fail_msg("byte %zu changed: status %d (%s)", at[i], rc, err.msg);
+        assert_null(m);
+        free(c);
+    }
+    /* a file for another space: every slot unknown */
+    fixture g;
+    fixture_open(&g, CHAIN_CONF, "cpu");
+    expect_map(&g, wt, "fp", 2, NAS_EFORMAT, "another space");
+    fixture_close(&g);
+    free(b);
+    nas_supernet_destroy(src);
+    fixture_close(&f);
+}
+
+/* A write is renamed into place only once complete: while PATH.tmp is
+ * whole (the hook, where the one-shot search's kill test hook fires) the
+ * final name does not exist. */
+typedef struct rename_probe {
+    const char *path;
+    int calls, final_existed;
+    long long tmp_size;
+} rename_probe;
+
+static void probe_rename(void *ctx)
+{
+    rename_probe *p = ctx;
+    char tmp[600];
+    struct stat sb;
+    snprintf(tmp, sizeof tmp, "%s.tmp", p->path);
+    p->calls++;
+    p->final_existed = access(p->path, F_OK) == 0;
+    p->tmp_size = stat(tmp, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+static void test_weights_write_atomic(void **st)
+{
+    (void)st;
+    fixture f;
+    fixture_open(&f, CHAIN_CONF, "cpu");
+    nas_supernet *sn = trained(&f, 2);
+    char wt[512];
+    snprintf(wt, sizeof wt, "%s/atomic.weights", g_dir);
+    rename_probe p = {wt, 0, 0, 0};
+    nas_error err;
+    assert_int_equal(nas__supernet_write_weights(sn, wt, "fp", probe_rename, &p, &err), NAS_OK);
+    struct stat sb;
+    assert_int_equal(stat(wt, &sb), 0);
+    assert_int_equal(p.calls, 1);
+    assert_false(p.final_existed);
+    assert_int_equal(p.tmp_size, (long long)sb.st_size);
+    assert_true(sb.st_size >= 4 * nas_supernet_floats(sn));
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", wt);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    /* the checkpoint's steps are read from its metadata members only */
+    char ck[512];
+    snprintf(ck, sizeof ck, "%s/atomic.npz", g_dir);
+    assert_int_equal(nas_supernet_save(sn, ck, "fp", &err), NAS_OK);
+    const char *const meta[] = {"__supernet/steps", "__supernet/fingerprint"};
+    nas__npz *z = NULL;
+    assert_int_equal(nas__npz_read_members(ck, meta, 2, &z, &err), NAS_OK);
+    assert_int_equal(nas__npz_count(z), 2);
+    nas__npz_free(z);
+    int64_t steps = 0;
+    assert_int_equal(nas_supernet_checkpoint_steps(ck, "fp", &steps, &err), NAS_OK);
+    assert_int_equal(steps, 2);
+    nas_supernet_destroy(sn);
+    fixture_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +825,11 @@ int main(void)
         cmocka_unit_test(test_recipe_space),
         cmocka_unit_test(test_negative_steps_refused),
         cmocka_unit_test(test_on_epoch_before_checkpoint),
+        cmocka_unit_test(test_mapped_equals_loaded_cell),
+        cmocka_unit_test(test_mapped_equals_loaded_chain),
+        cmocka_unit_test(test_mapped_refuses_writes),
+        cmocka_unit_test(test_weights_file_rejected),
+        cmocka_unit_test(test_weights_write_atomic),
     };
     return cmocka_run_group_tests(tests, scratch_dir_setup, scratch_dir_teardown);
 }
