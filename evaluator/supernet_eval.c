@@ -386,8 +386,9 @@ int nas__sn_eval_train(nas__sn_eval *s, nas_backend *be, FILE *log, nas_error *e
     nas_supernet_train_opts o = {&s->rec, 0, path, s->fingerprint, on_epoch, &cc};
     nas_train_stats st;
     rc = nas_supernet_train(s->sn, s->train, &o, &st, err);
-    if (rc == NAS_EINTR && cc.err.code) /* stopped because the curve could not be written */
-        rc = nas_error_set(err, cc.err.code, "%s", cc.err.msg);
+    if (rc && cc.err.code) /* stopped because the curve could not be written: say which file and why */
+        rc = nas_error_set(err, cc.err.code, "%s (supernet training stopped, no checkpoint of "
+                           "that epoch written)", cc.err.msg);
     if (!rc)
         rc = ensure_weights(s, be, path, wpath, nas_supernet_steps(s->sn), log, err);
     return rc;

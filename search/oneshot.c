@@ -229,6 +229,12 @@ static int serve_phase3(const nas_config *cfg, const nas_run_opts *opts,
         o.experiment = NULL;
         o.new_experiment = 0;
         rc = nas__search_run_one(fcfg, &o, NULL, summary, err); /* ends MPI */
+        /* a failure before it served (data unreadable on this node) leaves
+         * MPI up: end it here, or Open MPI would abort every rank at this
+         * process's exit; rank 0 gives this rank up and keeps the others
+         * (a no-op when MPI has ended) */
+        if (rc)
+            nas__mpi_stop(0, 1);
     } else {
         nas__mpi_stop(0, 1);
     }

@@ -250,7 +250,11 @@ int nas_export_opts_check(const nas_export_opts *o, nas_error *err);
  * (r->supernet, r->supernet_val_accuracy: nas_evaluator_supernet_subnet_save;
  * a temporary .npz removed once loaded).
  * Writes only o->out (and its .npz) and o->logits, and nothing when it
- * fails (a written o->out is removed); never the database. `r` (may not
+ * fails (a written o->out is removed); never the database. One exception,
+ * a supernet trial of data.format = "folder": rebuilding its weights reads
+ * the training images through the decoded-image cache beside the
+ * database (DB.data/, nas_data_cache_beside), which it creates when it is
+ * missing, as `nas run` would. `r` (may not
  * be NULL) is filled as far as the export got.
  * Errors: NAS_EINVAL (bad options, a trial not done, a bad genotype, a
  * parameter mismatch), NAS_ENOTFOUND (no such database, experiment or

@@ -146,7 +146,8 @@ int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const n
  * and nas_backend_create; after a failure the other threads take no new
  * genotype, and the error returned is that of a thread that could not
  * create its backend, else of the lowest failing genotype; NAS_EINVAL
- * (NULL arguments, k < 0), NAS_ENOMEM (no thread could be started).
+ * (NULL arguments, k < 0), NAS_ENOMEM (a thread could not be started:
+ * the call fails, and the threads that did start take no new genotype).
  */
 int nas_supernet_evaluate_many(const nas_supernet *sn, const nas_genotype *g, int k,
                                const nas_dataset *calib, int recal_batches, int batch_size,

@@ -21,6 +21,8 @@
 #    `nas run` between phase 2 and phase 3 is refused;
 # 7. a kill between an epoch's curve row and its checkpoint (test hook):
 #    after the rerun the curve and supernet_epoch hold every epoch once;
+#    7c. a curve row that cannot be written stops phase 1 with the file's
+#    name and the reason, and no checkpoint;
 # 8. export of a supernet trial (phase 2) rebuilds the weights it inherits
 #    (not the initial ones), reproducing its val_accuracy; without the
 #    supernet checkpoint it is refused, saying why; with a damaged weights
@@ -220,6 +222,18 @@ expect_eq "the curve file after the rerun" "$(cut -f1 "$f" | paste -sd,)" "1,2,3
 expect_eq "supernet_epoch after the rerun" \
     "$(sql "$K" "SELECT group_concat(epoch) FROM (SELECT epoch FROM supernet_epoch ORDER BY epoch)")" "1,2,3,4"
 expect_eq "supernet_epoch rows" "$(sql "$K" "SELECT count(*) FROM supernet_epoch")" 4
+
+note "7c. a curve row that cannot be written stops phase 1 naming the file and why, with no checkpoint"
+# the same config as 7 (so the same checkpoint name); its curve file is a
+# symbolic link into a directory that does not exist, so appending fails
+cp "$TMP/kw.conf" "$TMP/cw.conf"
+CW=$TMP/cw.db
+mkdir -p "$CW.supernet"
+ln -s "$TMP/no-such-dir/curve.tsv" "$CW.supernet/$(basename "$f")"
+run 1 "$NAS" run cw.conf --db "$CW"
+grep_in "supernet curve $CW.supernet/$(basename "$f"): cannot open it to append epoch 1: No such file or directory" "$TMP/err"
+grep_in "no checkpoint of that epoch written" "$TMP/err"
+expect_eq "no checkpoint" "$(ls "$CW.supernet" | grep -c '\.npz$')" 0
 
 note "7b. killed before the weights file's rename: no file under its name; the rerun writes it"
 E_SAVED=$E; E=2
