@@ -26,6 +26,19 @@ need_fmnist() {
         skip "Fashion-MNIST not found in $FMNIST (Debian package dataset-fashion-mnist)"
 }
 
+# need_mpi: skip visibly without mpirun or when nas was built without Open
+# MPI; else MPIRUN is the mpirun command line of the MPI tests, and leak
+# checking is off: under -DNAS_SANITIZE=ON, Open MPI's plugins allocate
+# memory they never free and are unloaded before exit (LeakSanitizer cannot
+# even name them); address and UB checks stay on (the local pool tests
+# check our leaks).
+need_mpi() {
+    command -v mpirun >/dev/null 2>&1 || skip "mpirun not found (Debian: openmpi-bin)"
+    ldd "$NAS" 2>/dev/null | grep -q libmpi || skip "nas was built without Open MPI (cmake/mpi.cmake: libopenmpi-dev)"
+    MPIRUN="mpirun --oversubscribe --allow-run-as-root"
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+}
+
 # run EXPECTED_EXIT cmd...: run with stdout in $TMP/out, stderr in $TMP/err.
 run() {
     local want=$1

@@ -18,31 +18,11 @@
 #    activation (its fingerprint holds a CRC of the layer list).
 # Each Python check skips visibly when /usr/bin/python3 lacks its modules.
 . "$(dirname "$0")/export_lib.sh"
+. "$(dirname "$0")/chain_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
-cat >"$TMP/c.conf" <<CONF
-experiment = "chain-arch";
-seed = 5;
-data = { dataset = "fashion-mnist"; dir = "$FMNIST"; train_subset = 512; valid = 256; };
-space: {
-  type = "chain";
-  input = [1, 28, 28];
-  classes = 10;
-  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu6"; };
-  stages = (
-    { channels = 8; stride = 1; layers = 2; ops = ["mb3_k3", "mb3_k5", "skip"]; se = "choice"; activation = "hswish"; },
-    { channels = [16, 24]; stride = 2; layers = 2; depth = [1, 2]; ops = ["mb3_k3", "mb6_k5", "skip"]; activation = "relu6"; }
-  );
-  head = { channels = 32; activation = "hswish"; pool = "avg"; dropout = 0.2; };
-};
-proxy = { epochs = 1; batch_size = 32; lr = 0.05; momentum = 0.9; nesterov = true;
-          weight_decay = 4e-5; schedule = "cosine"; threads = 1; backend = "cpu";
-          keep_weights = true; };
-search = { strategy = "random"; trials = 4; };
-evaluator = { kind = "train"; latency_runs = 1; latency_warmup = 0; };
-objectives = ( { metric = "val_accuracy"; goal = "max"; } );
-workers = { count = 0; };
-CONF
+chain_conf "$TMP/c.conf" chain-arch 5 512 mb6_k5 0.2 0.05 4 \
+    "latency_runs = 1; latency_warmup = 0;" "count = 0;" "keep_weights = true;"
 DB=$TMP/c.db
 run 0 "$NAS" run "$TMP/c.conf" --db "$DB" --quiet
 expect_eq "kept weights" "$(sql "$DB" "SELECT count(*) FROM trial_weights")" 4

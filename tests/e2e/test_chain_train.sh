@@ -10,30 +10,11 @@
 # default proxy.keep_top) as json, onnx and pytorch with nas's parameter
 # count (the exports' numbers: test_chain_arch.sh).
 . "$(dirname "$0")/search_lib.sh"
+. "$(dirname "$0")/chain_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
-cat >"$TMP/c.conf" <<CONF
-experiment = "chain-train";
-seed = 3;
-data = { dataset = "fashion-mnist"; dir = "$FMNIST"; train_subset = 1024; valid = 256; };
-space: {
-  type = "chain";
-  input = [1, 28, 28];
-  classes = 10;
-  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu6"; };
-  stages = (
-    { channels = 8; stride = 1; layers = 2; ops = ["mb3_k3", "mb3_k5", "skip"]; se = "choice"; activation = "hswish"; },
-    { channels = [16, 24]; stride = 2; layers = 2; depth = [1, 2]; ops = ["mb3_k3", "mb6_k7", "skip"]; activation = "relu6"; }
-  );
-  head = { channels = 32; activation = "hswish"; pool = "avg"; dropout = 0.2; };
-};
-proxy = { epochs = 1; batch_size = 32; lr = 0.1; momentum = 0.9; nesterov = true;
-          weight_decay = 4e-5; schedule = "cosine"; threads = 1; backend = "cpu"; };
-search = { strategy = "random"; trials = 6; };
-evaluator = { kind = "train"; latency_runs = 2; latency_warmup = 1; };
-objectives = ( { metric = "val_accuracy"; goal = "max"; } );
-workers = { count = 2; device = "cpu"; };
-CONF
+chain_conf "$TMP/c.conf" chain-train 3 1024 mb6_k7 0.2 0.1 6 \
+    "latency_runs = 2; latency_warmup = 1;" 'count = 2; device = "cpu";'
 DB=$TMP/c.db
 note "run, kill -9 after the first results"
 NAS_FAULT="sleep_ms=300" "$NAS" run "$TMP/c.conf" --db "$DB" --quiet >"$TMP/run.out" 2>&1 &

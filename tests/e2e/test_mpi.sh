@@ -15,17 +15,10 @@
 # Skips (77) without mpirun or when nas was built without Open MPI.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
-command -v mpirun >/dev/null 2>&1 || skip "mpirun not found (Debian: openmpi-bin)"
-ldd "$NAS" 2>/dev/null | grep -q libmpi || skip "nas was built without Open MPI (cmake/mpi.cmake: libopenmpi-dev)"
+need_mpi
 cd "$TMP" || fail "cd"
 write_table "$TMP/t.csv"
 write_conf "$TMP/m.conf" "$TMP/t.csv" 12 2 "heartbeat_s = 1; trial_timeout_s = 3;"
-MPIRUN="mpirun --oversubscribe --allow-run-as-root"
-# Under -DNAS_SANITIZE=ON: Open MPI's plugins allocate memory they never
-# free and are unloaded before exit (LeakSanitizer cannot even name them),
-# so leak checking is off here; address and UB checks stay on (the local
-# pool tests check our leaks).
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 
 note "local pool, 2 workers"
 run 0 "$NAS" run "$TMP/m.conf" --db "$TMP/local.db"

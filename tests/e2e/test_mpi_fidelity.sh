@@ -11,13 +11,10 @@
 # or an Open MPI build of nas.
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
-command -v mpirun >/dev/null 2>&1 || skip "mpirun not found (Debian: openmpi-bin)"
-ldd "$NAS" 2>/dev/null | grep -q libmpi || skip "nas was built without Open MPI (cmake/mpi.cmake: libopenmpi-dev)"
+need_mpi
 cd "$TMP" || fail "cd"
-MPIRUN="mpirun --oversubscribe --allow-run-as-root"
-# Open MPI's plugins leak and LeakSanitizer cannot run under ptrace (strace):
-# leak checking is off here (test_mpi.sh); address and UB checks stay on.
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# LeakSanitizer cannot run under ptrace (strace) either: need_mpi has
+# turned leak checking off.
 cat >"$TMP/hb.conf" <<CONF
 experiment = "mpi-hb";
 seed = 3;

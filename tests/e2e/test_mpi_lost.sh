@@ -14,13 +14,10 @@
 # Skips (77) without mpirun or when nas was built without Open MPI.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
-command -v mpirun >/dev/null 2>&1 || skip "mpirun not found (Debian: openmpi-bin)"
-ldd "$NAS" 2>/dev/null | grep -q libmpi || skip "nas was built without Open MPI (cmake/mpi.cmake: libopenmpi-dev)"
+need_mpi
 cd "$TMP" || fail "cd"
 write_table "$TMP/t.csv"
 write_conf "$TMP/m.conf" "$TMP/t.csv" 12 2 "heartbeat_s = 1;"
-MPIRUN="mpirun --oversubscribe --allow-run-as-root"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # see test_mpi.sh
 
 note "1. the only worker rank is lost"
 DB=$TMP/lost.db

@@ -28,12 +28,10 @@
 # Skips (77) without mpirun, nas built without Open MPI, or Fashion-MNIST.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/oneshot_lib.sh"
-command -v mpirun >/dev/null 2>&1 || skip "mpirun not found (Debian: openmpi-bin)"
-ldd "$NAS" 2>/dev/null | grep -q libmpi || skip "nas was built without Open MPI (cmake/mpi.cmake: libopenmpi-dev)"
+need_mpi
 need_fmnist
 cd "$TMP" || fail "cd"
-MPIRUN="timeout 180 mpirun --oversubscribe --allow-run-as-root"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" # see test_mpi.sh
+MPIRUN="timeout 180 $MPIRUN"
 
 conf() { # FILE [WORKER_KEYS] (oneshot_lib.sh)
     oneshot_conf "$1" e2e-osm 256 128 8 3 "${2:-}"

@@ -10,28 +10,10 @@
 # and so is a config with recipe choices (a list for proxy.lr); an unwritable
 # --out and more --genotypes than the space holds are refused before any training.
 . "$(dirname "$0")/search_lib.sh"
+. "$(dirname "$0")/chain_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
-cat >"$TMP/c.conf" <<CONF
-experiment = "supernet-cli";
-seed = 5;
-data = { dataset = "fashion-mnist"; dir = "$FMNIST"; train_subset = 1024; valid = 256; };
-space: {
-  type = "chain";
-  input = [1, 28, 28];
-  classes = 10;
-  stem = { kernel = 3; channels = 8; stride = 2; activation = "relu6"; };
-  stages = (
-    { channels = 8; stride = 1; layers = 2; ops = ["mb3_k3", "mb3_k5", "skip"]; se = "choice"; activation = "hswish"; },
-    { channels = [16, 24]; stride = 2; layers = 2; depth = [1, 2]; ops = ["mb3_k3", "mb6_k5", "skip"]; activation = "relu6"; }
-  );
-  head = { channels = 32; activation = "hswish"; pool = "avg"; dropout = 0.1; };
-};
-proxy = { epochs = 1; batch_size = 32; lr = 0.1; momentum = 0.9; nesterov = true;
-          weight_decay = 4e-5; schedule = "cosine"; threads = 1; backend = "cpu"; };
-search = { strategy = "random"; trials = 4; };
-objectives = ( { metric = "val_accuracy"; goal = "max"; } );
-CONF
+chain_conf "$TMP/c.conf" supernet-cli 5 1024 mb6_k5 0.1 0.1 4
 CK=$TMP/sn.npz
 note "train, evaluate 4 genotypes, 2 stand-alone seeds"
 run 0 "$NAS" supernet "$TMP/c.conf" --epochs 2 --genotypes 4 --seeds 2 --checkpoint "$CK"
