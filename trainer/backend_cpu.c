@@ -47,16 +47,18 @@
  * Training keeps conv and batch norm apart (batch statistics need the
  * convolution's output); in a NAS-Bench-201 edge the ReLU comes before
  * the convolution, so an edge only gains the bias and the sum.
- * Where a batch norm is followed by a ReLU that alone reads it (chain
- * networks' MBConv blocks, the stem, NAS-Bench-201's final BN-ReLU), the
- * training forward and backward are one oneDNN batch normalisation with
- * dnnl_fuse_norm_relu (issue 34; bn_act_ok): the BN output is neither
- * written nor re-read, and the backward applies the ReLU mask (the
- * primitive's workspace, kept in the caller's ws tensor) in its own pass.
- * A batch norm followed by ReLU6 or h-swish runs our own kernel
- * (trainer/cpu_bn_act.c): a statistics pass, then one pass writing the
- * activation's output; backward, the activation's derivative inside BN's
- * reduction and dx passes.
+ * A batch norm followed by a ReLU, ReLU6 or h-swish that alone reads it
+ * (chain networks' MBConv blocks, the stem, NAS-Bench-201's final BN-ReLU)
+ * runs our own kernel in fp32 training (trainer/cpu_bn_act.c; issue 34,
+ * bn_act_ok): a statistics pass, then one pass writing the activation's
+ * output; backward, the activation's derivative inside BN's reduction and
+ * dx passes. Where that output feeds only squeeze-and-excitation, the
+ * forward also writes SE's pool and the backward takes SE's gradients
+ * (nas_batchnorm_act_se_*). Every other fp32 training batch norm runs its
+ * backward there too (no activation): oneDNN's, with two threads, splits
+ * pixels with barriers that sleep under OMP_WAIT_POLICY=passive, and took
+ * 40% of a chain-se step on a busy 2-core host (issue 34). oneDNN keeps
+ * the plain training forward (with our statistics), inference and bf16.
  *
  * Threads. Debian's oneDNN is built with the OpenMP runtime
  * (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP): it sizes its parallel regions from
@@ -1281,12 +1283,23 @@ static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
     return prim_exec(be, "batchnorm_bwd", p, bufs);
 }
 
+static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const float *beta,
+                          const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                          const nas_tensor *gamma, const nas_tensor *save_mean,
+                          const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                          nas_tensor *dbeta, int slot);
+
+/* Training batch norm's backward: fp32 by our own kernel (trainer/cpu_bn_act.c,
+ * no activation), one thread per channel block; bf16 by oneDNN. */
 static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
                              const nas_tensor *gamma, const nas_tensor *save_mean,
                              const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                              nas_tensor *dbeta)
 {
-    return bn_bwd(be, x, NULL, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+    if (!own_stats(pref_layout(x)))
+        return bn_bwd(be, x, NULL, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+    return bn_act_own_bwd(be, NAS__BN_IDENTITY, x, NULL, dy, NULL, NULL, gamma, save_mean,
+                          save_invstd, dx, dgamma, dbeta, PK_BN_BWD);
 }
 
 /* Issue 34: batch norm + activation as one kernel on fp32 activations
@@ -1302,10 +1315,12 @@ static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
            !is_bf16(pref_layout(x)) && !ctx_of(be)->bf16;
 }
 
-/* Batch norm + ReLU6 / h-swish forward by nas__cpu_bn_act_fwd, in x's
- * preferred layout; the running statistics as bn_train updates them. */
+/* Batch norm + ReLU / ReLU6 / h-swish forward by nas__cpu_bn_act_fwd, in
+ * x's preferred layout; with pool (else NULL) also the mean of y over H*W
+ * per image and channel (SE's squeeze, as cpu_gap_fwd). The running
+ * statistics as bn_train updates them. */
 static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *gamma,
-                          const nas_tensor *beta, nas_tensor *y, nas_tensor *ws,
+                          const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *pool,
                           nas_tensor *save_mean, nas_tensor *save_invstd,
                           nas_tensor *running_mean, nas_tensor *running_var, float momentum,
                           float eps)
@@ -1318,8 +1333,9 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
         return NAS_EBACKEND;
     if (grow_bytes((void **)&c->var, &c->var_count, (size_t)x->c * sizeof(float)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
-    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), F(save_mean), c->var,
-                            F(save_invstd), x->n, x->c, (size_t)x->h * x->w, block_of(lx), eps,
+    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), pool ? F(pool) : NULL,
+                            F(save_mean), c->var, F(save_invstd), x->n, x->c,
+                            (size_t)x->h * x->w, block_of(lx), eps,
                             pick_threads(be, x->count)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_fwd_train: fn %d x[%d,%d,%d,%d] refused", fn,
@@ -1327,6 +1343,8 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
     memcpy(ws->buf, beta->buf, (size_t)x->c * sizeof(float));
     y->layout = lx;
     ws->layout = lx; /* beta, not activations; never downloaded by callers */
+    if (pool)
+        pool->layout = L_PLAIN;
     const float m = (float)((size_t)x->n * x->h * x->w);
     for (int ch = 0; ch < x->c; ch++)
         nas__bn_running_update(&F(running_mean)[ch], &F(running_var)[ch], CF(save_mean)[ch],
@@ -1343,34 +1361,50 @@ static int cpu_bn_act_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
 {
     if (!bn_act_ok(be, fn, x))
         return NAS_EUNSUPPORTED;
-    if (fn != NAS_FN_RELU)
-        return bn_act_own_fwd(be, fn, x, gamma, beta, y, ws, save_mean, save_invstd,
-                              running_mean, running_var, momentum, eps);
-    int rc = bn_train(be, x, gamma, beta, y, ws, save_mean, save_invstd, running_mean,
-                      running_var, momentum, eps);
-    ws->layout = y->layout; /* a mask, not activations; never downloaded by callers */
-    return rc;
+    return bn_act_own_fwd(be, fn, x, gamma, beta, y, ws, NULL, save_mean, save_invstd,
+                          running_mean, running_var, momentum, eps);
 }
 
-/* Batch norm + ReLU6 / h-swish backward by nas__cpu_bn_act_bwd (ws: beta). */
-static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *ws,
-                          const nas_tensor *dy, const nas_tensor *gamma,
-                          const nas_tensor *save_mean, const nas_tensor *save_invstd,
-                          nas_tensor *dx, nas_tensor *dgamma, nas_tensor *dbeta)
+static int cpu_bn_act_se_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
+                                   const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                                   nas_tensor *ws, nas_tensor *pool, nas_tensor *save_mean,
+                                   nas_tensor *save_invstd, nas_tensor *running_mean,
+                                   nas_tensor *running_var, float momentum, float eps)
+{
+    if (!bn_act_ok(be, fn, x))
+        return NAS_EUNSUPPORTED;
+    return bn_act_own_fwd(be, fn, x, gamma, beta, y, ws, pool, save_mean, save_invstd,
+                          running_mean, running_var, momentum, eps);
+}
+
+/* Batch norm (+ activation fn, or NAS__BN_IDENTITY with beta NULL)
+ * backward by nas__cpu_bn_act_bwd, in x's preferred layout; with s and
+ * dpool (else NULL) from SE's gradients (nas_batchnorm_act_se_bwd). The
+ * time goes to profile slot `slot`. */
+static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const float *beta,
+                          const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                          const nas_tensor *gamma, const nas_tensor *save_mean,
+                          const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                          nas_tensor *dbeta, int slot)
 {
     PROF0;
     const int lx = pref_layout(x);
     const float *xb = in_layout(be, x, lx, 0), *dyb = xb ? in_layout(be, dy, lx, 1) : NULL;
     if (!dyb)
         return NAS_EBACKEND;
-    if (nas__cpu_bn_act_bwd(fn, xb, dyb, CF(gamma), CF(ws), CF(save_mean), CF(save_invstd),
-                            F(dx), F(dgamma), F(dbeta), x->n, x->c, (size_t)x->h * x->w,
-                            block_of(lx), pick_threads(be, x->count)) != 0)
+    /* s and dpool are [N,C,1,1]: with one position per channel every fp32
+     * layout stores them in plain order (block_of's formula with HW = 1) */
+    if (s && (is_bf16(s->layout) || is_bf16(dpool->layout)))
+        return nas__backend_fail(be, NAS_EBACKEND, "cpu batchnorm_act_se_bwd: bf16 s or dpool");
+    const float *sb = s ? CF(s) : NULL, *pb = s ? CF(dpool) : NULL;
+    if (nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
+                            CF(save_invstd), F(dx), F(dgamma), F(dbeta), x->n, x->c,
+                            (size_t)x->h * x->w, block_of(lx), pick_threads(be, x->count)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_bwd: fn %d x[%d,%d,%d,%d] refused", fn, x->n,
                                  x->c, x->h, x->w);
     dx->layout = lx;
-    PROF1(PS_BN_ACT_BWD);
+    PROF1(slot);
     return NAS_OK;
 }
 
@@ -1381,10 +1415,20 @@ static int cpu_bn_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tens
 {
     if (!bn_act_ok(be, fn, x))
         return NAS_EUNSUPPORTED;
-    if (fn != NAS_FN_RELU)
-        return bn_act_own_bwd(be, fn, x, ws, dy, gamma, save_mean, save_invstd, dx, dgamma,
-                              dbeta);
-    return bn_bwd(be, x, ws, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+    return bn_act_own_bwd(be, fn, x, CF(ws), dy, NULL, NULL, gamma, save_mean, save_invstd, dx,
+                          dgamma, dbeta, PS_BN_ACT_BWD);
+}
+
+static int cpu_bn_act_se_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                             const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                             const nas_tensor *gamma, const nas_tensor *save_mean,
+                             const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                             nas_tensor *dbeta)
+{
+    if (!bn_act_ok(be, fn, x))
+        return NAS_EUNSUPPORTED;
+    return bn_act_own_bwd(be, fn, x, CF(ws), dy, s, dpool, gamma, save_mean, save_invstd, dx,
+                          dgamma, dbeta, PS_BN_ACT_BWD);
 }
 
 /* ---- relu and the other activations (oneDNN eltwise) ----------------------------- */
@@ -2153,6 +2197,8 @@ static const nas__backend_ext cpu_ext = {
     .conv2d_fwd_fused = cpu_conv2d_fwd_fused,
     .bn_act_fwd_train = cpu_bn_act_fwd_train,
     .bn_act_bwd = cpu_bn_act_bwd,
+    .bn_act_se_fwd_train = cpu_bn_act_se_fwd_train,
+    .bn_act_se_bwd = cpu_bn_act_se_bwd,
 };
 
 /*

@@ -652,8 +652,8 @@ static int fused_check(cmp *c, pair *x, pair *w, pair *b, pair *y, int stride, i
 static void optional_done(cmp *c, int ran, int want, const char *what)
 {
     if (!ran) {
-        /* optional op: the trainer falls back to conv + batch norm */
-        printf("SKIPPED: %s/%s: backend has no fused conv + bias (NAS_EUNSUPPORTED)\n",
+        /* optional op: the trainer falls back to the separate ops */
+        printf("SKIPPED: %s/%s: backend has no such fused op (NAS_EUNSUPPORTED)\n",
                nas_backend_name(c->be), what);
         close_backends(c, what);
         skip();
@@ -1123,6 +1123,76 @@ static void test_batchnorm_act(void **state)
         bn_act_at(&c, fns[i], 3, 5, 7, -1, 3, 2.5f, 5.0f);   /* plain */
     }
     close_backends(&c, "batchnorm_act");
+}
+
+/* Issue 34: batch norm + activation fused with squeeze-and-excitation's
+ * pool (forward) and its two gradients (backward), against ref running
+ * the separate ops as the trainer's unfused steps do: nas_batchnorm_act_*
+ * with nas_gap_fwd after the forward, and the activation's gradient
+ * dy * s (nas_chscale_fwd on dy) + nas_gap_bwd(dpool), summed by
+ * nas_axpy, before the backward. Returns 0 when the backend declines
+ * (NAS_EUNSUPPORTED: optional op), 1 when it ran and agreed. */
+static int bn_act_se_at(cmp *c, int fn, int n, int ch, int h, float g_lo, float g_hi)
+{
+    snprintf(c->label, sizeof c->label, "batchnorm_act_se %d x[%d,%d,%d,%d] gamma [%g, %g)", fn,
+             n, ch, h, h, (double)g_lo, (double)g_hi);
+    pair *x0 = cmp_in(c, n, ch, h, h, -1, 3), *dy0 = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *gamma = cmp_in(c, 1, ch, 1, 1, g_lo, g_hi), *beta = cmp_in(c, 1, ch, 1, 1, -0.5f, 0.5f);
+    pair *rmean = cmp_in(c, 1, ch, 1, 1, -0.2f, 0.2f), *rvar = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f);
+    pair *s = cmp_in(c, n, ch, 1, 1, 0, 1), *dpool = cmp_in(c, n, ch, 1, 1, -1, 1);
+    pair *y = cmp_out(c, n, ch, h, h), *ws = cmp_out(c, n, ch, h, h), *pool = cmp_out(c, n, ch, 1, 1);
+    pair *sm = cmp_out(c, 1, ch, 1, 1), *si = cmp_out(c, 1, ch, 1, 1);
+    pair *dx = cmp_out(c, n, ch, h, h), *g = cmp_out(c, n, ch, h, h), *gp = cmp_out(c, n, ch, h, h);
+    pair *dg = cmp_out(c, 1, ch, 1, 1), *db = cmp_out(c, 1, ch, 1, 1);
+    nas_tensor *x = in_own_layout(c->be, D(x0)), *dy = in_own_layout(c->be, D(dy0));
+    int rc = nas_batchnorm_act_se_fwd_train(c->be, fn, x, D(gamma), D(beta), D(y), D(ws),
+                                            D(pool), D(sm), D(si), D(rmean), D(rvar), 0.1f, 1e-5f);
+    if (rc == NAS_EUNSUPPORTED) {
+        nas_tensor_destroy(x);
+        nas_tensor_destroy(dy);
+        cmp_reset(c);
+        return 0;
+    }
+    if (rc != NAS_OK)
+        fail_msg("%s: %s (%s)", c->label, nas_err_name(rc), nas_backend_last_error(c->be));
+    BOTH(c,
+         nas_batchnorm_act_fwd_train(c->ref, fn, R(x0), R(gamma), R(beta), R(y), R(ws), R(sm),
+                                     R(si), R(rmean), R(rvar), 0.1f, 1e-5f),
+         nas_gap_fwd(c->ref, R(y), R(pool)));
+    bn_train_check(c, y, sm, si, rmean, rvar);
+    cmp_check(c, pool, "fwd pool", TOL_POOL);
+    BOTH(c, nas_chscale_fwd(c->ref, R(dy0), R(s), R(g)), nas_gap_bwd(c->ref, R(dpool), R(gp)));
+    BOTH(c, nas_axpy(c->ref, 1.0f, R(gp), R(g)),
+         nas_batchnorm_act_bwd(c->ref, fn, R(x0), R(ws), R(g), R(gamma), R(sm), R(si), R(dx),
+                               R(dg), R(db)));
+    rc = nas_batchnorm_act_se_bwd(c->be, fn, x, D(ws), dy, D(s), D(dpool), D(gamma), D(sm),
+                                  D(si), D(dx), D(dg), D(db));
+    if (rc != NAS_OK)
+        fail_msg("%s bwd: %s (%s)", c->label, nas_err_name(rc), nas_backend_last_error(c->be));
+    cmp_check(c, dx, "bwd dx", TOL_BN_BWD);
+    cmp_check(c, dg, "bwd dgamma", TOL_BN_BWD);
+    cmp_check(c, db, "bwd dbeta", TOL_BN_BWD);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(dy);
+    cmp_reset(c);
+    return 1;
+}
+
+static void test_batchnorm_act_se(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 3402);
+    static const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH};
+    int ran = 0, cases = 0;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        ran += bn_act_se_at(&c, fns[i], 3, 16, 7, 0.5f, 1.5f);  /* nChw16c / nChw8c */
+        ran += bn_act_se_at(&c, fns[i], 5, 48, 7, 0.5f, 1.5f);  /* several blocks */
+        ran += bn_act_se_at(&c, fns[i], 3, 24, 14, 0.5f, 1.5f); /* nChw8c, half blocks */
+        ran += bn_act_se_at(&c, fns[i], 2, 40, 4, 2.5f, 5.0f);  /* past the clips */
+        ran += bn_act_se_at(&c, fns[i], 3, 5, 7, 0.5f, 1.5f);   /* plain */
+        cases += 5;
+    }
+    optional_done(&c, ran, cases, "batchnorm_act_se");
 }
 
 /* x comes out of a 1x1 convolution so the cpu backend holds it blocked
@@ -1728,6 +1798,7 @@ static const per_backend per_backend_tests[] = {
     {"conv_fused", test_conv_fused},
     {"batchnorm", test_batchnorm},
     {"batchnorm_act", test_batchnorm_act},
+    {"batchnorm_act_se", test_batchnorm_act_se},
     {"relu", test_relu},
     {"pool", test_pool},
     {"linear", test_linear},
