@@ -2037,7 +2037,8 @@ static int cpu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_t
     return NAS_OK;
 }
 
-/* y = x * s[n,c] in x's fp32 layout (blocked or plain). */
+/* y = x * s[n,c] in x's fp32 layout (blocked or plain), by
+ * nas__cpu_chscale_fwd (trainer/cpu_se.c) on the backend's threads. */
 static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
                            nas_tensor *y)
 {
@@ -2046,30 +2047,17 @@ static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tenso
     const float *xb = in_layout(be, x, l, 0), *sb = xb ? in_layout(be, s, L_PLAIN, 1) : NULL;
     if (!sb)
         return NAS_EBACKEND;
-    const int b = block_of(l), cb = x->c / b;
-    const size_t hw = (size_t)x->h * x->w;
-    for (int n = 0; n < x->n; n++)
-        for (int blk = 0; blk < cb; blk++) {
-            const float *xp = xb + ((size_t)n * cb + blk) * hw * b;
-            float *yp = F(y) + ((size_t)n * cb + blk) * hw * b;
-            const float *sp = sb + (size_t)n * x->c + blk * b;
-            if (b % 4 == 0) { /* lane-wise, as gap_lanes4 */
-                for (int g = 0; g < b; g += 4) {
-                    const v4f sv = *(const v4f *)(sp + g);
-                    for (size_t q = 0; q < hw; q++)
-                        *(v4f *)(yp + q * b + g) = *(const v4f *)(xp + q * b + g) * sv;
-                }
-                continue;
-            }
-            for (size_t q = 0; q < hw; q++)
-                for (int i = 0; i < b; i++)
-                    yp[q * b + i] = xp[q * b + i] * sp[i];
-        }
+    if (nas__cpu_chscale_fwd(xb, sb, F(y), x->n, x->c, (size_t)x->h * x->w, block_of(l),
+                             pick_threads(be, x->count)) != 0)
+        return nas__backend_fail(be, NAS_EBACKEND, "cpu chscale_fwd: x[%d,%d,%d,%d] refused",
+                                 x->n, x->c, x->h, x->w);
     y->layout = l;
     PROF1(PS_CHSCALE);
     return NAS_OK;
 }
 
+/* ds = sum over H*W of dy * x, dx = dy * s (dx may be NULL), by
+ * nas__cpu_chscale_bwd in x's fp32 layout. */
 static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
                            const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
 {
@@ -2079,26 +2067,10 @@ static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tenso
     const float *sb = dyb ? in_layout(be, s, L_PLAIN, 2) : NULL;
     if (!sb)
         return NAS_EBACKEND;
-    const int b = block_of(l), cb = x->c / b;
-    const size_t hw = (size_t)x->h * x->w;
-    for (int n = 0; n < x->n; n++)
-        for (int blk = 0; blk < cb; blk++) {
-            size_t off = ((size_t)n * cb + blk) * hw * b;
-            const float *xp = xb + off, *gp = dyb + off;
-            const float *sp = sb + (size_t)n * x->c + blk * b;
-            float acc[16] = {0};
-            for (size_t q = 0; q < hw; q++)
-                for (int i = 0; i < b; i++)
-                    acc[i] += gp[q * b + i] * xp[q * b + i];
-            if (dx) {
-                float *dp = F(dx) + off;
-                for (size_t q = 0; q < hw; q++)
-                    for (int i = 0; i < b; i++)
-                        dp[q * b + i] = gp[q * b + i] * sp[i];
-            }
-            for (int i = 0; i < b; i++)
-                F(ds)[(size_t)n * x->c + blk * b + i] = acc[i];
-        }
+    if (nas__cpu_chscale_bwd(xb, sb, dyb, dx ? F(dx) : NULL, F(ds), x->n, x->c,
+                             (size_t)x->h * x->w, block_of(l), pick_threads(be, x->count)) != 0)
+        return nas__backend_fail(be, NAS_EBACKEND, "cpu chscale_bwd: x[%d,%d,%d,%d] refused",
+                                 x->n, x->c, x->h, x->w);
     if (dx)
         dx->layout = l;
     ds->layout = L_PLAIN;

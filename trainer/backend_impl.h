@@ -264,6 +264,22 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
                         const float *mean, const float *invstd, float *dx, float *dgamma,
                         float *dbeta, int n, int c, size_t hw, int bs, int nthr);
 
+/*
+ * Squeeze-and-excitation's channel scale on the cpu backend
+ * (trainer/cpu_se.c; Hu et al. 2018): y = x * s[n,c], and backward ds[n,c]
+ * = sum over H*W of dy * x and, when dx is non-NULL, dx = dy * s. x, y,
+ * dy, dx [N,C,H,W] (hw = H*W) in nChw16c / nChw8c (bs 16 / 8) or plain
+ * NCHW (bs 1); s, ds [N,C] plain. nthr: OpenMP threads over the (image,
+ * channel block) pairs (below 1: OpenMP's default); each ds is summed on
+ * one thread in memory order, so results do not depend on nthr. Return 0,
+ * or -1 before writing anything for bs not in 1..16 or C not a multiple
+ * of bs.
+ */
+int nas__cpu_chscale_fwd(const float *x, const float *s, float *y, int n, int c, size_t hw,
+                         int bs, int nthr);
+int nas__cpu_chscale_bwd(const float *x, const float *s, const float *dy, float *dx, float *ds,
+                         int n, int c, size_t hw, int bs, int nthr);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,9 +64,11 @@
 
 /* Forward of unit u: its statistics (shifted sums, one read of
  * x), then y = fn(gamma * xhat + beta) (one read of x, one write of y);
- * with a->pool also each image's mean of y over its H*W positions, summed
- * as cpu_gap_fwd sums (lane-wise, position by position, times 1 / (H*W)). */
-BN_CLONES static void FN(fwd_block)(const bn_act_args *a, int u)
+ * with pool (a->pool set) also each image's mean of y over its H*W
+ * positions, summed as cpu_gap_fwd sums (lane-wise, position by position,
+ * times 1 / (H*W)). Inlined with fn and pool constant (FN(fwd_block)). */
+static inline __attribute__((always_inline)) void FN(fwd_unit)(const bn_act_args *a, int u,
+                                                               int fn, int pool)
 {
     const size_t hw = a->hw, is = (size_t)a->c * hw;
     const float *x0 = a->x + UNIT_OFF(u, hw);
@@ -99,12 +101,12 @@ BN_CLONES static void FN(fwd_block)(const bn_act_args *a, int u)
             const VT xh = (*(const VT *)(xi + p * BS) - mu) * inv;
             const VT z = g * xh + b;
             VT out;
-            ACT(out, a->fn, z);
+            ACT(out, fn, z);
             *(VT *)(yi + p * BS) = out;
-            if (a->pool)
+            if (pool)
                 acc += out;
         }
-        if (a->pool)
+        if (pool)
             *(VT *)(a->pool + (size_t)i * a->c + (size_t)u * VL) = acc * pinv;
     }
 }
@@ -112,14 +114,16 @@ BN_CLONES static void FN(fwd_block)(const bn_act_args *a, int u)
 /* Backward of unit u: sums of g = dy' * fn'(z) and g * xhat (one
  * read of x and dy), then dx (a second read of both, one write of dx). z
  * is recomputed from x exactly as the forward computed it. dy' is dy, or
- * with a->s set SE's dy * s + dpool / (H*W) (GRAD_IN). */
-BN_CLONES static void FN(bwd_block)(const bn_act_args *a, int u)
+ * with se (a->s set) SE's dy * s + dpool / (H*W) (GRAD_IN). Inlined with
+ * fn and se constant (FN(bwd_block)), so neither the identity's z nor a
+ * branch stays in the loops. */
+static inline __attribute__((always_inline)) void FN(bwd_unit)(const bn_act_args *a, int u,
+                                                               int fn, int se)
 {
     const size_t hw = a->hw, is = (size_t)a->c * hw, off = UNIT_OFF(u, hw);
     const float *x0 = a->x + off, *d0 = a->dy + off;
     const VT mu = LANES(a->smean), inv = LANES(a->sinvstd), g = LANES(a->gamma),
              b = a->beta ? LANES(a->beta) : (VT){0}; /* no beta: identity, z unused */
-    const int se = a->s != NULL;
     const float pinv = 1.0f / (float)hw;
     double s1[VL] = {0}, s2[VL] = {0};
     VT sv = {0}, pv = {0};
@@ -134,7 +138,7 @@ BN_CLONES static void FN(bwd_block)(const bn_act_args *a, int u)
             const VT xh = (*(const VT *)(xi + p * BS) - mu) * inv;
             const VT z = g * xh + b, d = GRAD_IN(di + p * BS, se, sv, pv);
             VT gr;
-            ACT_GRAD(gr, a->fn, z, d);
+            ACT_GRAD(gr, fn, z, d);
             a1 += gr;
             a2 += gr * xh;
         }
@@ -164,12 +168,46 @@ BN_CLONES static void FN(bwd_block)(const bn_act_args *a, int u)
             const VT xh = (*(const VT *)(xi + p * BS) - mu) * inv;
             const VT z = g * xh + b, d = GRAD_IN(di + p * BS, se, sv, pv);
             VT gr;
-            ACT_GRAD(gr, a->fn, z, d);
+            ACT_GRAD(gr, fn, z, d);
             *(VT *)(dxi + p * BS) = k1 * (gr - c1 - xh * c2);
         }
     }
 }
 
+/* The kernels above with fn and the SE / pool flag as constants. */
+#define FN_CASE(f, unit, flag)                                                   \
+    case f:                                                                      \
+        if (flag)                                                                \
+            unit(a, u, f, 1);                                                    \
+        else                                                                     \
+            unit(a, u, f, 0);                                                    \
+        break;
+
+BN_CLONES static void FN(fwd_block)(const bn_act_args *a, int u)
+{
+    switch (a->fn) {
+        FN_CASE(NAS_FN_RELU, FN(fwd_unit), a->pool != NULL)
+        FN_CASE(NAS_FN_RELU6, FN(fwd_unit), a->pool != NULL)
+        FN_CASE(NAS_FN_HSWISH, FN(fwd_unit), a->pool != NULL)
+        FN_CASE(NAS__BN_IDENTITY, FN(fwd_unit), a->pool != NULL)
+    default:
+        break; /* refused by bn_act_shape_ok */
+    }
+}
+
+BN_CLONES static void FN(bwd_block)(const bn_act_args *a, int u)
+{
+    switch (a->fn) {
+        FN_CASE(NAS_FN_RELU, FN(bwd_unit), a->s != NULL)
+        FN_CASE(NAS_FN_RELU6, FN(bwd_unit), a->s != NULL)
+        FN_CASE(NAS_FN_HSWISH, FN(bwd_unit), a->s != NULL)
+        FN_CASE(NAS__BN_IDENTITY, FN(bwd_unit), a->s != NULL)
+    default:
+        break;
+    }
+}
+
+#undef FN_CASE
 #undef LANES
 #undef UNIT_OFF
 #undef ACT

@@ -931,7 +931,8 @@ static void test_threads_bitwise(void **state)
     float *hx = rand_host(&rng, (size_t)N * C * H * H, -1, 3);
     float *hd = rand_host(&rng, (size_t)N * C * H * H, -1, 1);
     float *hg = rand_host(&rng, C, 0.5f, 1.5f), *hb = rand_host(&rng, C, -0.5f, 0.5f);
-    float zeros[C], ones[C], *out[2][4];
+    float *hs = rand_host(&rng, (size_t)N * C, 0, 1);
+    float zeros[C], ones[C], *out[2][5];
     for (int k = 0; k < C; k++) {
         zeros[k] = 0.0f;
         ones[k] = 1.0f;
@@ -945,23 +946,28 @@ static void test_threads_bitwise(void **state)
         nas_tensor *rm = mk(be[i], 1, C, 1, 1, NULL), *rv = mk(be[i], 1, C, 1, 1, NULL);
         nas_tensor *dg = mk(be[i], 1, C, 1, 1, NULL), *db = mk(be[i], 1, C, 1, 1, NULL);
         nas_tensor *dw = mk(be[i], C, 1, K, K, NULL);
+        nas_tensor *s = mk(be[i], N, C, 1, 1, hs), *ds = mk(be[i], N, C, 1, 1, NULL);
         up(rm, zeros);
         up(rv, ones);
         assert_int_equal(nas_batchnorm_fwd_train(be[i], x, g, b, y, sm, si, rm, rv, 0.1f, 1e-5f),
                          NAS_OK);
         assert_int_equal(nas_batchnorm_bwd(be[i], x, d, g, sm, si, dx, dg, db), NAS_OK);
         assert_int_equal(nas_gconv2d_bwd_filter(be[i], x, d, dw, 1, K / 2, C), NAS_OK);
+        assert_int_equal(nas_chscale_bwd(be[i], x, s, d, NULL, ds), NAS_OK);
+        out[i][4] = dl(ds);
         out[i][0] = dl(y);
         out[i][1] = dl(dx);
         out[i][2] = dl(dg);
         out[i][3] = dl(dw);
-        nas_tensor *all[] = {x0, d0, x, d, g, b, y, dx, sm, si, rm, rv, dg, db, dw};
+        nas_tensor *all[] = {x0, d0, x, d, g, b, y, dx, sm, si, rm, rv, dg, db, dw, s, ds};
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
             nas_tensor_destroy(all[k]);
     }
-    const size_t len[4] = {(size_t)N * C * H * H, (size_t)N * C * H * H, C, (size_t)C * K * K};
-    static const char *const what[4] = {"bn y", "bn dx", "bn dgamma", "depthwise dw"};
-    for (int k = 0; k < 4; k++) {
+    const size_t len[5] = {(size_t)N * C * H * H, (size_t)N * C * H * H, C, (size_t)C * K * K,
+                           (size_t)N * C};
+    static const char *const what[5] = {"bn y", "bn dx", "bn dgamma", "depthwise dw",
+                                        "chscale ds"};
+    for (int k = 0; k < 5; k++) {
         if (memcmp(out[0][k], out[1][k], len[k] * sizeof(float)))
             fail_msg("%s: %s differs between 1 and 2 threads", name, what[k]);
         free(out[0][k]);
@@ -971,6 +977,7 @@ static void test_threads_bitwise(void **state)
     free(hd);
     free(hg);
     free(hb);
+    free(hs);
     nas_backend_destroy(be[0]);
     nas_backend_destroy(be[1]);
 }
