@@ -1101,17 +1101,16 @@ static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
 
 /* ---- batch normalisation ---------------------------------------------------------- */
 
-/* The batch-norm primitive `kind` for x in layout lx; relu: with oneDNN's
- * fused ReLU (dnnl_fuse_norm_relu), whose training forward writes and
- * backward reads a workspace (the ReLU mask) as their last argument. */
-static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, int relu,
-                   prim **out)
+/* The batch-norm primitive `kind` for x in layout lx (oneDNN's fused ReLU
+ * is not used: fp32 training runs a batch norm's ReLU in our own kernel,
+ * trainer/cpu_bn_act.c, and bf16 composes the two ops). */
+static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, prim **out)
 {
     union {
         float f;
         int32_t i;
     } e = {eps};
-    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, e.i, lx, relu};
+    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, e.i, lx};
     cpu_ctx *c = ctx_of(be);
     *out = cache_find(c, kind, key);
     if (*out)
@@ -1127,7 +1126,7 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     dnnl_memory_desc_t data;
     if (md_act(&data, x->n, x->c, x->h, x->w, lx))
         return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: bad memory descriptor", what);
-    const unsigned flags = dnnl_use_scale | dnnl_use_shift | (relu ? dnnl_fuse_norm_relu : 0u);
+    const unsigned flags = dnnl_use_scale | dnnl_use_shift;
     dnnl_batch_normalization_desc_t fwd_d, bwd_d;
     dnnl_primitive_desc_t hint = NULL;
     /* oneDNN's JIT batch norm splits channel blocks between threads; with
@@ -1142,13 +1141,13 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     set_threads(c, nthr);
     if (kind == PK_BN_TRAIN) {
         const int args[] = {DNNL_ARG_SRC,  DNNL_ARG_SCALE, DNNL_ARG_SHIFT,   DNNL_ARG_DST,
-                            DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_WORKSPACE};
+                            DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
         /* fp32: the statistics are ours (bn_train, nas__cpu_bn_stats), given to oneDNN */
         const unsigned own = own_stats(lx) ? dnnl_use_global_stats : 0u;
         DN("dnnl_batch_normalization_forward_desc_init",
            dnnl_batch_normalization_forward_desc_init(&fwd_d, dnnl_forward_training, &data, eps,
                                                       flags | own));
-        return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6 + relu, nthr, out);
+        return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6, nthr, out);
     }
     if (kind == PK_BN_INFER) {
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_SCALE,    DNNL_ARG_SHIFT,
@@ -1158,7 +1157,7 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
                                                       flags | dnnl_use_global_stats));
         return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6, nthr, out);
     }
-    /* the hint is the forward as bn_train runs it (its ReLU workspace's format); the
+    /* the hint is the forward as bn_train runs it; the
      * backward itself keeps the batch-statistics terms (no use_global_stats) */
     DN("dnnl_batch_normalization_forward_desc_init",
        dnnl_batch_normalization_forward_desc_init(&fwd_d, dnnl_forward_training, &data, eps,
@@ -1172,9 +1171,8 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     {
         const int args[] = {DNNL_ARG_SRC,      DNNL_ARG_MEAN,     DNNL_ARG_VARIANCE,
                             DNNL_ARG_DIFF_DST, DNNL_ARG_SCALE,    DNNL_ARG_DIFF_SRC,
-                            DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT, DNNL_ARG_SHIFT,
-                            DNNL_ARG_WORKSPACE};
-        rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 9 + relu, nthr, out);
+                            DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT, DNNL_ARG_SHIFT};
+        rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 9, nthr, out);
     }
 fail:
     if (hint)
@@ -1184,32 +1182,32 @@ fail:
 
 /* The batch-norm primitive `kind` for x in x's preferred layout (*lx), and
  * x's data in that layout (*xb). */
-static int bn_start(nas_backend *be, int kind, const nas_tensor *x, float eps, int relu,
+static int bn_start(nas_backend *be, int kind, const nas_tensor *x, float eps,
                     int *lx, prim **p, const float **xb)
 {
     *lx = pref_layout(x);
-    int rc = bn_prim(be, kind, x, *lx, eps, relu, p);
+    int rc = bn_prim(be, kind, x, *lx, eps, p);
     if (rc)
         return rc;
     *xb = in_layout(be, x, *lx, 0);
     return *xb ? NAS_OK : NAS_EBACKEND;
 }
 
-/* Training batch norm; with ws, fused with a ReLU whose mask goes to ws. */
+/* Training batch norm (oneDNN's normalisation with our statistics in fp32). */
 static int bn_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
-                    const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *save_mean,
+                    const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
                     nas_tensor *save_invstd, nas_tensor *running_mean, nas_tensor *running_var,
                     float momentum, float eps)
 {
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_TRAIN, x, eps, ws != NULL, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_TRAIN, x, eps, &lx, &p, &xb);
     if (rc)
         return rc;
     cpu_ctx *c = ctx_of(be);
     void *const bufs[] = {(void *)xb, gamma->buf,    beta->buf,
-                          y->buf,     save_mean->buf, c->var, ws ? ws->buf : NULL};
+                          y->buf,     save_mean->buf, c->var};
     if (own_stats(lx))
         nas__cpu_bn_stats(xb, x->n, x->c, x->h * x->w, block_of(lx), save_mean->buf, c->var,
                           pick_threads(be, x->count));
@@ -1232,7 +1230,7 @@ static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const n
                                    nas_tensor *save_invstd, nas_tensor *running_mean,
                                    nas_tensor *running_var, float momentum, float eps)
 {
-    return bn_train(be, x, gamma, beta, y, NULL, save_mean, save_invstd, running_mean,
+    return bn_train(be, x, gamma, beta, y, save_mean, save_invstd, running_mean,
                     running_var, momentum, eps);
 }
 
@@ -1244,7 +1242,7 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_INFER, x, eps, 0, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_INFER, x, eps, &lx, &p, &xb);
     if (rc)
         return rc;
     void *const bufs[] = {(void *)xb, gamma->buf, beta->buf, running_mean->buf, running_var->buf,
@@ -1253,8 +1251,8 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
     return prim_exec(be, "batchnorm_fwd_infer", p, bufs);
 }
 
-/* Batch-norm backward; with ws, of the ReLU-fused forward (ws: its mask). */
-static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
+/* Batch-norm backward by oneDNN (bf16). */
+static int bn_bwd(nas_backend *be, const nas_tensor *x,
                   const nas_tensor *dy, const nas_tensor *gamma, const nas_tensor *save_mean,
                   const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                   nas_tensor *dbeta)
@@ -1262,7 +1260,7 @@ static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, ws != NULL, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, &lx, &p, &xb);
     if (rc)
         return rc;
     cpu_ctx *c = ctx_of(be);
@@ -1275,7 +1273,7 @@ static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb,  save_mean->buf, c->var,      (void *)dyb,
                           gamma->buf,  dx->buf,        dgamma->buf, dbeta->buf,
-                          gamma->buf,  ws ? ws->buf : NULL};
+                          gamma->buf};
     /* oneDNN 2.6 refuses to run the use_shift backward without a SHIFT
      * argument although the gradients do not depend on it; the API has no
      * beta here, so gamma's (read-only, same-sized) buffer stands in. */
@@ -1297,17 +1295,15 @@ static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_ten
                              nas_tensor *dbeta)
 {
     if (!own_stats(pref_layout(x)))
-        return bn_bwd(be, x, NULL, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+        return bn_bwd(be, x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
     return bn_act_own_bwd(be, NAS__BN_IDENTITY, x, NULL, dy, NULL, NULL, gamma, save_mean,
                           save_invstd, dx, dgamma, dbeta, PK_BN_BWD);
 }
 
 /* Issue 34: batch norm + activation as one kernel on fp32 activations
- * (blocked or plain layouts): ReLU as one oneDNN primitive, ReLU6 and
- * h-swish by our own (trainer/cpu_bn_act.c); NAS_EUNSUPPORTED for other
- * functions and bf16, which nas_batchnorm_act_* then compose. ws holds
- * oneDNN's ReLU mask (at most one byte per element, a bit mask in the JIT
- * kernels, in its count floats), or for our kernel beta's C values, from
+ * (blocked or plain layouts): ReLU, ReLU6 and h-swish by our own
+ * (trainer/cpu_bn_act.c); NAS_EUNSUPPORTED for other functions and bf16,
+ * which nas_batchnorm_act_* then compose. ws holds beta's C values, from
  * which the backward recomputes BN's output. */
 static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
 {

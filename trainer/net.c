@@ -58,8 +58,8 @@
  * step reads, that step an activation (ReLU, h-swish, ...), runs both in
  * training forwards as one nas_batchnorm_act_fwd_train writing the
  * activation's output; the batch norm's own output buffer becomes the
- * op's workspace (the cpu backend's ReLU mask, or beta for its ReLU6 /
- * h-swish kernel, or BN's output where the backend composes the two), and
+ * op's workspace (beta for the cpu backend's kernel, or BN's output where
+ * the backend composes the two), and
  * the backward runs nas_batchnorm_act_bwd
  * from the activation's gradient. The zero-cost proxies' identity batch
  * norm runs the two steps as before; eval forwards fold the pair into the

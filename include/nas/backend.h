@@ -171,10 +171,9 @@ int nas_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy
  * y = fn(BN(x)) with BN as nas_batchnorm_fwd_train (same statistics, saved
  * mean / invstd and running updates) and fn a nas_actfn. ws[N,C,H,W]
  * (same shape as x) is the backend's workspace for the backward: the cpu
- * backend keeps oneDNN's ReLU mask in it (batch normalisation with the
- * fuse-ReLU flag, oneDNN developer guide "Batch Normalization"), or for
- * ReLU6 and h-swish (its own kernel, trainer/cpu_bn_act.c) beta's C
- * values; other backends and functions the BN output BN(x). Either way
+ * backend keeps beta's C values in it for ReLU, ReLU6 and h-swish (its own
+ * kernel, trainer/cpu_bn_act.c, recomputes BN(x) from x); other backends
+ * and functions the BN output BN(x). Either way
  * it saves a pass over memory against two ops: BN's output is not written
  * and re-read.
  * The backward takes the same ws (and may overwrite it): dx, dgamma,
