@@ -487,6 +487,65 @@ int nas_batchnorm_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tens
     return rc ? rc : nas_batchnorm_bwd(be, x, ws, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
 }
 
+/* 1 when t is a [N,C,1,1]-sized per-image, per-channel tensor of x's. */
+static int per_image_ok(const nas_backend *be, const nas_tensor *t, const nas_tensor *x)
+{
+    return owned(be, t) && t->n == x->n && t->count == (size_t)x->n * x->c;
+}
+
+/* Issue 34: the backend's fused kernel with SE's pool, or NAS_EUNSUPPORTED. */
+int nas_batchnorm_act_se_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
+                                   const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                                   nas_tensor *ws, nas_tensor *pool, nas_tensor *save_mean,
+                                   nas_tensor *save_invstd, nas_tensor *running_mean,
+                                   nas_tensor *running_var, float momentum, float eps)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, x) || !owned(be, y) || !shape_is(y, SHP(x)) || !owned(be, ws) ||
+        !shape_is(ws, SHP(x)) || !per_image_ok(be, pool, x) || !chan_ok(be, gamma, x->c) ||
+        !chan_ok(be, beta, x->c) || !chan_ok(be, save_mean, x->c) ||
+        !chan_ok(be, save_invstd, x->c) || !chan_ok(be, running_mean, x->c) ||
+        !chan_ok(be, running_var, x->c) || !(eps > 0.0f) || !(momentum >= 0.0f) ||
+        !(momentum <= 1.0f) || fn < 0 || fn > NAS_FN_SIGMOID)
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "batchnorm_act_se_fwd_train: bad arguments (x, y, ws must match; "
+                                 "pool must hold N*C elements, every per-channel tensor C; eps > "
+                                 "0, momentum in [0,1]; fn %d eps %g momentum %g)",
+                                 fn, (double)eps, (double)momentum);
+    if (!be->ext || !be->ext->bn_act_se_fwd_train)
+        return NAS_EUNSUPPORTED;
+    be->last_error[0] = '\0';
+    return be->ext->bn_act_se_fwd_train(be, fn, x, gamma, beta, y, ws, pool, save_mean,
+                                        save_invstd, running_mean, running_var, momentum, eps);
+}
+
+/* Issue 34: the fused kernel's backward from SE's gradients, or NAS_EUNSUPPORTED. */
+int nas_batchnorm_act_se_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                             const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                             const nas_tensor *gamma, const nas_tensor *save_mean,
+                             const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                             nas_tensor *dbeta)
+{
+    if (!be)
+        return NAS_EINVAL;
+    if (!owned(be, x) || !owned(be, ws) || !shape_is(ws, SHP(x)) || !owned(be, dy) ||
+        !shape_is(dy, SHP(x)) || !owned(be, dx) || !shape_is(dx, SHP(x)) ||
+        !per_image_ok(be, s, x) || !per_image_ok(be, dpool, x) || !chan_ok(be, gamma, x->c) ||
+        !chan_ok(be, save_mean, x->c) || !chan_ok(be, save_invstd, x->c) ||
+        !chan_ok(be, dgamma, x->c) || !chan_ok(be, dbeta, x->c) || fn < 0 || fn > NAS_FN_SIGMOID)
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "batchnorm_act_se_bwd: bad arguments (x, ws, dy, dx must match; "
+                                 "s and dpool must hold N*C elements, every per-channel tensor "
+                                 "C; fn %d)",
+                                 fn);
+    if (!be->ext || !be->ext->bn_act_se_bwd)
+        return NAS_EUNSUPPORTED;
+    be->last_error[0] = '\0';
+    return be->ext->bn_act_se_bwd(be, fn, x, ws, dy, s, dpool, gamma, save_mean, save_invstd, dx,
+                                  dgamma, dbeta);
+}
+
 int nas_relu_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y)
 {
     if (!be)

@@ -47,16 +47,18 @@
  * Training keeps conv and batch norm apart (batch statistics need the
  * convolution's output); in a NAS-Bench-201 edge the ReLU comes before
  * the convolution, so an edge only gains the bias and the sum.
- * Where a batch norm is followed by a ReLU that alone reads it (chain
- * networks' MBConv blocks, the stem, NAS-Bench-201's final BN-ReLU), the
- * training forward and backward are one oneDNN batch normalisation with
- * dnnl_fuse_norm_relu (issue 34; bn_act_ok): the BN output is neither
- * written nor re-read, and the backward applies the ReLU mask (the
- * primitive's workspace, kept in the caller's ws tensor) in its own pass.
- * A batch norm followed by ReLU6 or h-swish runs our own kernel
- * (trainer/cpu_bn_act.c): a statistics pass, then one pass writing the
- * activation's output; backward, the activation's derivative inside BN's
- * reduction and dx passes.
+ * A batch norm followed by a ReLU, ReLU6 or h-swish that alone reads it
+ * (chain networks' MBConv blocks, the stem, NAS-Bench-201's final BN-ReLU)
+ * runs our own kernel in fp32 training (trainer/cpu_bn_act.c; issue 34,
+ * bn_act_ok): a statistics pass, then one pass writing the activation's
+ * output; backward, the activation's derivative inside BN's reduction and
+ * dx passes. Where that output feeds only squeeze-and-excitation, the
+ * forward also writes SE's pool and the backward takes SE's gradients
+ * (nas_batchnorm_act_se_*). Every other fp32 training batch norm runs its
+ * backward there too (no activation): oneDNN's, with two threads, splits
+ * pixels with barriers that sleep under OMP_WAIT_POLICY=passive, and took
+ * 40% of a chain-se step on a busy 2-core host (issue 34). oneDNN keeps
+ * the plain training forward (with our statistics), inference and bf16.
  *
  * Threads. Debian's oneDNN is built with the OpenMP runtime
  * (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP): it sizes its parallel regions from
@@ -1099,17 +1101,16 @@ static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
 
 /* ---- batch normalisation ---------------------------------------------------------- */
 
-/* The batch-norm primitive `kind` for x in layout lx; relu: with oneDNN's
- * fused ReLU (dnnl_fuse_norm_relu), whose training forward writes and
- * backward reads a workspace (the ReLU mask) as their last argument. */
-static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, int relu,
-                   prim **out)
+/* The batch-norm primitive `kind` for x in layout lx (oneDNN's fused ReLU
+ * is not used: fp32 training runs a batch norm's ReLU in our own kernel,
+ * trainer/cpu_bn_act.c, and bf16 composes the two ops). */
+static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, prim **out)
 {
     union {
         float f;
         int32_t i;
     } e = {eps};
-    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, e.i, lx, relu};
+    int64_t key[MAX_KEY] = {x->n, x->c, x->h, x->w, e.i, lx};
     cpu_ctx *c = ctx_of(be);
     *out = cache_find(c, kind, key);
     if (*out)
@@ -1125,7 +1126,7 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     dnnl_memory_desc_t data;
     if (md_act(&data, x->n, x->c, x->h, x->w, lx))
         return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: bad memory descriptor", what);
-    const unsigned flags = dnnl_use_scale | dnnl_use_shift | (relu ? dnnl_fuse_norm_relu : 0u);
+    const unsigned flags = dnnl_use_scale | dnnl_use_shift;
     dnnl_batch_normalization_desc_t fwd_d, bwd_d;
     dnnl_primitive_desc_t hint = NULL;
     /* oneDNN's JIT batch norm splits channel blocks between threads; with
@@ -1140,13 +1141,13 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     set_threads(c, nthr);
     if (kind == PK_BN_TRAIN) {
         const int args[] = {DNNL_ARG_SRC,  DNNL_ARG_SCALE, DNNL_ARG_SHIFT,   DNNL_ARG_DST,
-                            DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_WORKSPACE};
+                            DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
         /* fp32: the statistics are ours (bn_train, nas__cpu_bn_stats), given to oneDNN */
         const unsigned own = own_stats(lx) ? dnnl_use_global_stats : 0u;
         DN("dnnl_batch_normalization_forward_desc_init",
            dnnl_batch_normalization_forward_desc_init(&fwd_d, dnnl_forward_training, &data, eps,
                                                       flags | own));
-        return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6 + relu, nthr, out);
+        return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6, nthr, out);
     }
     if (kind == PK_BN_INFER) {
         const int args[] = {DNNL_ARG_SRC, DNNL_ARG_SCALE,    DNNL_ARG_SHIFT,
@@ -1156,7 +1157,7 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
                                                       flags | dnnl_use_global_stats));
         return prim_build(be, what, kind, key, &fwd_d, NULL, args, 6, nthr, out);
     }
-    /* the hint is the forward as bn_train runs it (its ReLU workspace's format); the
+    /* the hint is the forward as bn_train runs it; the
      * backward itself keeps the batch-statistics terms (no use_global_stats) */
     DN("dnnl_batch_normalization_forward_desc_init",
        dnnl_batch_normalization_forward_desc_init(&fwd_d, dnnl_forward_training, &data, eps,
@@ -1170,9 +1171,8 @@ static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float
     {
         const int args[] = {DNNL_ARG_SRC,      DNNL_ARG_MEAN,     DNNL_ARG_VARIANCE,
                             DNNL_ARG_DIFF_DST, DNNL_ARG_SCALE,    DNNL_ARG_DIFF_SRC,
-                            DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT, DNNL_ARG_SHIFT,
-                            DNNL_ARG_WORKSPACE};
-        rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 9 + relu, nthr, out);
+                            DNNL_ARG_DIFF_SCALE, DNNL_ARG_DIFF_SHIFT, DNNL_ARG_SHIFT};
+        rc = prim_build(be, what, kind, key, &bwd_d, hint, args, 9, nthr, out);
     }
 fail:
     if (hint)
@@ -1182,32 +1182,32 @@ fail:
 
 /* The batch-norm primitive `kind` for x in x's preferred layout (*lx), and
  * x's data in that layout (*xb). */
-static int bn_start(nas_backend *be, int kind, const nas_tensor *x, float eps, int relu,
+static int bn_start(nas_backend *be, int kind, const nas_tensor *x, float eps,
                     int *lx, prim **p, const float **xb)
 {
     *lx = pref_layout(x);
-    int rc = bn_prim(be, kind, x, *lx, eps, relu, p);
+    int rc = bn_prim(be, kind, x, *lx, eps, p);
     if (rc)
         return rc;
     *xb = in_layout(be, x, *lx, 0);
     return *xb ? NAS_OK : NAS_EBACKEND;
 }
 
-/* Training batch norm; with ws, fused with a ReLU whose mask goes to ws. */
+/* Training batch norm (oneDNN's normalisation with our statistics in fp32). */
 static int bn_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
-                    const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *save_mean,
+                    const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
                     nas_tensor *save_invstd, nas_tensor *running_mean, nas_tensor *running_var,
                     float momentum, float eps)
 {
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_TRAIN, x, eps, ws != NULL, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_TRAIN, x, eps, &lx, &p, &xb);
     if (rc)
         return rc;
     cpu_ctx *c = ctx_of(be);
     void *const bufs[] = {(void *)xb, gamma->buf,    beta->buf,
-                          y->buf,     save_mean->buf, c->var, ws ? ws->buf : NULL};
+                          y->buf,     save_mean->buf, c->var};
     if (own_stats(lx))
         nas__cpu_bn_stats(xb, x->n, x->c, x->h * x->w, block_of(lx), save_mean->buf, c->var,
                           pick_threads(be, x->count));
@@ -1230,7 +1230,7 @@ static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const n
                                    nas_tensor *save_invstd, nas_tensor *running_mean,
                                    nas_tensor *running_var, float momentum, float eps)
 {
-    return bn_train(be, x, gamma, beta, y, NULL, save_mean, save_invstd, running_mean,
+    return bn_train(be, x, gamma, beta, y, save_mean, save_invstd, running_mean,
                     running_var, momentum, eps);
 }
 
@@ -1242,7 +1242,7 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_INFER, x, eps, 0, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_INFER, x, eps, &lx, &p, &xb);
     if (rc)
         return rc;
     void *const bufs[] = {(void *)xb, gamma->buf, beta->buf, running_mean->buf, running_var->buf,
@@ -1251,8 +1251,8 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
     return prim_exec(be, "batchnorm_fwd_infer", p, bufs);
 }
 
-/* Batch-norm backward; with ws, of the ReLU-fused forward (ws: its mask). */
-static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
+/* Batch-norm backward by oneDNN (bf16). */
+static int bn_bwd(nas_backend *be, const nas_tensor *x,
                   const nas_tensor *dy, const nas_tensor *gamma, const nas_tensor *save_mean,
                   const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                   nas_tensor *dbeta)
@@ -1260,7 +1260,7 @@ static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
     int lx;
     prim *p;
     const float *xb;
-    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, ws != NULL, &lx, &p, &xb);
+    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, &lx, &p, &xb);
     if (rc)
         return rc;
     cpu_ctx *c = ctx_of(be);
@@ -1273,7 +1273,7 @@ static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb,  save_mean->buf, c->var,      (void *)dyb,
                           gamma->buf,  dx->buf,        dgamma->buf, dbeta->buf,
-                          gamma->buf,  ws ? ws->buf : NULL};
+                          gamma->buf};
     /* oneDNN 2.6 refuses to run the use_shift backward without a SHIFT
      * argument although the gradients do not depend on it; the API has no
      * beta here, so gamma's (read-only, same-sized) buffer stands in. */
@@ -1281,20 +1281,29 @@ static int bn_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *ws,
     return prim_exec(be, "batchnorm_bwd", p, bufs);
 }
 
+static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const float *beta,
+                          const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                          const nas_tensor *gamma, const nas_tensor *save_mean,
+                          const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                          nas_tensor *dbeta, int slot);
+
+/* Training batch norm's backward: fp32 by our own kernel (trainer/cpu_bn_act.c,
+ * no activation), one thread per channel block; bf16 by oneDNN. */
 static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
                              const nas_tensor *gamma, const nas_tensor *save_mean,
                              const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                              nas_tensor *dbeta)
 {
-    return bn_bwd(be, x, NULL, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+    if (!own_stats(pref_layout(x)))
+        return bn_bwd(be, x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+    return bn_act_own_bwd(be, NAS__BN_IDENTITY, x, NULL, dy, NULL, NULL, gamma, save_mean,
+                          save_invstd, dx, dgamma, dbeta, PK_BN_BWD);
 }
 
 /* Issue 34: batch norm + activation as one kernel on fp32 activations
- * (blocked or plain layouts): ReLU as one oneDNN primitive, ReLU6 and
- * h-swish by our own (trainer/cpu_bn_act.c); NAS_EUNSUPPORTED for other
- * functions and bf16, which nas_batchnorm_act_* then compose. ws holds
- * oneDNN's ReLU mask (at most one byte per element, a bit mask in the JIT
- * kernels, in its count floats), or for our kernel beta's C values, from
+ * (blocked or plain layouts): ReLU, ReLU6 and h-swish by our own
+ * (trainer/cpu_bn_act.c); NAS_EUNSUPPORTED for other functions and bf16,
+ * which nas_batchnorm_act_* then compose. ws holds beta's C values, from
  * which the backward recomputes BN's output. */
 static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
 {
@@ -1302,10 +1311,12 @@ static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
            !is_bf16(pref_layout(x)) && !ctx_of(be)->bf16;
 }
 
-/* Batch norm + ReLU6 / h-swish forward by nas__cpu_bn_act_fwd, in x's
- * preferred layout; the running statistics as bn_train updates them. */
+/* Batch norm + ReLU / ReLU6 / h-swish forward by nas__cpu_bn_act_fwd, in
+ * x's preferred layout; with pool (else NULL) also the mean of y over H*W
+ * per image and channel (SE's squeeze, as cpu_gap_fwd). The running
+ * statistics as bn_train updates them. */
 static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *gamma,
-                          const nas_tensor *beta, nas_tensor *y, nas_tensor *ws,
+                          const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *pool,
                           nas_tensor *save_mean, nas_tensor *save_invstd,
                           nas_tensor *running_mean, nas_tensor *running_var, float momentum,
                           float eps)
@@ -1318,8 +1329,9 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
         return NAS_EBACKEND;
     if (grow_bytes((void **)&c->var, &c->var_count, (size_t)x->c * sizeof(float)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
-    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), F(save_mean), c->var,
-                            F(save_invstd), x->n, x->c, (size_t)x->h * x->w, block_of(lx), eps,
+    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), pool ? F(pool) : NULL,
+                            F(save_mean), c->var, F(save_invstd), x->n, x->c,
+                            (size_t)x->h * x->w, block_of(lx), eps,
                             pick_threads(be, x->count)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_fwd_train: fn %d x[%d,%d,%d,%d] refused", fn,
@@ -1327,6 +1339,8 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
     memcpy(ws->buf, beta->buf, (size_t)x->c * sizeof(float));
     y->layout = lx;
     ws->layout = lx; /* beta, not activations; never downloaded by callers */
+    if (pool)
+        pool->layout = L_PLAIN;
     const float m = (float)((size_t)x->n * x->h * x->w);
     for (int ch = 0; ch < x->c; ch++)
         nas__bn_running_update(&F(running_mean)[ch], &F(running_var)[ch], CF(save_mean)[ch],
@@ -1343,34 +1357,50 @@ static int cpu_bn_act_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
 {
     if (!bn_act_ok(be, fn, x))
         return NAS_EUNSUPPORTED;
-    if (fn != NAS_FN_RELU)
-        return bn_act_own_fwd(be, fn, x, gamma, beta, y, ws, save_mean, save_invstd,
-                              running_mean, running_var, momentum, eps);
-    int rc = bn_train(be, x, gamma, beta, y, ws, save_mean, save_invstd, running_mean,
-                      running_var, momentum, eps);
-    ws->layout = y->layout; /* a mask, not activations; never downloaded by callers */
-    return rc;
+    return bn_act_own_fwd(be, fn, x, gamma, beta, y, ws, NULL, save_mean, save_invstd,
+                          running_mean, running_var, momentum, eps);
 }
 
-/* Batch norm + ReLU6 / h-swish backward by nas__cpu_bn_act_bwd (ws: beta). */
-static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *ws,
-                          const nas_tensor *dy, const nas_tensor *gamma,
-                          const nas_tensor *save_mean, const nas_tensor *save_invstd,
-                          nas_tensor *dx, nas_tensor *dgamma, nas_tensor *dbeta)
+static int cpu_bn_act_se_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
+                                   const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                                   nas_tensor *ws, nas_tensor *pool, nas_tensor *save_mean,
+                                   nas_tensor *save_invstd, nas_tensor *running_mean,
+                                   nas_tensor *running_var, float momentum, float eps)
+{
+    if (!bn_act_ok(be, fn, x))
+        return NAS_EUNSUPPORTED;
+    return bn_act_own_fwd(be, fn, x, gamma, beta, y, ws, pool, save_mean, save_invstd,
+                          running_mean, running_var, momentum, eps);
+}
+
+/* Batch norm (+ activation fn, or NAS__BN_IDENTITY with beta NULL)
+ * backward by nas__cpu_bn_act_bwd, in x's preferred layout; with s and
+ * dpool (else NULL) from SE's gradients (nas_batchnorm_act_se_bwd). The
+ * time goes to profile slot `slot`. */
+static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const float *beta,
+                          const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                          const nas_tensor *gamma, const nas_tensor *save_mean,
+                          const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                          nas_tensor *dbeta, int slot)
 {
     PROF0;
     const int lx = pref_layout(x);
     const float *xb = in_layout(be, x, lx, 0), *dyb = xb ? in_layout(be, dy, lx, 1) : NULL;
     if (!dyb)
         return NAS_EBACKEND;
-    if (nas__cpu_bn_act_bwd(fn, xb, dyb, CF(gamma), CF(ws), CF(save_mean), CF(save_invstd),
-                            F(dx), F(dgamma), F(dbeta), x->n, x->c, (size_t)x->h * x->w,
-                            block_of(lx), pick_threads(be, x->count)) != 0)
+    /* s and dpool are [N,C,1,1]: with one position per channel every fp32
+     * layout stores them in plain order (block_of's formula with HW = 1) */
+    if (s && (is_bf16(s->layout) || is_bf16(dpool->layout)))
+        return nas__backend_fail(be, NAS_EBACKEND, "cpu batchnorm_act_se_bwd: bf16 s or dpool");
+    const float *sb = s ? CF(s) : NULL, *pb = s ? CF(dpool) : NULL;
+    if (nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
+                            CF(save_invstd), F(dx), F(dgamma), F(dbeta), x->n, x->c,
+                            (size_t)x->h * x->w, block_of(lx), pick_threads(be, x->count)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_bwd: fn %d x[%d,%d,%d,%d] refused", fn, x->n,
                                  x->c, x->h, x->w);
     dx->layout = lx;
-    PROF1(PS_BN_ACT_BWD);
+    PROF1(slot);
     return NAS_OK;
 }
 
@@ -1381,10 +1411,20 @@ static int cpu_bn_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tens
 {
     if (!bn_act_ok(be, fn, x))
         return NAS_EUNSUPPORTED;
-    if (fn != NAS_FN_RELU)
-        return bn_act_own_bwd(be, fn, x, ws, dy, gamma, save_mean, save_invstd, dx, dgamma,
-                              dbeta);
-    return bn_bwd(be, x, ws, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
+    return bn_act_own_bwd(be, fn, x, CF(ws), dy, NULL, NULL, gamma, save_mean, save_invstd, dx,
+                          dgamma, dbeta, PS_BN_ACT_BWD);
+}
+
+static int cpu_bn_act_se_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                             const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                             const nas_tensor *gamma, const nas_tensor *save_mean,
+                             const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                             nas_tensor *dbeta)
+{
+    if (!bn_act_ok(be, fn, x))
+        return NAS_EUNSUPPORTED;
+    return bn_act_own_bwd(be, fn, x, CF(ws), dy, s, dpool, gamma, save_mean, save_invstd, dx,
+                          dgamma, dbeta, PS_BN_ACT_BWD);
 }
 
 /* ---- relu and the other activations (oneDNN eltwise) ----------------------------- */
@@ -1993,7 +2033,8 @@ static int cpu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_t
     return NAS_OK;
 }
 
-/* y = x * s[n,c] in x's fp32 layout (blocked or plain). */
+/* y = x * s[n,c] in x's fp32 layout (blocked or plain), by
+ * nas__cpu_chscale_fwd (trainer/cpu_se.c) on the backend's threads. */
 static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
                            nas_tensor *y)
 {
@@ -2002,30 +2043,17 @@ static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tenso
     const float *xb = in_layout(be, x, l, 0), *sb = xb ? in_layout(be, s, L_PLAIN, 1) : NULL;
     if (!sb)
         return NAS_EBACKEND;
-    const int b = block_of(l), cb = x->c / b;
-    const size_t hw = (size_t)x->h * x->w;
-    for (int n = 0; n < x->n; n++)
-        for (int blk = 0; blk < cb; blk++) {
-            const float *xp = xb + ((size_t)n * cb + blk) * hw * b;
-            float *yp = F(y) + ((size_t)n * cb + blk) * hw * b;
-            const float *sp = sb + (size_t)n * x->c + blk * b;
-            if (b % 4 == 0) { /* lane-wise, as gap_lanes4 */
-                for (int g = 0; g < b; g += 4) {
-                    const v4f sv = *(const v4f *)(sp + g);
-                    for (size_t q = 0; q < hw; q++)
-                        *(v4f *)(yp + q * b + g) = *(const v4f *)(xp + q * b + g) * sv;
-                }
-                continue;
-            }
-            for (size_t q = 0; q < hw; q++)
-                for (int i = 0; i < b; i++)
-                    yp[q * b + i] = xp[q * b + i] * sp[i];
-        }
+    if (nas__cpu_chscale_fwd(xb, sb, F(y), x->n, x->c, (size_t)x->h * x->w, block_of(l),
+                             pick_threads(be, x->count)) != 0)
+        return nas__backend_fail(be, NAS_EBACKEND, "cpu chscale_fwd: x[%d,%d,%d,%d] refused",
+                                 x->n, x->c, x->h, x->w);
     y->layout = l;
     PROF1(PS_CHSCALE);
     return NAS_OK;
 }
 
+/* ds = sum over H*W of dy * x, dx = dy * s (dx may be NULL), by
+ * nas__cpu_chscale_bwd in x's fp32 layout. */
 static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
                            const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
 {
@@ -2035,26 +2063,10 @@ static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tenso
     const float *sb = dyb ? in_layout(be, s, L_PLAIN, 2) : NULL;
     if (!sb)
         return NAS_EBACKEND;
-    const int b = block_of(l), cb = x->c / b;
-    const size_t hw = (size_t)x->h * x->w;
-    for (int n = 0; n < x->n; n++)
-        for (int blk = 0; blk < cb; blk++) {
-            size_t off = ((size_t)n * cb + blk) * hw * b;
-            const float *xp = xb + off, *gp = dyb + off;
-            const float *sp = sb + (size_t)n * x->c + blk * b;
-            float acc[16] = {0};
-            for (size_t q = 0; q < hw; q++)
-                for (int i = 0; i < b; i++)
-                    acc[i] += gp[q * b + i] * xp[q * b + i];
-            if (dx) {
-                float *dp = F(dx) + off;
-                for (size_t q = 0; q < hw; q++)
-                    for (int i = 0; i < b; i++)
-                        dp[q * b + i] = gp[q * b + i] * sp[i];
-            }
-            for (int i = 0; i < b; i++)
-                F(ds)[(size_t)n * x->c + blk * b + i] = acc[i];
-        }
+    if (nas__cpu_chscale_bwd(xb, sb, dyb, dx ? F(dx) : NULL, F(ds), x->n, x->c,
+                             (size_t)x->h * x->w, block_of(l), pick_threads(be, x->count)) != 0)
+        return nas__backend_fail(be, NAS_EBACKEND, "cpu chscale_bwd: x[%d,%d,%d,%d] refused",
+                                 x->n, x->c, x->h, x->w);
     if (dx)
         dx->layout = l;
     ds->layout = L_PLAIN;
@@ -2153,6 +2165,8 @@ static const nas__backend_ext cpu_ext = {
     .conv2d_fwd_fused = cpu_conv2d_fwd_fused,
     .bn_act_fwd_train = cpu_bn_act_fwd_train,
     .bn_act_bwd = cpu_bn_act_bwd,
+    .bn_act_se_fwd_train = cpu_bn_act_se_fwd_train,
+    .bn_act_se_bwd = cpu_bn_act_se_bwd,
 };
 
 /*

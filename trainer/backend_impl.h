@@ -143,6 +143,20 @@ typedef struct nas__backend_ext {
                       const nas_tensor *dy, const nas_tensor *gamma, const nas_tensor *save_mean,
                       const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                       nas_tensor *dbeta);
+    /* nas_batchnorm_act_se_fwd_train / _se_bwd (issue 34): the above with
+     * squeeze-and-excitation's pool written by the forward and its two
+     * gradients taken by the backward. NULL or NAS_EUNSUPPORTED: the
+     * wrappers return NAS_EUNSUPPORTED and callers run the ops apart. */
+    int (*bn_act_se_fwd_train)(nas_backend *be, int fn, const nas_tensor *x,
+                               const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                               nas_tensor *ws, nas_tensor *pool, nas_tensor *save_mean,
+                               nas_tensor *save_invstd, nas_tensor *running_mean,
+                               nas_tensor *running_var, float momentum, float eps);
+    int (*bn_act_se_bwd)(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                         const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                         const nas_tensor *gamma, const nas_tensor *save_mean,
+                         const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                         nas_tensor *dbeta);
 } nas__backend_ext;
 
 /* Every backend struct starts with this header. */
@@ -220,28 +234,51 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
 
 /*
  * Training batch norm fused with the activation after it, the cpu
- * backend's own kernel for fn NAS_FN_RELU6 and NAS_FN_HSWISH
- * (trainer/cpu_bn_act.c, issue 34; BN: Ioffe & Szegedy 2015, h-swish:
- * Howard et al. 2019, "Searching for MobileNetV3"). x, y [N,C,H,W] (hw =
- * H*W) in nChw16c (bs 16), nChw8c (bs 8) or plain NCHW (bs 1); gamma,
- * beta, mean, var, invstd [C]. The forward writes y = fn(gamma * (x -
- * mean) * invstd + beta) with the batch's mean, biased variance var and
- * invstd = 1 / sqrt(var + eps); y may be x. The backward takes dy (same
- * shape and layout as x), the forward's gamma, beta, mean and invstd, and
- * writes dx (may be dy), dgamma = sum(dy * fn'(z) * xhat) and dbeta =
- * sum(dy * fn'(z)) per channel. nthr: OpenMP threads, at most one per
+ * backend's own kernel for fn NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH and
+ * NAS__BN_IDENTITY (no activation) (trainer/cpu_bn_act.c, issue 34; BN:
+ * Ioffe & Szegedy 2015, h-swish: Howard et al. 2019, "Searching for
+ * MobileNetV3"). x, y [N,C,H,W] (hw = H*W) in nChw16c (bs 16), nChw8c (bs
+ * 8) or plain NCHW (bs 1); gamma, beta, mean, var, invstd [C]. The forward
+ * writes y = fn(gamma * (x - mean) * invstd + beta) with the batch's mean,
+ * biased variance var and invstd = 1 / sqrt(var + eps); y may be x. With
+ * pool non-NULL it also writes pool[N,C] (plain) = the mean of y over H*W,
+ * as nas_gap_fwd computes it. The backward takes dy (same shape and layout
+ * as x), the forward's gamma, beta (may be NULL for NAS__BN_IDENTITY),
+ * mean and invstd, and writes dx (may be dy), dgamma = sum(g * xhat) and
+ * dbeta = sum(g) per channel with g = dy' * fn'(z); dy' is dy, or with s
+ * and dpool [N,C] (plain; both or neither) squeeze-and-excitation's
+ * gradient dy * s[n,c] + dpool[n,c] / hw, dy then being the gradient of
+ * y * s and dpool that of pool. nthr: OpenMP threads, at most one per
  * channel block (below 1: OpenMP's default). Each block's sums run in a
  * fixed order on one thread, so the results do not depend on nthr.
  * Return 0, or -1 before writing anything when they do not handle the
  * case (another fn, bs not 16, 8 or 1, C not a multiple of bs, an empty
- * extent).
+ * extent, a missing beta, only one of s and dpool).
  */
+#define NAS__BN_IDENTITY (-1)
 int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,
-                        float *mean, float *var, float *invstd, int n, int c, size_t hw, int bs,
-                        float eps, int nthr);
-int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *gamma,
-                        const float *beta, const float *mean, const float *invstd, float *dx,
-                        float *dgamma, float *dbeta, int n, int c, size_t hw, int bs, int nthr);
+                        float *pool, float *mean, float *var, float *invstd, int n, int c,
+                        size_t hw, int bs, float eps, int nthr);
+int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
+                        const float *dpool, const float *gamma, const float *beta,
+                        const float *mean, const float *invstd, float *dx, float *dgamma,
+                        float *dbeta, int n, int c, size_t hw, int bs, int nthr);
+
+/*
+ * Squeeze-and-excitation's channel scale on the cpu backend
+ * (trainer/cpu_se.c; Hu et al. 2018): y = x * s[n,c], and backward ds[n,c]
+ * = sum over H*W of dy * x and, when dx is non-NULL, dx = dy * s. x, y,
+ * dy, dx [N,C,H,W] (hw = H*W) in nChw16c / nChw8c (bs 16 / 8) or plain
+ * NCHW (bs 1); s, ds [N,C] plain. nthr: OpenMP threads over the (image,
+ * channel block) pairs (below 1: OpenMP's default); each ds is summed on
+ * one thread in memory order, so results do not depend on nthr. Return 0,
+ * or -1 before writing anything for bs not in 1..16 or C not a multiple
+ * of bs.
+ */
+int nas__cpu_chscale_fwd(const float *x, const float *s, float *y, int n, int c, size_t hw,
+                         int bs, int nthr);
+int nas__cpu_chscale_bwd(const float *x, const float *s, const float *dy, float *dx, float *ds,
+                         int n, int c, size_t hw, int bs, int nthr);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,23 @@
 /*
  * trainer/cpu_bn_act.c - the cpu backend's own training batch norm fused
- * with the ReLU6 or h-swish after it (issue 34 item 1), forward and
- * backward, on the layouts the backend keeps activations in (nChw16c,
- * nChw8c, plain NCHW; trainer/backend_cpu.c "Layout"). oneDNN fuses only a
- * ReLU into its batch norm; composing BN and the activation costs a write
- * and a read of BN's output in the forward, and a read of it plus a write
- * and a read of the activation's input gradient in the backward.
+ * with the activation after it (issue 34 item 1: ReLU6, h-swish; issue 34
+ * "passes over memory": also ReLU and none), forward and backward, on the
+ * layouts the backend keeps activations in (nChw16c, nChw8c, plain NCHW;
+ * trainer/backend_cpu.c "Layout"). oneDNN fuses only a ReLU into its
+ * batch norm; composing BN and the activation costs a write and a read of
+ * BN's output in the forward, and a read of it plus a write and a read of
+ * the activation's input gradient in the backward. The backend also runs
+ * every fp32 training batch norm's backward here (fn ReLU or none): one
+ * thread per channel block, without the barriers of oneDNN's two-thread
+ * batch norm, which sleep under OMP_WAIT_POLICY=passive on a busy host.
+ *
+ * Squeeze-and-excitation (Hu et al. 2018) after the activation, y' = y *
+ * s[n,c] with s computed from pool[n,c] = mean over H*W of y: the forward
+ * can also write pool (the pass that writes y sums it, so y is not read
+ * again for the pool), and the backward can take SE's two gradients, dy'
+ * at y' and dpool at pool, and form dL/dy = dy' * s + dpool / (H*W) where
+ * it reads the gradient (so neither that sum nor its two terms are written
+ * and read again as whole tensors).
  *
  * The maths. Batch normalisation in training (Ioffe & Szegedy 2015,
  * "Batch Normalization: Accelerating Deep Network Training by Reducing
@@ -58,12 +70,14 @@
 
 /* One call's arguments, shared by the blocks (see nas__cpu_bn_act_fwd). */
 typedef struct bn_act_args {
-    int fn, n, cbn; /* activation, images, channel blocks */
+    int fn, n, c; /* activation, images, channels */
     size_t hw;      /* H*W */
     float eps;
     const float *x, *dy, *gamma, *beta;
     const float *smean, *sinvstd; /* the statistics the output passes use */
     float *y, *dx, *mean, *var, *invstd, *dgamma, *dbeta;
+    float *pool;             /* forward: [N,C] means of y over H*W, or NULL */
+    const float *s, *dpool;  /* backward: SE's channel scales and pooled gradient [N,C], or NULL */
 } bn_act_args;
 
 /* Channel ch's mean, biased variance and invstd from its shifted sums
@@ -84,89 +98,99 @@ typedef int vi8 __attribute__((vector_size(32), aligned(4)));
 typedef float v1 __attribute__((vector_size(4), aligned(4)));
 typedef int vi1 __attribute__((vector_size(4), aligned(4)));
 
+/* One instantiation of the kernels per layout block BS, a block per unit
+ * of work (VL = BS). */
 #define BS 16
+#define VL 16
 #define VT v16
 #define VI vi16
 #define SFX _16
 #include "trainer/cpu_bn_act_body.h"
 #undef BS
+#undef VL
 #undef VT
 #undef VI
 #undef SFX
 #define BS 8
+#define VL 8
 #define VT v8
 #define VI vi8
 #define SFX _8
 #include "trainer/cpu_bn_act_body.h"
 #undef BS
+#undef VL
 #undef VT
 #undef VI
 #undef SFX
 #define BS 1
+#define VL 1
 #define VT v1
 #define VI vi1
 #define SFX _1
 #include "trainer/cpu_bn_act_body.h"
 #undef BS
+#undef VL
 #undef VT
 #undef VI
 #undef SFX
 
-typedef void (*block_fn)(const bn_act_args *, int);
+typedef void (*unit_fn)(const bn_act_args *, int);
 
-/* Threads for cbn blocks: nthr (below 1: OpenMP's default), at most one
- * per block. */
-static int block_threads(int nthr, int cbn)
+/* Every channel block of a through the kernel `fwd` (else the backward)
+ * for layout block bs, shared out over nthr threads (below 1: OpenMP's
+ * default), at most one per block. */
+static void run_units(int fwd, const bn_act_args *a, int bs, int nthr)
 {
 #ifdef _OPENMP
     if (nthr < 1)
         nthr = omp_get_max_threads();
 #endif
-    if (nthr > cbn)
-        nthr = cbn;
-    return nthr < 1 ? 1 : nthr;
-}
-
-/* Every channel block of a through f, shared out over nthr threads. */
-static void run_blocks(block_fn f, const bn_act_args *a, int nthr)
-{
-    const int cbn = a->cbn;
-    nthr = block_threads(nthr, cbn);
+    const int units = a->c / bs;
+    const unit_fn f = bs == 16 ? (fwd ? fwd_block_16 : bwd_block_16)
+                      : bs == 8 ? (fwd ? fwd_block_8 : bwd_block_8)
+                                : (fwd ? fwd_block_1 : bwd_block_1);
+    if (nthr > units)
+        nthr = units;
+    if (nthr < 1)
+        nthr = 1;
 #pragma omp parallel for num_threads(nthr) schedule(static)
-    for (int cb = 0; cb < cbn; cb++)
-        f(a, cb);
+    for (int u = 0; u < units; u++)
+        f(a, u);
 }
 
 /* 1 when the kernels handle activation fn, block width bs and c channels. */
 static int bn_act_shape_ok(int fn, int n, int c, size_t hw, int bs)
 {
-    return (fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH) && (bs == 16 || bs == 8 || bs == 1) &&
-           n >= 1 && c >= 1 && c % bs == 0 && hw >= 1;
+    return (fn == NAS_FN_RELU || fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH ||
+            fn == NAS__BN_IDENTITY) &&
+           (bs == 16 || bs == 8 || bs == 1) && n >= 1 && c >= 1 && c % bs == 0 && hw >= 1;
 }
 
 int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,
-                        float *mean, float *var, float *invstd, int n, int c, size_t hw, int bs,
-                        float eps, int nthr)
+                        float *pool, float *mean, float *var, float *invstd, int n, int c,
+                        size_t hw, int bs, float eps, int nthr)
 {
-    if (!bn_act_shape_ok(fn, n, c, hw, bs))
+    if (!bn_act_shape_ok(fn, n, c, hw, bs) || !beta)
         return -1;
-    const bn_act_args a = {.fn = fn, .n = n, .cbn = c / bs, .hw = hw, .eps = eps, .x = x,
+    const bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .eps = eps, .x = x,
                            .gamma = gamma, .beta = beta, .y = y, .mean = mean, .var = var,
-                           .invstd = invstd, .smean = mean, .sinvstd = invstd};
-    run_blocks(bs == 16 ? fwd_block_16 : bs == 8 ? fwd_block_8 : fwd_block_1, &a, nthr);
+                           .invstd = invstd, .smean = mean, .sinvstd = invstd, .pool = pool};
+    run_units(1, &a, bs, nthr);
     return 0;
 }
 
-int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *gamma,
-                        const float *beta, const float *mean, const float *invstd, float *dx,
-                        float *dgamma, float *dbeta, int n, int c, size_t hw, int bs, int nthr)
+int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
+                        const float *dpool, const float *gamma, const float *beta,
+                        const float *mean, const float *invstd, float *dx, float *dgamma,
+                        float *dbeta, int n, int c, size_t hw, int bs, int nthr)
 {
-    if (!bn_act_shape_ok(fn, n, c, hw, bs))
+    if (!bn_act_shape_ok(fn, n, c, hw, bs) || (!beta && fn != NAS__BN_IDENTITY) ||
+        (!s != !dpool))
         return -1;
-    const bn_act_args a = {.fn = fn, .n = n, .cbn = c / bs, .hw = hw, .x = x, .dy = dy,
+    const bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .x = x, .dy = dy,
                            .gamma = gamma, .beta = beta, .smean = mean,
                            .sinvstd = invstd, .dx = dx, .dgamma = dgamma,
-                           .dbeta = dbeta};
-    run_blocks(bs == 16 ? bwd_block_16 : bs == 8 ? bwd_block_8 : bwd_block_1, &a, nthr);
+                           .dbeta = dbeta, .s = s, .dpool = dpool};
+    run_units(0, &a, bs, nthr);
     return 0;
 }

@@ -58,12 +58,22 @@
  * step reads, that step an activation (ReLU, h-swish, ...), runs both in
  * training forwards as one nas_batchnorm_act_fwd_train writing the
  * activation's output; the batch norm's own output buffer becomes the
- * op's workspace (the cpu backend's ReLU mask, or beta for its ReLU6 /
- * h-swish kernel, or BN's output where the backend composes the two), and
+ * op's workspace (beta for the cpu backend's kernel, or BN's output where
+ * the backend composes the two), and
  * the backward runs nas_batchnorm_act_bwd
  * from the activation's gradient. The zero-cost proxies' identity batch
  * norm runs the two steps as before; eval forwards fold the pair into the
  * convolution before them where there is one (above), else run two steps.
+ *
+ * Fused squeeze-and-excitation (issue 34). When the fused activation's
+ * output feeds only an SE block (a global average pool and the channel
+ * scale y * s), a training forward runs nas_batchnorm_act_se_fwd_train,
+ * which also writes the pool's output, and the pool step is skipped; the
+ * backward then runs the channel scale's backward for ds only, skips the
+ * pool's, and nas_batchnorm_act_se_bwd forms the activation's gradient
+ * dy * s + dpool / (H*W) inside the batch norm's passes: the activation's
+ * gradient, the pool's broadcast and their sum are never written. A
+ * backend without the kernel (NAS_EUNSUPPORTED) runs the steps apart.
  */
 #include <math.h>   /* sqrtf */
 #include <stdio.h>  /* snprintf */
@@ -110,6 +120,11 @@ typedef struct step {
     int act;      /* S_BN: the activation step it runs in training forwards, fused
                      (nas_batchnorm_act_fwd_train), or -1; see "Fused batch norm" */
     int by_bn;    /* S_RELU / S_ACT: 1 when the preceding S_BN runs it in training */
+    /* "Fused squeeze-and-excitation": S_BN with act: the S_GAP and S_CHSCALE
+     * steps that alone read the activation's output, or -1; se_ran: 1 when
+     * the last training forward ran them fused. S_GAP / S_CHSCALE: that
+     * S_BN step, or -1. */
+    int se_gap, se_scale, se_ran, se_bn;
 } step;
 
 typedef struct param {
@@ -212,6 +227,7 @@ static step *add_step(nas_net *n, int kind)
     t->acc_sum = -1;
     t->post_act = -1;
     t->act = -1;
+    t->se_gap = t->se_scale = t->se_bn = -1;
     return t;
 }
 
@@ -667,6 +683,31 @@ static void plan_bn_act(nas_net *n, const int *uses)
     }
 }
 
+/* Which fused batch norms also run their SE block's pool (see "Fused
+ * squeeze-and-excitation"): the activation's output is read by exactly
+ * two steps, an S_GAP and an S_CHSCALE scaling it (not as the scale). */
+static void plan_se(nas_net *n, const int *uses)
+{
+    for (int si = 0; si < n->n_steps; si++) {
+        step *b = &n->steps[si];
+        if (b->kind != S_BN || b->act < 0 || uses[n->steps[b->act].y] != 2)
+            continue;
+        int y = n->steps[b->act].y, gap = -1, scale = -1;
+        for (int k = b->act + 1; k < n->n_steps; k++) {
+            const step *t = &n->steps[k];
+            if (t->kind == S_GAP && t->x == y)
+                gap = k;
+            else if (t->kind == S_CHSCALE && t->x == y && t->in[0] != y)
+                scale = k;
+        }
+        if (gap < 0 || scale < 0 || n->steps[gap].y == n->logits)
+            continue;
+        b->se_gap = gap;
+        b->se_scale = scale;
+        n->steps[gap].se_bn = n->steps[scale].se_bn = si;
+    }
+}
+
 /* Fill act_root / grad_root (see the header comment): an activation used
  * by exactly one step, that step a sum, shares the sum's gradient buffer;
  * the first such input of each sum also shares its activation buffer. */
@@ -712,6 +753,7 @@ static int plan_sharing(nas_net *n)
         n->grad_root[i] = root_of(n->grad_root, i);
     }
     plan_bn_act(n, uses);
+    plan_se(n, uses);
     plan_folding(n, uses);
     free(uses);
     return NAS_OK;
@@ -885,6 +927,10 @@ static int act_fn_of(const step *a) { return a->kind == S_RELU ? NAS_FN_RELU : a
  * zero-cost proxies made batch norm an identity. */
 static int runs_folded(const nas_net *n, int train) { return !train && n->fuse && !n->no_bn; }
 
+/* 1 when the last forward ran BN step b fused with its SE block's pool
+ * (see "Fused squeeze-and-excitation"). */
+static int se_fused(const nas_net *n, const step *b) { return n->bn_act_fwd && b->se_ran; }
+
 /* Eval-mode conv with its folded BN: into the BN's output, or added into
  * the node sum (acc_sum) whose buffer its shared input has written. */
 static int run_folded_conv(nas_net *n, const step *s)
@@ -991,8 +1037,18 @@ static int run_step(nas_net *n, const step *s, int train)
             return nas_tensor_copy(y, AC(n, s->x));
         if (folded && s->fold == 1)
             return NAS_OK; /* done by its convolution */
+        n->steps[s - n->steps].se_ran = 0;
         if (n->bn_act_fwd && s->act >= 0) {
             const step *a = &n->steps[s->act];
+            if (s->se_gap >= 0) {
+                int rc = nas_batchnorm_act_se_fwd_train(
+                    be, act_fn_of(a), AC(n, s->x), P(s->w), P(s->b), &n->cur->act[a->y], y,
+                    &n->cur->act[n->steps[s->se_gap].y], n->aux[s->sm], n->aux[s->si], P(s->rm),
+                    P(s->rv), n->bn_momentum, BN_EPS);
+                n->steps[s - n->steps].se_ran = rc == NAS_OK;
+                if (rc != NAS_EUNSUPPORTED)
+                    return rc;
+            }
             return nas_batchnorm_act_fwd_train(be, act_fn_of(a), AC(n, s->x), P(s->w), P(s->b),
                                                &n->cur->act[a->y], y, n->aux[s->sm],
                                                n->aux[s->si], P(s->rm), P(s->rv), n->bn_momentum,
@@ -1010,6 +1066,8 @@ static int run_step(nas_net *n, const step *s, int train)
     case S_POOL:
         return nas_avgpool_fwd(be, AC(n, s->x), y, s->k, s->stride, s->pad);
     case S_GAP:
+        if (s->se_bn >= 0 && se_fused(n, &n->steps[s->se_bn]))
+            return NAS_OK; /* written by its batch norm */
         return nas_gap_fwd(be, AC(n, s->x), y);
     case S_LINEAR:
         return nas_linear_fwd(be, AC(n, s->x), P(s->w), P(s->b), y);
@@ -1137,6 +1195,51 @@ static int zero_param_grads(nas_net *n, const step *s)
     return rc;
 }
 
+/* The activation's gradient dL/dy = dy * s + dpool / (H*W) of fused BN
+ * step b's SE block, written into its gradient buffer by the separate ops
+ * (the channel scale's dx, the pool's backward, their sum), as the
+ * unfused backward forms it; for a backend without the fused kernel. */
+static int se_grad_apart(nas_net *n, const step *b)
+{
+    const step *c = &n->steps[b->se_scale], *g = &n->steps[b->se_gap];
+    int y = n->steps[b->act].y, rc = NAS_OK;
+    nas_tensor sv, *d;
+    if (n->ginit[c->y]) { /* dy * s: the channel scale's forward applied to dy */
+        d = grad_dst(n, y, &sv);
+        rc = nas_chscale_fwd(n->be, &n->cur->grad[c->y], AC(n, c->in[0]), d);
+        if (!rc)
+            rc = grad_done(n, y, d);
+    }
+    if (!rc && n->ginit[g->y]) {
+        d = grad_dst(n, y, &sv);
+        rc = nas_gap_bwd(n->be, &n->cur->grad[g->y], d);
+        if (!rc)
+            rc = grad_done(n, y, d);
+    }
+    return rc;
+}
+
+/* Backward of fused BN step b whose forward also ran its SE block's pool
+ * (see "Fused squeeze-and-excitation") into d, from the channel scale's
+ * output gradient and the pool's. */
+static int back_bn_se(nas_net *n, const step *b, nas_tensor *d)
+{
+    const step *c = &n->steps[b->se_scale], *g = &n->steps[b->se_gap];
+    int fn = act_fn_of(&n->steps[b->act]), y = n->steps[b->act].y, rc = NAS_EUNSUPPORTED;
+    if (n->ginit[c->y] && n->ginit[g->y])
+        rc = nas_batchnorm_act_se_bwd(n->be, fn, AC(n, b->x), &n->cur->act[b->y],
+                                      &n->cur->grad[c->y], AC(n, c->in[0]), &n->cur->grad[g->y],
+                                      P(b->w), n->aux[b->sm], n->aux[b->si], d, PG(b->w),
+                                      PG(b->b));
+    if (rc != NAS_EUNSUPPORTED)
+        return rc;
+    rc = se_grad_apart(n, b);
+    return rc ? rc
+              : nas_batchnorm_act_bwd(n->be, fn, AC(n, b->x), &n->cur->act[b->y],
+                                      &n->cur->grad[y], P(b->w), n->aux[b->sm], n->aux[b->si],
+                                      d, PG(b->w), PG(b->b));
+}
+
 static int back_step(nas_net *n, const step *s)
 {
     nas_backend *be = n->be;
@@ -1144,8 +1247,13 @@ static int back_step(nas_net *n, const step *s)
     if (fused && s->kind != S_BN)
         return NAS_OK; /* its batch norm's backward covers it */
     int out = fused ? n->steps[s->act].y : s->y; /* the gradient this step starts from */
-    if (!n->ginit[out])
+    /* with SE fused, the activation's gradient is formed by back_bn_se */
+    int se = fused && se_fused(n, s);
+    if (se ? !n->ginit[n->steps[s->se_scale].y] && !n->ginit[n->steps[s->se_gap].y]
+           : !n->ginit[out])
         return zero_param_grads(n, s); /* output unused by the loss */
+    if (s->kind == S_GAP && s->se_bn >= 0 && se_fused(n, &n->steps[s->se_bn]))
+        return NAS_OK; /* its gradient is taken by its batch norm's backward */
     const nas_tensor *gy = &n->cur->grad[out];
     int needx = s->kind != S_SUM && s->x != 0;
     nas_tensor sv, *dx = needx ? grad_dst(n, s->x, &sv) : NULL;
@@ -1175,7 +1283,9 @@ static int back_step(nas_net *n, const step *s)
             tmp = make_view(n->scratch, n->cur->batch, a.c, a.h, a.w);
             d = &tmp;
         }
-        if (fused)
+        if (se)
+            rc = back_bn_se(n, s, d);
+        else if (fused)
             rc = nas_batchnorm_act_bwd(be, act_fn_of(&n->steps[s->act]), AC(n, s->x),
                                        &n->cur->act[s->y], gy, P(s->w), n->aux[s->sm],
                                        n->aux[s->si], d, PG(s->w), PG(s->b));
@@ -1214,12 +1324,15 @@ static int back_step(nas_net *n, const step *s)
     case S_CHSCALE: {
         /* the gate's gradient: its only reader is this step, so it is
          * written here first (never through the scratch dx may use) */
-        int g = s->in[0];
+        int g = s->in[0], se_x = s->se_bn >= 0 && se_fused(n, &n->steps[s->se_bn]);
         if (n->ginit[g])
             return NAS_EINVAL;
-        rc = nas_chscale_bwd(be, AC(n, s->x), AC(n, g), gy, dx, &n->cur->grad[g]);
+        /* with SE fused, dx is formed by its batch norm's backward */
+        rc = nas_chscale_bwd(be, AC(n, s->x), AC(n, g), gy, se_x ? NULL : dx, &n->cur->grad[g]);
         if (!rc)
             n->ginit[g] = 1;
+        if (se_x)
+            return rc;
         break;
     }
     case S_SUM:
@@ -1452,6 +1565,14 @@ int nas__net_bn_acts(const nas_net *n)
     int m = 0;
     for (int i = 0; n && i < n->n_steps; i++)
         m += n->steps[i].kind == S_BN && n->steps[i].act >= 0;
+    return m;
+}
+
+int nas__net_se_fused(const nas_net *n)
+{
+    int m = 0;
+    for (int i = 0; n && i < n->n_steps; i++)
+        m += n->steps[i].kind == S_BN && se_fused(n, &n->steps[i]);
     return m;
 }
 

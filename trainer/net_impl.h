@@ -86,6 +86,10 @@ int nas__net_folded(const nas_net *net, int *accumulating, int *grouped, int *po
 int nas__net_set_bn_act(nas_net *net, int on);
 /* How many batch norms run fused with the activation after them. */
 int nas__net_bn_acts(const nas_net *net);
+/* Issue 34, "Fused squeeze-and-excitation": how many of those the last
+ * training forward ran with their SE block's pool (0 before any, or on a
+ * backend without the kernel). */
+int nas__net_se_fused(const nas_net *net);
 
 /* ---- zero-cost proxies (evaluator/zerocost.c) ---- */
 /* After a train-mode forward: backward with every logit's gradient set to

@@ -171,10 +171,9 @@ int nas_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy
  * y = fn(BN(x)) with BN as nas_batchnorm_fwd_train (same statistics, saved
  * mean / invstd and running updates) and fn a nas_actfn. ws[N,C,H,W]
  * (same shape as x) is the backend's workspace for the backward: the cpu
- * backend keeps oneDNN's ReLU mask in it (batch normalisation with the
- * fuse-ReLU flag, oneDNN developer guide "Batch Normalization"), or for
- * ReLU6 and h-swish (its own kernel, trainer/cpu_bn_act.c) beta's C
- * values; other backends and functions the BN output BN(x). Either way
+ * backend keeps beta's C values in it for ReLU, ReLU6 and h-swish (its own
+ * kernel, trainer/cpu_bn_act.c, recomputes BN(x) from x); other backends
+ * and functions the BN output BN(x). Either way
  * it saves a pass over memory against two ops: BN's output is not written
  * and re-read.
  * The backward takes the same ws (and may overwrite it): dx, dgamma,
@@ -192,6 +191,35 @@ int nas_batchnorm_act_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tens
                           const nas_tensor *dy, const nas_tensor *gamma,
                           const nas_tensor *save_mean, const nas_tensor *save_invstd,
                           nas_tensor *dx, nas_tensor *dgamma, nas_tensor *dbeta);
+
+/*
+ * nas_batchnorm_act_fwd_train / _bwd when the activation's output y
+ * [N,C,H,W] feeds squeeze-and-excitation (Hu et al., "Squeeze-and-
+ * Excitation Networks", CVPR 2018) and nothing else: y' = y * s with s
+ * [N,C,1,1] computed from pool = nas_gap_fwd(y) (issue 34: fewer passes
+ * over memory). The forward is nas_batchnorm_act_fwd_train that also
+ * writes pool [N,C,1,1], the mean of y over H,W, as nas_gap_fwd does, in
+ * the pass that writes y. The backward is nas_batchnorm_act_bwd from
+ * dL/dy = dy * s + dpool / (H*W), formed where the kernel reads it:
+ * dy [N,C,H,W] is the gradient of y' = nas_chscale_fwd(y, s) (s: the
+ * forward's scales) and dpool [N,C,1,1] that of pool; run
+ * nas_chscale_bwd with dx NULL for ds. Same results as the separate ops
+ * (the cpu backend: the same float operations in the same order).
+ * Optional: NAS_EUNSUPPORTED, before anything is written, when the
+ * backend has no such kernel for fn, the layout or the precision; callers
+ * then run nas_batchnorm_act_* and the separate SE ops. Other errors as
+ * nas_batchnorm_act_* (NAS_EINVAL for shapes or fn).
+ */
+int nas_batchnorm_act_se_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
+                                   const nas_tensor *gamma, const nas_tensor *beta, nas_tensor *y,
+                                   nas_tensor *ws, nas_tensor *pool, nas_tensor *save_mean,
+                                   nas_tensor *save_invstd, nas_tensor *running_mean,
+                                   nas_tensor *running_var, float momentum, float eps);
+int nas_batchnorm_act_se_bwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor *ws,
+                             const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
+                             const nas_tensor *gamma, const nas_tensor *save_mean,
+                             const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                             nas_tensor *dbeta);
 
 /* y = max(x, 0); any shape. */
 int nas_relu_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y);

@@ -652,8 +652,8 @@ static int fused_check(cmp *c, pair *x, pair *w, pair *b, pair *y, int stride, i
 static void optional_done(cmp *c, int ran, int want, const char *what)
 {
     if (!ran) {
-        /* optional op: the trainer falls back to conv + batch norm */
-        printf("SKIPPED: %s/%s: backend has no fused conv + bias (NAS_EUNSUPPORTED)\n",
+        /* optional op: the trainer falls back to the separate ops */
+        printf("SKIPPED: %s/%s: backend has no such fused op (NAS_EUNSUPPORTED)\n",
                nas_backend_name(c->be), what);
         close_backends(c, what);
         skip();
@@ -931,7 +931,8 @@ static void test_threads_bitwise(void **state)
     float *hx = rand_host(&rng, (size_t)N * C * H * H, -1, 3);
     float *hd = rand_host(&rng, (size_t)N * C * H * H, -1, 1);
     float *hg = rand_host(&rng, C, 0.5f, 1.5f), *hb = rand_host(&rng, C, -0.5f, 0.5f);
-    float zeros[C], ones[C], *out[2][4];
+    float *hs = rand_host(&rng, (size_t)N * C, 0, 1);
+    float zeros[C], ones[C], *out[2][5];
     for (int k = 0; k < C; k++) {
         zeros[k] = 0.0f;
         ones[k] = 1.0f;
@@ -945,23 +946,28 @@ static void test_threads_bitwise(void **state)
         nas_tensor *rm = mk(be[i], 1, C, 1, 1, NULL), *rv = mk(be[i], 1, C, 1, 1, NULL);
         nas_tensor *dg = mk(be[i], 1, C, 1, 1, NULL), *db = mk(be[i], 1, C, 1, 1, NULL);
         nas_tensor *dw = mk(be[i], C, 1, K, K, NULL);
+        nas_tensor *s = mk(be[i], N, C, 1, 1, hs), *ds = mk(be[i], N, C, 1, 1, NULL);
         up(rm, zeros);
         up(rv, ones);
         assert_int_equal(nas_batchnorm_fwd_train(be[i], x, g, b, y, sm, si, rm, rv, 0.1f, 1e-5f),
                          NAS_OK);
         assert_int_equal(nas_batchnorm_bwd(be[i], x, d, g, sm, si, dx, dg, db), NAS_OK);
         assert_int_equal(nas_gconv2d_bwd_filter(be[i], x, d, dw, 1, K / 2, C), NAS_OK);
+        assert_int_equal(nas_chscale_bwd(be[i], x, s, d, NULL, ds), NAS_OK);
+        out[i][4] = dl(ds);
         out[i][0] = dl(y);
         out[i][1] = dl(dx);
         out[i][2] = dl(dg);
         out[i][3] = dl(dw);
-        nas_tensor *all[] = {x0, d0, x, d, g, b, y, dx, sm, si, rm, rv, dg, db, dw};
+        nas_tensor *all[] = {x0, d0, x, d, g, b, y, dx, sm, si, rm, rv, dg, db, dw, s, ds};
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
             nas_tensor_destroy(all[k]);
     }
-    const size_t len[4] = {(size_t)N * C * H * H, (size_t)N * C * H * H, C, (size_t)C * K * K};
-    static const char *const what[4] = {"bn y", "bn dx", "bn dgamma", "depthwise dw"};
-    for (int k = 0; k < 4; k++) {
+    const size_t len[5] = {(size_t)N * C * H * H, (size_t)N * C * H * H, C, (size_t)C * K * K,
+                           (size_t)N * C};
+    static const char *const what[5] = {"bn y", "bn dx", "bn dgamma", "depthwise dw",
+                                        "chscale ds"};
+    for (int k = 0; k < 5; k++) {
         if (memcmp(out[0][k], out[1][k], len[k] * sizeof(float)))
             fail_msg("%s: %s differs between 1 and 2 threads", name, what[k]);
         free(out[0][k]);
@@ -971,6 +977,7 @@ static void test_threads_bitwise(void **state)
     free(hd);
     free(hg);
     free(hb);
+    free(hs);
     nas_backend_destroy(be[0]);
     nas_backend_destroy(be[1]);
 }
@@ -1123,6 +1130,76 @@ static void test_batchnorm_act(void **state)
         bn_act_at(&c, fns[i], 3, 5, 7, -1, 3, 2.5f, 5.0f);   /* plain */
     }
     close_backends(&c, "batchnorm_act");
+}
+
+/* Issue 34: batch norm + activation fused with squeeze-and-excitation's
+ * pool (forward) and its two gradients (backward), against ref running
+ * the separate ops as the trainer's unfused steps do: nas_batchnorm_act_*
+ * with nas_gap_fwd after the forward, and the activation's gradient
+ * dy * s (nas_chscale_fwd on dy) + nas_gap_bwd(dpool), summed by
+ * nas_axpy, before the backward. Returns 0 when the backend declines
+ * (NAS_EUNSUPPORTED: optional op), 1 when it ran and agreed. */
+static int bn_act_se_at(cmp *c, int fn, int n, int ch, int h, float g_lo, float g_hi)
+{
+    snprintf(c->label, sizeof c->label, "batchnorm_act_se %d x[%d,%d,%d,%d] gamma [%g, %g)", fn,
+             n, ch, h, h, (double)g_lo, (double)g_hi);
+    pair *x0 = cmp_in(c, n, ch, h, h, -1, 3), *dy0 = cmp_in(c, n, ch, h, h, -1, 1);
+    pair *gamma = cmp_in(c, 1, ch, 1, 1, g_lo, g_hi), *beta = cmp_in(c, 1, ch, 1, 1, -0.5f, 0.5f);
+    pair *rmean = cmp_in(c, 1, ch, 1, 1, -0.2f, 0.2f), *rvar = cmp_in(c, 1, ch, 1, 1, 0.5f, 1.5f);
+    pair *s = cmp_in(c, n, ch, 1, 1, 0, 1), *dpool = cmp_in(c, n, ch, 1, 1, -1, 1);
+    pair *y = cmp_out(c, n, ch, h, h), *ws = cmp_out(c, n, ch, h, h), *pool = cmp_out(c, n, ch, 1, 1);
+    pair *sm = cmp_out(c, 1, ch, 1, 1), *si = cmp_out(c, 1, ch, 1, 1);
+    pair *dx = cmp_out(c, n, ch, h, h), *g = cmp_out(c, n, ch, h, h), *gp = cmp_out(c, n, ch, h, h);
+    pair *dg = cmp_out(c, 1, ch, 1, 1), *db = cmp_out(c, 1, ch, 1, 1);
+    nas_tensor *x = in_own_layout(c->be, D(x0)), *dy = in_own_layout(c->be, D(dy0));
+    int rc = nas_batchnorm_act_se_fwd_train(c->be, fn, x, D(gamma), D(beta), D(y), D(ws),
+                                            D(pool), D(sm), D(si), D(rmean), D(rvar), 0.1f, 1e-5f);
+    if (rc == NAS_EUNSUPPORTED) {
+        nas_tensor_destroy(x);
+        nas_tensor_destroy(dy);
+        cmp_reset(c);
+        return 0;
+    }
+    if (rc != NAS_OK)
+        fail_msg("%s: %s (%s)", c->label, nas_err_name(rc), nas_backend_last_error(c->be));
+    BOTH(c,
+         nas_batchnorm_act_fwd_train(c->ref, fn, R(x0), R(gamma), R(beta), R(y), R(ws), R(sm),
+                                     R(si), R(rmean), R(rvar), 0.1f, 1e-5f),
+         nas_gap_fwd(c->ref, R(y), R(pool)));
+    bn_train_check(c, y, sm, si, rmean, rvar);
+    cmp_check(c, pool, "fwd pool", TOL_POOL);
+    BOTH(c, nas_chscale_fwd(c->ref, R(dy0), R(s), R(g)), nas_gap_bwd(c->ref, R(dpool), R(gp)));
+    BOTH(c, nas_axpy(c->ref, 1.0f, R(gp), R(g)),
+         nas_batchnorm_act_bwd(c->ref, fn, R(x0), R(ws), R(g), R(gamma), R(sm), R(si), R(dx),
+                               R(dg), R(db)));
+    rc = nas_batchnorm_act_se_bwd(c->be, fn, x, D(ws), dy, D(s), D(dpool), D(gamma), D(sm),
+                                  D(si), D(dx), D(dg), D(db));
+    if (rc != NAS_OK)
+        fail_msg("%s bwd: %s (%s)", c->label, nas_err_name(rc), nas_backend_last_error(c->be));
+    cmp_check(c, dx, "bwd dx", TOL_BN_BWD);
+    cmp_check(c, dg, "bwd dgamma", TOL_BN_BWD);
+    cmp_check(c, db, "bwd dbeta", TOL_BN_BWD);
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(dy);
+    cmp_reset(c);
+    return 1;
+}
+
+static void test_batchnorm_act_se(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 3402);
+    static const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH};
+    int ran = 0, cases = 0;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+        ran += bn_act_se_at(&c, fns[i], 3, 16, 7, 0.5f, 1.5f);  /* nChw16c / nChw8c */
+        ran += bn_act_se_at(&c, fns[i], 5, 48, 7, 0.5f, 1.5f);  /* several blocks */
+        ran += bn_act_se_at(&c, fns[i], 3, 24, 14, 0.5f, 1.5f); /* nChw8c, half blocks */
+        ran += bn_act_se_at(&c, fns[i], 2, 40, 4, 2.5f, 5.0f);  /* past the clips */
+        ran += bn_act_se_at(&c, fns[i], 3, 5, 7, 0.5f, 1.5f);   /* plain */
+        cases += 5;
+    }
+    optional_done(&c, ran, cases, "batchnorm_act_se");
 }
 
 /* x comes out of a 1x1 convolution so the cpu backend holds it blocked
@@ -1728,6 +1805,7 @@ static const per_backend per_backend_tests[] = {
     {"conv_fused", test_conv_fused},
     {"batchnorm", test_batchnorm},
     {"batchnorm_act", test_batchnorm_act},
+    {"batchnorm_act_se", test_batchnorm_act_se},
     {"relu", test_relu},
     {"pool", test_pool},
     {"linear", test_linear},

@@ -26,7 +26,7 @@
 #include "nas/layers.h"
 #include "nas/trainer.h"
 #include "tests/unit/chain_space.h"
-#include "trainer/net_impl.h" /* nas__net_set_bn_act, nas__net_bn_acts, nas__net_folded */
+#include "trainer/net_impl.h" /* nas__net_set_bn_act, nas__net_bn_acts, nas__net_se_fused, nas__net_folded */
 
 static nas_net_desc desc_of(const nas_space *s, const nas_genotype *g)
 {
@@ -242,6 +242,12 @@ static void test_fused_bn_act(void **st)
             /* stem, every MBConv's expansion and depthwise, head */
             assert_true(nas__net_bn_acts(net[f]) >= 10);
             loss[f] = (float)loss_of(net[f], x[f], y[f]);
+            /* the cpu backend also runs the SE blocks' pool and gradients
+             * inside the fused batch norm (stage 3: 2 with SE, stage 4: 1) */
+            if (f == 1 && b == 1)
+                assert_int_equal(nas__net_se_fused(net[f]), 3);
+            else
+                assert_int_equal(nas__net_se_fused(net[f]), 0);
             np = nas_net_params(net[f], ps[f], 512);
         }
         if (fabsf(loss[0] - loss[1]) > 1e-5f)

@@ -1729,6 +1729,8 @@ static const nas__backend_ext cuda_ext = {
     /* .loss_scale_set = */ cu_loss_scale_set,
     /* .bn_act_fwd_train = */ NULL, /* composed: batch norm, then the activation */
     /* .bn_act_bwd = */ NULL,
+    /* .bn_act_se_fwd_train = */ NULL, /* the SE ops run apart */
+    /* .bn_act_se_bwd = */ NULL,
 };
 
 /* ---- lifetime --------------------------------------------------------------------- */

@@ -1,0 +1,98 @@
+/*
+ * trainer/cpu_se.c - the cpu backend's channel scale, the last step of
+ * squeeze-and-excitation (Hu et al. 2018, "Squeeze-and-Excitation
+ * Networks"): y = x * s[n,c] and its backward (ds = sum over H*W of dy * x,
+ * dx = dy * s), on the layouts the backend keeps activations in (nChw16c,
+ * nChw8c, plain NCHW; trainer/backend_cpu.c "Layout").
+ *
+ * One (image, channel block) is one unit of work; the units are shared
+ * out by OpenMP (the thread pool oneDNN's primitives run on; before issue
+ * 34 this was one thread's loop). Each ds is summed on one thread over the
+ * positions in memory order, lane by lane, with separate multiplies and
+ * adds (CMakeLists.txt builds this file with -ffp-contract=off), so the
+ * results are bit for bit those of the former loop whatever the thread
+ * count or the vector width of the clone GCC's target_clones picks.
+ */
+#include <stddef.h> /* size_t */
+#ifdef _OPENMP
+#include <omp.h> /* omp_get_max_threads */
+#endif
+#include "trainer/backend_impl.h" /* nas__cpu_chscale_* */
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define SE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SE_CLONES
+#endif
+
+/* Threads for `units` units: nthr (below 1: OpenMP's default), at most
+ * one per unit, at least one. */
+static int se_threads(int nthr, long units)
+{
+#ifdef _OPENMP
+    if (nthr < 1)
+        nthr = omp_get_max_threads();
+#endif
+    if (nthr > units)
+        nthr = (int)units;
+    return nthr < 1 ? 1 : nthr;
+}
+
+/* Unit (image i, block cb) of the forward: bs channels over hw positions. */
+SE_CLONES static void fwd_unit(const float *x, const float *s, float *y, int c, size_t hw, int bs,
+                               long u)
+{
+    const int cbn = c / bs, i = (int)(u / cbn), cb = (int)(u % cbn);
+    const size_t off = ((size_t)i * cbn + cb) * hw * bs;
+    const float *xp = x + off, *sp = s + (size_t)i * c + (size_t)cb * bs;
+    float *yp = y + off;
+    for (size_t q = 0; q < hw; q++)
+        for (int l = 0; l < bs; l++)
+            yp[q * bs + l] = xp[q * bs + l] * sp[l];
+}
+
+int nas__cpu_chscale_fwd(const float *x, const float *s, float *y, int n, int c, size_t hw,
+                         int bs, int nthr)
+{
+    if (bs < 1 || bs > 16 || c % bs != 0)
+        return -1;
+    const long units = (long)n * (c / bs);
+    nthr = se_threads(nthr, units);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (long u = 0; u < units; u++)
+        fwd_unit(x, s, y, c, hw, bs, u);
+    return 0;
+}
+
+/* Unit (image i, block cb) of the backward. */
+SE_CLONES static void bwd_unit(const float *x, const float *s, const float *dy, float *dx,
+                               float *ds, int c, size_t hw, int bs, long u)
+{
+    enum { BMAX = 16 };
+    const int cbn = c / bs, i = (int)(u / cbn), cb = (int)(u % cbn);
+    const size_t off = ((size_t)i * cbn + cb) * hw * bs, ch = (size_t)i * c + (size_t)cb * bs;
+    const float *xp = x + off, *gp = dy + off;
+    float acc[BMAX] = {0};
+    for (size_t q = 0; q < hw; q++)
+        for (int l = 0; l < bs; l++)
+            acc[l] += gp[q * bs + l] * xp[q * bs + l];
+    if (dx)
+        for (size_t q = 0; q < hw; q++)
+            for (int l = 0; l < bs; l++)
+                dx[off + q * bs + l] = gp[q * bs + l] * s[ch + l];
+    for (int l = 0; l < bs; l++)
+        ds[ch + l] = acc[l];
+}
+
+int nas__cpu_chscale_bwd(const float *x, const float *s, const float *dy, float *dx, float *ds,
+                         int n, int c, size_t hw, int bs, int nthr)
+{
+    if (bs < 1 || bs > 16 || c % bs != 0)
+        return -1;
+    const long units = (long)n * (c / bs);
+    nthr = se_threads(nthr, units);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (long u = 0; u < units; u++)
+        bwd_unit(x, s, dy, dx, ds, c, hw, bs, u);
+    return 0;
+}
