@@ -208,11 +208,12 @@ static int build_rank_evaluator(void *ctx, nas_error *err)
  * ran from the job's submission, so a load longer than rank 0's by 3 x
  * workers.heartbeat_s lost the rank (test_mpi_oneshot.sh, case 6). Now,
  * until the READY that follows the build, rank 0 judges the rank by its
- * heartbeats alone (when it has them; search/pool.c on_job_clock). What
+ * heartbeats (when it has them), and gives its job NAS__READY_WAIT_FACTOR x
+ * trial_timeout_s (search/pool.c job_limit_s). What
  * the rank does before this function (nas__search_run_one: the stored
  * defaults, a chain space's data probe) rank 0 does too before its first
  * job. */
-static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank, int local_rank,
+static int mpi_worker_rank(const nas_config *cfg, const nas_run_opts *opts, int rank, int local_rank,
                            int threads, nas_run_summary *summary, nas_error *err)
 {
     ctl c;
@@ -225,7 +226,7 @@ static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank,
      * which rank 0 creates: the ranks must share that file system
      * (docs/cluster.md), as the ranks of one node do */
     if (cfg->search.fidelity.scheduler != NAS_FIDELITY_NONE)
-        snprintf(c.ckpt_dir, sizeof c.ckpt_dir, "%s.ckpt", db_path);
+        snprintf(c.ckpt_dir, sizeof c.ckpt_dir, "%s.ckpt", opts->db_path);
     /* With CUDA, this rank's GPU from its local rank (docs/cluster.md),
      * chosen before the evaluator's backend initialises CUDA (issue 32: a
      * supernet's subnets run on the backend too, and its phase 3 follows
@@ -234,11 +235,11 @@ static int mpi_worker_rank(const nas_config *cfg, const char *db_path, int rank,
     if (local_rank >= 0 && (nas_evaluator_kind_trains(cfg) || nas_evaluator_kind_prepares(cfg)) &&
         nas__mpi_pick_gpu(cfg, local_rank, gpu_note, sizeof gpu_note) >= 0)
         fprintf(stderr, "nas: MPI rank %d: %s\n", rank, gpu_note);
-    rank_setup setup = {&c, db_path, local_rank < 0};
+    rank_setup setup = {&c, opts->db_path, local_rank < 0};
     int rc = nas_space_create(&cfg->space, &c.space, err);
     if (rc == NAS_OK)
-        rc = nas__mpi_serve(build_rank_evaluator, &setup, nas__ctl_job, &c, 0.5,
-                            threads ? cfg->workers.heartbeat_s : 0, summary->mpi_next, err);
+        rc = nas__mpi_serve(build_rank_evaluator, &setup, opts->mpi_generation, nas__ctl_job, &c,
+                            0.5, threads ? cfg->workers.heartbeat_s : 0, summary->mpi_next, err);
     nas_evaluator_destroy(c.ev);
     nas_space_destroy(c.space);
     if (rc != NAS_OK || !summary->mpi_next[0])
@@ -704,7 +705,8 @@ static int run_pool(run *r, nas_error *err)
                         .user = c,
                         .heartbeat_s = heartbeat_s,
                         .worker_gpu = r->slot_gpu,
-                        .stop = c->stop};
+                        .stop = c->stop,
+                        .mpi_generation = r->opts->mpi_generation};
     /* CUDA: workers.gpus x trials_per_gpu workers (workers.count 0 stays
      * in-process, on the first GPU listed) */
     int rc = nas_pool_create(r->n_workers, nas__ctl_job, c, &po, &c->pool, err);
@@ -1040,7 +1042,7 @@ static int search_run(const nas_config *cfg, const nas_run_opts *opts, nas_run_l
     if (rc != NAS_OK)
         return rc;
     if (mpi_size > 1 && mpi_rank > 0)
-        return mpi_worker_rank(cfg, opts->db_path, mpi_rank, mpi_local, mpi_threads, summary,
+        return mpi_worker_rank(cfg, opts, mpi_rank, mpi_local, mpi_threads, summary,
                                err);
     if (mpi_size > 1) /* rank 0: nas_search_mpi_finish ends MPI after the report */
         summary->mpi_ranks = mpi_size - 1;

@@ -191,6 +191,7 @@ static int phase3(const nas_config *cfg, double time_limit, const nas_run_opts *
         nas_run_opts o = *opts;
         o.experiment = NULL; /* fcfg's name: a rerun names the supernet search, not this */
         o.new_experiment = 0;
+        o.mpi_generation = opts->mpi_generation + 1; /* the search after NEXT */
         summary->experiment_id = -1; /* the finalists', once their search has made it */
         if (!rc && sn->mpi_ranks > 0) /* the worker ranks go on to serve this search */
             rc = nas__mpi_next(name, err);
@@ -228,6 +229,7 @@ static int serve_phase3(const nas_config *cfg, const nas_run_opts *opts,
         nas_run_opts o = *opts;
         o.experiment = NULL;
         o.new_experiment = 0;
+        o.mpi_generation = opts->mpi_generation + 1; /* the search after NEXT */
         rc = nas__search_run_one(fcfg, &o, NULL, summary, err); /* ends MPI */
         /* a failure before it served (data unreadable on this node) leaves
          * MPI up: end it here, or Open MPI would abort every rank at this

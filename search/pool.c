@@ -27,7 +27,7 @@
  * its own evaluator (it is not forked from the owner's): a job sent to it
  * before it said READY waits in MPI's queue, and its trial_timeout_s
  * clock starts at READY while heartbeats (which the rank sends as it
- * loads) judge it (on_job_clock).
+ * loads) judge it, within a bound (job_limit_s).
  *
  * GPU slots (issue 7): with opts.worker_gpu, worker i is pinned to its
  * slot's CUDA device. The owner translates the device into a
@@ -135,7 +135,11 @@ size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id)
 
 size_t nas__msg_encode_stop(uint8_t *buf) { return finish_header(buf, NAS__MSG_STOP, 0); }
 
-size_t nas__msg_encode_ready(uint8_t *buf) { return finish_header(buf, NAS__MSG_READY, 0); }
+size_t nas__msg_encode_ready(uint8_t *buf, int generation)
+{
+    put_u32(buf + NAS__MSG_HEADER, (uint32_t)(generation > 0 ? generation : 0));
+    return finish_header(buf, NAS__MSG_READY, 4);
+}
 
 size_t nas__msg_encode_next(uint8_t *buf, const char *name)
 {
@@ -248,6 +252,14 @@ int nas__msg_decode_next(const uint8_t *p, uint32_t len, char name[NAS_NAME_MAX]
         return NAS_EFORMAT;
     memcpy(name, p + 4, n);
     name[n] = '\0';
+    return NAS_OK;
+}
+
+int nas__msg_decode_ready(const uint8_t *p, uint32_t len, int *generation)
+{
+    if (len != 4 || get_u32(p) > INT32_MAX)
+        return NAS_EFORMAT;
+    *generation = (int)get_u32(p);
     return NAS_OK;
 }
 
@@ -832,7 +844,7 @@ static void drain_messages(nas_pool *p, int i)
         char why[160];
         int hrc = nas__msg_header(w->rbuf, &type, &len, why, sizeof why);
         if (hrc != NAS_OK || type == NAS__MSG_JOB || type == NAS__MSG_STOP ||
-            type == NAS__MSG_NEXT || (type == NAS__MSG_READY && (!p->mpi || len != 0))) {
+            type == NAS__MSG_NEXT || (type == NAS__MSG_READY && (!p->mpi || len != 4))) {
             char reason[200];
             snprintf(reason, sizeof reason, "protocol error from the worker: %s",
                      hrc != NAS_OK ? why : "unexpected job/stop/next/ready message");
@@ -845,13 +857,19 @@ static void drain_messages(nas_pool *p, int i)
         int64_t job_id;
         if (type == NAS__MSG_READY) {
             /* an MPI rank has built its evaluator: a job sent to it while it
-             * loaded starts its clock now (search/pool_msg.h). The first READY
-             * read may be the previous search's, when no pool read that one (a
-             * phase 2 with nothing left to do): the rank's own READY then
-             * restarts the clock once more. */
-            w->ready = 1;
-            if (w->state == W_BUSY)
-                w->started = w->last_heard = pool_clock(p);
+             * loaded starts its clock now (search/pool_msg.h). A READY of
+             * another generation is an earlier search's that no pool read
+             * (a phase 2 with nothing left to do): ignored. */
+            int gen = 0;
+            if (nas__msg_decode_ready(pl, len, &gen) != NAS_OK) {
+                worker_lost(p, i, 1, NAS_EWORKER, "protocol error from the worker: bad ready");
+                return;
+            }
+            if (gen == p->opts.mpi_generation) {
+                w->ready = 1;
+                if (w->state == W_BUSY)
+                    w->started = w->last_heard = pool_clock(p);
+            }
         } else if (type == NAS__MSG_HEARTBEAT) {
             if (nas__msg_decode_heartbeat(pl, len, &job_id) != NAS_OK) {
                 worker_lost(p, i, 1, NAS_EWORKER, "protocol error from the worker: bad heartbeat");
@@ -1115,14 +1133,19 @@ int nas_pool_submit(nas_pool *p, const nas_pool_job *job, int *worker_out, nas_e
     return nas_error_set(err, NAS_EBUSY, "pool: every worker is busy");
 }
 
-/* Whether worker w's job runs on the clock of job_timeout_s: always, but
- * for an MPI rank that has not said READY while heartbeats are on (it
- * beats while it loads its data; READY starts the clock). Without
- * heartbeats nothing else would catch a rank frozen in its load, so the
- * clock runs from the job's submission. */
-static int on_job_clock(const nas_pool *p, const worker *w)
+/* Seconds worker w's job may run from w->started (0: no limit):
+ * job_timeout_s, but NAS__READY_WAIT_FACTOR x job_timeout_s for an MPI
+ * rank that has not said READY while heartbeats are on (it beats while it
+ * loads its data, which may take longer than a trial; READY restarts the
+ * clock at job_timeout_s, and a load that never ends is still caught).
+ * Without heartbeats the job's own limit runs from its submission. */
+static double job_limit_s(const nas_pool *p, const worker *w)
 {
-    return w->ready || p->opts.heartbeat_s <= 0;
+    if (p->opts.job_timeout_s <= 0)
+        return 0;
+    if (w->ready || p->opts.heartbeat_s <= 0)
+        return p->opts.job_timeout_s;
+    return (double)NAS__READY_WAIT_FACTOR * p->opts.job_timeout_s;
 }
 
 /* Kill busy workers that missed 3 heartbeats or ran past the timeout
@@ -1146,11 +1169,18 @@ static void check_timeouts(nas_pool *p)
         return;
     for (int i = 0; i < p->count; i++) {
         worker *w = &p->w[i];
-        if (w->state == W_BUSY && on_job_clock(p, w) && t - w->started >= p->opts.job_timeout_s) {
-            char reason[128];
-            snprintf(reason, sizeof reason, "timed out after %d s (trial_timeout_s)%s",
-                     p->opts.job_timeout_s, p->mpi ? "" : "; killed");
-            worker_lost(p, i, 1, NAS_ETIMEOUT, reason);
+        double limit = job_limit_s(p, w);
+        if (w->state == W_BUSY && t - w->started >= limit) {
+            char reason[160];
+            if (w->ready || p->opts.heartbeat_s <= 0)
+                snprintf(reason, sizeof reason, "timed out after %d s (trial_timeout_s)%s",
+                         p->opts.job_timeout_s, p->mpi ? "" : "; killed");
+            else
+                snprintf(reason, sizeof reason, "still loading its data (no READY) after %.0f s "
+                         "(%d x trial_timeout_s)", limit, NAS__READY_WAIT_FACTOR);
+            /* a rank stuck in its load is the worker's fault, not the trial's */
+            worker_lost(p, i, 1, w->ready || p->opts.heartbeat_s <= 0 ? NAS_ETIMEOUT : NAS_EWORKER,
+                        reason);
         }
     }
 }
@@ -1310,9 +1340,9 @@ int nas_pool_wait(nas_pool *p, int timeout_ms, nas_pool_event *ev, nas_error *er
             const worker *w = &p->w[i];
             if (w->state != W_BUSY)
                 continue;
-            if (p->opts.job_timeout_s > 0 && on_job_clock(p, w) &&
-                w->started + p->opts.job_timeout_s - pc < until)
-                until = w->started + p->opts.job_timeout_s - pc;
+            double limit = job_limit_s(p, w);
+            if (limit > 0 && w->started + limit - pc < until)
+                until = w->started + limit - pc;
             if (p->opts.heartbeat_s > 0 && w->last_heard + 3.0 * p->opts.heartbeat_s - pc < until)
                 until = w->last_heard + 3.0 * p->opts.heartbeat_s - pc;
         }

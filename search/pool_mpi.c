@@ -280,8 +280,8 @@ int nas__mpi_next(const char *name, nas_error *err)
     return NAS_OK;
 }
 
-int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, nas_pool_job_fn fn, void *ctx,
-                   double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
+int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, int generation, nas_pool_job_fn fn,
+                   void *ctx, double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
                    nas_error *err)
 {
     next[0] = '\0';
@@ -295,7 +295,7 @@ int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, nas_pool_job_fn fn,
     uint8_t buf[NAS__MSG_HEADER + NAS__MSG_MAX_PAYLOAD];
     /* the evaluator is built while the thread beats, then READY (pool_msg.h) */
     int rc = setup ? setup(setup_ctx, err) : NAS_OK;
-    if (rc == NAS_OK && rank_send(&l, buf, nas__msg_encode_ready(buf)) != 0)
+    if (rc == NAS_OK && rank_send(&l, buf, nas__msg_encode_ready(buf, generation)) != 0)
         rc = nas_error_set(err, NAS_EWORKER, "MPI worker: cannot send READY to rank 0");
     while (rc == NAS_OK) {
         int src = -1;
@@ -392,13 +392,14 @@ int nas__mpi_next(const char *name, nas_error *err)
     (void)name;
     return nas_error_set(err, NAS_EINVAL, "this nas was built without Open MPI");
 }
-int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, nas_pool_job_fn fn, void *ctx,
-                   double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
+int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, int generation, nas_pool_job_fn fn,
+                   void *ctx, double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
                    nas_error *err)
 {
     next[0] = '\0';
     (void)setup;
     (void)setup_ctx;
+    (void)generation;
     (void)fn;
     (void)ctx;
     (void)progress_interval_s;

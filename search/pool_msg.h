@@ -20,14 +20,19 @@
  *             one-shot search's phase 3, issue 32): the experiment's name
  *             (1..NAS_NAME_MAX-1 bytes, no NUL). The rank builds the
  *             evaluator for that search, then serves its jobs until STOP.
- *   READY     (empty) an MPI worker rank has built its evaluator for the
- *             search it serves and takes jobs (sent once a search, before
- *             any of its results). Rank 0 may have sent it jobs before:
- *             they wait in MPI's queue while the rank loads its data, which
- *             can take longer than on rank 0 (a data cache on rank 0's node
- *             only, a slower node, a search after NEXT). Until READY, such a
- *             job's clock for trial_timeout_s does not run when heartbeats
- *             are on (the rank beats while it loads); READY restarts it.
+ *   READY     u32 generation: an MPI worker rank has built its evaluator
+ *             for the search it serves and takes jobs (sent once a search,
+ *             before any of its results); generation counts the NEXTs the
+ *             rank had received (0: the job's first search), so a READY
+ *             left unread by an earlier search (a phase 2 with nothing to
+ *             do) is told apart and ignored. Rank 0 may have sent the rank
+ *             jobs before: they wait in MPI's queue while the rank loads its
+ *             data, which can take longer than on rank 0 (a data cache on
+ *             rank 0's node only, a slower node, a search after NEXT). Until
+ *             READY, with heartbeats on (the rank beats while it loads), such
+ *             a job may run NAS__READY_WAIT_FACTOR x trial_timeout_s from its
+ *             submission (a load that never ends is still caught); READY
+ *             restarts its trial_timeout_s clock.
  * A receiver checks magic, version, type, length and that the payload has
  * exactly the size its type implies; anything else is a protocol error and
  * the sender is treated as broken (its job fails, it is replaced).
@@ -67,7 +72,11 @@ size_t nas__msg_encode_heartbeat(uint8_t *buf, int64_t job_id);
 size_t nas__msg_encode_stop(uint8_t *buf);
 /* NEXT: name is cut to NAS_NAME_MAX - 1 bytes. */
 size_t nas__msg_encode_next(uint8_t *buf, const char *name);
-size_t nas__msg_encode_ready(uint8_t *buf);
+size_t nas__msg_encode_ready(uint8_t *buf, int generation);
+/* Before its READY, a rank's job may run this many x trial_timeout_s from
+ * its submission (with heartbeats on): loading is allowed longer than a
+ * trial, never forever. */
+#define NAS__READY_WAIT_FACTOR 10
 
 /* Parse a header: NAS_OK with *type and *length, or NAS_EFORMAT with a
  * reason in `why`. */
@@ -83,6 +92,8 @@ int nas__msg_decode_heartbeat(const uint8_t *p, uint32_t len, int64_t *job_id);
 /* NEXT into name (NAS_NAME_MAX bytes, NUL-terminated); NAS_EFORMAT for an
  * empty or overlong name, one with a NUL byte, or a length that differs. */
 int nas__msg_decode_next(const uint8_t *p, uint32_t len, char name[NAS_NAME_MAX]);
+/* READY's generation; NAS_EFORMAT unless the payload is 4 bytes. */
+int nas__msg_decode_ready(const uint8_t *p, uint32_t len, int *generation);
 
 /*
  * The worker side of one job, for any transport: apply the NAS_FAULT test
@@ -187,13 +198,14 @@ int nas__mpi_pick_gpu(const nas_config *cfg, int local_rank, char *note, size_t 
 int nas__cuda_visible_value(const char *visible, int ordinal, char *buf, size_t n);
 /* A worker rank: start the heartbeat thread (heartbeat_s > 0), run
  * setup(setup_ctx, err) (the evaluator's construction: the data load) while
- * it beats, send READY, then run jobs from rank 0 until STOP or NEXT.
+ * it beats, send READY (with `generation`: the NEXTs received before this
+ * search), then run jobs from rank 0 until STOP or NEXT.
  * NAS_OK (next holds NEXT's experiment name, or "" after STOP) or the
  * failure (setup's; NAS_EWORKER: MPI failed; NAS_EFORMAT: a malformed or
  * unexpected message, with its type). next has NAS_NAME_MAX bytes. */
 typedef int (*nas__mpi_setup_fn)(void *setup_ctx, nas_error *err);
-int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, nas_pool_job_fn fn, void *ctx,
-                   double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
+int nas__mpi_serve(nas__mpi_setup_fn setup, void *setup_ctx, int generation, nas_pool_job_fn fn,
+                   void *ctx, double progress_interval_s, int heartbeat_s, char next[NAS_NAME_MAX],
                    nas_error *err);
 /* Rank 0 (issue 32): tell every worker rank that the search it served is
  * over and the search of experiment `name` follows in this job (NEXT);

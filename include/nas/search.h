@@ -226,6 +226,11 @@ typedef struct nas_pool_opts {
      * another thread: it checks the flag with signals blocked and sleeps
      * in ppoll(), which unblocks them atomically. */
     volatile sig_atomic_t *stop;
+    /* issue 32, MPI only: which search of the job this pool serves (0 the
+     * first; 1 after NEXT, a one-shot search's phase 3). A rank's READY of
+     * another generation is an earlier search's, left unread, and ignored
+     * (search/pool_msg.h). */
+    int mpi_generation;
 } nas_pool_opts;
 
 typedef struct nas_pool_event {
@@ -298,6 +303,10 @@ typedef struct nas_run_opts {
      * --time-limit`), so the time-limit messages name that flag instead of
      * the setting; 0: from the config */
     int time_limit_from_cli;
+    /* issue 32, set by the one-shot search, 0 for callers: which search of
+     * an MPI job this is (1: the finalists' search after NEXT), so a
+     * rank's READY is matched to it (nas_pool_opts.mpi_generation) */
+    int mpi_generation;
 } nas_run_opts;
 
 typedef struct nas_run_summary {

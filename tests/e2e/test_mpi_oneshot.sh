@@ -24,7 +24,13 @@
 #    than 3 x heartbeat_s and than trial_timeout_s after rank 0 is done
 #    with its own (test hook next_load_ms) are not given up on: they beat
 #    while they load, and a finalist's clock starts when its rank says
-#    READY (search/pool_msg.h); the finalists are the local pool's.
+#    READY (search/pool_msg.h); the finalists are the local pool's;
+# 7. the same slow ranks when phase 2 has nothing left to do: the READY
+#    they send for phase 2, which no pool reads, is not taken for phase 3's
+#    (READY carries its search's generation);
+# 8. ranks whose phase-3 load never ends are given up on after 10 x
+#    trial_timeout_s: the run ends (non-zero), it does not hang, and
+#    phase 2's trials are kept.
 # Skips (77) without mpirun, nas built without Open MPI, or Fashion-MNIST.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/oneshot_lib.sh"
@@ -158,5 +164,33 @@ else
     trials_of "$S" e2e-osm-finalists >"$TMP/s2"
     diff "$TMP/l2" "$TMP/s2" >/dev/null || { diff "$TMP/l2" "$TMP/s2"; fail "the finalists of the slow ranks differ from the local pool's"; }
     check_db_consistent "$S"
+
+    note "7. phase 2 already done: phase 2's unread READY is not taken for phase 3's"
+    # the same config without phase 3, on the local pool; then the slow
+    # ranks under mpirun with phase 3: phase 2 has nothing to do, so no pool
+    # reads the READY the ranks send for it, and phase 3's pool meets it first
+    sed 's/retrain_top = 3;/retrain_top = 0;/' "$TMP/slow.conf" >"$TMP/slow0.conf"
+    R=$TMP/ready.db
+    run 0 "$NAS" run slow0.conf --db "$R"
+    sed 's/retrain_top = 0;/retrain_top = 3;/' "$TMP/slow0.conf" >"$TMP/slow3.conf"
+    NAS_FAULT="next_load_ms=7000" $MPIRUN -x NAS_FAULT -n 3 "$NAS" run slow3.conf --db "$R" >"$TMP/out" 2>"$TMP/err"
+    code=$?
+    [ "$code" = 0 ] || { cat "$TMP/out" "$TMP/err"; fail "the rerun with phase 2 done exited $code"; }
+    grep -q "given up on\|timed out" "$TMP/out" "$TMP/err" && { cat "$TMP/err"; fail "a stale READY started a loading rank's clock"; }
+    grep_in "search 'e2e-osm-finalists' complete: 3 trials (3 done, 0 failed)" "$TMP/out"
+    check_db_consistent "$R"
+
+    note "8. a rank whose load never ends is given up on (10 x trial_timeout_s), not waited for"
+    conf "$TMP/hang.conf" "heartbeat_s = 1; trial_timeout_s = 1;"
+    t0=$(date +%s)
+    NAS_FAULT="next_load_ms=120000" $MPIRUN -x NAS_FAULT -n 3 "$NAS" run hang.conf --db "$TMP/hang.db" >"$TMP/out" 2>"$TMP/err"
+    code=$?
+    dt=$(( $(date +%s) - t0 ))
+    note "mpirun exited $code after $dt s"
+    [ "$code" != 0 ] || { cat "$TMP/out" "$TMP/err"; fail "a run whose ranks never loaded phase 3 exited 0"; }
+    [ "$code" != 124 ] || { cat "$TMP/err"; fail "the run hung until timeout killed it"; }
+    grep_in "still loading its data (no READY) after 10 s (10 x trial_timeout_s)" "$TMP/err"
+    [ "$dt" -lt 100 ] || fail "giving up on the loading ranks took $dt s"
+    expect_eq "phase 2 kept" "$(sql "$TMP/hang.db" "SELECT count(*) FROM trial t JOIN experiment e ON e.id = t.experiment_id WHERE e.name = 'e2e-osm' AND t.status = 'done'")" 8
 fi
 echo "PASS"

@@ -143,12 +143,19 @@ printf '\x7f' | dd of="$W" bs=1 seek=$(($(stat -c %s "$W") - 100)) conv=notrunc 
 [ "$(cksum <"$W")" != "$sum0" ] || fail "the weights file was not damaged"
 NAS_FAULT=sleep_ms=250 "$NAS" run os14.conf --db "$A" >"$TMP/out" 2>"$TMP/err" &
 RUN_PID=$!
-mappers=
-for _ in $(seq 600); do # the processes that map the weights file during phase 2
-    m=$(grep -l -F "$W" /proc/[0-9]*/maps 2>/dev/null | cut -d/ -f3 | sort -u | tr '\n' ' ')
-    [ -n "$m" ] && mappers="$mappers $m"
-    [ "$(echo $mappers | tr ' ' '\n' | sort -u | wc -l)" -ge 2 ] && break
+mapping=0 seen=
+for _ in $(seq 600); do # once phase 2 runs: every worker (child of the run) maps the file
     kill -0 "$RUN_PID" 2>/dev/null || break
+    if grep -q "^\[trial" "$TMP/out" "$TMP/err" 2>/dev/null; then
+        kids=$(pgrep -P "$RUN_PID" | tr '\n' ' ')
+        n=0 m=0
+        for k in $kids; do
+            n=$((n + 1))
+            grep -q -F "$W" "/proc/$k/maps" 2>/dev/null && m=$((m + 1))
+        done
+        seen="$seen $n/$m"
+        [ "$n" = 2 ] && [ "$m" = 2 ] && { mapping=2; break; }
+    fi
     sleep 0.05
 done
 wait "$RUN_PID"
@@ -158,7 +165,7 @@ RUN_PID=
 grep_in "CRC-32 of its values mismatch (damaged file); rewriting it from the checkpoint" "$TMP/err"
 grep -q "warning: supernet weights" "$TMP/err" && { cat "$TMP/err"; fail "a worker did not map the rewritten file"; }
 [ "$(cksum <"$W")" = "$sum0" ] || fail "the rewritten weights file differs from the first one"
-expect_eq "workers mapping the weights file" "$(echo $mappers | tr ' ' '\n' | sort -u | wc -l)" 2
+expect_eq "phase-2 workers that all map the weights file (workers/mapping seen:$seen)" "$mapping" 2
 grep_in "extending experiment 'e2e-os'" "$TMP/err"
 expect_eq "phase 2 extended" "$(sql "$A" "SELECT count(*) FROM trial WHERE experiment_id = 1 AND status = 'done'")" 16
 expect_eq "no supernet retrained" "$(sql "$A" "SELECT count(*) FROM supernet_epoch")" $E

@@ -88,8 +88,17 @@ int nas_fuzz_pool_msg(const uint8_t *data, size_t size)
                                    id2 == id && same_result(&r, &r2),
                                "RESULT does not survive encode + decode");
             }
-        } else if (type == NAS__MSG_STOP || type == NAS__MSG_READY) {
+        } else if (type == NAS__MSG_STOP) {
             rc = len == 0 ? NAS_OK : NAS_EFORMAT;
+        } else if (type == NAS__MSG_READY) {
+            int gen = -1;
+            rc = nas__msg_decode_ready(p, len, &gen);
+            if (rc == NAS_OK) {
+                size_t n = nas__msg_encode_ready(g_buf, gen);
+                NAS_FUZZ_CHECK(n == NAS__MSG_HEADER + len &&
+                                   !memcmp(g_buf + NAS__MSG_HEADER, p, len),
+                               "READY does not survive decode + encode");
+            }
         } else if (type == NAS__MSG_NEXT) {
             char name[NAS_NAME_MAX];
             rc = nas__msg_decode_next(p, len, name);

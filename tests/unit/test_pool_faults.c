@@ -145,12 +145,18 @@ static void test_message_next(void **state)
     memset(buf + NAS__MSG_HEADER + 4, 'x', NAS_NAME_MAX);
     assert_int_equal(nas__msg_decode_next(buf + NAS__MSG_HEADER, 4 + NAS_NAME_MAX, name),
                      NAS_EFORMAT);
-    /* READY (protocol 6: an MPI worker rank has built its evaluator) is empty */
-    n = nas__msg_encode_ready(buf);
+    /* READY (protocol 6: an MPI worker rank has built its evaluator) carries
+     * its generation (the NEXTs the rank had received) */
+    n = nas__msg_encode_ready(buf, 1);
     assert_int_equal(nas__msg_header(buf, &type, &len, why, sizeof why), NAS_OK);
     assert_int_equal(type, NAS__MSG_READY);
-    assert_int_equal(len, 0);
-    assert_int_equal(n, NAS__MSG_HEADER);
+    assert_int_equal(len, 4);
+    assert_int_equal(n, NAS__MSG_HEADER + 4);
+    int gen = -1;
+    assert_int_equal(nas__msg_decode_ready(buf + NAS__MSG_HEADER, len, &gen), NAS_OK);
+    assert_int_equal(gen, 1);
+    assert_int_equal(nas__msg_decode_ready(buf + NAS__MSG_HEADER, 0, &gen), NAS_EFORMAT);
+    assert_int_equal(nas__msg_decode_ready(buf + NAS__MSG_HEADER, 8, &gen), NAS_EFORMAT);
     /* a type past READY (the last) is unknown */
     buf[6] = NAS__MSG_READY + 1;
     assert_int_equal(nas__msg_header(buf, &type, &len, why, sizeof why), NAS_EFORMAT);
