@@ -156,29 +156,29 @@ static int on_epoch(void *ctx, const nas_epoch_stats *e)
 }
 
 /* With --checkpoint: the trained supernet as `nas run`'s workers read it,
- * its weights file (the checkpoint's path without ".npz", plus ".weights";
- * written unless valid and current) mapped read-only (nas_supernet_map).
- * When that fails, a warning, and the supernet in memory evaluates. */
-static void map_weights(const sn_opts *o, sn_run *r)
+ * its weights file (the checkpoint's path without ".npz", plus ".weights")
+ * mapped read-only (nas_supernet_map, which checks it in full); when it is
+ * missing, stale or damaged it is written from the supernet in memory and
+ * mapped again. When that fails too, a warning, and the supernet in
+ * memory evaluates. fp: the supernet's fingerprint (borrowed). */
+static void map_weights(const sn_opts *o, sn_run *r, const char *fp)
 {
     char fpath[NAS_PATH_MAX + 16];
     size_t n = strlen(o->checkpoint);
     int base = n > 4 && !strcmp(o->checkpoint + n - 4, ".npz") ? (int)(n - 4) : (int)n;
     snprintf(fpath, sizeof fpath, "%.*s.weights", base, o->checkpoint);
-    nas_recipe rec;
-    nas_supernet_recipe(r->cfg, &rec);
-    char *fp = nas_supernet_fingerprint(r->cfg, &r->info, r->train->n, &rec);
     int64_t steps = nas_supernet_steps(r->sn);
+    const nas_dataset *t = r->train;
     nas_supernet *m = NULL;
     nas_error why;
-    int rc = fp ? NAS_OK : nas_error_set(&why, NAS_ENOMEM, "out of memory");
-    if (!rc && nas_supernet_weights_check(fpath, fp, steps, &why) != NAS_OK)
-        rc = nas_supernet_write_weights(r->sn, fpath, fp, &why);
-    const nas_dataset *t = r->train;
-    if (!rc)
-        rc = nas_supernet_map(r->be, r->space, t->c, t->h, t->w, t->classes, r->cfg->seed, fpath,
+    int rc = nas_supernet_map(r->be, r->space, t->c, t->h, t->w, t->classes, r->cfg->seed, fpath,
                               fp, steps, &m, &why);
-    free(fp);
+    if (rc) { /* not this supernet's file (yet): write it, then map it */
+        rc = nas_supernet_write_weights(r->sn, fpath, fp, &why);
+        if (!rc)
+            rc = nas_supernet_map(r->be, r->space, t->c, t->h, t->w, t->classes, r->cfg->seed,
+                                  fpath, fp, steps, &m, &why);
+    }
     if (rc) {
         fprintf(stderr, "nas supernet: warning: %s; the subnets are read from memory\n", why.msg);
         return;
@@ -220,9 +220,9 @@ static int phase_train(const sn_opts *o, sn_run *r, nas_error *err)
     double t0 = now_s();
     rc = nas_supernet_train(r->sn, r->train, &to, &st, err);
     r->t_train = now_s() - t0;
-    free(fp);
     if (!rc && o->checkpoint)
-        map_weights(o, r);
+        map_weights(o, r, fp);
+    free(fp);
     return rc;
 }
 
