@@ -1133,6 +1133,13 @@ int nas_pool_submit(nas_pool *p, const nas_pool_job *job, int *worker_out, nas_e
     return nas_error_set(err, NAS_EBUSY, "pool: every worker is busy");
 }
 
+/* 1 while worker w, an MPI rank that has not said READY, is judged by its
+ * heartbeats as it loads its data (heartbeats on). */
+static int still_loading(const nas_pool *p, const worker *w)
+{
+    return !w->ready && p->opts.heartbeat_s > 0;
+}
+
 /* Seconds worker w's job may run from w->started (0: no limit):
  * job_timeout_s, but NAS__READY_WAIT_FACTOR x job_timeout_s for an MPI
  * rank that has not said READY while heartbeats are on (it beats while it
@@ -1143,9 +1150,7 @@ static double job_limit_s(const nas_pool *p, const worker *w)
 {
     if (p->opts.job_timeout_s <= 0)
         return 0;
-    if (w->ready || p->opts.heartbeat_s <= 0)
-        return p->opts.job_timeout_s;
-    return (double)NAS__READY_WAIT_FACTOR * p->opts.job_timeout_s;
+    return (still_loading(p, w) ? (double)NAS__READY_WAIT_FACTOR : 1.0) * p->opts.job_timeout_s;
 }
 
 /* Kill busy workers that missed 3 heartbeats or ran past the timeout
@@ -1172,15 +1177,15 @@ static void check_timeouts(nas_pool *p)
         double limit = job_limit_s(p, w);
         if (w->state == W_BUSY && t - w->started >= limit) {
             char reason[160];
-            if (w->ready || p->opts.heartbeat_s <= 0)
+            int loading = still_loading(p, w);
+            if (!loading)
                 snprintf(reason, sizeof reason, "timed out after %d s (trial_timeout_s)%s",
                          p->opts.job_timeout_s, p->mpi ? "" : "; killed");
             else
                 snprintf(reason, sizeof reason, "still loading its data (no READY) after %.0f s "
                          "(%d x trial_timeout_s)", limit, NAS__READY_WAIT_FACTOR);
             /* a rank stuck in its load is the worker's fault, not the trial's */
-            worker_lost(p, i, 1, w->ready || p->opts.heartbeat_s <= 0 ? NAS_ETIMEOUT : NAS_EWORKER,
-                        reason);
+            worker_lost(p, i, 1, loading ? NAS_EWORKER : NAS_ETIMEOUT, reason);
         }
     }
 }
