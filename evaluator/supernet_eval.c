@@ -487,13 +487,10 @@ int nas__sn_eval_subnet_save(nas__sn_eval *s, nas_backend *be, const nas_genotyp
 
 int nas__sn_eval_recal_batches(const nas__sn_eval *s)
 {
-    int nb = s && s->calib ? s->cfg->supernet.recal_batches : 0, b = s ? s->rec.batch_size : 0;
-    if (nb <= 0 || b <= 0)
-        return 0;
-    long long n = (long long)nb * b; /* nas_net_bn_recalibrate's images: at most the sample */
-    if (n > s->calib->n)
-        n = s->calib->n;
-    return (int)((n + b - 1) / b);
+    /* the sample holds min(recal_batches x batch, training images), all of
+     * which nas_net_bn_recalibrate runs (nas__sn_eval_create) */
+    int b = s ? s->rec.batch_size : 0;
+    return s && s->calib && b > 0 ? (s->calib->n + b - 1) / b : 0;
 }
 
 int nas__sn_eval_curve(const nas__sn_eval *s, nas_epoch_stats **rows, int *n, nas_error *err)
