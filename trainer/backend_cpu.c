@@ -1329,10 +1329,13 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
         return NAS_EBACKEND;
     if (grow_bytes((void **)&c->var, &c->var_count, (size_t)x->c * sizeof(float)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
-    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), pool ? F(pool) : NULL,
-                            F(save_mean), c->var, F(save_invstd), x->n, x->c,
-                            (size_t)x->h * x->w, block_of(lx), eps,
-                            pick_threads(be, x->count)) != 0)
+    const int krc = nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y),
+                                        pool ? F(pool) : NULL, F(save_mean), c->var,
+                                        F(save_invstd), x->n, x->c, (size_t)x->h * x->w,
+                                        block_of(lx), eps, pick_threads(be, x->count));
+    if (krc == -2)
+        return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
+    if (krc != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_fwd_train: fn %d x[%d,%d,%d,%d] refused", fn,
                                  x->n, x->c, x->h, x->w);
@@ -1393,9 +1396,13 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
     if (s && (is_bf16(s->layout) || is_bf16(dpool->layout)))
         return nas__backend_fail(be, NAS_EBACKEND, "cpu batchnorm_act_se_bwd: bf16 s or dpool");
     const float *sb = s ? CF(s) : NULL, *pb = s ? CF(dpool) : NULL;
-    if (nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
-                            CF(save_invstd), F(dx), F(dgamma), F(dbeta), x->n, x->c,
-                            (size_t)x->h * x->w, block_of(lx), pick_threads(be, x->count)) != 0)
+    const int krc = nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
+                                        CF(save_invstd), F(dx), F(dgamma), F(dbeta), x->n,
+                                        x->c, (size_t)x->h * x->w, block_of(lx),
+                                        pick_threads(be, x->count));
+    if (krc == -2)
+        return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_bwd: out of memory");
+    if (krc != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_bwd: fn %d x[%d,%d,%d,%d] refused", fn, x->n,
                                  x->c, x->h, x->w);

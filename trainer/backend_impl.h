@@ -251,9 +251,10 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
  * y * s and dpool that of pool. nthr: OpenMP threads, at most one per
  * channel block (below 1: OpenMP's default). Each block's sums run in a
  * fixed order on one thread, so the results do not depend on nthr.
- * Return 0, or -1 before writing anything when they do not handle the
- * case (another fn, bs not 16, 8 or 1, C not a multiple of bs, an empty
- * extent, a missing beta, only one of s and dpool).
+ * Return 0; -1 before writing anything when they do not handle the case
+ * (another fn, bs not 16, 8 or 1, C not a multiple of bs, an empty
+ * extent, a missing beta, only one of s and dpool); -2 before writing
+ * anything when the 2*C doubles of per-channel sums cannot be allocated.
  */
 #define NAS__BN_IDENTITY (-1)
 int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,

@@ -56,6 +56,7 @@
  */
 #include <math.h>   /* sqrt */
 #include <stddef.h> /* size_t */
+#include <stdlib.h> /* malloc, free */
 #ifdef _OPENMP
 #include <omp.h> /* omp_get_max_threads */
 #endif
@@ -78,6 +79,7 @@ typedef struct bn_act_args {
     float *y, *dx, *mean, *var, *invstd, *dgamma, *dbeta;
     float *pool;             /* forward: [N,C] means of y over H*W, or NULL */
     const float *s, *dpool;  /* backward: SE's channel scales and pooled gradient [N,C], or NULL */
+    double *s1, *s2;         /* [C] sums per channel (a thread writes only its own units') */
 } bn_act_args;
 
 /* Channel ch's mean, biased variance and invstd from its shifted sums
@@ -98,47 +100,44 @@ typedef int vi8 __attribute__((vector_size(32), aligned(4)));
 typedef float v1 __attribute__((vector_size(4), aligned(4)));
 typedef int vi1 __attribute__((vector_size(4), aligned(4)));
 
-/* One instantiation of the kernels per layout block BS, a block per unit
- * of work (VL = BS). */
+/* One instantiation of the kernels per layout block BS. */
 #define BS 16
-#define VL 16
 #define VT v16
 #define VI vi16
 #define SFX _16
 #include "trainer/cpu_bn_act_body.h"
 #undef BS
-#undef VL
 #undef VT
 #undef VI
 #undef SFX
 #define BS 8
-#define VL 8
 #define VT v8
 #define VI vi8
 #define SFX _8
 #include "trainer/cpu_bn_act_body.h"
 #undef BS
-#undef VL
 #undef VT
 #undef VI
 #undef SFX
 #define BS 1
-#define VL 1
 #define VT v1
 #define VI vi1
 #define SFX _1
 #include "trainer/cpu_bn_act_body.h"
 #undef BS
-#undef VL
 #undef VT
 #undef VI
 #undef SFX
 
-typedef void (*unit_fn)(const bn_act_args *, int);
+typedef void (*units_fn)(const bn_act_args *, int, int);
 
 /* Every channel block of a through the kernel `fwd` (else the backward)
  * for layout block bs, shared out over nthr threads (below 1: OpenMP's
- * default), at most one per block. */
+ * default), at most one per block: thread t takes the consecutive blocks
+ * [units * t / nthr, units * (t + 1) / nthr), so that within one image it
+ * walks one stretch of memory (what the hardware prefetcher follows)
+ * rather than one block's H*W positions at a time. A block's sums do not
+ * depend on which thread runs it or on its neighbours. */
 static void run_units(int fwd, const bn_act_args *a, int bs, int nthr)
 {
 #ifdef _OPENMP
@@ -146,16 +145,16 @@ static void run_units(int fwd, const bn_act_args *a, int bs, int nthr)
         nthr = omp_get_max_threads();
 #endif
     const int units = a->c / bs;
-    const unit_fn f = bs == 16 ? (fwd ? fwd_block_16 : bwd_block_16)
-                      : bs == 8 ? (fwd ? fwd_block_8 : bwd_block_8)
-                                : (fwd ? fwd_block_1 : bwd_block_1);
+    const units_fn f = bs == 16 ? (fwd ? fwd_block_16 : bwd_block_16)
+                       : bs == 8 ? (fwd ? fwd_block_8 : bwd_block_8)
+                                 : (fwd ? fwd_block_1 : bwd_block_1);
     if (nthr > units)
         nthr = units;
     if (nthr < 1)
         nthr = 1;
-#pragma omp parallel for num_threads(nthr) schedule(static)
-    for (int u = 0; u < units; u++)
-        f(a, u);
+#pragma omp parallel for num_threads(nthr) schedule(static, 1)
+    for (int t = 0; t < nthr; t++)
+        f(a, (int)((long)units * t / nthr), (int)((long)units * (t + 1) / nthr));
 }
 
 /* 1 when the kernels handle activation fn, block width bs and c channels. */
@@ -172,10 +171,14 @@ int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float 
 {
     if (!bn_act_shape_ok(fn, n, c, hw, bs) || !beta)
         return -1;
-    const bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .eps = eps, .x = x,
-                           .gamma = gamma, .beta = beta, .y = y, .mean = mean, .var = var,
-                           .invstd = invstd, .smean = mean, .sinvstd = invstd, .pool = pool};
+    bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .eps = eps, .x = x,
+                     .gamma = gamma, .beta = beta, .y = y, .mean = mean, .var = var,
+                     .invstd = invstd, .smean = mean, .sinvstd = invstd, .pool = pool};
+    if (!(a.s1 = malloc(2 * (size_t)c * sizeof(double))))
+        return -2;
+    a.s2 = a.s1 + c;
     run_units(1, &a, bs, nthr);
+    free(a.s1);
     return 0;
 }
 
@@ -187,10 +190,14 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
     if (!bn_act_shape_ok(fn, n, c, hw, bs) || (!beta && fn != NAS__BN_IDENTITY) ||
         (!s != !dpool))
         return -1;
-    const bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .x = x, .dy = dy,
-                           .gamma = gamma, .beta = beta, .smean = mean,
-                           .sinvstd = invstd, .dx = dx, .dgamma = dgamma,
-                           .dbeta = dbeta, .s = s, .dpool = dpool};
+    bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .x = x, .dy = dy,
+                     .gamma = gamma, .beta = beta, .smean = mean,
+                     .sinvstd = invstd, .dx = dx, .dgamma = dgamma,
+                     .dbeta = dbeta, .s = s, .dpool = dpool};
+    if (!(a.s1 = malloc(2 * (size_t)c * sizeof(double))))
+        return -2;
+    a.s2 = a.s1 + c;
     run_units(0, &a, bs, nthr);
+    free(a.s1);
     return 0;
 }

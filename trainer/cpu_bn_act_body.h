@@ -1,13 +1,12 @@
 /*
- * trainer/cpu_bn_act_body.h - the per-channel-block kernels of
- * trainer/cpu_bn_act.c for one block width, included once per width with
- * BS (channels per block of the layout: 16, 8, or 1 for plain NCHW), VL
- * (channels per unit of work, a divisor of BS; cpu_bn_act.c uses whole
- * blocks), VT / VI (float and int GCC vectors of VL lanes) and SFX (a
- * name suffix) defined. Unit u holds channels u*VL .. u*VL+VL-1, in block
- * u*VL / BS at lane offset u*VL % BS; its elements sit BS floats apart. Not a
- * header of its own: only cpu_bn_act.c includes it. The maths and the
- * memory order are described there.
+ * trainer/cpu_bn_act_body.h - the kernels of trainer/cpu_bn_act.c for one
+ * layout block width, included once per width with BS (channels per block:
+ * 16, 8, or 1 for plain NCHW), VT / VI (float and int GCC vectors of BS
+ * lanes) and SFX (a name suffix) defined. Unit u is block u: channels
+ * u*BS .. u*BS+BS-1, whose H*W positions of one image lie together (BS
+ * floats each), so consecutive units of one image are one stretch of
+ * memory. Not a header of its own: only cpu_bn_act.c includes it. The
+ * maths and the memory order are described there.
  */
 #define CAT_(a, b) a##b
 #define CAT(a, b) CAT_(a, b)
@@ -57,151 +56,175 @@
  * backward and their sum). */
 #define GRAD_IN(dp, se, sv, pv) ((se) ? *(const VT *)(dp) * (sv) + (pv) : *(const VT *)(dp))
 
-/* The VL channels of unit u as vectors, from a plain per-channel array. */
-#define LANES(arr) (*(const VT *)((arr) + (size_t)u * VL))
-/* Offset of unit u's first element in an activation. */
-#define UNIT_OFF(u, hw) ((size_t)((u) * VL / BS) * (hw) * BS + (size_t)((u) * VL % BS))
+/* The BS channels of unit u as vectors, from a plain per-channel array. */
+#define LANES(arr, u) (*(const VT *)((arr) + (size_t)(u) * BS))
 
-/* Forward of unit u: its statistics (shifted sums, one read of
- * x), then y = fn(gamma * xhat + beta) (one read of x, one write of y);
- * with pool (a->pool set) also each image's mean of y over its H*W
- * positions, summed as cpu_gap_fwd sums (lane-wise, position by position,
- * times 1 / (H*W)). Inlined with fn and pool constant (FN(fwd_block)). */
-static inline __attribute__((always_inline)) void FN(fwd_unit)(const bn_act_args *a, int u,
-                                                               int fn, int pool)
+/* Forward of units u0 .. u1-1 (consecutive blocks: one stretch of memory
+ * per image). Their statistics: shifted sums per image in a float vector,
+ * added into a double per channel (a->s1, a->s2), images and positions in
+ * memory order (one read of x); then y = fn(gamma * xhat + beta) (one read
+ * of x, one write of y); with pool (a->pool set) also each image's mean of
+ * y over its H*W positions, summed as cpu_gap_fwd sums (lane-wise,
+ * position by position, times 1 / (H*W)). Inlined with fn and pool
+ * constant (FN(fwd_block)). */
+static inline __attribute__((always_inline)) void FN(fwd_units)(const bn_act_args *a, int u0,
+                                                                int u1, int fn, int pool)
 {
-    const size_t hw = a->hw, is = (size_t)a->c * hw;
-    const float *x0 = a->x + UNIT_OFF(u, hw);
-    const VT k = *(const VT *)x0; /* the shift: each channel's first value */
-    double s1[VL] = {0}, s2[VL] = {0};
+    const size_t hw = a->hw, is = (size_t)a->c * hw, us = hw * BS;
+    double *s1 = a->s1, *s2 = a->s2;
+    for (int ch = u0 * BS; ch < u1 * BS; ch++)
+        s1[ch] = s2[ch] = 0.0;
     for (int i = 0; i < a->n; i++) {
-        const float *xi = x0 + (size_t)i * is;
-        VT a1 = {0}, a2 = {0};
-        for (size_t p = 0; p < hw; p++) {
-            const VT d = *(const VT *)(xi + p * BS) - k;
-            a1 += d;
-            a2 += d * d;
-        }
-        for (int l = 0; l < VL; l++) {
-            s1[l] += (double)a1[l];
-            s2[l] += (double)a2[l];
+        const float *xu = a->x + (size_t)i * is + (size_t)u0 * us;
+        for (int u = u0; u < u1; u++, xu += us) {
+            const VT k = *(const VT *)(a->x + (size_t)u * us); /* the shift: first values */
+            VT a1 = {0}, a2 = {0};
+            for (size_t p = 0; p < hw; p++) {
+                const VT d = *(const VT *)(xu + p * BS) - k;
+                a1 += d;
+                a2 += d * d;
+            }
+            for (int l = 0; l < BS; l++) {
+                s1[u * BS + l] += (double)a1[l];
+                s2[u * BS + l] += (double)a2[l];
+            }
         }
     }
-    for (int l = 0; l < VL; l++)
-        bn_act_channel(a, u * VL + l, (double)k[l], s1[l], s2[l]);
-    const VT mu = LANES(a->smean), inv = LANES(a->sinvstd), g = LANES(a->gamma),
-             b = LANES(a->beta);
+    for (int u = u0; u < u1; u++) {
+        const VT k = *(const VT *)(a->x + (size_t)u * us);
+        for (int l = 0; l < BS; l++)
+            bn_act_channel(a, u * BS + l, (double)k[l], s1[u * BS + l], s2[u * BS + l]);
+    }
     const float pinv = 1.0f / (float)hw;
-    float *y0 = a->y + UNIT_OFF(u, hw);
     for (int i = 0; i < a->n; i++) {
-        const float *xi = x0 + (size_t)i * is;
-        float *yi = y0 + (size_t)i * is;
-        VT acc = {0};
-        for (size_t p = 0; p < hw; p++) {
-            const VT xh = (*(const VT *)(xi + p * BS) - mu) * inv;
-            const VT z = g * xh + b;
-            VT out;
-            ACT(out, fn, z);
-            *(VT *)(yi + p * BS) = out;
+        const size_t off = (size_t)i * is + (size_t)u0 * us;
+        const float *xu = a->x + off;
+        float *yu = a->y + off;
+        for (int u = u0; u < u1; u++, xu += us, yu += us) {
+            const VT mu = LANES(a->smean, u), inv = LANES(a->sinvstd, u),
+                     g = LANES(a->gamma, u), b = LANES(a->beta, u);
+            VT acc = {0};
+            for (size_t p = 0; p < hw; p++) {
+                const VT xh = (*(const VT *)(xu + p * BS) - mu) * inv;
+                const VT z = g * xh + b;
+                VT out;
+                ACT(out, fn, z);
+                *(VT *)(yu + p * BS) = out;
+                if (pool)
+                    acc += out;
+            }
             if (pool)
-                acc += out;
+                *(VT *)(a->pool + (size_t)i * a->c + (size_t)u * BS) = acc * pinv;
         }
-        if (pool)
-            *(VT *)(a->pool + (size_t)i * a->c + (size_t)u * VL) = acc * pinv;
     }
 }
 
-/* Backward of unit u: sums of g = dy' * fn'(z) and g * xhat (one
- * read of x and dy), then dx (a second read of both, one write of dx). z
- * is recomputed from x exactly as the forward computed it. dy' is dy, or
- * with se (a->s set) SE's dy * s + dpool / (H*W) (GRAD_IN). Inlined with
- * fn and se constant (FN(bwd_block)), so neither the identity's z nor a
- * branch stays in the loops. */
-static inline __attribute__((always_inline)) void FN(bwd_unit)(const bn_act_args *a, int u,
-                                                               int fn, int se)
+/* Backward of units u0 .. u1-1: sums of g = dy' * fn'(z) and g * xhat
+ * (one read of x and dy; per image in a float vector, then in a double per
+ * channel, in memory order), then dx (a second read of both, one write of
+ * dx). z is recomputed from x exactly as the forward computed it. dy' is
+ * dy, or with se (a->s set) SE's dy * s + dpool / (H*W) (GRAD_IN).
+ * Inlined with fn and se constant (FN(bwd_block)), so neither the
+ * identity's z nor a branch stays in the loops. */
+static inline __attribute__((always_inline)) void FN(bwd_units)(const bn_act_args *a, int u0,
+                                                                int u1, int fn, int se)
 {
-    const size_t hw = a->hw, is = (size_t)a->c * hw, off = UNIT_OFF(u, hw);
-    const float *x0 = a->x + off, *d0 = a->dy + off;
-    const VT mu = LANES(a->smean), inv = LANES(a->sinvstd), g = LANES(a->gamma),
-             b = a->beta ? LANES(a->beta) : (VT){0}; /* no beta: identity, z unused */
+    const size_t hw = a->hw, is = (size_t)a->c * hw, us = hw * BS;
     const float pinv = 1.0f / (float)hw;
-    double s1[VL] = {0}, s2[VL] = {0};
+    double *s1 = a->s1, *s2 = a->s2;
+    for (int ch = u0 * BS; ch < u1 * BS; ch++)
+        s1[ch] = s2[ch] = 0.0;
     VT sv = {0}, pv = {0};
     for (int i = 0; i < a->n; i++) {
-        const float *xi = x0 + (size_t)i * is, *di = d0 + (size_t)i * is;
-        if (se) {
-            sv = *(const VT *)(a->s + (size_t)i * a->c + (size_t)u * VL);
-            pv = *(const VT *)(a->dpool + (size_t)i * a->c + (size_t)u * VL) * pinv;
-        }
-        VT a1 = {0}, a2 = {0};
-        for (size_t p = 0; p < hw; p++) {
-            const VT xh = (*(const VT *)(xi + p * BS) - mu) * inv;
-            const VT z = g * xh + b, d = GRAD_IN(di + p * BS, se, sv, pv);
-            VT gr;
-            ACT_GRAD(gr, fn, z, d);
-            a1 += gr;
-            a2 += gr * xh;
-        }
-        for (int l = 0; l < VL; l++) {
-            s1[l] += (double)a1[l];
-            s2[l] += (double)a2[l];
+        const size_t off = (size_t)i * is + (size_t)u0 * us;
+        const float *xu = a->x + off, *du = a->dy + off;
+        for (int u = u0; u < u1; u++, xu += us, du += us) {
+            const VT mu = LANES(a->smean, u), inv = LANES(a->sinvstd, u),
+                     g = LANES(a->gamma, u),
+                     b = a->beta ? LANES(a->beta, u) : (VT){0}; /* no beta: identity */
+            if (se) {
+                sv = *(const VT *)(a->s + (size_t)i * a->c + (size_t)u * BS);
+                pv = *(const VT *)(a->dpool + (size_t)i * a->c + (size_t)u * BS) * pinv;
+            }
+            VT a1 = {0}, a2 = {0};
+            for (size_t p = 0; p < hw; p++) {
+                const VT xh = (*(const VT *)(xu + p * BS) - mu) * inv;
+                const VT z = g * xh + b, d = GRAD_IN(du + p * BS, se, sv, pv);
+                VT gr;
+                ACT_GRAD(gr, fn, z, d);
+                a1 += gr;
+                a2 += gr * xh;
+            }
+            for (int l = 0; l < BS; l++) {
+                s1[u * BS + l] += (double)a1[l];
+                s2[u * BS + l] += (double)a2[l];
+            }
         }
     }
     const double m = (double)a->n * (double)hw;
-    VT c1 = {0}, c2 = {0};
-    for (int l = 0; l < VL; l++) {
-        a->dbeta[u * VL + l] = (float)s1[l];
-        a->dgamma[u * VL + l] = (float)s2[l];
-        c1[l] = (float)(s1[l] / m);
-        c2[l] = (float)(s2[l] / m);
+    for (int ch = u0 * BS; ch < u1 * BS; ch++) {
+        a->dbeta[ch] = (float)s1[ch];
+        a->dgamma[ch] = (float)s2[ch];
+        /* from here on s1, s2 hold the float means dbeta / m, dgamma / m */
+        s1[ch] = (double)(float)(s1[ch] / m);
+        s2[ch] = (double)(float)(s2[ch] / m);
     }
-    const VT k1 = g * inv;
-    float *dx0 = a->dx + off;
     for (int i = 0; i < a->n; i++) {
-        const float *xi = x0 + (size_t)i * is, *di = d0 + (size_t)i * is;
-        float *dxi = dx0 + (size_t)i * is;
-        if (se) {
-            sv = *(const VT *)(a->s + (size_t)i * a->c + (size_t)u * VL);
-            pv = *(const VT *)(a->dpool + (size_t)i * a->c + (size_t)u * VL) * pinv;
-        }
-        for (size_t p = 0; p < hw; p++) {
-            const VT xh = (*(const VT *)(xi + p * BS) - mu) * inv;
-            const VT z = g * xh + b, d = GRAD_IN(di + p * BS, se, sv, pv);
-            VT gr;
-            ACT_GRAD(gr, fn, z, d);
-            *(VT *)(dxi + p * BS) = k1 * (gr - c1 - xh * c2);
+        const size_t off = (size_t)i * is + (size_t)u0 * us;
+        const float *xu = a->x + off, *du = a->dy + off;
+        float *dxu = a->dx + off;
+        for (int u = u0; u < u1; u++, xu += us, du += us, dxu += us) {
+            const VT mu = LANES(a->smean, u), inv = LANES(a->sinvstd, u),
+                     g = LANES(a->gamma, u), b = a->beta ? LANES(a->beta, u) : (VT){0};
+            VT c1, c2;
+            for (int l = 0; l < BS; l++) {
+                c1[l] = (float)s1[u * BS + l];
+                c2[l] = (float)s2[u * BS + l];
+            }
+            const VT k1 = g * inv;
+            if (se) {
+                sv = *(const VT *)(a->s + (size_t)i * a->c + (size_t)u * BS);
+                pv = *(const VT *)(a->dpool + (size_t)i * a->c + (size_t)u * BS) * pinv;
+            }
+            for (size_t p = 0; p < hw; p++) {
+                const VT xh = (*(const VT *)(xu + p * BS) - mu) * inv;
+                const VT z = g * xh + b, d = GRAD_IN(du + p * BS, se, sv, pv);
+                VT gr;
+                ACT_GRAD(gr, fn, z, d);
+                *(VT *)(dxu + p * BS) = k1 * (gr - c1 - xh * c2);
+            }
         }
     }
 }
 
 /* The kernels above with fn and the SE / pool flag as constants. */
-#define FN_CASE(f, unit, flag)                                                   \
+#define FN_CASE(f, units, flag)                                                  \
     case f:                                                                      \
         if (flag)                                                                \
-            unit(a, u, f, 1);                                                    \
+            units(a, u0, u1, f, 1);                                              \
         else                                                                     \
-            unit(a, u, f, 0);                                                    \
+            units(a, u0, u1, f, 0);                                              \
         break;
 
-BN_CLONES static void FN(fwd_block)(const bn_act_args *a, int u)
+BN_CLONES static void FN(fwd_block)(const bn_act_args *a, int u0, int u1)
 {
     switch (a->fn) {
-        FN_CASE(NAS_FN_RELU, FN(fwd_unit), a->pool != NULL)
-        FN_CASE(NAS_FN_RELU6, FN(fwd_unit), a->pool != NULL)
-        FN_CASE(NAS_FN_HSWISH, FN(fwd_unit), a->pool != NULL)
-        FN_CASE(NAS__BN_IDENTITY, FN(fwd_unit), a->pool != NULL)
+        FN_CASE(NAS_FN_RELU, FN(fwd_units), a->pool != NULL)
+        FN_CASE(NAS_FN_RELU6, FN(fwd_units), a->pool != NULL)
+        FN_CASE(NAS_FN_HSWISH, FN(fwd_units), a->pool != NULL)
+        FN_CASE(NAS__BN_IDENTITY, FN(fwd_units), a->pool != NULL)
     default:
         break; /* refused by bn_act_shape_ok */
     }
 }
 
-BN_CLONES static void FN(bwd_block)(const bn_act_args *a, int u)
+BN_CLONES static void FN(bwd_block)(const bn_act_args *a, int u0, int u1)
 {
     switch (a->fn) {
-        FN_CASE(NAS_FN_RELU, FN(bwd_unit), a->s != NULL)
-        FN_CASE(NAS_FN_RELU6, FN(bwd_unit), a->s != NULL)
-        FN_CASE(NAS_FN_HSWISH, FN(bwd_unit), a->s != NULL)
-        FN_CASE(NAS__BN_IDENTITY, FN(bwd_unit), a->s != NULL)
+        FN_CASE(NAS_FN_RELU, FN(bwd_units), a->s != NULL)
+        FN_CASE(NAS_FN_RELU6, FN(bwd_units), a->s != NULL)
+        FN_CASE(NAS_FN_HSWISH, FN(bwd_units), a->s != NULL)
+        FN_CASE(NAS__BN_IDENTITY, FN(bwd_units), a->s != NULL)
     default:
         break;
     }
@@ -209,7 +232,6 @@ BN_CLONES static void FN(bwd_block)(const bn_act_args *a, int u)
 
 #undef FN_CASE
 #undef LANES
-#undef UNIT_OFF
 #undef ACT
 #undef ACT_GRAD
 #undef GRAD_IN

@@ -12,7 +12,9 @@
  *       batch (no loader: the loader's share is the difference), evaluation
  *       images/s (eval mode), batch-1 latency (nas_latency_ms median) and,
  *       with --epochs, test accuracy after E epochs on the 60k training set
- *       (or its first N images with --train-subset N).
+ *       (or its first N images with --train-subset N). --eval-images 0
+ *       skips evaluation and latency: with NAS_CPU_PROFILE=1 the per-op
+ *       profile then covers the training steps only.
  *   bench_nas sgemm [--threads T] [--size N]
  *       single-precision GEMM peak: best of 5 cblas_sgemm N^3, GFLOP/s.
  *   bench_nas trial --conf FILE --genotype G [--trials K]
@@ -335,7 +337,7 @@ static int cmd_train(int argc, char **argv)
     rc = bench_resident(be, net, train, batch, steps);
     if (!rc)
         rc = bench_loader(net, train, &rec, steps, macs);
-    if (!rc)
+    if (!rc && eval_n > 0) /* --eval-images 0: training only (run.sh's per-op profile) */
         rc = bench_eval(net, test, batch, eval_n, lat_runs);
     if (!rc && epochs > 0)
         rc = bench_epochs(be, &nd, &rec, train, test, epochs, subset);

@@ -7,7 +7,9 @@
  * order. The same data in plain and in blocked layout must give equal
  * bytes, not merely close values: a supernet's subnet accuracies are
  * compared across versions (issue 32) and must not move when a kernel
- * gets faster.
+ * gets faster. The kernels are also called directly with every block
+ * width (1, 8, 16) and 1 or 2 threads, so that the nChw16c code, which the
+ * backend runs only on AVX-512 hosts, is checked on every host.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,7 +20,7 @@
 #include <cmocka.h>
 #include "nas/backend.h"
 #include "nas/rng.h"
-#include "trainer/backend_impl.h" /* nas__cpu_bn_stats */
+#include "trainer/backend_impl.h" /* nas__cpu_bn_stats, _bn_act_*, _chscale_* */
 
 /* x[n, c, hw] plain -> blocked by b: element (i, ch, s) at
  * ((i * c/b + ch/b) * hw + s) * b + ch % b. */
@@ -142,11 +144,156 @@ static void test_gap_chscale_bits(void **state)
     nas_backend_destroy(be);
 }
 
+/* Plain x[n, c, hw] -> its block-b layout (b = 1: a copy), in a new buffer. */
+static float *blocked_copy(const float *x, int n, int c, int hw, int b)
+{
+    float *out = malloc((size_t)n * c * hw * sizeof *out);
+    assert_non_null(out);
+    to_blocked(x, n, c, hw, b, out);
+    return out;
+}
+
+/* Fails unless a (plain) and the block-b buffer got hold the same bytes. */
+static void blocked_eq(const float *a, const float *got, int n, int c, int hw, int b,
+                       const char *what, int nthr)
+{
+    float *want = blocked_copy(a, n, c, hw, b);
+    if (memcmp(want, got, (size_t)n * c * hw * sizeof *want))
+        fail_msg("%s of %d channels: block %d (%d threads) differs from plain", what, c, b, nthr);
+    free(want);
+}
+
+static void fill(nas_rng *r, float *x, size_t count, float lo, float hi)
+{
+    for (size_t i = 0; i < count; i++)
+        x[i] = lo + (hi - lo) * nas_rng_uniform(r);
+}
+
+/* SE's channel scale, nas__cpu_chscale_fwd / _bwd: y, dx and ds of every
+ * block width equal the plain kernel's bytes. */
+static void test_chscale_kernel_bits(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 11, 3);
+    const int cs[] = {16, 48}, n = 3, hw = 5 * 5;
+    for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+        const int c = cs[k];
+        const size_t count = (size_t)n * c * hw, nc = (size_t)n * c;
+        float *x = malloc(count * sizeof *x), *dy = malloc(count * sizeof *dy),
+              *y = malloc(count * sizeof *y), *dx = malloc(count * sizeof *dx),
+              *s = malloc(nc * sizeof *s), *ds = malloc(nc * sizeof *ds),
+              *yb = malloc(count * sizeof *yb), *dxb = malloc(count * sizeof *dxb),
+              *dsb = malloc(nc * sizeof *dsb);
+        assert_non_null(x && dy && y && dx && s && ds && yb && dxb && dsb);
+        fill(&r, x, count, -2.0f, 2.0f);
+        fill(&r, dy, count, -1.0f, 1.0f);
+        fill(&r, s, nc, 0.0f, 1.0f);
+        assert_int_equal(nas__cpu_chscale_fwd(x, s, y, n, c, (size_t)hw, 1, 1), 0);
+        assert_int_equal(nas__cpu_chscale_bwd(x, s, dy, dx, ds, n, c, (size_t)hw, 1, 1), 0);
+        for (int b = 8; b <= 16; b += 8)
+            for (int nthr = 1; nthr <= 2; nthr++) {
+                float *xb = blocked_copy(x, n, c, hw, b), *dyb = blocked_copy(dy, n, c, hw, b);
+                assert_int_equal(nas__cpu_chscale_fwd(xb, s, yb, n, c, (size_t)hw, b, nthr), 0);
+                blocked_eq(y, yb, n, c, hw, b, "chscale y", nthr);
+                assert_int_equal(
+                    nas__cpu_chscale_bwd(xb, s, dyb, dxb, dsb, n, c, (size_t)hw, b, nthr), 0);
+                blocked_eq(dx, dxb, n, c, hw, b, "chscale dx", nthr);
+                if (memcmp(ds, dsb, nc * sizeof *ds))
+                    fail_msg("chscale ds of %d channels: block %d (%d threads) differs from "
+                             "plain", c, b, nthr);
+                free(xb);
+                free(dyb);
+            }
+        float *all[] = {x, dy, y, dx, s, ds, yb, dxb, dsb};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            free(all[i]);
+    }
+}
+
+/* Training batch norm + activation, nas__cpu_bn_act_fwd / _bwd (with and
+ * without SE's pool and gradients): every output of every block width and
+ * thread count equals the plain kernel's bytes. */
+static void bn_act_bits_one(nas_rng *r, int fn, int c, int se)
+{
+    const int n = 3, hw = 6 * 6;
+    const size_t count = (size_t)n * c * hw, nc = (size_t)n * c;
+    enum { CMAX = 48 };
+    assert_true(c <= CMAX);
+    float *x = malloc(count * sizeof *x), *dy = malloc(count * sizeof *dy),
+          *y = malloc(count * sizeof *y), *dx = malloc(count * sizeof *dx),
+          *yb = malloc(count * sizeof *yb), *dxb = malloc(count * sizeof *dxb),
+          *s = malloc(nc * sizeof *s), *dpool = malloc(nc * sizeof *dpool),
+          *pool = malloc(nc * sizeof *pool), *poolb = malloc(nc * sizeof *poolb);
+    assert_non_null(x && dy && y && dx && yb && dxb && s && dpool && pool && poolb);
+    float gamma[CMAX], beta[CMAX], mean[CMAX], var[CMAX], inv[CMAX], dg[CMAX], db[CMAX];
+    float meanb[CMAX], varb[CMAX], invb[CMAX], dgb[CMAX], dbb[CMAX];
+    fill(r, x, count, -3.0f, 5.0f);
+    fill(r, dy, count, -1.0f, 1.0f);
+    fill(r, s, nc, 0.0f, 1.0f);
+    fill(r, dpool, nc, -1.0f, 1.0f);
+    fill(r, gamma, (size_t)c, 0.5f, 2.5f);
+    fill(r, beta, (size_t)c, -1.0f, 1.0f);
+    const float *bt = fn == NAS__BN_IDENTITY ? NULL : beta;
+    assert_int_equal(nas__cpu_bn_act_fwd(fn, x, gamma, beta, y, se ? pool : NULL, mean, var, inv,
+                                         n, c, (size_t)hw, 1, 1e-5f, 1),
+                     0);
+    assert_int_equal(nas__cpu_bn_act_bwd(fn, x, dy, se ? s : NULL, se ? dpool : NULL, gamma, bt,
+                                         mean, inv, dx, dg, db, n, c, (size_t)hw, 1, 1),
+                     0);
+    for (int b = 8; b <= 16; b += 8) {
+        if (c % b)
+            continue;
+        for (int nthr = 1; nthr <= 2; nthr++) {
+            float *xb = blocked_copy(x, n, c, hw, b), *dyb = blocked_copy(dy, n, c, hw, b);
+            assert_int_equal(nas__cpu_bn_act_fwd(fn, xb, gamma, beta, yb, se ? poolb : NULL,
+                                                 meanb, varb, invb, n, c, (size_t)hw, b, 1e-5f,
+                                                 nthr),
+                             0);
+            blocked_eq(y, yb, n, c, hw, b, "bn_act y", nthr);
+            if (memcmp(mean, meanb, (size_t)c * sizeof *mean) ||
+                memcmp(var, varb, (size_t)c * sizeof *var) ||
+                memcmp(inv, invb, (size_t)c * sizeof *inv) ||
+                (se && memcmp(pool, poolb, nc * sizeof *pool)))
+                fail_msg("bn_act fn %d statistics or pool of %d channels: block %d (%d threads) "
+                         "differ from plain", fn, c, b, nthr);
+            assert_int_equal(nas__cpu_bn_act_bwd(fn, xb, dyb, se ? s : NULL, se ? dpool : NULL,
+                                                 gamma, bt, meanb, invb, dxb, dgb, dbb, n, c,
+                                                 (size_t)hw, b, nthr),
+                             0);
+            blocked_eq(dx, dxb, n, c, hw, b, "bn_act dx", nthr);
+            if (memcmp(dg, dgb, (size_t)c * sizeof *dg) || memcmp(db, dbb, (size_t)c * sizeof *db))
+                fail_msg("bn_act fn %d dgamma / dbeta of %d channels: block %d (%d threads) "
+                         "differ from plain", fn, c, b, nthr);
+            free(xb);
+            free(dyb);
+        }
+    }
+    float *all[] = {x, dy, y, dx, yb, dxb, s, dpool, pool, poolb};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+}
+
+static void test_bn_act_kernel_bits(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 13, 4);
+    const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH, NAS__BN_IDENTITY};
+    const int cs[] = {16, 24, 48};
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+        for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++)
+            for (int se = 0; se <= 1; se++)
+                bn_act_bits_one(&r, fns[f], cs[k], se);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bn_stats_bits),
         cmocka_unit_test(test_gap_chscale_bits),
+        cmocka_unit_test(test_chscale_kernel_bits),
+        cmocka_unit_test(test_bn_act_kernel_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
