@@ -273,8 +273,8 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
  * NCHW (bs 1); s, ds [N,C] plain. nthr: OpenMP threads over the (image,
  * channel block) pairs (below 1: OpenMP's default); each ds is summed on
  * one thread in memory order, so results do not depend on nthr. Return 0,
- * or -1 before writing anything for bs not in 1..16 or C not a multiple
- * of bs.
+ * or -1 before writing anything for bs not in 1..16, C not a multiple of
+ * bs, or (backward) dy or ds NULL.
  */
 int nas__cpu_chscale_fwd(const float *x, const float *s, float *y, int n, int c, size_t hw,
                          int bs, int nthr);

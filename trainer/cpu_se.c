@@ -111,8 +111,10 @@ SE_UNITS(16, v16)
 SE_UNITS(8, v8)
 #undef SE_UNITS
 
-int nas__cpu_chscale_fwd(const float *x, const float *s, float *y, int n, int c, size_t hw,
-                         int bs, int nthr)
+/* The forward (dy NULL: out = y) or the backward (out = dx, may be NULL)
+ * over every (image, channel block) unit of one call. */
+static int se_run(const float *x, const float *s, const float *dy, float *out, float *ds, int n,
+                  int c, size_t hw, int bs, int nthr)
 {
     if (bs < 1 || bs > 16 || c % bs != 0)
         return -1;
@@ -120,31 +122,32 @@ int nas__cpu_chscale_fwd(const float *x, const float *s, float *y, int n, int c,
     nthr = se_threads(nthr, units);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (long u = 0; u < units; u++) {
-        if (bs == 16)
-            fwd_unit16(x, s, y, c, hw, u);
+        if (!dy && bs == 16)
+            fwd_unit16(x, s, out, c, hw, u);
+        else if (!dy && bs == 8)
+            fwd_unit8(x, s, out, c, hw, u);
+        else if (!dy)
+            fwd_unit(x, s, out, c, hw, bs, u);
+        else if (bs == 16)
+            bwd_unit16(x, s, dy, out, ds, c, hw, u);
         else if (bs == 8)
-            fwd_unit8(x, s, y, c, hw, u);
+            bwd_unit8(x, s, dy, out, ds, c, hw, u);
         else
-            fwd_unit(x, s, y, c, hw, bs, u);
+            bwd_unit(x, s, dy, out, ds, c, hw, bs, u);
     }
     return 0;
+}
+
+int nas__cpu_chscale_fwd(const float *x, const float *s, float *y, int n, int c, size_t hw,
+                         int bs, int nthr)
+{
+    return se_run(x, s, NULL, y, NULL, n, c, hw, bs, nthr);
 }
 
 int nas__cpu_chscale_bwd(const float *x, const float *s, const float *dy, float *dx, float *ds,
                          int n, int c, size_t hw, int bs, int nthr)
 {
-    if (bs < 1 || bs > 16 || c % bs != 0)
+    if (!dy || !ds)
         return -1;
-    const long units = (long)n * (c / bs);
-    nthr = se_threads(nthr, units);
-#pragma omp parallel for num_threads(nthr) schedule(static)
-    for (long u = 0; u < units; u++) {
-        if (bs == 16)
-            bwd_unit16(x, s, dy, dx, ds, c, hw, u);
-        else if (bs == 8)
-            bwd_unit8(x, s, dy, dx, ds, c, hw, u);
-        else
-            bwd_unit(x, s, dy, dx, ds, c, hw, bs, u);
-    }
-    return 0;
+    return se_run(x, s, dy, dx, ds, n, c, hw, bs, nthr);
 }
