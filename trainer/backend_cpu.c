@@ -193,6 +193,8 @@ typedef struct cpu_ctx {
     size_t tmp_bytes[N_TMP];
     float *var; /* per-channel variance staging for batch norm */
     size_t var_count;
+    double *bn_sums; /* 2*C per-channel sums of our batch norm kernels (trainer/cpu_bn_act.c) */
+    size_t bn_sums_bytes;
     void *gomp; /* dlopen handle of libgomp, or NULL */
     void (*omp_set_num_threads)(int);
     int bf16; /* precision "bf16": activations in L_NHWC_BF16 */
@@ -1288,7 +1290,7 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
                           nas_tensor *dbeta, int slot);
 
 /* Training batch norm's backward: fp32 by our own kernel (trainer/cpu_bn_act.c,
- * no activation), one thread per channel block; bf16 by oneDNN. */
+ * no activation), each thread a run of consecutive channel blocks; bf16 by oneDNN. */
 static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
                              const nas_tensor *gamma, const nas_tensor *save_mean,
                              const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
@@ -1327,15 +1329,14 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
     const float *xb = in_layout(be, x, lx, 0);
     if (!xb)
         return NAS_EBACKEND;
-    if (grow_bytes((void **)&c->var, &c->var_count, (size_t)x->c * sizeof(float)) != NAS_OK)
+    if (grow_bytes((void **)&c->var, &c->var_count, (size_t)x->c * sizeof(float)) != NAS_OK ||
+        grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes, 2 * (size_t)x->c * sizeof(double)) !=
+            NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
-    const int krc = nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y),
-                                        pool ? F(pool) : NULL, F(save_mean), c->var,
-                                        F(save_invstd), x->n, x->c, (size_t)x->h * x->w,
-                                        block_of(lx), eps, pick_threads(be, x->count));
-    if (krc == -2)
-        return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
-    if (krc != 0)
+    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), pool ? F(pool) : NULL,
+                            F(save_mean), c->var, F(save_invstd), c->bn_sums, x->n, x->c,
+                            (size_t)x->h * x->w, block_of(lx), eps,
+                            pick_threads(be, x->count)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_fwd_train: fn %d x[%d,%d,%d,%d] refused", fn,
                                  x->n, x->c, x->h, x->w);
@@ -1396,13 +1397,13 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
     if (s && (is_bf16(s->layout) || is_bf16(dpool->layout)))
         return nas__backend_fail(be, NAS_EBACKEND, "cpu batchnorm_act_se_bwd: bf16 s or dpool");
     const float *sb = s ? CF(s) : NULL, *pb = s ? CF(dpool) : NULL;
-    const int krc = nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
-                                        CF(save_invstd), F(dx), F(dgamma), F(dbeta), x->n,
-                                        x->c, (size_t)x->h * x->w, block_of(lx),
-                                        pick_threads(be, x->count));
-    if (krc == -2)
+    cpu_ctx *c = ctx_of(be);
+    if (grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes, 2 * (size_t)x->c * sizeof(double)) !=
+        NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_bwd: out of memory");
-    if (krc != 0)
+    if (nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
+                            CF(save_invstd), F(dx), F(dgamma), F(dbeta), c->bn_sums, x->n, x->c,
+                            (size_t)x->h * x->w, block_of(lx), pick_threads(be, x->count)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_bwd: fn %d x[%d,%d,%d,%d] refused", fn, x->n,
                                  x->c, x->h, x->w);
@@ -1990,6 +1991,7 @@ static void cpu_destroy(nas_backend *be)
         for (int i = 0; i < N_TMP; i++)
             free(c->tmp[i]);
         free(c->var);
+        free(c->bn_sums);
         if (c->attr)
             dnnl_primitive_attr_destroy(c->attr);
         if (c->stream)

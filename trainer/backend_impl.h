@@ -251,19 +251,19 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
  * y * s and dpool that of pool. nthr: OpenMP threads, at most one per
  * channel block (below 1: OpenMP's default). Each block's sums run in a
  * fixed order on one thread, so the results do not depend on nthr.
- * Return 0; -1 before writing anything when they do not handle the case
- * (another fn, bs not 16, 8 or 1, C not a multiple of bs, an empty
- * extent, a missing beta, only one of s and dpool); -2 before writing
- * anything when the 2*C doubles of per-channel sums cannot be allocated.
+ * ws: the caller's workspace of 2*C doubles (per-channel sums). Return 0,
+ * or -1 before writing anything when they do not handle the case (another
+ * fn, bs not 16, 8 or 1, C not a multiple of bs, an empty extent, a
+ * missing beta, only one of s and dpool, no ws).
  */
 #define NAS__BN_IDENTITY (-1)
 int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,
-                        float *pool, float *mean, float *var, float *invstd, int n, int c,
-                        size_t hw, int bs, float eps, int nthr);
+                        float *pool, float *mean, float *var, float *invstd, double *ws, int n,
+                        int c, size_t hw, int bs, float eps, int nthr);
 int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
                         const float *dpool, const float *gamma, const float *beta,
                         const float *mean, const float *invstd, float *dx, float *dgamma,
-                        float *dbeta, int n, int c, size_t hw, int bs, int nthr);
+                        float *dbeta, double *ws, int n, int c, size_t hw, int bs, int nthr);
 
 /*
  * Squeeze-and-excitation's channel scale on the cpu backend

@@ -7,9 +7,10 @@
  * batch norm; composing BN and the activation costs a write and a read of
  * BN's output in the forward, and a read of it plus a write and a read of
  * the activation's input gradient in the backward. The backend also runs
- * every fp32 training batch norm's backward here (fn ReLU or none): one
- * thread per channel block, without the barriers of oneDNN's two-thread
- * batch norm, which sleep under OMP_WAIT_POLICY=passive on a busy host.
+ * every fp32 training batch norm's backward here (fn ReLU or none): each
+ * thread a run of consecutive channel blocks, without the barriers of
+ * oneDNN's two-thread batch norm, which sleep under OMP_WAIT_POLICY=passive
+ * on a busy host.
  *
  * Squeeze-and-excitation (Hu et al. 2018) after the activation, y' = y *
  * s[n,c] with s computed from pool[n,c] = mean over H*W of y: the forward
@@ -56,7 +57,6 @@
  */
 #include <math.h>   /* sqrt */
 #include <stddef.h> /* size_t */
-#include <stdlib.h> /* malloc, free */
 #ifdef _OPENMP
 #include <omp.h> /* omp_get_max_threads */
 #endif
@@ -79,7 +79,7 @@ typedef struct bn_act_args {
     float *y, *dx, *mean, *var, *invstd, *dgamma, *dbeta;
     float *pool;             /* forward: [N,C] means of y over H*W, or NULL */
     const float *s, *dpool;  /* backward: SE's channel scales and pooled gradient [N,C], or NULL */
-    double *s1, *s2;         /* [C] sums per channel (a thread writes only its own units') */
+    double *s1, *s2;         /* [C] sums per channel, the caller's (a thread writes its units') */
 } bn_act_args;
 
 /* Channel ch's mean, biased variance and invstd from its shifted sums
@@ -166,38 +166,31 @@ static int bn_act_shape_ok(int fn, int n, int c, size_t hw, int bs)
 }
 
 int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,
-                        float *pool, float *mean, float *var, float *invstd, int n, int c,
-                        size_t hw, int bs, float eps, int nthr)
+                        float *pool, float *mean, float *var, float *invstd, double *ws, int n,
+                        int c, size_t hw, int bs, float eps, int nthr)
 {
-    if (!bn_act_shape_ok(fn, n, c, hw, bs) || !beta)
+    if (!bn_act_shape_ok(fn, n, c, hw, bs) || !beta || !ws)
         return -1;
     bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .eps = eps, .x = x,
                      .gamma = gamma, .beta = beta, .y = y, .mean = mean, .var = var,
-                     .invstd = invstd, .smean = mean, .sinvstd = invstd, .pool = pool};
-    if (!(a.s1 = malloc(2 * (size_t)c * sizeof(double))))
-        return -2;
-    a.s2 = a.s1 + c;
+                     .invstd = invstd, .smean = mean, .sinvstd = invstd, .pool = pool,
+                     .s1 = ws, .s2 = ws + c};
     run_units(1, &a, bs, nthr);
-    free(a.s1);
     return 0;
 }
 
 int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
                         const float *dpool, const float *gamma, const float *beta,
                         const float *mean, const float *invstd, float *dx, float *dgamma,
-                        float *dbeta, int n, int c, size_t hw, int bs, int nthr)
+                        float *dbeta, double *ws, int n, int c, size_t hw, int bs, int nthr)
 {
     if (!bn_act_shape_ok(fn, n, c, hw, bs) || (!beta && fn != NAS__BN_IDENTITY) ||
-        (!s != !dpool))
+        (!s != !dpool) || !ws)
         return -1;
     bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .x = x, .dy = dy,
                      .gamma = gamma, .beta = beta, .smean = mean,
                      .sinvstd = invstd, .dx = dx, .dgamma = dgamma,
-                     .dbeta = dbeta, .s = s, .dpool = dpool};
-    if (!(a.s1 = malloc(2 * (size_t)c * sizeof(double))))
-        return -2;
-    a.s2 = a.s1 + c;
+                     .dbeta = dbeta, .s = s, .dpool = dpool, .s1 = ws, .s2 = ws + c};
     run_units(0, &a, bs, nthr);
-    free(a.s1);
     return 0;
 }

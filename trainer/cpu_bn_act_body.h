@@ -91,6 +91,7 @@ static inline __attribute__((always_inline)) void FN(fwd_units)(const bn_act_arg
         }
     }
     for (int u = u0; u < u1; u++) {
+        /* k again: read before the pass below writes y, which may be x */
         const VT k = *(const VT *)(a->x + (size_t)u * us);
         for (int l = 0; l < BS; l++)
             bn_act_channel(a, u * BS + l, (double)k[l], s1[u * BS + l], s2[u * BS + l]);

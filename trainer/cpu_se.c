@@ -39,7 +39,8 @@ static int se_threads(int nthr, long units)
 }
 
 /* Unit (image i, block cb) of the forward: bs channels over hw positions
- * (any bs; the block widths the backend uses have their own below). */
+ * (bs other than 16 and 8, which have their own below; the plain layout's
+ * bs 1 among them). */
 SE_CLONES static void fwd_unit(const float *x, const float *s, float *y, int c, size_t hw, int bs,
                                long u)
 {

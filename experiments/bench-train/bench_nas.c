@@ -12,8 +12,8 @@
  *       batch (no loader: the loader's share is the difference), evaluation
  *       images/s (eval mode), batch-1 latency (nas_latency_ms median) and,
  *       with --epochs, test accuracy after E epochs on the 60k training set
- *       (or its first N images with --train-subset N). --eval-images 0
- *       skips evaluation and latency: with NAS_CPU_PROFILE=1 the per-op
+ *       (or its first N images with --train-subset N). --eval-images 0 (or
+ *       less) skips evaluation and latency: with NAS_CPU_PROFILE=1 the per-op
  *       profile then covers the training steps only.
  *   bench_nas sgemm [--threads T] [--size N]
  *       single-precision GEMM peak: best of 5 cblas_sgemm N^3, GFLOP/s.

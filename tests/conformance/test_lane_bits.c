@@ -9,8 +9,11 @@
  * compared across versions (issue 32) and must not move when a kernel
  * gets faster. The kernels are also called directly with every block
  * width (1, 8, 16) and 1 or 2 threads, so that the nChw16c code, which the
- * backend runs only on AVX-512 hosts, is checked on every host.
+ * backend runs only on AVX-512 hosts, is checked on every host; the fused
+ * batch norm + activation against a scalar reference of its documented
+ * algorithm written here (bn_ref_run), in place and out of place.
  */
+#include <math.h> /* sqrt (the reference batch norm) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -159,7 +162,8 @@ static void blocked_eq(const float *a, const float *got, int n, int c, int hw, i
 {
     float *want = blocked_copy(a, n, c, hw, b);
     if (memcmp(want, got, (size_t)n * c * hw * sizeof *want))
-        fail_msg("%s of %d channels: block %d (%d threads) differs from plain", what, c, b, nthr);
+        fail_msg("%s of %d channels: block %d (%d threads) differs from the plain-layout "
+                 "expectation", what, c, b, nthr);
     free(want);
 }
 
@@ -185,7 +189,7 @@ static void test_chscale_kernel_bits(void **state)
               *s = malloc(nc * sizeof *s), *ds = malloc(nc * sizeof *ds),
               *yb = malloc(count * sizeof *yb), *dxb = malloc(count * sizeof *dxb),
               *dsb = malloc(nc * sizeof *dsb);
-        assert_non_null(x && dy && y && dx && s && ds && yb && dxb && dsb);
+        assert_true(x && dy && y && dx && s && ds && yb && dxb && dsb);
         fill(&r, x, count, -2.0f, 2.0f);
         fill(&r, dy, count, -1.0f, 1.0f);
         fill(&r, s, nc, 0.0f, 1.0f);
@@ -211,12 +215,119 @@ static void test_chscale_kernel_bits(void **state)
     }
 }
 
-/* Training batch norm + activation, nas__cpu_bn_act_fwd / _bwd (with and
- * without SE's pool and gradients): every output of every block width and
- * thread count equals the plain kernel's bytes. */
-static void bn_act_bits_one(nas_rng *r, int fn, int c, int se)
+/* The documented algorithm of trainer/cpu_bn_act.c, one channel at a time
+ * in plain NCHW, written here independently of the kernel (this file is
+ * built with -ffp-contract=off, as the kernel is): the forward's shifted
+ * sums per image in float, added into a double per channel; y = fn(gamma *
+ * xhat + beta) in PyTorch's formulas; the backward's sums of g = dy' *
+ * fn'(z) and g * xhat the same way; dx = gamma * invstd * (g - dbeta / m -
+ * xhat * dgamma / m). */
+typedef struct bn_ref {
+    int fn, n, c, hw, se;
+    const float *x, *dy, *gamma, *beta, *s, *dpool;
+    float *y, *pool, *mean, *var, *inv, *dx, *dg, *db;
+} bn_ref;
+
+static float ref_act(int fn, float z)
 {
-    const int n = 3, hw = 6 * 6;
+    if (fn == NAS_FN_RELU)
+        return z > 0.0f ? z : 0.0f;
+    if (fn == NAS_FN_RELU6)
+        return z < 0.0f ? 0.0f : (z > 6.0f ? 6.0f : z);
+    if (fn == NAS_FN_HSWISH)
+        return z <= -3.0f ? 0.0f : (z >= 3.0f ? z : z * (z + 3.0f) / 6.0f);
+    return z;
+}
+
+static float ref_act_grad(int fn, float z, float d)
+{
+    if (fn == NAS_FN_RELU)
+        return z > 0.0f ? d : 0.0f;
+    if (fn == NAS_FN_RELU6)
+        return z > 0.0f && z < 6.0f ? d : 0.0f;
+    if (fn == NAS_FN_HSWISH)
+        return z < -3.0f ? 0.0f : (z > 3.0f ? d : d * (z / 3.0f + 0.5f));
+    return d;
+}
+
+static void bn_ref_run(const bn_ref *r)
+{
+    const double m = (double)r->n * (double)r->hw;
+    const float pinv = 1.0f / (float)r->hw;
+    for (int ch = 0; ch < r->c; ch++) {
+#define AT(i, p) (((size_t)(i) * r->c + ch) * r->hw + (p))
+        const float k = r->x[AT(0, 0)];
+        double s1 = 0.0, s2 = 0.0;
+        for (int i = 0; i < r->n; i++) {
+            float a1 = 0.0f, a2 = 0.0f;
+            for (int p = 0; p < r->hw; p++) {
+                const float d = r->x[AT(i, p)] - k;
+                a1 += d;
+                a2 += d * d;
+            }
+            s1 += (double)a1;
+            s2 += (double)a2;
+        }
+        const double dm = s1 / m, v = s2 / m - dm * dm;
+        r->mean[ch] = (float)((double)k + dm);
+        r->var[ch] = (float)(v > 0.0 ? v : 0.0);
+        r->inv[ch] = (float)(1.0 / sqrt((double)r->var[ch] + (double)1e-5f));
+        const float mu = r->mean[ch], inv = r->inv[ch], g = r->gamma[ch],
+                    b = r->fn == NAS__BN_IDENTITY ? 0.0f : r->beta[ch];
+        for (int i = 0; i < r->n; i++) {
+            float acc = 0.0f;
+            for (int p = 0; p < r->hw; p++) {
+                const float out = ref_act(r->fn, g * ((r->x[AT(i, p)] - mu) * inv) + r->beta[ch]);
+                r->y[AT(i, p)] = out;
+                acc += out;
+            }
+            r->pool[(size_t)i * r->c + ch] = acc * pinv;
+        }
+        double t1 = 0.0, t2 = 0.0;
+        for (int pass = 0; pass < 2; pass++) {
+            const float c1 = (float)(t1 / m), c2 = (float)(t2 / m), k1 = g * inv;
+            for (int i = 0; i < r->n; i++) {
+                const size_t nc = (size_t)i * r->c + ch;
+                const float sv = r->se ? r->s[nc] : 0.0f, pv = r->se ? r->dpool[nc] * pinv : 0.0f;
+                float a1 = 0.0f, a2 = 0.0f;
+                for (int p = 0; p < r->hw; p++) {
+                    const float xh = (r->x[AT(i, p)] - mu) * inv, z = g * xh + b;
+                    const float d = r->se ? r->dy[AT(i, p)] * sv + pv : r->dy[AT(i, p)];
+                    const float gr = ref_act_grad(r->fn, z, d);
+                    if (pass == 0) {
+                        a1 += gr;
+                        a2 += gr * xh;
+                    } else {
+                        r->dx[AT(i, p)] = k1 * (gr - c1 - xh * c2);
+                    }
+                }
+                t1 += pass == 0 ? (double)a1 : 0.0;
+                t2 += pass == 0 ? (double)a2 : 0.0;
+            }
+            if (pass == 0) {
+                r->db[ch] = (float)t1;
+                r->dg[ch] = (float)t2;
+            }
+        }
+#undef AT
+    }
+}
+
+/* Fails unless the kernel's per-channel array equals the reference's bytes. */
+static void chan_eq(const float *want, const float *got, size_t count, const char *what, int fn,
+                    int c, int b, int nthr)
+{
+    if (memcmp(want, got, count * sizeof *want))
+        fail_msg("bn_act fn %d %s of %d channels: block %d (%d threads) differs from the "
+                 "reference", fn, what, c, b, nthr);
+}
+
+/* Training batch norm + activation, nas__cpu_bn_act_fwd / _bwd (with and
+ * without SE's pool and gradients), every block width (1, 8, 16) and 1 or 2
+ * threads, out of place and in place (y == x, dx == dy): every output
+ * equals bn_ref_run's bytes. */
+static void bn_act_bits_one(nas_rng *r, int fn, int n, int c, int hw, int se)
+{
     const size_t count = (size_t)n * c * hw, nc = (size_t)n * c;
     enum { CMAX = 48 };
     assert_true(c <= CMAX);
@@ -225,49 +336,56 @@ static void bn_act_bits_one(nas_rng *r, int fn, int c, int se)
           *yb = malloc(count * sizeof *yb), *dxb = malloc(count * sizeof *dxb),
           *s = malloc(nc * sizeof *s), *dpool = malloc(nc * sizeof *dpool),
           *pool = malloc(nc * sizeof *pool), *poolb = malloc(nc * sizeof *poolb);
-    assert_non_null(x && dy && y && dx && yb && dxb && s && dpool && pool && poolb);
+    assert_true(x && dy && y && dx && yb && dxb && s && dpool && pool && poolb);
     float gamma[CMAX], beta[CMAX], mean[CMAX], var[CMAX], inv[CMAX], dg[CMAX], db[CMAX];
     float meanb[CMAX], varb[CMAX], invb[CMAX], dgb[CMAX], dbb[CMAX];
+    double ws[2 * CMAX];
     fill(r, x, count, -3.0f, 5.0f);
     fill(r, dy, count, -1.0f, 1.0f);
     fill(r, s, nc, 0.0f, 1.0f);
     fill(r, dpool, nc, -1.0f, 1.0f);
     fill(r, gamma, (size_t)c, 0.5f, 2.5f);
     fill(r, beta, (size_t)c, -1.0f, 1.0f);
+    const bn_ref ref = {.fn = fn, .n = n, .c = c, .hw = hw, .se = se, .x = x, .dy = dy,
+                        .gamma = gamma, .beta = beta, .s = s, .dpool = dpool, .y = y,
+                        .pool = pool, .mean = mean, .var = var, .inv = inv, .dx = dx,
+                        .dg = dg, .db = db};
+    bn_ref_run(&ref);
     const float *bt = fn == NAS__BN_IDENTITY ? NULL : beta;
-    assert_int_equal(nas__cpu_bn_act_fwd(fn, x, gamma, beta, y, se ? pool : NULL, mean, var, inv,
-                                         n, c, (size_t)hw, 1, 1e-5f, 1),
-                     0);
-    assert_int_equal(nas__cpu_bn_act_bwd(fn, x, dy, se ? s : NULL, se ? dpool : NULL, gamma, bt,
-                                         mean, inv, dx, dg, db, n, c, (size_t)hw, 1, 1),
-                     0);
-    for (int b = 8; b <= 16; b += 8) {
+    const int bs[] = {1, 8, 16};
+    for (size_t bi = 0; bi < sizeof bs / sizeof bs[0]; bi++) {
+        const int b = bs[bi];
         if (c % b)
             continue;
-        for (int nthr = 1; nthr <= 2; nthr++) {
-            float *xb = blocked_copy(x, n, c, hw, b), *dyb = blocked_copy(dy, n, c, hw, b);
-            assert_int_equal(nas__cpu_bn_act_fwd(fn, xb, gamma, beta, yb, se ? poolb : NULL,
-                                                 meanb, varb, invb, n, c, (size_t)hw, b, 1e-5f,
-                                                 nthr),
-                             0);
-            blocked_eq(y, yb, n, c, hw, b, "bn_act y", nthr);
-            if (memcmp(mean, meanb, (size_t)c * sizeof *mean) ||
-                memcmp(var, varb, (size_t)c * sizeof *var) ||
-                memcmp(inv, invb, (size_t)c * sizeof *inv) ||
-                (se && memcmp(pool, poolb, nc * sizeof *pool)))
-                fail_msg("bn_act fn %d statistics or pool of %d channels: block %d (%d threads) "
-                         "differ from plain", fn, c, b, nthr);
-            assert_int_equal(nas__cpu_bn_act_bwd(fn, xb, dyb, se ? s : NULL, se ? dpool : NULL,
-                                                 gamma, bt, meanb, invb, dxb, dgb, dbb, n, c,
-                                                 (size_t)hw, b, nthr),
-                             0);
-            blocked_eq(dx, dxb, n, c, hw, b, "bn_act dx", nthr);
-            if (memcmp(dg, dgb, (size_t)c * sizeof *dg) || memcmp(db, dbb, (size_t)c * sizeof *db))
-                fail_msg("bn_act fn %d dgamma / dbeta of %d channels: block %d (%d threads) "
-                         "differ from plain", fn, c, b, nthr);
-            free(xb);
-            free(dyb);
-        }
+        for (int nthr = 1; nthr <= 2; nthr++)
+            for (int in_place = 0; in_place <= 1; in_place++) {
+                float *xb = blocked_copy(x, n, c, hw, b), *dyb = blocked_copy(dy, n, c, hw, b);
+                float *xf = in_place ? blocked_copy(x, n, c, hw, b) : xb; /* y's buffer */
+                float *out = in_place ? xf : yb;
+                assert_int_equal(nas__cpu_bn_act_fwd(fn, xf, gamma, beta, out, se ? poolb : NULL,
+                                                     meanb, varb, invb, ws, n, c, (size_t)hw, b,
+                                                     1e-5f, nthr),
+                                 0);
+                blocked_eq(y, out, n, c, hw, b, "bn_act y", nthr);
+                chan_eq(mean, meanb, (size_t)c, "mean", fn, c, b, nthr);
+                chan_eq(var, varb, (size_t)c, "var", fn, c, b, nthr);
+                chan_eq(inv, invb, (size_t)c, "invstd", fn, c, b, nthr);
+                if (se)
+                    chan_eq(pool, poolb, nc, "pool", fn, c, b, nthr);
+                float *dout = in_place ? dyb : dxb;
+                assert_int_equal(nas__cpu_bn_act_bwd(fn, xb, dyb, se ? s : NULL,
+                                                     se ? dpool : NULL, gamma, bt, meanb, invb,
+                                                     dout, dgb, dbb, ws, n, c, (size_t)hw, b,
+                                                     nthr),
+                                 0);
+                blocked_eq(dx, dout, n, c, hw, b, "bn_act dx", nthr);
+                chan_eq(dg, dgb, (size_t)c, "dgamma", fn, c, b, nthr);
+                chan_eq(db, dbb, (size_t)c, "dbeta", fn, c, b, nthr);
+                if (in_place)
+                    free(xf);
+                free(xb);
+                free(dyb);
+            }
     }
     float *all[] = {x, dy, y, dx, yb, dxb, s, dpool, pool, poolb};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -280,11 +398,11 @@ static void test_bn_act_kernel_bits(void **state)
     nas_rng r;
     nas_rng_seed(&r, 13, 4);
     const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH, NAS__BN_IDENTITY};
-    const int cs[] = {16, 24, 48};
+    const int shapes[][3] = {{3, 16, 36}, {3, 24, 36}, {2, 48, 25}, {1, 8, 1}, {2, 16, 1}};
     for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
-        for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++)
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
             for (int se = 0; se <= 1; se++)
-                bn_act_bits_one(&r, fns[f], cs[k], se);
+                bn_act_bits_one(&r, fns[f], shapes[k][0], shapes[k][1], shapes[k][2], se);
 }
 
 int main(void)
