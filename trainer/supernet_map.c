@@ -74,16 +74,10 @@ static uint64_t up64(uint64_t x)
     return (x + NAS__SNW_ALIGN - 1) & ~(uint64_t)(NAS__SNW_ALIGN - 1);
 }
 
+/* zlib's CRC-32 of n bytes at p continuing c (crc32_z: any size_t length). */
 static uint32_t crc_bytes(uint32_t c, const void *p, uint64_t n)
 {
-    const unsigned char *b = p;
-    while (n > 0) {
-        uInt chunk = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        c = (uint32_t)crc32(c, b, chunk);
-        b += chunk;
-        n -= chunk;
-    }
-    return c;
+    return (uint32_t)crc32_z(c, p, (z_size_t)n);
 }
 
 /* ---- writing ------------------------------------------------------------------ */

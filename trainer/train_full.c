@@ -61,15 +61,9 @@ static double now_s(void)
  * whatever directory or subset option it came from. */
 static unsigned long data_crc(const nas_dataset *data)
 {
-    uLong c = crc32(0L, Z_NULL, 0);
-    const unsigned char *img = (const unsigned char *)data->images;
-    size_t bytes = (size_t)data->n * data->c * data->h * data->w * sizeof *data->images;
-    for (size_t off = 0; off < bytes;) {
-        size_t chunk = bytes - off > (1u << 30) ? (1u << 30) : bytes - off;
-        c = crc32(c, img + off, (uInt)chunk);
-        off += chunk;
-    }
-    return crc32(c, data->labels, (uInt)data->n);
+    const size_t bytes = (size_t)data->n * data->c * data->h * data->w * sizeof *data->images;
+    const uLong c = crc32_z(crc32(0L, Z_NULL, 0), (const Bytef *)data->images, bytes);
+    return crc32_z(c, data->labels, (size_t)data->n);
 }
 
 /* A chain network's layers (issue 15): " space=crc32:X" of every layer's

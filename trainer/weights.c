@@ -313,12 +313,7 @@ static int read_member(zip_t *za, zip_uint64_t i, const char *path, uint64_t fsi
     char why[256];
     snprintf(why, sizeof why, "%s", r < 0 ? zip_file_strerror(zf) : "");
     zip_fclose(zf);
-    uLong c = crc32(0L, Z_NULL, 0);
-    for (size_t off = 0; off < got;) {
-        size_t chunk = got - off > (1u << 30) ? (1u << 30) : got - off;
-        c = crc32(c, u + off, (uInt)chunk);
-        off += chunk;
-    }
+    const uLong c = crc32_z(crc32(0L, Z_NULL, 0), u, got);
     if (code == ZIP_ER_CRC || (r >= 0 && got == usize && (uint32_t)c != st.crc))
         return nas_error_set(err, NAS_EFORMAT, "%s: member %s: CRC-32 mismatch (damaged file)",
                              path, name);
