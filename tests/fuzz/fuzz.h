@@ -34,6 +34,16 @@ int nas_fuzz_write(const char *name, const uint8_t *data, size_t size);
  * an embedded NUL ends it early). Aborts when out of memory. */
 char *nas_fuzz_cstr(const uint8_t *data, size_t size);
 
+/* A reader's refusal of its input, checked against what every reader
+ * promises: rc is a negative status that err carries, with a message that
+ * names the input (name1 or name2 when given, else any text); no_result:
+ * the reader left its output unset (the caller's test, e.g. out == NULL);
+ * and NAS_ENOMEM only for an input over 1 MiB (memory follows the bytes
+ * that are there, not the sizes a header claims: the harnesses cap
+ * allocations). Returns rc, or aborts. */
+int nas_fuzz_refused(int rc, const nas_error *err, int no_result, const char *name1,
+                     const char *name2, size_t size);
+
 /* Parse genotype string `str` in space `sp` (NULL: no space) into *g and
  * check the parser's promises, whatever the space type: a failure is
  * NAS_EFORMAT with a message; a success formats back to a string that

@@ -89,6 +89,16 @@ char *nas_fuzz_cstr(const uint8_t *data, size_t size)
     return s;
 }
 
+int nas_fuzz_refused(int rc, const nas_error *err, int no_result, const char *name1,
+                     const char *name2, size_t size)
+{
+    const int named = name1 ? strstr(err->msg, name1) || (name2 && strstr(err->msg, name2))
+                            : err->msg[0] != '\0';
+    NAS_FUZZ_CHECK(no_result && rc < 0 && err->code == rc && named, "rc %d msg '%s'", rc, err->msg);
+    NAS_FUZZ_CHECK(rc != NAS_ENOMEM || size > (1u << 20), "a %zu-byte input: %s", size, err->msg);
+    return rc;
+}
+
 int nas_fuzz_genotype_roundtrip(const nas_space *sp, const char *str, nas_genotype *g)
 {
     nas_error err;

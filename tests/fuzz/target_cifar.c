@@ -43,12 +43,8 @@ int nas_fuzz_cifar(const uint8_t *data, size_t size)
     nas_error err;
     nas_error_clear(&err);
     int rc = nas_data_read(&dc, test, &r, &err);
-    if (rc != NAS_OK) {
-        NAS_FUZZ_CHECK(r == NULL && rc < 0 && err.code == rc && err.msg[0], "rc %d msg '%s'", rc,
-                       err.msg);
-        NAS_FUZZ_CHECK(rc != NAS_ENOMEM || size > (1u << 20), "a %zu-byte input: %s", size, err.msg);
-        return rc;
-    }
+    if (rc != NAS_OK)
+        return nas_fuzz_refused(rc, &err, r == NULL, NULL, NULL, size);
     NAS_FUZZ_CHECK(r && r->n >= 1 && r->c == 3 && r->h == 32 && r->w == 32 &&
                        r->classes == (c100 ? 100 : 10),
                    "n %d c %d h %d w %d classes %d", r->n, r->c, r->h, r->w, r->classes);

@@ -23,12 +23,8 @@ int nas_fuzz_image(const uint8_t *data, size_t size)
     nas_error err;
     nas_error_clear(&err);
     int rc = nas__image_decode(data, size, "fuzz.img", FUZZ_MAX_PIXELS, &im, &err);
-    if (rc != NAS_OK) {
-        NAS_FUZZ_CHECK(im.px == NULL && rc < 0 && err.code == rc && strstr(err.msg, "fuzz.img"),
-                       "rc %d msg '%s'", rc, err.msg);
-        NAS_FUZZ_CHECK(rc != NAS_ENOMEM || size > (1u << 20), "a %zu-byte file: %s", size, err.msg);
-        return rc;
-    }
+    if (rc != NAS_OK)
+        return nas_fuzz_refused(rc, &err, im.px == NULL, "fuzz.img", NULL, size);
     NAS_FUZZ_CHECK(im.px && (im.c == 1 || im.c == 3) && im.h >= 1 && im.w >= 1 &&
                        (long)im.h * im.w <= FUZZ_MAX_PIXELS,
                    "c %d h %d w %d", im.c, im.h, im.w);

@@ -31,13 +31,8 @@ int nas_fuzz_npy(const uint8_t *data, size_t size)
     nas_error err;
     nas_error_clear(&err);
     int rc = nas__read_npy(img, lab, layout, &r, &err);
-    if (rc != NAS_OK) {
-        NAS_FUZZ_CHECK(r == NULL && rc < 0 && err.code == rc &&
-                           (strstr(err.msg, img) || strstr(err.msg, lab)),
-                       "rc %d msg '%s'", rc, err.msg);
-        NAS_FUZZ_CHECK(rc != NAS_ENOMEM || size > (1u << 20), "a %zu-byte input: %s", size, err.msg);
-        return rc;
-    }
+    if (rc != NAS_OK)
+        return nas_fuzz_refused(rc, &err, r == NULL, img, lab, size);
     NAS_FUZZ_CHECK(r && r->n >= 1 && r->c >= 1 && r->c <= NAS_DATA_MAX_C && r->h >= 1 && r->w >= 1 &&
                        r->classes >= 2,
                    "n %d c %d h %d w %d classes %d", r->n, r->c, r->h, r->w, r->classes);

@@ -67,13 +67,8 @@ int nas_fuzz_supernet_weights(const uint8_t *data, size_t size)
     nas_error err;
     nas_error_clear(&err);
     int rc = nas__snw_open(path, "fuzz", -1, &m, &err);
-    if (rc != NAS_OK) {
-        NAS_FUZZ_CHECK(m == NULL && rc < 0 && err.code == rc && strstr(err.msg, path),
-                       "rc %d msg '%s'", rc, err.msg);
-        NAS_FUZZ_CHECK(rc != NAS_ENOMEM || size > (1u << 20), "a %zu-byte file: %s", size,
-                       err.msg);
-        return rc;
-    }
+    if (rc != NAS_OK)
+        return nas_fuzz_refused(rc, &err, m == NULL, path, NULL, size);
     NAS_FUZZ_CHECK(m != NULL && m->steps >= 0 && m->n >= 0, "no mapping");
     unsigned sum = touch(m);
     roundtrip(m);
