@@ -483,6 +483,17 @@ static int max_choices(const nas_space *s)
     return m;
 }
 
+/* Allocate and initialise, at its shape, every slot that has no values
+ * yet (all of them after scan; those the weights file lacks in attach). */
+static int alloc_slots(nas_supernet *sn, nas_error *err)
+{
+    for (int k = 0; k < sn->n; k++)
+        if (!sn->slots[k].val && grow_slot(sn, &sn->slots[k], sn->slots[k].shape, 1))
+            return nas_error_set(err, NAS_ENOMEM, "supernet: out of memory allocating slot %s",
+                                 sn->slots[k].key);
+    return NAS_OK;
+}
+
 /* Find every slot and its largest shape (docs/one-shot.md), then (alloc)
  * allocate and initialise them. */
 static int scan(nas_supernet *sn, int alloc, nas_error *err)
@@ -502,15 +513,7 @@ static int scan(nas_supernet *sn, int alloc, nas_error *err)
             nas_error_set(err, rc, "supernet: out of memory registering slots");
         nas_net_destroy(net);
     }
-    for (int k = 0; alloc && k < sn->n && !rc; k++) {
-        int need[4];
-        memcpy(need, sn->slots[k].shape, sizeof need);
-        memset(sn->slots[k].shape, 0, sizeof need);
-        if ((rc = grow_slot(sn, &sn->slots[k], need, 1)) != 0)
-            nas_error_set(err, rc, "supernet: out of memory allocating slot %s",
-                          sn->slots[k].key);
-    }
-    return rc;
+    return !rc && alloc ? alloc_slots(sn, err) : rc;
 }
 
 /* Chain: the decision of each layer's op ("sS.opL"), or -1. */
@@ -1168,11 +1171,7 @@ static int attach(nas_supernet *sn, const nas__snw_map *m, const char *path, nas
         s->val = ro.v;
         s->mapped = 1;
     }
-    for (int k = 0; k < sn->n; k++)
-        if (!sn->slots[k].val && grow_slot(sn, &sn->slots[k], sn->slots[k].shape, 1))
-            return nas_error_set(err, NAS_ENOMEM, "supernet: out of memory allocating slot %s",
-                                 sn->slots[k].key);
-    return NAS_OK;
+    return alloc_slots(sn, err);
 }
 
 int nas_supernet_map(nas_backend *be, const nas_space *space, int in_c, int in_h, int in_w,
