@@ -80,6 +80,17 @@ static uint32_t crc_bytes(uint32_t c, const void *p, uint64_t n)
     return (uint32_t)crc32_z(c, p, (z_size_t)n);
 }
 
+/* The header-and-table CRC-32: of b[0..end) with the two CRC fields
+ * (H_META_CRC, H_DATA_CRC: 8 bytes) taken as zeros; the writer stores it,
+ * the reader checks it. */
+static uint32_t meta_crc(const unsigned char *b, uint64_t end)
+{
+    static const unsigned char zero[8];
+    uint32_t c = crc_bytes((uint32_t)crc32(0L, Z_NULL, 0), b, H_META_CRC);
+    c = crc_bytes(c, zero, sizeof zero);
+    return crc_bytes(c, b + H_META_CRC + sizeof zero, end - (H_META_CRC + sizeof zero));
+}
+
 /* ---- writing ------------------------------------------------------------------ */
 
 static uint64_t slot_count(const nas__snw_slot *s)
@@ -124,10 +135,7 @@ static int build_meta(const char *fp, int64_t steps, const nas__snw_slot *s, int
     }
     put64(m + H_DATA_BYTES, at - data);
     put64(m + H_FILE_BYTES, at);
-    put32(m + H_META_CRC, 0);
-    put32(m + H_DATA_CRC, 0);
-    uint32_t mcrc = crc_bytes((uint32_t)crc32(0L, Z_NULL, 0), m, table + (uint64_t)n * NAS__SNW_ENTRY);
-    put32(m + H_META_CRC, mcrc);
+    put32(m + H_META_CRC, meta_crc(m, table + (uint64_t)n * NAS__SNW_ENTRY));
     put32(m + H_DATA_CRC, dcrc);
     *meta = m;
     *data_off = data;
@@ -322,11 +330,7 @@ static int check_body(nas__snw_map *m, const hdr *h, const char *path, const cha
         if (rc)
             return rc;
     }
-    unsigned char zero[8] = {0};
-    uint32_t c = crc_bytes((uint32_t)crc32(0L, Z_NULL, 0), b, H_META_CRC);
-    c = crc_bytes(c, zero, 8);
-    c = crc_bytes(c, b + H_DATA_CRC + 4, h->table + h->n * NAS__SNW_ENTRY - (H_DATA_CRC + 4));
-    if (c != get32(b + H_META_CRC))
+    if (meta_crc(b, h->table + h->n * NAS__SNW_ENTRY) != get32(b + H_META_CRC))
         return nas_error_set(err, NAS_EFORMAT, "%s: CRC-32 of its header and table mismatch "
                              "(damaged file)", path);
     if (crc_bytes((uint32_t)crc32(0L, Z_NULL, 0), b + h->data, m->size - h->data) !=
