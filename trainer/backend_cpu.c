@@ -193,7 +193,8 @@ typedef struct cpu_ctx {
     size_t tmp_bytes[N_TMP];
     float *var; /* per-channel variance staging for batch norm */
     size_t var_count;
-    double *bn_sums; /* 2*C per-channel sums of our batch norm kernels (trainer/cpu_bn_act.c) */
+    double *bn_sums; /* workspace of our batch norm kernels (trainer/cpu_bn_act.c): sums per
+                        channel and per image, NAS__CPU_BN_ACT_WS_BYTES(N, C) */
     size_t bn_sums_bytes;
     void *gomp; /* dlopen handle of libgomp, or NULL */
     void (*omp_set_num_threads)(int);
@@ -1330,8 +1331,8 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
     if (!xb)
         return NAS_EBACKEND;
     if (grow_bytes((void **)&c->var, &c->var_count, (size_t)x->c * sizeof(float)) != NAS_OK ||
-        grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes, 2 * (size_t)x->c * sizeof(double)) !=
-            NAS_OK)
+        grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes,
+                   NAS__CPU_BN_ACT_WS_BYTES(x->n, x->c)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
     if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), pool ? F(pool) : NULL,
                             F(save_mean), c->var, F(save_invstd), c->bn_sums, x->n, x->c,
@@ -1398,8 +1399,8 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
         return nas__backend_fail(be, NAS_EBACKEND, "cpu batchnorm_act_se_bwd: bf16 s or dpool");
     const float *sb = s ? CF(s) : NULL, *pb = s ? CF(dpool) : NULL;
     cpu_ctx *c = ctx_of(be);
-    if (grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes, 2 * (size_t)x->c * sizeof(double)) !=
-        NAS_OK)
+    if (grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes,
+                   NAS__CPU_BN_ACT_WS_BYTES(x->n, x->c)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_bwd: out of memory");
     if (nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
                             CF(save_invstd), F(dx), F(dgamma), F(dbeta), c->bn_sums, x->n, x->c,

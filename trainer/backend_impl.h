@@ -251,12 +251,19 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
  * y * s and dpool that of pool. nthr: OpenMP threads, at most one per
  * channel block (below 1: OpenMP's default). Each block's sums run in a
  * fixed order on one thread, so the results do not depend on nthr.
- * ws: the caller's workspace of 2*C doubles (per-channel sums). Return 0,
+ * ws: the caller's workspace of NAS__CPU_BN_ACT_WS_BYTES(N, C) bytes
+ * (per-channel sums and per-image partial sums), 8-byte aligned. Return 0,
  * or -1 before writing anything when they do not handle the case (another
  * fn, bs not 16, 8 or 1, C not a multiple of bs, an empty extent, a
  * missing beta, only one of s and dpool, no ws).
  */
 #define NAS__BN_IDENTITY (-1)
+/* Outputs of at least this many bytes are written by streaming stores
+ * (non-temporal: the line is not read first, and the cache keeps the
+ * input, which the output pass reads a second time); the same bits. */
+#define NAS__CPU_BN_ACT_STREAM_BYTES ((size_t)8 << 20)
+#define NAS__CPU_BN_ACT_WS_BYTES(n, c)                                          \
+    (2 * (size_t)(c) * sizeof(double) + 2 * (size_t)(n) * (size_t)(c) * sizeof(float))
 int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,
                         float *pool, float *mean, float *var, float *invstd, double *ws, int n,
                         int c, size_t hw, int bs, float eps, int nthr);

@@ -46,22 +46,39 @@
  * C floats, in the caller's workspace) with the same float expression as
  * the forward, so f' is taken at the z that made y.
  *
+ * Memory order. Each of the two passes reads the whole input, which in a
+ * network is usually larger than what the cache keeps of it. The first
+ * pass reads the images last to first, the second first to last, so the
+ * second starts on the images the first read last, still in the cache
+ * (and the first pass of the forward starts on the images the convolution
+ * before it wrote last). A large output (NAS__CPU_BN_ACT_STREAM_BYTES) is
+ * written by streaming stores, which neither read its lines first nor push
+ * the input out of the cache. Neither changes a bit of the results: the
+ * sums are kept per image and added in image order whichever order the
+ * images were read in.
+ *
  * Threads and determinism: as trainer/cpu_depthwise.c, the channel blocks
  * are shared out by OpenMP (the thread pool oneDNN's primitives run on),
  * each block wholly on one thread, and within a block every sum runs over
  * (image, position) in memory order: per image in a float vector, then
- * added into a double per channel. So results depend neither on the
+ * added into a double per channel in image order. So results depend neither on the
  * thread count nor on the vector width of the instruction-set clone GCC's
  * target_clones picks (CMakeLists.txt builds this file with
  * -ffp-contract=off, so no clone fuses a multiply-add).
  */
 #include <math.h>   /* sqrt */
 #include <stddef.h> /* size_t */
+#include <stdint.h> /* uintptr_t */
 #ifdef _OPENMP
 #include <omp.h> /* omp_get_max_threads */
 #endif
 #include "nas/backend.h"          /* NAS_FN_RELU6, NAS_FN_HSWISH */
 #include "trainer/backend_impl.h" /* nas__cpu_bn_act_* */
+
+#if defined(__SSE__)
+#include <xmmintrin.h> /* _mm_stream_ps, _mm_sfence */
+#define NAS__BN_STREAM 1
+#endif
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define BN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -80,7 +97,28 @@ typedef struct bn_act_args {
     float *pool;             /* forward: [N,C] means of y over H*W, or NULL */
     const float *s, *dpool;  /* backward: SE's channel scales and pooled gradient [N,C], or NULL */
     double *s1, *s2;         /* [C] sums per channel, the caller's (a thread writes its units') */
+    float *p1, *p2;          /* [N,C] plain: per image and channel partial sums, the caller's */
+    int nt;                  /* 1: write y or dx by streaming stores (stream_out) */
 } bn_act_args;
+
+/* s1[ch], s2[ch] for channels ch0 .. ch1-1: the partial sums p1, p2 of
+ * images 0 .. N-1 added in that order into a double (0 + the first is the
+ * first, exactly), whichever order the images were read in. Inlined into
+ * each clone; the channels are independent, so vectors over them change
+ * no sum's order. */
+static inline __attribute__((always_inline)) void sum_partials(const bn_act_args *a, int ch0,
+                                                               int ch1)
+{
+    for (int ch = ch0; ch < ch1; ch++)
+        a->s1[ch] = a->s2[ch] = 0.0;
+    for (int i = 0; i < a->n; i++) {
+        const float *q1 = a->p1 + (size_t)i * a->c, *q2 = a->p2 + (size_t)i * a->c;
+        for (int ch = ch0; ch < ch1; ch++) {
+            a->s1[ch] += (double)q1[ch];
+            a->s2[ch] += (double)q2[ch];
+        }
+    }
+}
 
 /* Channel ch's mean, biased variance and invstd from its shifted sums
  * s1 = sum(x - k), s2 = sum((x - k)^2) over m values. */
@@ -153,8 +191,32 @@ static void run_units(int fwd, const bn_act_args *a, int bs, int nthr)
     if (nthr < 1)
         nthr = 1;
 #pragma omp parallel for num_threads(nthr) schedule(static, 1)
-    for (int t = 0; t < nthr; t++)
+    for (int t = 0; t < nthr; t++) {
         f(a, (int)((long)units * t / nthr), (int)((long)units * (t + 1) / nthr));
+#ifdef NAS__BN_STREAM
+        if (a->nt)
+            _mm_sfence(); /* the streaming stores reach memory before the region ends */
+#endif
+    }
+}
+
+/* 1 when the output pass should write `out` (count floats) by streaming
+ * stores: a tensor of at least NAS__CPU_BN_ACT_STREAM_BYTES, not in place (the
+ * input's lines are in the cache then anyway), 16-byte aligned, in a
+ * blocked layout. A streaming store skips reading the line before writing
+ * it and keeps the cache for the input, which the output pass reads a
+ * second time; for a smaller tensor the next op finds a normal store's
+ * output still in the cache, which is worth more. The bits written are the
+ * same either way. */
+static int stream_out(const float *out, const float *in1, const float *in2, size_t count, int bs)
+{
+#ifdef NAS__BN_STREAM
+    return bs % 4 == 0 && out != in1 && out != in2 && ((uintptr_t)out & 15) == 0 &&
+           count * sizeof(float) >= NAS__CPU_BN_ACT_STREAM_BYTES;
+#else
+    (void)out, (void)in1, (void)in2, (void)count, (void)bs;
+    return 0;
+#endif
 }
 
 /* 1 when the kernels handle activation fn, block width bs and c channels. */
@@ -174,7 +236,9 @@ int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float 
     bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .eps = eps, .x = x,
                      .gamma = gamma, .beta = beta, .y = y, .mean = mean, .var = var,
                      .invstd = invstd, .smean = mean, .sinvstd = invstd, .pool = pool,
-                     .s1 = ws, .s2 = ws + c};
+                     .s1 = ws, .s2 = ws + c, .p1 = (float *)(ws + 2 * (size_t)c),
+                     .p2 = (float *)(ws + 2 * (size_t)c) + (size_t)n * c,
+                     .nt = stream_out(y, x, NULL, (size_t)n * c * hw, bs)};
     run_units(1, &a, bs, nthr);
     return 0;
 }
@@ -190,7 +254,10 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
     bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .x = x, .dy = dy,
                      .gamma = gamma, .beta = beta, .smean = mean,
                      .sinvstd = invstd, .dx = dx, .dgamma = dgamma,
-                     .dbeta = dbeta, .s = s, .dpool = dpool, .s1 = ws, .s2 = ws + c};
+                     .dbeta = dbeta, .s = s, .dpool = dpool, .s1 = ws, .s2 = ws + c,
+                     .p1 = (float *)(ws + 2 * (size_t)c),
+                     .p2 = (float *)(ws + 2 * (size_t)c) + (size_t)n * c,
+                     .nt = stream_out(dx, x, dy, (size_t)n * c * hw, bs)};
     run_units(0, &a, bs, nthr);
     return 0;
 }

@@ -56,14 +56,33 @@
  * backward and their sum). */
 #define GRAD_IN(dp, se, sv, pv) ((se) ? *(const VT *)(dp) * (sv) + (pv) : *(const VT *)(dp))
 
+/* *(VT *)ptr = v, or with nt set by non-temporal (streaming) stores of 4
+ * floats at a time, which write the line without first reading it (ptr
+ * 16-byte aligned; only for BS a multiple of 4, and only where SSE is). */
+#if defined(NAS__BN_STREAM) && BS % 4 == 0
+#define STORE(ptr, v, nt)                                                        \
+    do {                                                                         \
+        const VT v_ = (v);                                                       \
+        if (nt) {                                                                \
+            for (int q_ = 0; q_ < BS; q_ += 4)                                   \
+                _mm_stream_ps((ptr) + q_, _mm_loadu_ps((const float *)&v_ + q_)); \
+        } else {                                                                 \
+            *(VT *)(ptr) = v_;                                                   \
+        }                                                                        \
+    } while (0)
+#else
+#define STORE(ptr, v, nt) (*(VT *)(ptr) = (v))
+#endif
+
 /* The BS channels of unit u as vectors, from a plain per-channel array. */
 #define LANES(arr, u) (*(const VT *)((arr) + (size_t)(u) * BS))
 
 /* Forward of units u0 .. u1-1 (consecutive blocks: one stretch of memory
- * per image). Their statistics: shifted sums per image in a float vector,
- * added into a double per channel (a->s1, a->s2), images and positions in
- * memory order (one read of x); then y = fn(gamma * xhat + beta) (one read
- * of x, one write of y); with pool (a->pool set) also each image's mean of
+ * per image). Their statistics: shifted sums per image over positions in
+ * memory order, in a float vector kept per image (a->p1, a->p2), images
+ * last to first (one read of x); then added into a double per channel
+ * (a->s1, a->s2) in image order (sum_partials); then y = fn(gamma * xhat +
+ * beta), images first to last (one read of x, one write of y); with pool (a->pool set) also each image's mean of
  * y over its H*W positions, summed as cpu_gap_fwd sums (lane-wise,
  * position by position, times 1 / (H*W)). Inlined with fn and pool
  * constant (FN(fwd_block)). */
@@ -72,9 +91,7 @@ static inline __attribute__((always_inline)) void FN(fwd_units)(const bn_act_arg
 {
     const size_t hw = a->hw, is = (size_t)a->c * hw, us = hw * BS;
     double *s1 = a->s1, *s2 = a->s2;
-    for (int ch = u0 * BS; ch < u1 * BS; ch++)
-        s1[ch] = s2[ch] = 0.0;
-    for (int i = 0; i < a->n; i++) {
+    for (int i = a->n - 1; i >= 0; i--) { /* last image first: see "Memory order" */
         const float *xu = a->x + (size_t)i * is + (size_t)u0 * us;
         for (int u = u0; u < u1; u++, xu += us) {
             const VT k = *(const VT *)(a->x + (size_t)u * us); /* the shift: first values */
@@ -84,12 +101,11 @@ static inline __attribute__((always_inline)) void FN(fwd_units)(const bn_act_arg
                 a1 += d;
                 a2 += d * d;
             }
-            for (int l = 0; l < BS; l++) {
-                s1[u * BS + l] += (double)a1[l];
-                s2[u * BS + l] += (double)a2[l];
-            }
+            *(VT *)(a->p1 + (size_t)i * a->c + (size_t)u * BS) = a1;
+            *(VT *)(a->p2 + (size_t)i * a->c + (size_t)u * BS) = a2;
         }
     }
+    sum_partials(a, u0 * BS, u1 * BS);
     for (int u = u0; u < u1; u++) {
         /* k again: read before the pass below writes y, which may be x */
         const VT k = *(const VT *)(a->x + (size_t)u * us);
@@ -110,7 +126,7 @@ static inline __attribute__((always_inline)) void FN(fwd_units)(const bn_act_arg
                 const VT z = g * xh + b;
                 VT out;
                 ACT(out, fn, z);
-                *(VT *)(yu + p * BS) = out;
+                STORE(yu + p * BS, out, a->nt);
                 if (pool)
                     acc += out;
             }
@@ -121,8 +137,9 @@ static inline __attribute__((always_inline)) void FN(fwd_units)(const bn_act_arg
 }
 
 /* Backward of units u0 .. u1-1: sums of g = dy' * fn'(z) and g * xhat
- * (one read of x and dy; per image in a float vector, then in a double per
- * channel, in memory order), then dx (a second read of both, one write of
+ * (one read of x and dy, images last to first; per image in a float
+ * vector, then in a double per channel in image order, as the forward's),
+ * then dx (a second read of both, images first to last, one write of
  * dx). z is recomputed from x exactly as the forward computed it. dy' is
  * dy, or with se (a->s set) SE's dy * s + dpool / (H*W) (GRAD_IN).
  * Inlined with fn and se constant (FN(bwd_block)), so neither the
@@ -133,10 +150,8 @@ static inline __attribute__((always_inline)) void FN(bwd_units)(const bn_act_arg
     const size_t hw = a->hw, is = (size_t)a->c * hw, us = hw * BS;
     const float pinv = 1.0f / (float)hw;
     double *s1 = a->s1, *s2 = a->s2;
-    for (int ch = u0 * BS; ch < u1 * BS; ch++)
-        s1[ch] = s2[ch] = 0.0;
     VT sv = {0}, pv = {0};
-    for (int i = 0; i < a->n; i++) {
+    for (int i = a->n - 1; i >= 0; i--) { /* last image first: see "Memory order" */
         const size_t off = (size_t)i * is + (size_t)u0 * us;
         const float *xu = a->x + off, *du = a->dy + off;
         for (int u = u0; u < u1; u++, xu += us, du += us) {
@@ -156,19 +171,19 @@ static inline __attribute__((always_inline)) void FN(bwd_units)(const bn_act_arg
                 a1 += gr;
                 a2 += gr * xh;
             }
-            for (int l = 0; l < BS; l++) {
-                s1[u * BS + l] += (double)a1[l];
-                s2[u * BS + l] += (double)a2[l];
-            }
+            *(VT *)(a->p1 + (size_t)i * a->c + (size_t)u * BS) = a1;
+            *(VT *)(a->p2 + (size_t)i * a->c + (size_t)u * BS) = a2;
         }
     }
+    sum_partials(a, u0 * BS, u1 * BS);
     const double m = (double)a->n * (double)hw;
     for (int ch = u0 * BS; ch < u1 * BS; ch++) {
         a->dbeta[ch] = (float)s1[ch];
         a->dgamma[ch] = (float)s2[ch];
-        /* from here on s1, s2 hold the float means dbeta / m, dgamma / m */
-        s1[ch] = (double)(float)(s1[ch] / m);
-        s2[ch] = (double)(float)(s2[ch] / m);
+        /* image 0's partials are summed: p1, p2 [0, C) now hold the float
+         * means dbeta / m and dgamma / m (this thread's channels only) */
+        a->p1[ch] = (float)(s1[ch] / m);
+        a->p2[ch] = (float)(s2[ch] / m);
     }
     for (int i = 0; i < a->n; i++) {
         const size_t off = (size_t)i * is + (size_t)u0 * us;
@@ -177,12 +192,7 @@ static inline __attribute__((always_inline)) void FN(bwd_units)(const bn_act_arg
         for (int u = u0; u < u1; u++, xu += us, du += us, dxu += us) {
             const VT mu = LANES(a->smean, u), inv = LANES(a->sinvstd, u),
                      g = LANES(a->gamma, u), b = a->beta ? LANES(a->beta, u) : (VT){0};
-            VT c1, c2;
-            for (int l = 0; l < BS; l++) {
-                c1[l] = (float)s1[u * BS + l];
-                c2[l] = (float)s2[u * BS + l];
-            }
-            const VT k1 = g * inv;
+            const VT c1 = LANES(a->p1, u), c2 = LANES(a->p2, u), k1 = g * inv;
             if (se) {
                 sv = *(const VT *)(a->s + (size_t)i * a->c + (size_t)u * BS);
                 pv = *(const VT *)(a->dpool + (size_t)i * a->c + (size_t)u * BS) * pinv;
@@ -192,7 +202,7 @@ static inline __attribute__((always_inline)) void FN(bwd_units)(const bn_act_arg
                 const VT z = g * xh + b, d = GRAD_IN(du + p * BS, se, sv, pv);
                 VT gr;
                 ACT_GRAD(gr, fn, z, d);
-                *(VT *)(dxu + p * BS) = k1 * (gr - c1 - xh * c2);
+                STORE(dxu + p * BS, k1 * (gr - c1 - xh * c2), a->nt);
             }
         }
     }
@@ -233,6 +243,7 @@ BN_CLONES static void FN(bwd_block)(const bn_act_args *a, int u0, int u1)
 
 #undef FN_CASE
 #undef LANES
+#undef STORE
 #undef ACT
 #undef ACT_GRAD
 #undef GRAD_IN

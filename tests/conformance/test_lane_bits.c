@@ -339,7 +339,8 @@ static void bn_act_bits_one(nas_rng *r, int fn, int n, int c, int hw, int se)
     assert_true(x && dy && y && dx && yb && dxb && s && dpool && pool && poolb);
     float gamma[CMAX], beta[CMAX], mean[CMAX], var[CMAX], inv[CMAX], dg[CMAX], db[CMAX];
     float meanb[CMAX], varb[CMAX], invb[CMAX], dgb[CMAX], dbb[CMAX];
-    double ws[2 * CMAX];
+    double *ws = malloc(NAS__CPU_BN_ACT_WS_BYTES(n, c));
+    assert_non_null(ws);
     fill(r, x, count, -3.0f, 5.0f);
     fill(r, dy, count, -1.0f, 1.0f);
     fill(r, s, nc, 0.0f, 1.0f);
@@ -390,6 +391,7 @@ static void bn_act_bits_one(nas_rng *r, int fn, int n, int c, int hw, int se)
     float *all[] = {x, dy, y, dx, yb, dxb, s, dpool, pool, poolb};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i]);
+    free(ws);
 }
 
 static void test_bn_act_kernel_bits(void **state)
@@ -403,6 +405,12 @@ static void test_bn_act_kernel_bits(void **state)
         for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
             for (int se = 0; se <= 1; se++)
                 bn_act_bits_one(&r, fns[f], shapes[k][0], shapes[k][1], shapes[k][2], se);
+    /* a tensor big enough for the output passes' streaming stores (out of
+     * place, widths 8 and 16; the in-place runs store normally) */
+    const int c = 48, hw = 28 * 28;
+    const int n = (int)(NAS__CPU_BN_ACT_STREAM_BYTES / (sizeof(float) * c * hw)) + 1;
+    bn_act_bits_one(&r, NAS_FN_HSWISH, n, c, hw, 0);
+    bn_act_bits_one(&r, NAS_FN_RELU, n, c, hw, 1);
 }
 
 int main(void)
