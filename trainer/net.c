@@ -27,7 +27,10 @@
  * else reads that input, and no backward kernel needs an op's own output).
  * Roots are resolved transitively (a node that feeds only the next node's
  * sum shares that node's buffers in turn). This removes a full read+write
- * pass per sum forward and per sum input backward.
+ * pass per sum forward and per sum input backward. An input read by the
+ * sum and by one earlier step (a residual block's input) shares the sum's
+ * gradient buffer too, where that is safe (plan_residual_grads): the sum's
+ * gradient is its first contribution, so it is not copied.
  *
  * Folded inference. In eval mode (train == 0) each convolution (dense,
  * grouped or depthwise) whose only consumer is a batch norm runs as one
@@ -708,6 +711,83 @@ static void plan_se(nas_net *n, const int *uses)
     }
 }
 
+/* The earliest step whose backward reads activation a's gradient: a's
+ * producer, or the batch norm that runs that producer fused (an
+ * activation run by its BN, or an SE pool / channel scale whose gradient
+ * the BN's backward takes). prod: the step writing each activation. */
+static int grad_reader(const nas_net *n, const int *prod, int a)
+{
+    int r = prod[a];
+    if (r < 0)
+        return r;
+    const step *p = &n->steps[r];
+    if ((p->kind == S_RELU || p->kind == S_ACT) && r > 0 && n->steps[r - 1].act == r)
+        r--;
+    else if ((p->kind == S_GAP || p->kind == S_CHSCALE) && p->se_bn >= 0 && p->se_bn < r)
+        r = p->se_bn;
+    return r;
+}
+
+/* Residual gradients without a copy (see "Sums without copies"): an input x
+ * of sum S read by exactly one other step C, earlier in the tape (a
+ * residual block's input, read by the block's first op and by the sum),
+ * takes S's gradient buffer as its own. S's backward, which runs first,
+ * leaves dL/dS there, which is x's first contribution (formerly copied),
+ * and C's backward adds its own into the same buffer (as before, through
+ * the scratch and nas_axpy): the same additions in the same order, so the
+ * same bits. Safe when nothing that shares S's buffer still needs dL/dS
+ * after C's backward: every gradient reader of the buffer's activations
+ * runs (backward) before C, that is sits after C in the tape, or is C
+ * itself (a pool edge into the same node: C reads dL/dS before it adds
+ * into the buffer). tests/unit/test_net.c has a cell where a batch norm
+ * earlier than C must be refused. */
+static int plan_residual_grads(nas_net *n, const int *uses)
+{
+    int *prod = malloc((size_t)n->n_acts * sizeof *prod);
+    int *other = malloc((size_t)n->n_acts * sizeof *other); /* the non-sum reader */
+    if (!prod || !other) {
+        free(prod);
+        free(other);
+        return NAS_ENOMEM;
+    }
+    for (int a = 0; a < n->n_acts; a++)
+        prod[a] = other[a] = -1;
+    for (int si = 0; si < n->n_steps; si++) {
+        const step *s = &n->steps[si];
+        prod[s->y] = si;
+        if (s->kind != S_SUM && s->x > 0)
+            other[s->x] = (s->kind == S_CHSCALE && s->in[0] == s->x) ? -2 : si;
+    }
+    for (int si = 0; si < n->n_steps; si++) {
+        const step *s = &n->steps[si];
+        if (s->kind != S_SUM)
+            continue;
+        for (int k = 0; k < s->n_in; k++) {
+            const int x = s->in[k], c = x > 0 ? other[x] : -1;
+            /* read twice: once here (not twice by this sum) and once by step
+             * c, earlier, not a channel scale taking it as the gate */
+            if (x <= 0 || uses[x] != 2 || n->grad_root[x] != x || c < 0 || c >= si ||
+                n->steps[c].kind == S_CHSCALE)
+                continue;
+            int dup = 0;
+            for (int j = 0; j < s->n_in; j++)
+                dup += s->in[j] == x;
+            const int root = root_of(n->grad_root, s->y);
+            int ok = dup == 1 && root != x;
+            for (int a = 1; a < n->n_acts && ok; a++)
+                if (root_of(n->grad_root, a) == root && grad_reader(n, prod, a) < c)
+                    ok = 0;
+            if (ok)
+                n->grad_root[x] = s->y;
+        }
+    }
+    for (int i = 0; i < n->n_acts; i++)
+        n->grad_root[i] = root_of(n->grad_root, i);
+    free(prod);
+    free(other);
+    return NAS_OK;
+}
+
 /* Fill act_root / grad_root (see the header comment): an activation used
  * by exactly one step, that step a sum, shares the sum's gradient buffer;
  * the first such input of each sum also shares its activation buffer. */
@@ -755,8 +835,9 @@ static int plan_sharing(nas_net *n)
     plan_bn_act(n, uses);
     plan_se(n, uses);
     plan_folding(n, uses);
+    int rc = plan_residual_grads(n, uses);
     free(uses);
-    return NAS_OK;
+    return rc;
 }
 
 /* ---- create / destroy ------------------------------------------------------- */

@@ -30,6 +30,11 @@ static const int GENOS[][6] = {
     {POOL, NONE, C1, SKIP, POOL, C3},
     {NONE, NONE, C3, SKIP, NONE, C1},
     {C3, C1, POOL, SKIP, C1, NONE},
+    /* node 2 is node 1 (one skip input), so node 3 = BN(conv1x1(node 0)) +
+     * node 1 + pool(node 1): node 1's gradient must not share node 3's
+     * buffer, since the BN's backward, after the pool's, needs node 3's
+     * gradient alone (net.c plan_residual_grads) */
+    {C3, NONE, SKIP, C1, SKIP, POOL},
 };
 #define N_GENOS (int)(sizeof GENOS / sizeof GENOS[0])
 
