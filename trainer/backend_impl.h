@@ -232,6 +232,15 @@ void nas__cpu_bn_stats(const float *x, int n, int c, int hw, int block, float *m
 int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, int h, int w,
                       int ho, int wo, int r, int stride, int pad, int bs, int nthr);
 
+/* Outputs of at least this many bytes are written by streaming stores
+ * (non-temporal: the line is not read first, and the cache keeps the
+ * input, which the output pass reads a second time); the same bits. */
+#define NAS__CPU_BN_ACT_STREAM_BYTES ((size_t)8 << 20)
+/* The workspace nas__cpu_bn_act_fwd / _bwd take, in bytes, for N images
+ * and C channels. */
+#define NAS__CPU_BN_ACT_WS_BYTES(n, c)                                          \
+    (2 * (size_t)(c) * sizeof(double) + 2 * (size_t)(n) * (size_t)(c) * sizeof(float))
+
 /*
  * Training batch norm fused with the activation after it, the cpu
  * backend's own kernel for fn NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH and
@@ -258,12 +267,6 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
  * missing beta, only one of s and dpool, no ws).
  */
 #define NAS__BN_IDENTITY (-1)
-/* Outputs of at least this many bytes are written by streaming stores
- * (non-temporal: the line is not read first, and the cache keeps the
- * input, which the output pass reads a second time); the same bits. */
-#define NAS__CPU_BN_ACT_STREAM_BYTES ((size_t)8 << 20)
-#define NAS__CPU_BN_ACT_WS_BYTES(n, c)                                          \
-    (2 * (size_t)(c) * sizeof(double) + 2 * (size_t)(n) * (size_t)(c) * sizeof(float))
 int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float *beta, float *y,
                         float *pool, float *mean, float *var, float *invstd, double *ws, int n,
                         int c, size_t hw, int bs, float eps, int nthr);

@@ -59,8 +59,8 @@
  *
  * Threads and determinism: as trainer/cpu_depthwise.c, the channel blocks
  * are shared out by OpenMP (the thread pool oneDNN's primitives run on),
- * each block wholly on one thread, and within a block every sum runs over
- * (image, position) in memory order: per image in a float vector, then
+ * each block wholly on one thread. Within a block every sum runs per image
+ * over the positions in memory order in a float vector, and these are
  * added into a double per channel in image order. So results depend neither on the
  * thread count nor on the vector width of the instruction-set clone GCC's
  * target_clones picks (CMakeLists.txt builds this file with
@@ -97,7 +97,8 @@ typedef struct bn_act_args {
     float *pool;             /* forward: [N,C] means of y over H*W, or NULL */
     const float *s, *dpool;  /* backward: SE's channel scales and pooled gradient [N,C], or NULL */
     double *s1, *s2;         /* [C] sums per channel, the caller's (a thread writes its units') */
-    float *p1, *p2;          /* [N,C] plain: per image and channel partial sums, the caller's */
+    float *p1, *p2;          /* [N,C] plain: per image and channel partial sums, the caller's;
+                                the backward then keeps its two means in row 0 */
     int nt;                  /* 1: write y or dx by streaming stores (stream_out) */
 } bn_act_args;
 

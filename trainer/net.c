@@ -721,7 +721,7 @@ static int grad_reader(const nas_net *n, const int *prod, int a)
     if (r < 0)
         return r;
     const step *p = &n->steps[r];
-    if ((p->kind == S_RELU || p->kind == S_ACT) && r > 0 && n->steps[r - 1].act == r)
+    if (p->by_bn) /* run by the batch norm before it (plan_bn_act) */
         r--;
     else if ((p->kind == S_GAP || p->kind == S_CHSCALE) && p->se_bn >= 0 && p->se_bn < r)
         r = p->se_bn;
@@ -739,15 +739,21 @@ static int grad_reader(const nas_net *n, const int *prod, int a)
  * after C's backward: every gradient reader of the buffer's activations
  * runs (backward) before C, that is sits after C in the tape, or is C
  * itself (a pool edge into the same node: C reads dL/dS before it adds
- * into the buffer). tests/unit/test_net.c has a cell where a batch norm
- * earlier than C must be refused. */
+ * into the buffer), and when no other input has joined that buffer: the
+ * other input's C adds into it too, after the sum but before x's producer
+ * reads x's gradient (S = X + A + conv(X), X = pool(A): A's gradient would
+ * get the conv's term). A chain of residual blocks still shares one buffer:
+ * block k's sum has not joined block k-1's buffer when block k's input is
+ * checked. tests/unit/test_net.c builds both refused cases. */
 static int plan_residual_grads(nas_net *n, const int *uses)
 {
     int *prod = malloc((size_t)n->n_acts * sizeof *prod);
     int *other = malloc((size_t)n->n_acts * sizeof *other); /* the non-sum reader */
-    if (!prod || !other) {
+    char *joined = calloc((size_t)n->n_acts, 1); /* 1: x joined a sum's buffer here */
+    if (!prod || !other || !joined) {
         free(prod);
         free(other);
+        free(joined);
         return NAS_ENOMEM;
     }
     for (int a = 0; a < n->n_acts; a++)
@@ -756,7 +762,7 @@ static int plan_residual_grads(nas_net *n, const int *uses)
         const step *s = &n->steps[si];
         prod[s->y] = si;
         if (s->kind != S_SUM && s->x > 0)
-            other[s->x] = (s->kind == S_CHSCALE && s->in[0] == s->x) ? -2 : si;
+            other[s->x] = si;
     }
     for (int si = 0; si < n->n_steps; si++) {
         const step *s = &n->steps[si];
@@ -765,7 +771,8 @@ static int plan_residual_grads(nas_net *n, const int *uses)
         for (int k = 0; k < s->n_in; k++) {
             const int x = s->in[k], c = x > 0 ? other[x] : -1;
             /* read twice: once here (not twice by this sum) and once by step
-             * c, earlier, not a channel scale taking it as the gate */
+             * c, earlier, not a channel scale (whose gate gradient is
+             * written, not added) */
             if (x <= 0 || uses[x] != 2 || n->grad_root[x] != x || c < 0 || c >= si ||
                 n->steps[c].kind == S_CHSCALE)
                 continue;
@@ -775,22 +782,28 @@ static int plan_residual_grads(nas_net *n, const int *uses)
             const int root = root_of(n->grad_root, s->y);
             int ok = dup == 1 && root != x;
             for (int a = 1; a < n->n_acts && ok; a++)
-                if (root_of(n->grad_root, a) == root && grad_reader(n, prod, a) < c)
+                if (root_of(n->grad_root, a) == root &&
+                    (grad_reader(n, prod, a) < c || joined[a]))
                     ok = 0;
-            if (ok)
+            if (ok) {
                 n->grad_root[x] = s->y;
+                joined[x] = 1;
+            }
         }
     }
     for (int i = 0; i < n->n_acts; i++)
         n->grad_root[i] = root_of(n->grad_root, i);
     free(prod);
     free(other);
+    free(joined);
     return NAS_OK;
 }
 
 /* Fill act_root / grad_root (see the header comment): an activation used
  * by exactly one step, that step a sum, shares the sum's gradient buffer;
- * the first such input of each sum also shares its activation buffer. */
+ * the first such input of each sum also shares its activation buffer; and
+ * a residual input shares its sum's gradient buffer where safe
+ * (plan_residual_grads). */
 static int plan_sharing(nas_net *n)
 {
     int *uses = calloc((size_t)n->n_acts, sizeof *uses);
@@ -963,11 +976,19 @@ int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uin
     int rc = lower(desc, max_batch, &L, err);
     if (rc)
         return rc;
+    rc = nas__net_create_layers(be, desc, &L, max_batch, seed, out, err);
+    nas_layers_free(&L);
+    return rc;
+}
+
+int nas__net_create_layers(nas_backend *be, const nas_net_desc *desc, const nas_layers *L,
+                           int max_batch, uint64_t seed, nas_net **out, nas_error *err)
+{
+    if (!be || !desc || !L || !out || max_batch <= 0)
+        return nas_error_set(err, NAS_EINVAL, "nas__net_create_layers: bad argument");
     nas_net *n = calloc(1, sizeof *n);
-    if (!n) {
-        nas_layers_free(&L);
+    if (!n)
         return nas_error_set(err, NAS_ENOMEM, "out of memory creating the network");
-    }
     n->be = be;
     n->desc = *desc;
     n->max_batch = max_batch;
@@ -975,8 +996,8 @@ int nas_net_create(nas_backend *be, const nas_net_desc *desc, int max_batch, uin
     nas_rng r;
     nas_rng_seed(&r, seed, INIT_STREAM);
     add_act(n, desc->in_c, desc->in_h, desc->in_w); /* 0: input */
-    b_layers(n, &r, &L);
-    nas_layers_free(&L);
+    b_layers(n, &r, L);
+    int rc;
     if (n->build_status) {
         rc = n->build_status;
         nas_net_destroy(n);

@@ -5,10 +5,17 @@
 #ifndef NAS_TRAINER_NET_IMPL_H
 #define NAS_TRAINER_NET_IMPL_H
 
+#include "nas/layers.h" /* nas_layers */
 #include "nas/trainer.h"
 
 /* The description the net was built from; never NULL for a valid net. */
 const nas_net_desc *nas__net_desc(const nas_net *net);
+
+/* nas_net_create from layers L (nas/layers.h; the caller keeps them) instead
+ * of desc's genotype; desc gives the input shape and classes. For tests of
+ * graphs no space lowers to. Errors as nas_net_create. */
+int nas__net_create_layers(nas_backend *be, const nas_net_desc *desc, const nas_layers *L,
+                           int max_batch, uint64_t seed, nas_net **out, nas_error *err);
 /* Largest batch the net's buffers hold. */
 int nas__net_max_batch(const nas_net *net);
 /* Backend the net lives on. */

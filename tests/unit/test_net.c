@@ -90,12 +90,10 @@ static float *download(const nas_tensor *t)
  * Running statistics change during these forwards but do not enter a
  * train-mode forward, so the loss is a pure function of the weights.
  */
-static void gradcheck_genotype(nas_backend *be, const int ops[6], int N, uint64_t seed)
+static void gradcheck_net(nas_backend *be, nas_net *net, const nas_net_desc *dp, uint64_t seed,
+                          const char *what)
 {
-    nas_net_desc d = tiny_net_desc(ops, N);
-    nas_net *net = NULL;
-    nas_error err = {0};
-    assert_int_equal(nas_net_create(be, &d, 3, seed, &net, &err), NAS_OK);
+    const nas_net_desc d = *dp;
     nas_tensor *x, *y;
     random_batch(be, &d, 3, seed + 100, &x, &y);
     const nas_tensor *logits;
@@ -142,8 +140,8 @@ static void gradcheck_genotype(nas_backend *be, const int ops[6], int N, uint64_
         if (getenv("GC_DEBUG"))
             printf("%-32s an %.6g fd %.6g\n", ps[i].name, an, fd);
         else if (fabs(fd - an) > tol)
-            fail_msg("%s: analytic %.6g vs finite difference %.6g (genotype %d %d %d %d %d %d)",
-                     ps[i].name, an, fd, ops[0], ops[1], ops[2], ops[3], ops[4], ops[5]);
+            fail_msg("%s: analytic %.6g vs finite difference %.6g (%s)", ps[i].name, an, fd,
+                     what);
         checked++;
         free(w);
         free(g);
@@ -156,6 +154,109 @@ static void gradcheck_genotype(nas_backend *be, const int ops[6], int N, uint64_
     nas_net_destroy(net);
 }
 
+static void gradcheck_genotype(nas_backend *be, const int ops[6], int N, uint64_t seed)
+{
+    nas_net_desc d = tiny_net_desc(ops, N);
+    nas_net *net = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas_net_create(be, &d, 3, seed, &net, &err), NAS_OK);
+    char what[64];
+    snprintf(what, sizeof what, "genotype %d %d %d %d %d %d", ops[0], ops[1], ops[2], ops[3],
+             ops[4], ops[5]);
+    gradcheck_net(be, net, &d, seed, what);
+}
+
+/* One layer of a hand-built graph on 4 x 8 x 8 maps (src: earlier layer,
+ * -1 the input). */
+static nas_layer graph_layer(nas_layer_kind kind, int src, int in_c, int out_c, int hw,
+                             const char *name)
+{
+    nas_layer l;
+    memset(&l, 0, sizeof l);
+    l.kind = kind;
+    l.src = src;
+    l.src2 = l.src3 = -1;
+    l.in_c = in_c;
+    l.out_c = out_c;
+    l.in_h = l.in_w = 8;
+    l.out_h = l.out_w = hw;
+    l.kernel = 3;
+    l.stride = 1;
+    l.pad = 1;
+    l.groups = 1;
+    l.stage = l.index = -1;
+    snprintf(l.name, sizeof l.name, "%s", name);
+    return l;
+}
+
+/* S = X + A + conv(X) with X = pool(A), A = conv(input); `x_first`: the
+ * sum lists X, A, conv(X), else A, X, conv(X). */
+static nas_net *two_residuals_net(nas_backend *be, const nas_net_desc *d, int x_first)
+{
+    nas_layer l[6] = {
+        graph_layer(NAS_LAYER_CONV, -1, 1, 4, 8, "a"),
+        graph_layer(NAS_LAYER_AVGPOOL, 0, 4, 4, 8, "x"),
+        graph_layer(NAS_LAYER_CONV, 1, 4, 4, 8, "e"),
+        graph_layer(NAS_LAYER_ADD, x_first ? 1 : 0, 4, 4, 8, "s"),
+        graph_layer(NAS_LAYER_POOL, 3, 4, 4, 1, "gap"),
+        graph_layer(NAS_LAYER_LINEAR, 4, 4, d->classes, 1, "fc"),
+    };
+    l[3].src2 = x_first ? 0 : 1;
+    l[3].src3 = 2;
+    l[3].n_src = 3;
+    l[5].in_h = l[5].in_w = 1;
+    nas_layers L = {.n = 6, .cap = 6, .l = l, .in_c = 1, .in_h = 8, .in_w = 8,
+                    .classes = d->classes};
+    nas_net *net = NULL;
+    nas_error err = {0};
+    assert_int_equal(nas__net_create_layers(be, d, &L, 3, 7, &net, &err), NAS_OK);
+    return net;
+}
+
+/* In S = X + A + conv(X), X = pool(A), X may share S's gradient buffer
+ * (its other reader, the conv, comes after the pool), but then A must not:
+ * the pool's backward would add A's part after the conv's backward added
+ * X's into that buffer, and A's gradient would carry the conv's term
+ * (trainer/net.c plan_residual_grads). Listed A first, A may share and X
+ * may not. Both orders are the same function of the same weights, so their
+ * gradients agree up to the sum's rounding; and they match finite
+ * differences. */
+static void gradcheck_two_residuals(nas_backend *be)
+{
+    const int ops[6] = {C3, C3, C3, C3, C3, C3};
+    nas_net_desc d = tiny_net_desc(ops, 1); /* input 1 x 8 x 8, 5 classes */
+    nas_net *net[2] = {two_residuals_net(be, &d, 1), two_residuals_net(be, &d, 0)};
+    nas_tensor *x, *y;
+    random_batch(be, &d, 3, 17, &x, &y);
+    nas_net_param ps[2][16];
+    int np[2];
+    for (int k = 0; k < 2; k++) {
+        const nas_tensor *logits;
+        float loss;
+        int correct;
+        assert_int_equal(nas_net_forward(net[k], x, 1, &logits), NAS_OK);
+        assert_int_equal(nas_net_backward(net[k], y, &loss, &correct), NAS_OK);
+        np[k] = nas_net_params(net[k], ps[k], 16);
+        assert_true(np[k] > 0 && np[k] <= 16);
+    }
+    assert_int_equal(np[0], np[1]);
+    for (int i = 0; i < np[0]; i++) {
+        if (!ps[0][i].grad)
+            continue;
+        float *g0 = download(ps[0][i].grad), *g1 = download(ps[1][i].grad);
+        for (size_t k = 0; k < ps[0][i].grad->count; k++)
+            if (fabsf(g0[k] - g1[k]) > 1e-5f + 1e-4f * fabsf(g1[k]))
+                fail_msg("%s[%zu]: gradient %.7g with X listed first, %.7g with A first",
+                         ps[0][i].name, k, g0[k], g1[k]);
+        free(g0);
+        free(g1);
+    }
+    nas_tensor_destroy(x);
+    nas_tensor_destroy(y);
+    gradcheck_net(be, net[0], &d, 7, "S = X + A + conv(X), X = pool(A)");
+    gradcheck_net(be, net[1], &d, 8, "S = A + X + conv(X), X = pool(A)");
+}
+
 static void test_gradients(void **state)
 {
     (void)state;
@@ -164,6 +265,7 @@ static void test_gradients(void **state)
     for (int g = 0; g < N_GENOS; g++)
         gradcheck_genotype(be, GENOS[g], 1, 11 + (uint64_t)g);
     gradcheck_genotype(be, GENOS[1], 2, 5); /* two cells per stage */
+    gradcheck_two_residuals(be);
     nas_backend_destroy(be);
 }
 
