@@ -61,10 +61,10 @@
  * are shared out by OpenMP (the thread pool oneDNN's primitives run on),
  * each block wholly on one thread. Within a block every sum runs per image
  * over the positions in memory order in a float vector, and these are
- * added into a double per channel in image order. So results depend neither on the
- * thread count nor on the vector width of the instruction-set clone GCC's
- * target_clones picks (CMakeLists.txt builds this file with
- * -ffp-contract=off, so no clone fuses a multiply-add).
+ * added into a double per channel in image order. So results depend
+ * neither on the thread count nor on the vector width of the
+ * instruction-set clone GCC's target_clones picks (CMakeLists.txt builds
+ * this file with -ffp-contract=off, so no clone fuses a multiply-add).
  */
 #include <math.h>   /* sqrt */
 #include <stddef.h> /* size_t */
@@ -101,6 +101,16 @@ typedef struct bn_act_args {
                                 the backward then keeps its two means in row 0 */
     int nt;                  /* 1: write y or dx by streaming stores (stream_out) */
 } bn_act_args;
+
+/* The caller's workspace ws (NAS__CPU_BN_ACT_WS_BYTES(n, c)) as a's sums
+ * s1, s2 [C] (doubles) and partial sums p1, p2 [N,C] (floats). */
+static void split_ws(bn_act_args *a, double *ws)
+{
+    a->s1 = ws;
+    a->s2 = ws + a->c;
+    a->p1 = (float *)(ws + 2 * (size_t)a->c);
+    a->p2 = a->p1 + (size_t)a->n * a->c;
+}
 
 /* s1[ch], s2[ch] for channels ch0 .. ch1-1: the partial sums p1, p2 of
  * images 0 .. N-1 added in that order into a double (0 + the first is the
@@ -237,9 +247,8 @@ int nas__cpu_bn_act_fwd(int fn, const float *x, const float *gamma, const float 
     bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .eps = eps, .x = x,
                      .gamma = gamma, .beta = beta, .y = y, .mean = mean, .var = var,
                      .invstd = invstd, .smean = mean, .sinvstd = invstd, .pool = pool,
-                     .s1 = ws, .s2 = ws + c, .p1 = (float *)(ws + 2 * (size_t)c),
-                     .p2 = (float *)(ws + 2 * (size_t)c) + (size_t)n * c,
                      .nt = stream_out(y, x, NULL, (size_t)n * c * hw, bs)};
+    split_ws(&a, ws);
     run_units(1, &a, bs, nthr);
     return 0;
 }
@@ -255,10 +264,9 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
     bn_act_args a = {.fn = fn, .n = n, .c = c, .hw = hw, .x = x, .dy = dy,
                      .gamma = gamma, .beta = beta, .smean = mean,
                      .sinvstd = invstd, .dx = dx, .dgamma = dgamma,
-                     .dbeta = dbeta, .s = s, .dpool = dpool, .s1 = ws, .s2 = ws + c,
-                     .p1 = (float *)(ws + 2 * (size_t)c),
-                     .p2 = (float *)(ws + 2 * (size_t)c) + (size_t)n * c,
+                     .dbeta = dbeta, .s = s, .dpool = dpool,
                      .nt = stream_out(dx, x, dy, (size_t)n * c * hw, bs)};
+    split_ws(&a, ws);
     run_units(0, &a, bs, nthr);
     return 0;
 }

@@ -85,8 +85,7 @@
  * beta), images first to last (one read of x, one write of y); with pool
  * (a->pool set) also each image's mean of y over its H*W positions, summed
  * as cpu_gap_fwd sums (lane-wise, position by position, times 1 / (H*W)).
- * Inlined with fn and pool
- * constant (FN(fwd_block)). */
+ * Inlined with fn and pool constant (FN(fwd_block)). */
 static inline __attribute__((always_inline)) void FN(fwd_units)(const bn_act_args *a, int u0,
                                                                 int u1, int fn, int pool)
 {

@@ -607,19 +607,29 @@ static int root_of(const int *root, int i)
     return i;
 }
 
-/* Which conv -> BN pairs fold in eval mode and which of them add straight
- * into a node sum (see "Folded inference" in the header comment). */
-static void plan_folding(nas_net *n, const int *uses)
+/* A new array (the caller frees it) of the step writing each activation,
+ * -1 for none (the input), or NULL when out of memory. */
+static int *producers(const nas_net *n)
 {
-    int *prod = malloc((size_t)n->n_acts * sizeof *prod); /* step writing activation a */
-    if (!prod) {
-        n->fuse = 0;
-        return;
-    }
+    int *prod = malloc((size_t)n->n_acts * sizeof *prod);
+    if (!prod)
+        return NULL;
     for (int a = 0; a < n->n_acts; a++)
         prod[a] = -1;
     for (int si = 0; si < n->n_steps; si++)
         prod[n->steps[si].y] = si;
+    return prod;
+}
+
+/* Which conv -> BN pairs fold in eval mode and which of them add straight
+ * into a node sum (see "Folded inference" in the header comment). */
+static void plan_folding(nas_net *n, const int *uses)
+{
+    int *prod = producers(n);
+    if (!prod) {
+        n->fuse = 0;
+        return;
+    }
     for (int si = 0; si < n->n_steps; si++) {
         step *b = &n->steps[si];
         if (b->kind != S_BN || b->x == 0 || uses[b->x] != 1 || prod[b->x] < 0)
@@ -747,7 +757,7 @@ static int grad_reader(const nas_net *n, const int *prod, int a)
  * checked. tests/unit/test_net.c builds both refused cases. */
 static int plan_residual_grads(nas_net *n, const int *uses)
 {
-    int *prod = malloc((size_t)n->n_acts * sizeof *prod);
+    int *prod = producers(n);
     int *other = malloc((size_t)n->n_acts * sizeof *other); /* the non-sum reader */
     char *joined = calloc((size_t)n->n_acts, 1); /* 1: x joined a sum's buffer here */
     if (!prod || !other || !joined) {
@@ -757,10 +767,9 @@ static int plan_residual_grads(nas_net *n, const int *uses)
         return NAS_ENOMEM;
     }
     for (int a = 0; a < n->n_acts; a++)
-        prod[a] = other[a] = -1;
+        other[a] = -1;
     for (int si = 0; si < n->n_steps; si++) {
         const step *s = &n->steps[si];
-        prod[s->y] = si;
         if (s->kind != S_SUM && s->x > 0)
             other[s->x] = si;
     }

@@ -16,6 +16,7 @@ const nas_net_desc *nas__net_desc(const nas_net *net);
  * graphs no space lowers to. Errors as nas_net_create. */
 int nas__net_create_layers(nas_backend *be, const nas_net_desc *desc, const nas_layers *L,
                            int max_batch, uint64_t seed, nas_net **out, nas_error *err);
+
 /* Largest batch the net's buffers hold. */
 int nas__net_max_batch(const nas_net *net);
 /* Backend the net lives on. */
