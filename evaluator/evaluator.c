@@ -355,9 +355,13 @@ static void test_source(const nas_data_conf *dc, char *buf, size_t n)
 {
     if (dc->format[0] == '\0')
         snprintf(buf, n, "%s/t10k-images-idx3-ubyte[.gz]", dc->dir);
-    else if (!strcmp(dc->format, "cifar"))
-        snprintf(buf, n, "%s/test_batch.bin", dc->dir);
-    else if (!strcmp(dc->format, "folder")) {
+    else if (!strcmp(dc->format, "cifar")) { /* CIFAR-10's test_batch.bin, CIFAR-100's test.bin */
+        char t[NAS_PATH_MAX + 24];
+        snprintf(t, sizeof t, "%s/data_batch_1.bin", dc->dir);
+        int c10 = access(t, F_OK) == 0;
+        snprintf(t, sizeof t, "%s/%s", dc->dir, c10 ? "test_batch.bin" : "test.bin");
+        snprintf(buf, n, access(t, F_OK) == 0 ? "%s" : "none (no %s)", t);
+    } else if (!strcmp(dc->format, "folder")) {
         char t[NAS_PATH_MAX + 8];
         snprintf(t, sizeof t, "%s/test", dc->dir);
         snprintf(buf, n, access(t, F_OK) == 0 ? "%s/" : "none (no %s/)", t);
