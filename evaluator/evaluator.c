@@ -71,6 +71,35 @@ static int create_table(nas_evaluator *ev, nas_error *err)
                            &ev->table, err);
 }
 
+/* A chain space whose space.input or space.classes is not the data's: its
+ * networks cannot take the data (nas_net_create refuses each one), so a
+ * configuration error at the key before any trial (NAS_ECONFIG), not a
+ * search whose trials all fail. */
+static int check_chain_input(const nas_config *cfg, const nas_dataset *d, int classes,
+                             nas_error *err)
+{
+    const nas_space_desc *s = &cfg->space;
+    if (s->type != NAS_SPACE_CHAIN)
+        return NAS_OK;
+    char at[NAS_PATH_MAX + 16];
+    if (s->in_c > 0 && (s->in_c != d->c || s->in_h != d->h || s->in_w != d->w)) {
+        snprintf(at, sizeof at, s->chain.line_input ? "%s:%d" : "%s", cfg->path,
+                 s->chain.line_input);
+        return nas_error_set(err, NAS_ECONFIG, "%s: space.input = [%d, %d, %d] is not the data's "
+                             "shape [%d, %d, %d] (C, H, W): set it to the data's, or leave it out "
+                             "(a chain space without space.input takes the data's)", at, s->in_c,
+                             s->in_h, s->in_w, d->c, d->h, d->w);
+    }
+    if (s->classes > 0 && s->classes != classes) {
+        snprintf(at, sizeof at, s->chain.line_classes ? "%s:%d" : "%s", cfg->path,
+                 s->chain.line_classes);
+        return nas_error_set(err, NAS_ECONFIG, "%s: space.classes = %d is not the data's %d "
+                             "classes: set it to %d, or leave it out (a chain space without "
+                             "space.classes takes the data's)", at, s->classes, classes, classes);
+    }
+    return NAS_OK;
+}
+
 /* kind "train": the data set, split once (shared by forked workers). */
 static int create_train(nas_evaluator *ev, nas_error *err)
 {
@@ -90,6 +119,8 @@ static int create_train(nas_evaluator *ev, nas_error *err)
                                  cfg->path, cfg->space.line_stages, why, ev->train->h, ev->train->w)
                  : nas_error_set(err, NAS_ECONFIG, "%s: %s (the data's images are %dx%d)", cfg->path,
                                  why, ev->train->h, ev->train->w);
+    if (!rc)
+        rc = check_chain_input(cfg, ev->train, ev->info.classes, err);
     long long recal = (long long)cfg->proxy.bn_recalibrate *
                       (cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128);
     if (!rc && recal > 0) /* once, shared by forked workers */
@@ -324,9 +355,13 @@ static void test_source(const nas_data_conf *dc, char *buf, size_t n)
 {
     if (dc->format[0] == '\0')
         snprintf(buf, n, "%s/t10k-images-idx3-ubyte[.gz]", dc->dir);
-    else if (!strcmp(dc->format, "cifar"))
-        snprintf(buf, n, "%s/test_batch.bin", dc->dir);
-    else if (!strcmp(dc->format, "folder")) {
+    else if (!strcmp(dc->format, "cifar")) { /* CIFAR-10's test_batch.bin, CIFAR-100's test.bin */
+        char t[NAS_PATH_MAX + 24];
+        snprintf(t, sizeof t, "%s/data_batch_1.bin", dc->dir);
+        int c10 = access(t, F_OK) == 0;
+        snprintf(t, sizeof t, "%s/%s", dc->dir, c10 ? "test_batch.bin" : "test.bin");
+        snprintf(buf, n, access(t, F_OK) == 0 ? "%s" : "none (no %s)", t);
+    } else if (!strcmp(dc->format, "folder")) {
         char t[NAS_PATH_MAX + 8];
         snprintf(t, sizeof t, "%s/test", dc->dir);
         snprintf(buf, n, access(t, F_OK) == 0 ? "%s/" : "none (no %s/)", t);

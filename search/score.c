@@ -73,7 +73,9 @@ int nas_search_diverged(const nas_config *cfg, int classes, int valid, const nas
     if (trained && valid > 0) {
         double p = 1.0 / classes;
         double chance = p + 3.0 * sqrt(p * (1.0 - p) / valid);
-        if (res->val_accuracy <= chance) {
+        /* chance >= 1 (2 classes and at most 9 validation images): every
+         * accuracy, a perfect one too, would be "chance level"; no test */
+        if (chance < 1.0 && res->val_accuracy <= chance) {
             if (why && n)
                 snprintf(why, n,
                          "diverged: val_accuracy %.4f is chance level (<= %.4f: 1/%d + 3 "

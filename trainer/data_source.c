@@ -249,6 +249,14 @@ int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_d
     if (info->c != r->c || info->h != r->h || info->w != r->w)
         return nas_error_set(err, NAS_EFORMAT, "%s: images are %dx%dx%d (C,H,W), the experiment's "
                              "are %dx%dx%d", r->path, r->c, r->h, r->w, info->c, info->h, info->w);
+    for (int j = 0; j < n; j++) { /* nas train: data that gained classes since the search */
+        int lab = r->labels[idx ? idx[j] : (uint32_t)j];
+        if (lab >= info->classes)
+            return nas_error_set(err, NAS_EFORMAT, "%s: label %d of image %u is out of range "
+                                 "0..%d: the experiment's network has %d classes (did the data "
+                                 "gain classes since the search?)", r->path, lab,
+                                 idx ? idx[j] : (unsigned)j, info->classes - 1, info->classes);
+    }
     nas_dataset *d = calloc(1, sizeof *d);
     size_t per = (size_t)r->c * r->h * r->w;
     if (d) {

@@ -412,7 +412,8 @@ double nas_search_score(const nas_config *cfg, const nas_trial_result *res, char
  * guess scores ln C = 2.30) - for table look-ups only when a loss was
  * recorded - or, for trained trials, its val_accuracy is at chance level:
  * at most 1/C + 3 standard errors of a guess over data.valid images,
- * 1/C + 3 sqrt((1/C)(1 - 1/C) / valid) (0.1127 for 5000 images). Failed
+ * 1/C + 3 sqrt((1/C)(1 - 1/C) / valid) (0.1127 for 5000 images); no
+ * chance-level check when that bound is 1 or more (too few images). Failed
  * and latency-rejected trials are never diverged. `why` (may be NULL) gets
  * the reason ("diverged: train_loss ..."). C = `classes`, the data's
  * class count (issue 16; < 2 means Fashion-MNIST's 10); `valid` the

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# tests/e2e/test_own_data_mismatch.sh - own data that does not fit what the
+# config or the exported architecture says (found by a fresh-eyes test):
+#  1. a chain space whose space.input or space.classes is not the data's:
+#     `nas run` exits 2 before any trial, naming the config's line, and
+#     leaves no database (it used to run every trial and fail each one);
+#  2. `nas train ARCH.json` on training data that gained a class since the
+#     search: refused when the data is read, naming the file and the class
+#     count (it used to fail in the first training step's softmax);
+#  3. a search with 2 classes and 4 validation images, where 1/2 + 3
+#     standard errors is above 1: no trial is flagged diverged at "chance
+#     level" (every one was, a perfect score too).
+. "$(dirname "$0")/search_lib.sh"
+. "$(dirname "$0")/data_lib.sh"
+need_numpy
+cd "$TMP" || fail "cd"
+
+# NAME CLASSES N: 3x16x16 uint8 npy images and int64 labels 0..CLASSES-1
+"$PY" - "$TMP" <<'PYEOF' || fail "writing the data"
+import sys, numpy as np
+rng = np.random.default_rng(5)
+def write(name, k, n):
+    y = np.arange(n) % k
+    x = rng.integers(0, 50, (n, 16, 16, 3)).astype(np.uint8)
+    for i in range(n):
+        x[i, 4 * y[i]:4 * y[i] + 4] += 150
+    np.save(f"{sys.argv[1]}/{name}-x.npy", x)
+    np.save(f"{sys.argv[1]}/{name}-y.npy", y.astype(np.int64))
+write("k3", 3, 60)
+write("k3test", 3, 12)
+write("k4", 4, 60)
+write("k2", 2, 24)
+PYEOF
+npy() { # IMAGES-LABELS-NAME [TEST-NAME]
+    echo "format = \"npy\"; train_images = \"$TMP/$1-x.npy\"; train_labels = \"$TMP/$1-y.npy\";" \
+         "${2:+test_images = \"$TMP/$2-x.npy\"; test_labels = \"$TMP/$2-y.npy\";}"
+}
+
+note "1. chain space.input not the data's: exit 2 at its line, no database"
+chain_conf "$TMP/in.conf" in "$(npy k3) valid = 12;" "input = [1, 28, 28];"
+line=$(grep -n "input = \[1, 28, 28\]" "$TMP/in.conf" | cut -d: -f1)
+run 2 "$NAS" run "$TMP/in.conf" --db "$TMP/in.db"
+grep_in "in.conf:$line: space.input = \[1, 28, 28\] is not the data's shape \[3, 16, 16\]" \
+    "$TMP/err"
+[ -e "$TMP/in.db" ] && fail "nas run left in.db behind"
+grep -q "FAILED" "$TMP/err" && fail "trials ran: $(cat "$TMP/err")"
+
+note "1b. chain space.classes not the data's"
+chain_conf "$TMP/cl.conf" cl "$(npy k3) valid = 12;" "classes = 10;"
+line=$(grep -n "classes = 10;" "$TMP/cl.conf" | cut -d: -f1)
+run 2 "$NAS" run "$TMP/cl.conf" --db "$TMP/cl.db"
+grep_in "cl.conf:$line: space.classes = 10 is not the data's 3 classes" "$TMP/err"
+[ -e "$TMP/cl.db" ] && fail "nas run left cl.db behind"
+
+note "1c. both set to the data's: the search runs"
+chain_conf "$TMP/ok.conf" ok "$(npy k3 k3test) valid = 12;" "input = [3, 16, 16]; classes = 3;"
+run 0 "$NAS" run "$TMP/ok.conf" --db "$TMP/ok.db"
+
+note "2. nas train on training data that gained a class since the search"
+run 0 "$NAS" export --db "$TMP/ok.db" --best --format json -o "$TMP/ok.json"
+cp "$TMP/k4-x.npy" "$TMP/k3-x.npy"
+cp "$TMP/k4-y.npy" "$TMP/k3-y.npy"
+run 1 "$NAS" train "$TMP/ok.json" --epochs 1 --threads 1 --checkpoint none
+grep_in "k3-x.npy: label 3 of image [0-9]* is out of range 0..2: the experiment's network has 3" \
+    "$TMP/err"
+grep -q "softmax" "$TMP/err" && fail "refused only by the training step: $(cat "$TMP/err")"
+
+note "3. 2 classes, 4 validation images: no chance-level flag"
+data_conf "$TMP/k2.conf" k2 "$(npy k2) valid = 4;"
+run 0 "$NAS" run "$TMP/k2.conf" --db "$TMP/k2.db"
+expect_eq "trials flagged diverged" \
+    "$(sql "$TMP/k2.db" "SELECT count(*) FROM trial WHERE flag = 'diverged'")" 0
+grep -q "chance level" "$TMP/err" && fail "a chance-level flag: $(cat "$TMP/err")"
+echo "PASS"
