@@ -368,10 +368,13 @@ int nas_data_load_test(const nas_data_conf *dc, const nas_data_info *info, nas_d
         return rc;
     if (!strcmp(dc->format, "folder") && r->c == 1 && info->c == 3) /* grey test, RGB training */
         rc = nas__rawset_grey_to_rgb(r, err);
+    /* idx and npy keep the labels in their own file: name it, not the images' */
+    const char *lpath = (!strcmp(dc->format, "idx") || !strcmp(dc->format, "npy")) &&
+                                dc->test_labels[0] ? dc->test_labels : r->path;
     for (int i = 0; i < r->n && !rc; i++)
         if (r->labels[i] >= info->classes)
             rc = nas_error_set(err, NAS_EFORMAT, "%s: label %d of test image %d is out of range 0..%d "
-                               "(the training data has %d classes)", r->path, r->labels[i], i,
+                               "(the training data has %d classes)", lpath, r->labels[i], i,
                                info->classes - 1, info->classes);
     if (!rc)
         rc = nas_data_gather(r, NULL, r->n, info, test, err);

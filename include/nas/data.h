@@ -128,8 +128,8 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
 
 /* The test images of dc normalised with `info` (the experiment's), whose
  * shape and classes they must match. *test is NULL when dc has no test
- * files. Errors: NAS_EFORMAT (another shape, a label >= info->classes),
- * those of the reader. */
+ * files. Errors: NAS_EFORMAT (another shape; a label >= info->classes, naming
+ * the label file for idx and npy), those of the reader. */
 int nas_data_load_test(const nas_data_conf *dc, const nas_data_info *info, nas_dataset **test,
                        nas_error *err);
 
