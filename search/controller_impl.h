@@ -196,6 +196,8 @@ typedef struct ctl {
     flight *fid_requeue;        /* jobs the replay found unfinished */
     int nfid_requeue;
     int fid_done;               /* issue 29: the scheduler has nothing left (NAS_FID_DONE) */
+    nas_store_rung *fid_rv;     /* the rungs stored before this run, (trial, fidelity) order: */
+    int fid_nr;                 /* a promotion to one of them is reported, not trained */
     /* issue 33: nas_run_opts.on_trial and its user pointer (NULL: none) */
     void (*on_trial)(void *user, nas_store *st, int64_t experiment_id);
     void *on_trial_user;

@@ -61,6 +61,7 @@ void nas__ctl_fid_free(ctl *c)
     c->fid = NULL;
     free(c->ft);
     free(c->fid_requeue);
+    free(c->fid_rv);
 }
 
 /* ---- the trials the scheduler knows -------------------------------------------------- */
@@ -154,6 +155,53 @@ static int observe_finals(ctl *c, int mode, int all, nas_error *err)
     return NAS_OK;
 }
 
+/* bsearch's order of stored rungs: (trial, fidelity), as nas_store_rung_list gives them. */
+static int rung_cmp(const void *a, const void *b)
+{
+    const nas_store_rung *x = a, *y = b;
+    if (x->trial_id != y->trial_id)
+        return x->trial_id < y->trial_id ? -1 : 1;
+    return (x->fidelity > y->fidelity) - (x->fidelity < y->fidelity);
+}
+
+/* The stored rung of `trial` at `fidelity` among rv[0..n); NULL when none. */
+static const nas_store_rung *rung_of(const nas_store_rung *rv, int n, int64_t trial,
+                                     int64_t fidelity)
+{
+    nas_store_rung key = {.trial_id = trial, .fidelity = fidelity};
+    return n > 0 ? bsearch(&key, rv, (size_t)n, sizeof *rv, rung_cmp) : NULL;
+}
+
+/* Report to the scheduler trial t's stored rung k, the result of its job
+ * `job` (issue 29: every stored outcome replays as itself): t's result is
+ * `base` with k's accuracy, loss and budget; `geno` and `diverged` are what
+ * the trial was stored with. Nothing is trained or written. Errors: the
+ * scheduler's (nas_fid_report). */
+static int report_rung(ctl *c, fid_trial *t, const char *geno, const nas_trial_result *base,
+                       int diverged, const nas_fid_job *job, const nas_store_rung *k,
+                       nas_error *err)
+{
+    nas_trial_result res = *base;
+    res.status = NAS_OK;
+    res.error[0] = '\0';
+    res.val_accuracy = k->val_accuracy;
+    res.train_loss = k->loss;
+    res.epochs = (int)job->to;
+    double score = nas_search_score(c->cfg, &res, NULL, 0);
+    if (!t->accounted) {
+        nas__ctl_account(c, t->id, geno, &res, score, diverged);
+        t->accounted = 1;
+    }
+    /* issue 29: the best at the highest fidelity, as live (it was ranked at
+     * its first rung: a 1-epoch best after a resume or extension) */
+    nas__ctl_note_best(c, t->id, geno, score, res.val_accuracy, (int)job->to);
+    t->res = res;
+    t->has_res = 1;
+    double obj[NAS_FID_MAX_OBJ];
+    objectives(c, &res, obj);
+    return nas_fid_report(c->fid, t->id, job->rung, 1, obj, err);
+}
+
 /* ---- the record step ------------------------------------------------------------------ */
 
 int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, char *note,
@@ -220,23 +268,6 @@ int nas__ctl_fid_keep_rung(ctl *c, const flight *f, const char *reason, nas_erro
 
 /* ---- the loop -------------------------------------------------------------------------- */
 
-/* bsearch's order of stored rungs: (trial, fidelity), as nas_store_rung_list gives them. */
-static int rung_cmp(const void *a, const void *b)
-{
-    const nas_store_rung *x = a, *y = b;
-    if (x->trial_id != y->trial_id)
-        return x->trial_id < y->trial_id ? -1 : 1;
-    return (x->fidelity > y->fidelity) - (x->fidelity < y->fidelity);
-}
-
-/* The stored rung of `trial` at `fidelity` among rv[0..n); NULL when none. */
-static const nas_store_rung *rung_of(const nas_store_rung *rv, int n, int64_t trial,
-                                     int64_t fidelity)
-{
-    nas_store_rung key = {.trial_id = trial, .fidelity = fidelity};
-    return n > 0 ? bsearch(&key, rv, (size_t)n, sizeof *rv, rung_cmp) : NULL;
-}
-
 /* Issue 29: a promotion continues from its trial's checkpoint, which holds
  * f->from epochs. When it is gone (deleted once the trial could no longer
  * be promoted, and promoted after all by an extension; a copy of the
@@ -275,6 +306,17 @@ static int start_job(ctl *c, const nas_fid_job *job, nas_error *err)
         f.trial = t->id;
         f.g = t->g;
         nas_space_format(c->space, &f.g, f.geno, sizeof f.geno);
+        /* an extension regroups the last, truncated bracket, whose promotions
+         * the replay could not reach: one to a rung an earlier run stored
+         * (its checkpoint deleted since) keeps that rung, as the replay would */
+        const nas_store_rung *k = rung_of(c->fid_rv, c->fid_nr, t->id, job->to);
+        if (k) {
+            nas__ctl_say(c, "[trial %lld, rung %d] stored %s at %lld epochs: val_acc %.4f (an "
+                         "earlier run's; not trained again)", (long long)t->id, job->rung,
+                         f.geno, (long long)job->to, k->val_accuracy);
+            int rc = report_rung(c, t, f.geno, &t->res, 0, job, k, err);
+            return rc == NAS_OK ? observe_finals(c, DRAIN_LIVE, 0, err) : rc;
+        }
         f.failures = nas__ctl_retries_get(c, f.trial);
         check_ckpt(c, &f);
         return nas__ctl_dispatch(c, &f, START_PROMOTE, err);
@@ -421,24 +463,7 @@ static int replay_job(ctl *c, const hist_entry *s, fid_trial *t, const nas_fid_j
     }
     if (!k)
         return requeue(c, t, job, err);
-    res.status = NAS_OK;
-    res.error[0] = '\0';
-    res.val_accuracy = k->val_accuracy;
-    res.train_loss = k->loss;
-    res.epochs = (int)job->to;
-    double score = nas_search_score(c->cfg, &res, NULL, 0);
-    if (!t->accounted) {
-        nas__ctl_account(c, t->id, s->geno, &res, score, s->diverged);
-        t->accounted = 1;
-    }
-    /* issue 29: the best at the highest fidelity, as live (it was ranked at
-     * its first rung: a 1-epoch best after a resume or extension) */
-    nas__ctl_note_best(c, t->id, s->geno, score, res.val_accuracy, (int)job->to);
-    t->res = res;
-    t->has_res = 1;
-    double obj[NAS_FID_MAX_OBJ];
-    objectives(c, &res, obj);
-    return nas_fid_report(c->fid, t->id, job->rung, 1, obj, err);
+    return report_rung(c, t, s->geno, &res, s->diverged, job, k, err);
 }
 
 /* bsearch's comparison of a trial id (key) with a stored trial: the
@@ -543,6 +568,8 @@ int nas__ctl_fid_replay(ctl *c, int *mismatch, nas_error *err)
                                         nas_search_score(c->cfg, &t->res, NULL, 0), NULL, err);
     }
     free(fs.h.v);
-    free(fs.rv);
+    free(c->fid_rv); /* kept for the live loop's promotions (start_job) */
+    c->fid_rv = fs.rv;
+    c->fid_nr = fs.nr;
     return rc;
 }
