@@ -344,6 +344,12 @@ static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char
         *stage = "opening the store";
         if ((rc = nas_store_open(o->db, 0, &w->st, err)))
             return rc;
+        int from = nas_store_migrated_from(w->st);
+        if (from > 0 && o->out)
+            fprintf(o->out,
+                    "migrated %s from schema version %d to %d (docs/schema.md lists the "
+                    "steps); a nas older than this one can no longer open it\n",
+                    o->db, from, NAS_STORE_SCHEMA_VERSION);
     }
     *stage = fmnist ? "loading Fashion-MNIST" : "loading the data";
     if (!fmnist)

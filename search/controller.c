@@ -426,6 +426,12 @@ static int run_open(run *r, nas_error *err)
     int rc;
     if ((rc = nas_store_open(r->opts->db_path, 0, &c->st, err)) != NAS_OK)
         return rc;
+    int from = nas_store_migrated_from(c->st);
+    if (from > 0)
+        nas__ctl_say(c,
+                     "nas: migrated %s from schema version %d to %d (docs/schema.md lists the "
+                     "steps); a nas older than this one can no longer open it",
+                     r->opts->db_path, from, NAS_STORE_SCHEMA_VERSION);
     if (r->lock.fd < 0 && (rc = nas__run_lock(r->opts->db_path, &r->lock, err)) != NAS_OK)
         return rc;
     if ((rc = run_find(r, err)) != NAS_OK)

@@ -202,6 +202,12 @@ static int pc_open(nas__pc *p, nas_error *err)
         (rc = nas__run_lock(p->o->db_path, &p->lock, err)) != NAS_OK)
         return rc;
     p->locked = 1;
+    int from = nas_store_migrated_from(p->st);
+    if (from > 0)
+        fprintf(p->log,
+                "nas: migrated %s from schema version %d to %d (docs/schema.md lists the "
+                "steps); a nas older than this one can no longer open it\n",
+                p->o->db_path, from, NAS_STORE_SCHEMA_VERSION);
     char params[256];
     pc_params(p, params, sizeof params);
     nas_store_experiment e;

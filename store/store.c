@@ -298,6 +298,7 @@ struct nas_store {
     int readonly;
     int ours;       /* 1 once check_schema accepted the file (closing may checkpoint it) */
     int64_t schema; /* user_version of the file (< current only when opened read-only) */
+    int migrated_from; /* the version this open migrated the file from; 0: none */
     char path[NAS_PATH_MAX];
     sqlite3_stmt *stmt[Q_COUNT];
 };
@@ -643,11 +644,15 @@ static int migrate_step(nas_store *st, int to, const char *sql,
             rc = fn(st, err);
         if (rc == NAS_OK)
             rc = exec_sql(st, bump, what, err);
+        if (rc == NAS_OK && !st->migrated_from)
+            st->migrated_from = to - 1;
     }
     if (rc == NAS_OK)
         rc = exec_sql(st, "COMMIT", "cannot commit the schema migration", err);
     if (rc != NAS_OK) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+        if (st->migrated_from == to - 1)
+            st->migrated_from = 0;
         return rc;
     }
     st->schema = to;
@@ -880,6 +885,11 @@ static int check_schema(nas_store *st, nas_error *err)
     if (st->schema < 10 && (rc = migrate_v10(st, err)) != NAS_OK)
         return rc;
     return NAS_OK;
+}
+
+int nas_store_migrated_from(const nas_store *st)
+{
+    return st ? st->migrated_from : 0;
 }
 
 int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *err)

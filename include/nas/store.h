@@ -63,6 +63,10 @@ typedef struct nas_store nas_store; /* opaque: one SQLite connection */
 int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *err);
 void nas_store_close(nas_store *st); /* NULL is a no-op */
 const char *nas_store_path(const nas_store *st);
+/* The schema version nas_store_open migrated the file from (the file was
+ * older than NAS_STORE_SCHEMA_VERSION; a nas that old can no longer open it),
+ * 0 when it migrated nothing. Callers that open read-write say so. */
+int nas_store_migrated_from(const nas_store *st);
 
 /* ---- experiments ----------------------------------------------------------- */
 

@@ -6,7 +6,8 @@
 # opens read-only as it is, is listed by `nas experiments`, and can be
 # extended: the same config with search.trials = 12 continues the most
 # recent 'old-table' (8 -> 12; its 8 trials not re-run), migrates the file
-# to schema 8, and proposes what a fresh 12-trial search proposes.
+# to the current schema and says so (once), and proposes what a fresh
+# 12-trial search proposes.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 cd "$TMP" || fail "cd"
@@ -37,6 +38,8 @@ sql "$DB" "SELECT id, genotype, attempt, started_at FROM trial WHERE experiment_
 mk 12
 run 0 "$NAS" run old.conf --db "$DB"
 grep_in "extending experiment 'old-table' (id 2)" "$TMP/err"
+# the migration is announced, once
+grep_in "migrated $DB from schema version 2 to 10" "$TMP/err"
 expect_eq "schema" "$(sql "$DB" "PRAGMA user_version")" 10
 # schema 6: the table trials' loss and latency, recorded as 0 by the old
 # nas, are unknown (NULL), old and new trials alike
@@ -61,6 +64,8 @@ expect_eq "the search a fresh 12-trial run makes" \
     "$(sql "$TMP/fresh.db" "SELECT group_concat(genotype, ' ') FROM (SELECT genotype FROM trial ORDER BY id)")"
 run 0 "$NAS" experiments --db "$DB"
 grep_in "12" "$TMP/out"
+run 0 "$NAS" run old.conf --db "$DB"
+expect_eq "a migrated file is not announced again" "$(grep -c "migrated" "$TMP/err")" 0
 expect_eq "duplicate arch keys" \
     "$(sql "$DB" "SELECT count(*) FROM (SELECT experiment_id, arch_key FROM trial GROUP BY 1, 2 HAVING count(*) > 1)")" 0
 echo "PASS"
