@@ -212,6 +212,13 @@ typedef struct ctl {
     int n_warm, warm_pos;
 } ctl;
 
+/* The unit of a multi-fidelity budget in log lines: "images" when
+ * search.fidelity.resource = "images", else "epochs". */
+static inline const char *nas__ctl_fid_unit(const ctl *c)
+{
+    return c->cfg->search.fidelity.resource == NAS_FIDELITY_IMAGES ? "images" : "epochs";
+}
+
 /* Issue 31 (search/warmup.c): score search.warmup.candidates genotypes
  * sampled with PCG32(seed, stream "warmup") with search.warmup.proxy -
  * reading the experiment's zc_score cache first, writing each new score to

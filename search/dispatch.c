@@ -116,9 +116,9 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
                        : c->table                         ? "lookup"
                                                           : "train ";
     if (f->budget > 0) /* issue 17: a rung of multi-fidelity search */
-        nas__ctl_say(c, "[trial %lld, rung %d] %s %s to %d epochs (from %d; worker %d)",
+        nas__ctl_say(c, "[trial %lld, rung %d] %s %s to %d %s (from %d; worker %d)",
                      (long long)f->trial, f->rung, how == START_PROMOTE ? "promote" : verb,
-                     f->geno, f->budget, f->from, f->worker);
+                     f->geno, f->budget, nas__ctl_fid_unit(c), f->from, f->worker);
     else if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
         nas__ctl_say(c, "[trial %lld, %d/%d] %s %s (worker %d)%s", (long long)f->trial, f->k,
                      c->budget, rerun ? "re-run" : verb, f->geno, f->worker, used);

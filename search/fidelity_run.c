@@ -283,8 +283,8 @@ static void check_ckpt(ctl *c, flight *f)
     if (access(ck, R_OK) == 0)
         return;
     nas__ctl_say(c, "nas: warning: trial %lld's checkpoint %s is missing: its promotion to %d "
-                 "epochs trains from 0 (%d epochs, not %d)", (long long)f->trial, ck, f->budget,
-                 f->budget, f->budget - f->from);
+                 "%s trains from 0 (%d %s, not %d)", (long long)f->trial, ck, f->budget,
+                 nas__ctl_fid_unit(c), f->budget, nas__ctl_fid_unit(c), f->budget - f->from);
     nas_fid_charge(c->fid, f->from);
     f->from = 0;
 }
@@ -311,9 +311,9 @@ static int start_job(ctl *c, const nas_fid_job *job, nas_error *err)
          * (its checkpoint deleted since) keeps that rung, as the replay would */
         const nas_store_rung *k = rung_of(c->fid_rv, c->fid_nr, t->id, job->to);
         if (k) {
-            nas__ctl_say(c, "[trial %lld, rung %d] stored %s at %lld epochs: val_acc %.4f (an "
+            nas__ctl_say(c, "[trial %lld, rung %d] stored %s at %lld %s: val_acc %.4f (an "
                          "earlier run's; not trained again)", (long long)t->id, job->rung,
-                         f.geno, (long long)job->to, k->val_accuracy);
+                         f.geno, (long long)job->to, nas__ctl_fid_unit(c), k->val_accuracy);
             int rc = report_rung(c, t, f.geno, &t->res, 0, job, k, err);
             return rc == NAS_OK ? observe_finals(c, DRAIN_LIVE, 0, err) : rc;
         }

@@ -150,8 +150,8 @@ static void say_result(ctl *c, const flight *f, const nas_trial_result *res, con
     if (!c->table)
         snprintf(lat, sizeof lat, ", %.3f ms", res->latency_ms);
     if (f->budget > 0 && res->status == NAS_OK) /* issue 17: a rung */
-        nas__ctl_say(c, "[%s] done   val_acc %.4f at %d epochs | %.1f s%s%s | %s | %selapsed %s, "
-                     "ETA %s", tag, res->val_accuracy, f->budget, dt, note[0] ? " | " : "", note,
+        nas__ctl_say(c, "[%s] done   val_acc %.4f at %d %s | %.1f s%s%s | %s | %selapsed %s, "
+                     "ETA %s", tag, res->val_accuracy, f->budget, nas__ctl_fid_unit(c), dt, note[0] ? " | " : "", note,
                      best, count, el, eta);
     else if (res->status == NAS_OK)
         nas__ctl_say(c,

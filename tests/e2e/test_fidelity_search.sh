@@ -95,6 +95,10 @@ expect_eq "rungs by budget" "$(sql img.db "SELECT group_concat(n) FROM (SELECT c
 expect_eq "budgets" "$(sql img.db "SELECT group_concat(DISTINCT fidelity) FROM rung")" "100,300,900"
 expect_eq "the top trial's result: 3 whole epochs" "$(sql img.db "SELECT r.epochs FROM result r JOIN rung g ON g.trial_id = r.trial_id AND g.fidelity = 900")" 3
 expect_eq "checkpoints left" "$(find img.db.ckpt -type f | wc -l)" 0
+# the log counts the budgets in images, not epochs
+grep_in "\] promote .* to 900 images (from 300;" "$TMP/err"
+grep_in "done   val_acc [0-9.]* at 900 images" "$TMP/err"
+if grep -q "[0-9] epochs" "$TMP/err"; then fail "a budget in images logged as epochs"; fi
 # killed while a promotion runs (a trial continuing from a checkpoint that
 # ends inside an epoch), twice, and resumed: the same rungs, bit for bit
 promoting="SELECT count(*) FROM trial t WHERE t.status = 'running' AND EXISTS (SELECT 1 FROM rung g WHERE g.trial_id = t.id)"
