@@ -442,6 +442,25 @@ static int use_final(nas_store *st, const nas_export_opts *o, const nas_store_tr
     return rc;
 }
 
+/* A database moved or copied with its DB.weights/ folder: the trial's kept
+ * weights `w` (the absolute path the search recorded) cannot be read, but
+ * the file of that name is in `db`.weights/ beside the database; w becomes
+ * that path, and stderr says so. Otherwise w is left as it is (the export
+ * then fails on it, naming the recorded path). */
+static void weights_beside_db(const char *db, int64_t trial, char *w, size_t n)
+{
+    if (!w[0] || access(w, R_OK) == 0)
+        return;
+    const char *base = strrchr(w, '/');
+    char cand[NAS_PATH_MAX + 32];
+    int k = snprintf(cand, sizeof cand, "%s.weights/%s", db, base ? base + 1 : w);
+    if (k < 0 || k >= (int)sizeof cand || (size_t)k >= n || access(cand, R_OK) != 0)
+        return;
+    fprintf(stderr, "nas: trial %" PRId64 "'s weights were kept as %s, which is gone; reading %s "
+            "beside the database\n", trial, w, cand);
+    snprintf(w, n, "%s", cand);
+}
+
 /* Everything from the store: trial, experiment config, weights path. */
 int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_export_result *r,
                                 nas_error *err)
@@ -526,6 +545,8 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
             if (need || e2.code != NAS_ENOTFOUND)
                 rc = nas_error_set(err, e2.code == NAS_ENOTFOUND ? NAS_ENOTFOUND : e2.code, "%s",
                                    e2.msg);
+        } else {
+            weights_beside_db(o->db, t.id, a->weights, sizeof a->weights);
         }
     }
     if (!rc && o->final_weights)

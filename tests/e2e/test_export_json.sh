@@ -67,4 +67,16 @@ run 0 "$NAS" train best.json "${opts[@]}" --checkpoint none
 straight=$(grep "^test accuracy" "$TMP/out")
 expect_eq "resumed vs uninterrupted" "$resumed" "$straight"
 expect_eq "final_training rows" "$(sql "$DB" "SELECT count(*) FROM final_training WHERE augment = 'crop4,flip' AND epochs = 2 AND train_images = 256 AND test_accuracy BETWEEN 0 AND 1")" 1
+
+note "a database moved with its DB.weights/ folder: the kept weights are read beside it"
+mkdir moved && cp "$DB" moved/m.db && cp -r "$DB.weights" moved/m.db.weights || fail "copy"
+mv "$DB.weights" "$DB.weights.away" || fail "mv"
+run 0 "$NAS" export --db moved/m.db --best --format pytorch -o moved/best.py
+grep_in "which is gone; reading moved/m.db.weights/trial-$best.npz beside the database" "$TMP/err"
+run 0 "$NAS" export --db moved/m.db --best --format json -o moved/best.json
+grep -qF "m.db.weights/trial-$best.npz" moved/best.json || { cat moved/best.json; fail "moved/best.json names no moved weights"; }
+rm -r moved/m.db.weights
+run 1 "$NAS" export --db moved/m.db --best --format pytorch -o moved/best2.py
+grep_in "$DB.weights/trial-$best.npz" "$TMP/err"
+mv "$DB.weights.away" "$DB.weights" || fail "mv back"
 echo "PASS"
