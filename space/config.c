@@ -1330,6 +1330,14 @@ static int validate_cell_input(ctx *c)
     nas_config *cfg = c->cfg;
     size_t i = field_index("space", "stages");
     cfg->space.line_stages = field_file(c, i) == c->name ? c->line[i] : 0;
+    /* the data keys whose fit only the data's files tell (nas_data_load) */
+    nas_data_conf *d = &cfg->data;
+    snprintf(d->conf_file, sizeof d->conf_file, "%s", c->name ? c->name : "");
+    size_t iv = field_index("data", "valid"), is = field_index("data", "train_subset"),
+           im = field_index("data", "mean");
+    d->line_valid = field_file(c, iv) == c->name ? c->line[iv] : 0;
+    d->line_train_subset = field_file(c, is) == c->name ? c->line[is] : 0;
+    d->line_mean = field_file(c, im) == c->name ? c->line[im] : 0;
     int h, w;
     char msg[600];
     if (cfg->space.type == NAS_SPACE_CELL && config_image_size(cfg, &h, &w) &&

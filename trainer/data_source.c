@@ -302,6 +302,20 @@ int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_d
     return NAS_OK;
 }
 
+/* A configuration error (rc NAS_ECONFIG) about the key space.conf set at
+ * `line` of dc->conf_file: err's message gets that "FILE:LINE: " in front;
+ * `hint` (may be NULL) is appended. Other codes, or no line: rc as it is. */
+static int at_key(const nas_data_conf *dc, int line, const char *hint, int rc, nas_error *err)
+{
+    if (rc != NAS_ECONFIG || (!hint && (line <= 0 || !dc->conf_file[0])))
+        return rc;
+    char m[sizeof err->msg];
+    memcpy(m, err->msg, sizeof m);
+    if (line > 0 && dc->conf_file[0])
+        return nas_error_set(err, rc, "%s:%d: %s%s", dc->conf_file, line, m, hint ? hint : "");
+    return nas_error_set(err, rc, "%s%s", m, hint);
+}
+
 int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, nas_dataset **train,
                   nas_dataset **valid, nas_error *err)
 {
@@ -325,6 +339,15 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
     if (!rc) {
         n_va = nas_config_valid_count(dc, r->n);
         rc = nas_data_split(r, n_va, dc->train_subset, seed, &va, &tr, &n_tr, &rest, &n_rest, err);
+        if (n_va < 1 || n_va >= r->n) /* data.valid; else data.train_subset */
+            rc = at_key(dc, dc->line_valid,
+                        dc->valid_set ? NULL
+                                      : " (data.valid is not set: its default is a count of "
+                                        "5000 images; set a smaller count, or a fraction such "
+                                        "as data.valid = 0.2)",
+                        rc, err);
+        else
+            rc = at_key(dc, dc->line_train_subset, NULL, rc, err);
     }
     if (!rc && dc->format[0] == '\0') { /* the shorthand with a fraction: its fixed normalisation */
         nas_data_info_fmnist(info);
@@ -334,9 +357,11 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
         nas_data_norm_compute(r, rest, dc->n_mean > 0 ? 0 : n_rest, info);
         if (dc->n_mean > 0) { /* given in space.conf: one per channel */
             if (dc->n_mean != r->c || dc->n_std != r->c)
-                rc = nas_error_set(err, NAS_ECONFIG, "data.mean and data.std have %d and %d values, "
-                                   "but the images of %s have %d channel(s)", dc->n_mean, dc->n_std,
-                                   r->path, r->c);
+                rc = at_key(dc, dc->line_mean, NULL,
+                            nas_error_set(err, NAS_ECONFIG, "data.mean and data.std have %d and %d "
+                                          "values, but the images of %s have %d channel(s)",
+                                          dc->n_mean, dc->n_std, r->path, r->c),
+                            err);
             for (int c = 0; c < r->c && !rc; c++) {
                 info->mean[c] = (float)dc->mean[c];
                 info->std[c] = (float)dc->std[c];

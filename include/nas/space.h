@@ -265,6 +265,13 @@ typedef struct nas_data_conf {
                                    nas_config_stored_defaults) */
     int loader_threads;         /* data.loader_threads: batches prepared ahead (0: in the
                                    training thread); a running setting */
+    /* where the config file set data.valid, data.train_subset and data.mean
+     * (lines of conf_file; 0: not set there, or no file), so that an error
+     * only the data's files reveal (nas_data_load: too few images, too many
+     * channels) names the key's file:line; not settings (not in the
+     * canonical text) */
+    char conf_file[NAS_PATH_MAX];
+    int line_valid, line_train_subset, line_mean;
 } nas_data_conf;
 
 /* The validation images data.valid takes from n training images: the

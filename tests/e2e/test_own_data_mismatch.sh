@@ -9,7 +9,10 @@
 #     count (it used to fail in the first training step's softmax);
 #  3. a search with 2 classes and 4 validation images, where 1/2 + 3
 #     standard errors is above 1: no trial is flagged diverged at "chance
-#     level" (every one was, a perfect score too).
+#     level" (every one was, a perfect score too);
+#  4. data keys whose fit only the data's files tell (data.valid, data.train_subset,
+#     data.mean) are refused naming the key's file:line, and an unset
+#     data.valid whose default (5000) is too many says so.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/data_lib.sh"
 need_numpy
@@ -71,4 +74,20 @@ run 0 "$NAS" run "$TMP/k2.conf" --db "$TMP/k2.db"
 expect_eq "trials flagged diverged" \
     "$(sql "$TMP/k2.db" "SELECT count(*) FROM trial WHERE flag = 'diverged'")" 0
 grep -q "chance level" "$TMP/err" && fail "a chance-level flag: $(cat "$TMP/err")"
+
+note "4. data keys that do not fit the files: file:line"
+line=$(grep -n "^data:" "$TMP/k2.conf" | cut -d: -f1)
+data_conf "$TMP/v.conf" v "$(npy k2) valid = 24;"
+run 2 "$NAS" run "$TMP/v.conf" --db "$TMP/v.db"
+grep_in "v.conf:$line: data.valid = 24 does not fit the 24 training images" "$TMP/err"
+data_conf "$TMP/s.conf" s "$(npy k2) valid = 4; train_subset = 21;"
+run 2 "$NAS" run "$TMP/s.conf" --db "$TMP/s.db"
+grep_in "s.conf:$line: data.train_subset = 21 is more than the 20 training images" "$TMP/err"
+data_conf "$TMP/m.conf" m "$(npy k2) valid = 4; mean = [0.5]; std = [0.2];"
+run 2 "$NAS" run "$TMP/m.conf" --db "$TMP/m.db"
+grep_in "m.conf:$line: data.mean and data.std have 1 and 1 values, but the images" "$TMP/err"
+data_conf "$TMP/d.conf" d "$(npy k2)"
+run 2 "$NAS" run "$TMP/d.conf" --db "$TMP/d.db"
+grep_in "data.valid is not set: its default is a count of 5000 images" "$TMP/err"
+for f in v s m d; do [ -e "$TMP/$f.db" ] && fail "nas run left $f.db behind"; done
 echo "PASS"
