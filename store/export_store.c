@@ -163,6 +163,25 @@ int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, siz
     return NAS_OK;
 }
 
+/* The file of a kept weights path that this database may delete: the file
+ * of that name in its own DB.weights/ folder beside it, wherever the row
+ * says it was kept. A database copied or moved with its DB.weights/ still
+ * records the original's absolute paths; deleting those removed another
+ * database's weights (the original's trial_weights rows then named missing
+ * files). Returns a malloc'd path ("" for none), NULL when out of memory. */
+static char *own_weights_file(nas_store *st, const char *path)
+{
+    if (!path || !path[0])
+        return strdup("");
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(nas_store_path(st)) + strlen(base) + sizeof ".weights/";
+    char *own = malloc(n);
+    if (own)
+        snprintf(own, n, "%s.weights/%s", nas_store_path(st), base);
+    return own;
+}
+
 int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, double max_bytes,
                                   int *n_deleted, nas_error *err)
 {
@@ -225,7 +244,7 @@ int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, d
             cap = nc;
         }
         drop_id[n_drop] = sqlite3_column_int64(s, 0);
-        drop[n_drop] = strdup(path ? path : "");
+        drop[n_drop] = own_weights_file(st, path);
         if (!drop[n_drop]) {
             oom = 1;
             break;

@@ -419,9 +419,11 @@ int nas_store_trial_weights_get(nas_store *st, int64_t trial_id, char *path, siz
  * keep_top whose files fit together in `max_bytes` (<= 0: no limit; a file
  * that does not fit is skipped, later smaller ones may still fit), and
  * delete the rest: their trial_weights rows in one transaction, then
- * their files (unlink). Weights of trials with no score (failed or
- * infeasible) are never kept. *n_deleted (may be NULL) gets the number of
- * files removed. The store must be open read-write.
+ * their files (unlink): only the file of that name in this database's own
+ * DB.weights/ folder (a copied or moved database never deletes the
+ * original's files, whose absolute paths its rows still hold). Weights
+ * of trials with no score (failed or infeasible) are never kept.
+ * *n_deleted (may be NULL) gets the number of files removed. The store must be open read-write.
  * Errors: NAS_EDB, NAS_ENOMEM (nothing is deleted then).
  */
 int nas_store_trial_weights_prune(nas_store *st, int64_t exp_id, int keep_top, double max_bytes,

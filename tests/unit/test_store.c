@@ -768,9 +768,12 @@ static void test_rungs(void **state)
     /* proxy.keep_top ranks kept weights as export --best ranks trials: with
      * room for one, b's (0.7 at 3) stay, not a's (0.9 at 1 only) */
     const int64_t ids[3] = {a, b, c};
-    char wpath[3][320];
+    char wpath[3][340];
+    char wdir[320]; /* where nas run keeps them: DB.weights/ beside the database */
+    snprintf(wdir, sizeof wdir, "%s.weights", f->db);
+    assert_int_equal(mkdir(wdir, 0777), 0);
     for (int i = 0; i < 3; i++) {
-        snprintf(wpath[i], sizeof wpath[i], "%s/w%d.npz", f->dir, i);
+        snprintf(wpath[i], sizeof wpath[i], "%s/trial-%d.npz", wdir, i);
         FILE *wf = fopen(wpath[i], "w");
         assert_non_null(wf);
         fputs("weights", wf);
@@ -820,6 +823,51 @@ static void test_rungs(void **state)
     assert_int_equal(sqlite3_column_int(s, 0), NAS_STORE_SCHEMA_VERSION);
     sqlite3_finalize(s);
     sqlite3_close(db);
+}
+
+/* A database copied with its DB.weights/ folder records the original's
+ * absolute weight paths: pruning the copy deletes its own copy of a file,
+ * never the original database's (which then named missing files). */
+static void test_weights_prune_copied_db(void **state)
+{
+    fixture *f = *state;
+    nas_error err;
+    nas_store *st = NULL;
+    assert_int_equal(nas_store_open(f->db, 0, &st, &err), NAS_OK);
+    int64_t exp, id[2];
+    assert_int_equal(nas_store_experiment_create(st, "cp", "seed = 1;", "", "", 1, "random", 2,
+                                                 &exp, &err),
+                     NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|a|", "a", "random", &id[0], &err), NAS_OK);
+    assert_int_equal(nas_store_trial_insert(st, exp, "|b|", "b", "random", &id[1], &err), NAS_OK);
+    char orig_dir[320], own_dir[320], orig[2][360], own[2][360];
+    snprintf(orig_dir, sizeof orig_dir, "%s/orig.db.weights", f->dir);
+    snprintf(own_dir, sizeof own_dir, "%s.weights", f->db);
+    assert_int_equal(mkdir(orig_dir, 0777), 0);
+    assert_int_equal(mkdir(own_dir, 0777), 0);
+    for (int i = 0; i < 2; i++) {
+        nas_trial_result r = make_result(0.9 - 0.1 * i, 10, 10);
+        assert_int_equal(nas_store_trial_finish(st, id[i], &r, 0.9 - 0.1 * i, NULL, &err),
+                         NAS_OK);
+        snprintf(orig[i], sizeof orig[i], "%s/trial-%lld.npz", orig_dir, (long long)id[i]);
+        snprintf(own[i], sizeof own[i], "%s/trial-%lld.npz", own_dir, (long long)id[i]);
+        for (int k = 0; k < 2; k++) {
+            FILE *wf = fopen(k ? own[i] : orig[i], "w");
+            assert_non_null(wf);
+            fputs("weights", wf);
+            fclose(wf);
+        }
+        /* the row the original database wrote, copied with it */
+        assert_int_equal(nas_store_trial_weights_put(st, id[i], orig[i], &err), NAS_OK);
+    }
+    int n_deleted = 0;
+    assert_int_equal(nas_store_trial_weights_prune(st, exp, 1, 0, &n_deleted, &err), NAS_OK);
+    nas_store_close(st);
+    assert_int_equal(n_deleted, 1);
+    assert_int_equal(access(orig[0], F_OK), 0); /* the original's files are untouched */
+    assert_int_equal(access(orig[1], F_OK), 0);
+    assert_int_equal(access(own[0], F_OK), 0);     /* kept: the best */
+    assert_int_not_equal(access(own[1], F_OK), 0); /* pruned: the copy's own file */
 }
 
 static void test_unique_arch_key(void **state)
@@ -1048,6 +1096,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_migrate_v5_to_v6, setup, teardown),
         cmocka_unit_test_setup_teardown(test_migrate_v6_to_v7, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rungs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_weights_prune_copied_db, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finish_rung_atomic, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_arch_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_sqlite, setup, teardown),
