@@ -7,7 +7,7 @@
 #     a cell space the same (it used to ignore both keys silently and
 #     train networks at the data's shape and class count);
 #  2. `nas train ARCH.json` on training data that gained a class since the
-#     search: refused when the data is read, naming the file and the class
+#     search: refused when the data is read, naming the label file and the class
 #     count (it used to fail in the first training step's softmax);
 #  3. a search with 2 classes and 4 validation images, where 1/2 + 3
 #     standard errors is above 1: no trial is flagged diverged at "chance
@@ -88,7 +88,7 @@ run 0 "$NAS" export --db "$TMP/ok.db" --best --format json -o "$TMP/ok.json"
 cp "$TMP/k4-x.npy" "$TMP/k3-x.npy"
 cp "$TMP/k4-y.npy" "$TMP/k3-y.npy"
 run 1 "$NAS" train "$TMP/ok.json" --epochs 1 --threads 1 --checkpoint none
-grep_in "k3-x.npy: label 3 of image [0-9]* is out of range 0..2: the experiment's network has 3" \
+grep_in "k3-y.npy: label 3 of image [0-9]* is out of range 0..2: the experiment's network has 3" \
     "$TMP/err"
 grep -q "softmax" "$TMP/err" && fail "refused only by the training step: $(cat "$TMP/err")"
 
