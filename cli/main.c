@@ -139,7 +139,9 @@ static const nas_cli_cmd commands[] = {
      "                       (its latest `nas train ARCH.json --db` training's weights)\n"
      "  -o FILE              output file\n"
      "  --logits FILE        also write nas's logits on the first test images of the experiment's data (.npz)\n"
-     "  --logits-batch N     images for --logits (default 16)   --data DIR   --backend ref|cpu\n"
+     "  --logits-batch N     images for --logits (default 16)   --backend ref|cpu\n"
+     "  --data DIR           where the search's data.dir moved (read by --logits, named by "
+     "the export)\n"
      "  docs/export.md describes every format.\n"},
     {"space", nas_cmd_space,
      "nas space CONF [--genotype G] [--samples N] [--seed S] [--enumerate N] [--format text|json] [--list] [--zero-cost METRICS]",

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>   /* realpath */
 #include <string.h>
+#include <sys/stat.h> /* stat: is the kept weights file this database's own */
 #include <unistd.h>   /* access: the final training's checkpoint */
 #include "export/export_impl.h"
 #include "nas/evaluator.h"
@@ -442,23 +443,40 @@ static int use_final(nas_store *st, const nas_export_opts *o, const nas_store_tr
     return rc;
 }
 
-/* A database moved or copied with its DB.weights/ folder: the trial's kept
- * weights `w` (the absolute path the search recorded) cannot be read, but
- * the file of that name is in `db`.weights/ beside the database; w becomes
- * that path, and stderr says so. Otherwise w is left as it is (the export
- * then fails on it, naming the recorded path). */
+/* The trial's kept weights as this database's own file. `w` is the
+ * absolute path the search recorded; the database's own copy of it is
+ * `db`.weights/<its name> (the file nas_store_trial_weights_prune deletes).
+ * A database moved or copied with its DB.weights/ folder keeps the
+ * original's paths in its rows: read as recorded, a copy's export would
+ * read another database's file (changed or pruned since), or none once it
+ * is gone. So when the file beside `db` exists and is not the recorded one
+ * (another inode), w becomes it (absolute) and stderr says so; otherwise w
+ * is left as it is (the export then fails on it, naming the recorded
+ * path). */
 static void weights_beside_db(const char *db, int64_t trial, char *w, size_t n)
 {
-    if (!w[0] || access(w, R_OK) == 0)
+    if (!w[0])
         return;
     const char *base = strrchr(w, '/');
-    char cand[NAS_PATH_MAX + 32];
+    char cand[NAS_PATH_MAX + 32], real[PATH_MAX];
+    struct stat sc, sw;
     int k = snprintf(cand, sizeof cand, "%s.weights/%s", db, base ? base + 1 : w);
-    if (k < 0 || k >= (int)sizeof cand || (size_t)k >= n || access(cand, R_OK) != 0)
+    if (k < 0 || k >= (int)sizeof cand || stat(cand, &sc) != 0 || access(cand, R_OK) != 0)
         return;
-    fprintf(stderr, "nas: trial %" PRId64 "'s weights were kept as %s, which is gone; reading %s "
-            "beside the database\n", trial, w, cand);
-    snprintf(w, n, "%s", cand);
+    int recorded = stat(w, &sw) == 0;
+    if (recorded && sw.st_dev == sc.st_dev && sw.st_ino == sc.st_ino)
+        return; /* the database's own file, as recorded */
+    const char *own = realpath(cand, real) ? real : cand;
+    if (strlen(own) >= n)
+        return;
+    if (recorded)
+        fprintf(stderr, "nas: trial %" PRId64 "'s weights were recorded as %s, another "
+                "database's DB.weights/ (this one copied from it?); reading this database's own "
+                "%s\n", trial, w, own);
+    else
+        fprintf(stderr, "nas: trial %" PRId64 "'s weights were kept as %s, which is gone; "
+                "reading %s beside the database\n", trial, w, own);
+    snprintf(w, n, "%s", own);
 }
 
 /* Everything from the store: trial, experiment config, weights path. */

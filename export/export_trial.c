@@ -6,10 +6,13 @@
  * on the first images of the experiment's own test set, so tests (and
  * users) can check an export against nas without nas.
  */
+#include <errno.h>    /* errno */
 #include <inttypes.h> /* PRId64 */
+#include <limits.h>   /* PATH_MAX: realpath */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h> /* stat: does the data directory exist */
 #include "export/export_impl.h"
 #include "nas/data.h"
 #include "nas/evaluator.h"
@@ -94,6 +97,57 @@ static int write_npz(const char *path, const nas_dataset *test, int b, int class
         nas__npz_abort(z);
     free(labels);
     return rc;
+}
+
+/* 1 when the experiment's data is read from a directory, data.dir (the
+ * Fashion-MNIST shorthand's idx files, the CIFAR batches, a folder), 0
+ * when its format names its files (idx, npy: --data does not apply). */
+static int data_in_dir(const nas_arch *a)
+{
+    const char *f = a->data.format;
+    return !f[0] || !strcmp(f, "cifar") || !strcmp(f, "folder");
+}
+
+/* Where the exported data lives. With --data DIR (o->data) it must be a
+ * directory, and it replaces a->data.dir (made absolute, so the PyTorch
+ * module's DATA_DIR and the JSON's proxy_data.dir work from any directory),
+ * as it does for --logits. Without it, --logits on a data.dir that no
+ * longer exists is refused naming it and --data; a PyTorch module is still
+ * written, with a warning that its DATA_DIR is gone. Errors: NAS_EIO. */
+static int data_dir_option(const nas_export_opts *o, nas_arch *a, nas_error *err)
+{
+    struct stat st;
+    if (!data_in_dir(a)) {
+        if (o->data)
+            fprintf(stderr, "nas export: warning: --data %s is not used: the experiment's data "
+                    "(format %s) names its files, not a directory\n", o->data, a->data.format);
+        return NAS_OK;
+    }
+    if (o->data) {
+        int e = stat(o->data, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        if (e)
+            return nas_error_set(err, NAS_EIO, "--data %s: %s, expected the directory the "
+                                 "experiment's data moved to", o->data, strerror(e));
+        char real[PATH_MAX];
+        snprintf(a->data.dir, sizeof a->data.dir, "%s", realpath(o->data, real) ? real : o->data);
+        return NAS_OK;
+    }
+    const char *dir = a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR;
+    if (stat(dir, &st) == 0)
+        return NAS_OK;
+    if (o->logits)
+        return nas_error_set(err, NAS_EIO, "--logits runs the network on the experiment's test "
+                             "images, but its data directory %s (%s) %s: if the data moved, give "
+                             "its new place with --data DIR", dir,
+                             a->trial_id >= 0 ? "data.dir of the search" : "the default",
+                             a->trial_id >= 0 ? "no longer exists" : "does not exist");
+    if (!strcmp(o->format, "pytorch"))
+        fprintf(stderr, "nas export: warning: the experiment's data directory %s (%s) %s, so the "
+                "module's DATA_DIR names a missing directory: if the data moved, export again "
+                "with --data DIR\n", dir,
+                a->trial_id >= 0 ? "data.dir of the search" : "the default",
+                a->trial_id >= 0 ? "no longer exists" : "does not exist");
+    return NAS_OK;
 }
 
 /* The test images --logits runs on (issue 28): the experiment's own test
@@ -200,6 +254,8 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
                      : nas__export_arch_from_store(o, a, r, err);
     if (!rc && !o->genotype)
         rc = nas__arch_parse(a, NULL, NULL, NULL, err);
+    if (!rc)
+        rc = data_dir_option(o, a, err);
     nas_space *sp = NULL;
     nas_backend *be = NULL;
     nas_net *net = NULL;

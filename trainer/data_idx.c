@@ -184,6 +184,7 @@ int nas__read_idx(const char *images, const char *labels, int side, int pixels, 
         rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", images);
         goto done;
     }
+    snprintf(r->labels_path, sizeof r->labels_path, "%s", labels);
     r->n = (int)id[0];
     r->c = 1;
     r->h = (int)id[1];

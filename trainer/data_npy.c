@@ -226,6 +226,7 @@ int nas__read_npy(const char *images, const char *labels, const char *layout, na
         rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading %s", images);
         goto fail;
     }
+    snprintf(r->labels_path, sizeof r->labels_path, "%s", labels);
     r->n = (int)a.shape[0];
     if (!strcmp(lay, "nhw")) {
         r->c = 1, r->h = (int)a.shape[1], r->w = (int)a.shape[2];

@@ -251,10 +251,11 @@ int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_d
                              "are %dx%dx%d", r->path, r->c, r->h, r->w, info->c, info->h, info->w);
     for (int j = 0; j < n; j++) { /* nas train: data that gained classes since the search */
         int lab = r->labels[idx ? idx[j] : (uint32_t)j];
-        if (lab >= info->classes)
+        if (lab >= info->classes) /* idx, npy: the label file, not the images' */
             return nas_error_set(err, NAS_EFORMAT, "%s: label %d of image %u is out of range "
                                  "0..%d: the experiment's network has %d classes (did the data "
-                                 "gain classes since the search?)", r->path, lab,
+                                 "gain classes since the search?)",
+                                 r->labels_path[0] ? r->labels_path : r->path, lab,
                                  idx ? idx[j] : (unsigned)j, info->classes - 1, info->classes);
     }
     nas_dataset *d = calloc(1, sizeof *d);
@@ -394,8 +395,7 @@ int nas_data_load_test(const nas_data_conf *dc, const nas_data_info *info, nas_d
     if (!strcmp(dc->format, "folder") && r->c == 1 && info->c == 3) /* grey test, RGB training */
         rc = nas__rawset_grey_to_rgb(r, err);
     /* idx and npy keep the labels in their own file: name it, not the images' */
-    const char *lpath = (!strcmp(dc->format, "idx") || !strcmp(dc->format, "npy")) &&
-                                dc->test_labels[0] ? dc->test_labels : r->path;
+    const char *lpath = r->labels_path[0] ? r->labels_path : r->path;
     for (int i = 0; i < r->n && !rc; i++)
         if (r->labels[i] >= info->classes)
             rc = nas_error_set(err, NAS_EFORMAT, "%s: label %d of test image %d is out of range 0..%d "

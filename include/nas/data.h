@@ -60,6 +60,8 @@ typedef struct nas_rawset {
     const void *pixels;  /* n*c*h*w values */
     uint8_t *labels;     /* n, 0..classes-1 */
     char path[NAS_PATH_MAX]; /* the image file (or directory), for messages */
+    char labels_path[NAS_PATH_MAX]; /* idx, npy: the label file, for messages about a
+                                       label ("": the labels are in `path`) */
     /* private */
     void *heap;
     void *map;
@@ -108,7 +110,8 @@ void nas_data_norm_compute(const nas_rawset *r, const uint32_t *idx, int n, nas_
 /* Images idx[0..n) (idx NULL: 0..n-1) as a float32 N,C,H,W nas_dataset
  * normalised with `info`: x' = (x * scale - mean[c]) * (1 / std[c]) in
  * float, scale = 1/255 for uint8. Errors: NAS_EFORMAT (info's shape is not
- * r's, or a gathered label is info->classes or more), NAS_ENOMEM. */
+ * r's, or a gathered label is info->classes or more: the message names
+ * r->labels_path when set, else r->path), NAS_ENOMEM. */
 int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_data_info *info,
                     nas_dataset **out, nas_error *err);
 

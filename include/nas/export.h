@@ -186,9 +186,10 @@ typedef struct nas_export_opts {
                                 float32 [B,C,H,W] (normalised), labels int64 [B], logits
                                 float32 [B,classes] */
     int logits_batch;        /* B: the first B images of the experiment's test set (16) */
-    const char *data;        /* data.dir for logits (Fashion-MNIST's idx files, the CIFAR
-                                batches, the folder); NULL: the experiment's data.dir, else
-                                NAS_FMNIST_DIR */
+    const char *data;        /* data.dir where the data moved (Fashion-MNIST's idx files, the
+                                CIFAR batches, the folder; must be a directory): --logits
+                                reads it and the PyTorch DATA_DIR and JSON proxy_data.dir
+                                name it; NULL: the experiment's data.dir, else NAS_FMNIST_DIR */
     const char *backend;     /* kernel backend for the network ("ref", default; "cpu") */
 } nas_export_opts;
 

@@ -8,7 +8,10 @@
 #  - full training (a small subset for CI, crop+flip augmentation) stopped
 #    after epoch 1 resumes from its checkpoint and ends exactly where an
 #    uninterrupted run ends; its result lands in final_training with --db;
-#  - --best follows the objective, --by another column.
+#  - --best follows the objective, --by another column;
+#  - a database moved with its DB.weights/ folder reads the weights beside
+#    it; one copied with it reads its own copies, not the original's
+#    (changed or pruned since: the export read them, or failed on them).
 . "$(dirname "$0")/export_lib.sh"
 need_fmnist
 cd "$TMP" || fail "cd"
@@ -72,11 +75,28 @@ note "a database moved with its DB.weights/ folder: the kept weights are read be
 mkdir moved && cp "$DB" moved/m.db && cp -r "$DB.weights" moved/m.db.weights || fail "copy"
 mv "$DB.weights" "$DB.weights.away" || fail "mv"
 run 0 "$NAS" export --db moved/m.db --best --format pytorch -o moved/best.py
-grep_in "which is gone; reading moved/m.db.weights/trial-$best.npz beside the database" "$TMP/err"
+grep_in "which is gone; reading $TMP/moved/m.db.weights/trial-$best.npz beside the database" \
+    "$TMP/err"
 run 0 "$NAS" export --db moved/m.db --best --format json -o moved/best.json
 grep -qF "m.db.weights/trial-$best.npz" moved/best.json || { cat moved/best.json; fail "moved/best.json names no moved weights"; }
 rm -r moved/m.db.weights
 run 1 "$NAS" export --db moved/m.db --best --format pytorch -o moved/best2.py
 grep_in "$DB.weights/trial-$best.npz" "$TMP/err"
 mv "$DB.weights.away" "$DB.weights" || fail "mv back"
+
+note "a database copied with its DB.weights/ folder reads its own files, not the original's"
+mkdir copy && cp "$DB" copy/c.db && cp -r "$DB.weights" copy/c.db.weights || fail "copy"
+cp "$DB.weights/trial-$best.npz" orig-best.npz || fail "backup"
+echo "not weights" >"$DB.weights/trial-$best.npz" # the original's file, changed since the copy
+run 0 "$NAS" export --db copy/c.db --best --format onnx -o copy/best.onnx
+grep_in "recorded as $DB.weights/trial-$best.npz, another database's DB.weights/" "$TMP/err"
+grep_in "trained from $TMP/copy/c.db.weights/trial-$best.npz" "$TMP/out"
+rm "$DB.weights/trial-$best.npz" # ... or pruned from the original
+run 0 "$NAS" export --db copy/c.db --best --format json -o copy/best.json
+grep -qF "\"$TMP/copy/c.db.weights/trial-$best.npz\"" copy/best.json ||
+    { cat copy/best.json; fail "copy/best.json does not name the copy's own weights"; }
+cp orig-best.npz "$DB.weights/trial-$best.npz" || fail "restore"
+run 0 "$NAS" export --db "$DB" --best --format onnx -o orig.onnx
+grep -q "another database" "$TMP/err" && fail "the original's own weights: $(cat "$TMP/err")"
+grep_in "trained from $DB.weights/trial-$best.npz" "$TMP/out"
 echo "PASS"

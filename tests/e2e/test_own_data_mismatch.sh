@@ -4,8 +4,10 @@
 #  1. a chain space whose space.input or space.classes is not the data's:
 #     `nas run` exits 2 before any trial, naming the config's line, and
 #     leaves no database (it used to run every trial and fail each one);
+#     a cell space the same (it used to ignore both keys silently and
+#     train networks at the data's shape and class count);
 #  2. `nas train ARCH.json` on training data that gained a class since the
-#     search: refused when the data is read, naming the file and the class
+#     search: refused when the data is read, naming the label file and the class
 #     count (it used to fail in the first training step's softmax);
 #  3. a search with 2 classes and 4 validation images, where 1/2 + 3
 #     standard errors is above 1: no trial is flagged diverged at "chance
@@ -59,17 +61,41 @@ note "1c. both set to the data's: the search runs"
 chain_conf "$TMP/ok.conf" ok "$(npy k3 k3test) valid = 12;" "input = [3, 16, 16]; classes = 3;"
 run 0 "$NAS" run "$TMP/ok.conf" --db "$TMP/ok.db"
 
+# cell_keys FILE KEYS: data_conf's cell space with KEYS on a line of their own
+cell_keys() { sed -i "s/^space: { \(.*\) };\$/space: { \1\n  $2 };/" "$1"; }
+
+note "1d. cell space.input not the data's: exit 2 at its line, no database"
+data_conf "$TMP/cin.conf" cin "$(npy k3) valid = 12;"
+cell_keys "$TMP/cin.conf" "input = [1, 28, 28];"
+line=$(grep -n "input = \[1, 28, 28\]" "$TMP/cin.conf" | cut -d: -f1)
+run 2 "$NAS" run "$TMP/cin.conf" --db "$TMP/cin.db"
+grep_in "cin.conf:$line: space.input = \[1, 28, 28\] is not the data's shape \[3, 16, 16\]" \
+    "$TMP/err"
+[ -e "$TMP/cin.db" ] && fail "nas run left cin.db behind"
+
+note "1e. cell space.classes not the data's (fewer, more)"
+for k in 2 10; do
+    data_conf "$TMP/ccl$k.conf" ccl$k "$(npy k3) valid = 12;"
+    cell_keys "$TMP/ccl$k.conf" "classes = $k;"
+    line=$(grep -n "classes = $k;" "$TMP/ccl$k.conf" | cut -d: -f1)
+    run 2 "$NAS" run "$TMP/ccl$k.conf" --db "$TMP/ccl$k.db"
+    grep_in "ccl$k.conf:$line: space.classes = $k is not the data's 3 classes" "$TMP/err"
+    [ -e "$TMP/ccl$k.db" ] && fail "nas run left ccl$k.db behind"
+done
+
 note "2. nas train on training data that gained a class since the search"
 run 0 "$NAS" export --db "$TMP/ok.db" --best --format json -o "$TMP/ok.json"
 cp "$TMP/k4-x.npy" "$TMP/k3-x.npy"
 cp "$TMP/k4-y.npy" "$TMP/k3-y.npy"
 run 1 "$NAS" train "$TMP/ok.json" --epochs 1 --threads 1 --checkpoint none
-grep_in "k3-x.npy: label 3 of image [0-9]* is out of range 0..2: the experiment's network has 3" \
+grep_in "k3-y.npy: label 3 of image [0-9]* is out of range 0..2: the experiment's network has 3" \
     "$TMP/err"
 grep -q "softmax" "$TMP/err" && fail "refused only by the training step: $(cat "$TMP/err")"
 
-note "3. 2 classes, 4 validation images: no chance-level flag"
+note "3. 2 classes, 4 validation images: no chance-level flag (1f: a cell space whose"
+note "   space.input and space.classes are the data's runs)"
 data_conf "$TMP/k2.conf" k2 "$(npy k2) valid = 4;"
+cell_keys "$TMP/k2.conf" "input = [3, 16, 16]; classes = 2;"
 run 0 "$NAS" run "$TMP/k2.conf" --db "$TMP/k2.db"
 expect_eq "trials flagged diverged" \
     "$(sql "$TMP/k2.db" "SELECT count(*) FROM trial WHERE flag = 'diverged'")" 0
