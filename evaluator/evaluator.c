@@ -71,38 +71,6 @@ static int create_table(nas_evaluator *ev, nas_error *err)
                            &ev->table, err);
 }
 
-/* A space whose space.input or space.classes is set and is not the data's:
- * a chain space's networks cannot take the data (nas_net_create refuses
- * each one), and a cell space's are built at the data's shape and class
- * count, so the key would be silently ignored. Either way a configuration
- * error at the key before any trial (NAS_ECONFIG, "CONF:LINE: ..."), not a
- * search whose trials all fail or that trains another network than the
- * config says. Unset keys (0) take the data's. */
-static int check_space_input(const nas_config *cfg, const nas_dataset *d, int classes,
-                             nas_error *err)
-{
-    const nas_space_desc *s = &cfg->space;
-    const char *kind = s->type == NAS_SPACE_CHAIN ? "chain" : "cell";
-    char at[NAS_PATH_MAX + 16];
-    if (s->in_c > 0 && (s->in_c != d->c || s->in_h != d->h || s->in_w != d->w)) {
-        snprintf(at, sizeof at, s->chain.line_input ? "%s:%d" : "%s", cfg->path,
-                 s->chain.line_input);
-        return nas_error_set(err, NAS_ECONFIG, "%s: space.input = [%d, %d, %d] is not the data's "
-                             "shape [%d, %d, %d] (C, H, W): set it to the data's, or leave it out "
-                             "(a %s space without space.input takes the data's)", at, s->in_c,
-                             s->in_h, s->in_w, d->c, d->h, d->w, kind);
-    }
-    if (s->classes > 0 && s->classes != classes) {
-        snprintf(at, sizeof at, s->chain.line_classes ? "%s:%d" : "%s", cfg->path,
-                 s->chain.line_classes);
-        return nas_error_set(err, NAS_ECONFIG, "%s: space.classes = %d is not the data's %d "
-                             "classes: set it to %d, or leave it out (a %s space without "
-                             "space.classes takes the data's)", at, s->classes, classes, classes,
-                             kind);
-    }
-    return NAS_OK;
-}
-
 /* kind "train": the data set, split once (shared by forked workers). */
 static int create_train(nas_evaluator *ev, nas_error *err)
 {
@@ -123,7 +91,8 @@ static int create_train(nas_evaluator *ev, nas_error *err)
                  : nas_error_set(err, NAS_ECONFIG, "%s: %s (the data's images are %dx%d)", cfg->path,
                                  why, ev->train->h, ev->train->w);
     if (!rc)
-        rc = check_space_input(cfg, ev->train, ev->info.classes, err);
+        rc = nas_config_check_data(cfg, ev->train->c, ev->train->h, ev->train->w, ev->info.classes,
+                                   err);
     long long recal = (long long)cfg->proxy.bn_recalibrate *
                       (cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128);
     if (!rc && recal > 0) /* once, shared by forked workers */

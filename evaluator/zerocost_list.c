@@ -59,6 +59,14 @@ static int load_batch(const nas_config *cfg, nas_zc_scorer *z, nas_error *err)
     int rc = nas_data_load(&cfg->data, cfg->seed, &info, &train, &valid, err);
     if (rc)
         return rc;
+    /* the networks are built at the data's shape: a contradicting
+     * space.input or space.classes is refused, as for training */
+    rc = nas_config_check_data(cfg, train->c, train->h, train->w, train->classes, err);
+    if (rc) {
+        nas_dataset_destroy(train);
+        nas_dataset_destroy(valid);
+        return rc;
+    }
     int b = cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 64;
     if (b > train->n)
         b = train->n;

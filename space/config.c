@@ -1323,6 +1323,38 @@ static int config_image_size(const nas_config *cfg, int *h, int *w)
     return *h > 0;
 }
 
+/* The data's shape against space.input / space.classes: a set key that is
+ * not the data's is a configuration error at it. A chain space's networks
+ * could not take the data (nas_net_create would refuse every one); a cell
+ * space's, and a zero-cost scorer's, are built at the data's shape and
+ * class count, so the key would be silently ignored. Unset keys (0) take
+ * the data's. */
+int nas_config_check_data(const nas_config *cfg, int c, int h, int w, int classes, nas_error *err)
+{
+    if (!cfg)
+        return nas_error_set(err, NAS_EINVAL, "nas_config_check_data: NULL argument");
+    const nas_space_desc *s = &cfg->space;
+    const char *kind = s->type == NAS_SPACE_CHAIN ? "chain" : "cell";
+    char at[NAS_PATH_MAX + 16];
+    if (s->in_c > 0 && (s->in_c != c || s->in_h != h || s->in_w != w)) {
+        snprintf(at, sizeof at, s->chain.line_input ? "%s:%d" : "%s", cfg->path,
+                 s->chain.line_input);
+        return nas_error_set(err, NAS_ECONFIG, "%s: space.input = [%d, %d, %d] is not the data's "
+                             "shape [%d, %d, %d] (C, H, W): set it to the data's, or leave it out "
+                             "(a %s space without space.input takes the data's)", at, s->in_c,
+                             s->in_h, s->in_w, c, h, w, kind);
+    }
+    if (s->classes > 0 && s->classes != classes) {
+        snprintf(at, sizeof at, s->chain.line_classes ? "%s:%d" : "%s", cfg->path,
+                 s->chain.line_classes);
+        return nas_error_set(err, NAS_ECONFIG, "%s: space.classes = %d is not the data's %d "
+                             "classes: set it to %d, or leave it out (a %s space without "
+                             "space.classes takes the data's)", at, s->classes, classes, classes,
+                             kind);
+    }
+    return NAS_OK;
+}
+
 /* A cell space whose reductions cannot halve the input: the error at
  * space.stages, with the shape arithmetic (nas_space_check_input). */
 static int validate_cell_input(ctx *c)

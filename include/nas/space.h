@@ -491,6 +491,14 @@ typedef struct nas_recipe_values {
 void nas_config_recipe_values(const nas_config *cfg, const nas_space *s, const nas_genotype *g,
                               nas_recipe_values *out);
 
+/* Checks data of shape [classes labels, C x H x W images] against
+ * cfg->space.input and cfg->space.classes (evaluator kinds "train",
+ * "supernet", "zero-cost" after loading the data). Returns NAS_OK when each
+ * is unset (0) or equal; NAS_ECONFIG "CONF:LINE: space.input = [...] is not
+ * the data's shape [...]" (or space.classes) otherwise; NAS_EINVAL for a
+ * NULL cfg. */
+int nas_config_check_data(const nas_config *cfg, int c, int h, int w, int classes, nas_error *err);
+
 /* Fill `cfg` with every default (experiment empty). */
 void nas_config_defaults(nas_config *cfg);
 

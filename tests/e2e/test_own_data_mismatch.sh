@@ -5,7 +5,8 @@
 #     `nas run` exits 2 before any trial, naming the config's line, and
 #     leaves no database (it used to run every trial and fail each one);
 #     a cell space the same (it used to ignore both keys silently and
-#     train networks at the data's shape and class count);
+#     train networks at the data's shape and class count), and a zero-cost
+#     search or `nas space --zero-cost` with a proxy that reads the data;
 #  2. `nas train ARCH.json` on training data that gained a class since the
 #     search: refused when the data is read, naming the label file and the class
 #     count (it used to fail in the first training step's softmax);
@@ -83,6 +84,17 @@ for k in 2 10; do
     [ -e "$TMP/ccl$k.db" ] && fail "nas run left ccl$k.db behind"
 done
 
+note "1f. zero-cost (naswot reads a minibatch): the same refusal, in nas run and nas space"
+data_conf "$TMP/zc.conf" zc "$(npy k3) valid = 12;"
+cell_keys "$TMP/zc.conf" "classes = 10;"
+sed -i 's/^evaluator: {/evaluator: { kind = "zero-cost"; proxy = "naswot";/' "$TMP/zc.conf"
+line=$(grep -n "classes = 10;" "$TMP/zc.conf" | cut -d: -f1)
+run 2 "$NAS" run "$TMP/zc.conf" --db "$TMP/zc.db"
+grep_in "zc.conf:$line: space.classes = 10 is not the data's 3 classes" "$TMP/err"
+[ -e "$TMP/zc.db" ] && fail "nas run left zc.db behind"
+run 2 "$NAS" space "$TMP/zc.conf" --list --zero-cost naswot
+grep_in "zc.conf:$line: space.classes = 10 is not the data's 3 classes" "$TMP/err"
+
 note "2. nas train on training data that gained a class since the search"
 run 0 "$NAS" export --db "$TMP/ok.db" --best --format json -o "$TMP/ok.json"
 cp "$TMP/k4-x.npy" "$TMP/k3-x.npy"
@@ -92,7 +104,7 @@ grep_in "k3-y.npy: label 3 of image [0-9]* is out of range 0..2: the experiment'
     "$TMP/err"
 grep -q "softmax" "$TMP/err" && fail "refused only by the training step: $(cat "$TMP/err")"
 
-note "3. 2 classes, 4 validation images: no chance-level flag (1f: a cell space whose"
+note "3. 2 classes, 4 validation images: no chance-level flag (and a cell space whose"
 note "   space.input and space.classes are the data's runs)"
 data_conf "$TMP/k2.conf" k2 "$(npy k2) valid = 4;"
 cell_keys "$TMP/k2.conf" "input = [3, 16, 16]; classes = 2;"
