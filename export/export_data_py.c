@@ -283,8 +283,9 @@ static void write_location(FILE *f, const nas_arch *a)
     }
     fputs("DATA_DIR = ", f);
     py_str(f, a->data.dir);
-    fprintf(f, "  # %s\n", !strcmp(fmt, "cifar") ? "the CIFAR binary batches the search read"
-                                                  : "train/ and test/, one subfolder per class");
+    fprintf(f, "  # %s\n", !strcmp(fmt, "cifar")
+                                ? "the CIFAR binary batches (data.dir, or nas export --data)"
+                                : "train/ and test/, one subfolder per class");
     if (!strcmp(fmt, "folder")) {
         if (a->data.size[0] > 0)
             fprintf(f, "SIZE = (%d, %d)  # data.size: every image resized to H x W\n",
@@ -299,7 +300,8 @@ void nas__export_data_py(FILE *f, const nas_arch *a)
     if (!a || !a->data.format[0]) {
         fprintf(f, "# The network was searched on Fashion-MNIST: inputs are normalised as\n"
                    "# (pixel/255 - MEAN) / STD, as nas trained it.\n"
-                   "MEAN = %.4f\nSTD = %.4f\nDATA_DIR = \"%s\"  # the idx files the search read\n"
+                   "MEAN = %.4f\nSTD = %.4f\n"
+                   "DATA_DIR = \"%s\"  # the idx files (data.dir, or nas export --data)\n"
                    "\n\n",
                 NAS_FMNIST_MEAN, NAS_FMNIST_STD,
                 a && a->data.dir[0] ? a->data.dir : NAS_FMNIST_DIR);
