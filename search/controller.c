@@ -416,7 +416,8 @@ static int run_check_defining(run *r, nas_error *err)
  * first: they name a missing or read-only directory, a foreign file);
  * find the experiment (run_find), give this run's config its name, and
  * check the defining settings against a stored experiment
- * (run_check_defining). Nothing is written to the database.
+ * (run_check_defining). Nothing is written to the database: a file of an
+ * older schema is migrated by run_prepare, once every check has passed.
  * Errors: the store's, NAS_EBUSY (another `nas run`), NAS_ECONFIG,
  * NAS_ENOMEM.
  */
@@ -424,14 +425,10 @@ static int run_open(run *r, nas_error *err)
 {
     ctl *c = &r->c;
     int rc;
-    if ((rc = nas_store_open(r->opts->db_path, 0, &c->st, err)) != NAS_OK)
+    /* an older file is migrated only once the run is accepted (run_prepare):
+     * a refused run leaves it as it was */
+    if ((rc = nas_store_open(r->opts->db_path, NAS_STORE_OPEN_DEFER, &c->st, err)) != NAS_OK)
         return rc;
-    int from = nas_store_migrated_from(c->st);
-    if (from > 0)
-        nas__ctl_say(c,
-                     "nas: migrated %s from schema version %d to %d (docs/schema.md lists the "
-                     "steps); a nas older than this one can no longer open it",
-                     r->opts->db_path, from, NAS_STORE_SCHEMA_VERSION);
     if (r->lock.fd < 0 && (rc = nas__run_lock(r->opts->db_path, &r->lock, err)) != NAS_OK)
         return rc;
     if ((rc = run_find(r, err)) != NAS_OK)
@@ -511,8 +508,10 @@ static int data_identity(ctl *c, const nas_config *cfg, int64_t exp_id, char **c
  * Step 2, prepare: check what the run needs before an experiment row is
  * made (issue 22: a failed start leaves none): the space and the strategy,
  * the placement (it sets the pool size, the schedule's width, which the
- * replay needs), the data (the evaluator); then create the experiment, or
- * record this run's running settings in it (a larger budget extends it).
+ * replay needs), the data (the evaluator); then migrate an older file
+ * (nas_store_migrate: a refused run leaves it untouched), create the
+ * experiment, or record this run's running settings in it (a larger budget
+ * extends it).
  * Errors: nas_space_create's, nas_strategy_create's, gpu_slots',
  * nas_evaluator_create's, the store's.
  */
@@ -558,6 +557,14 @@ static int run_prepare(run *r, nas_error *err)
     if ((rc = data_identity(c, cfg, r->found == NAS_OK ? r->before.id : 0, &r->canon, err)) !=
         NAS_OK)
         return rc;
+    if ((rc = nas_store_migrate(c->st, err)) != NAS_OK) /* accepted: the first write */
+        return rc;
+    int from = nas_store_migrated_from(c->st);
+    if (from > 0)
+        nas__ctl_say(c,
+                     "nas: migrated %s from schema version %d to %d (docs/schema.md lists the "
+                     "steps); a nas older than this one can no longer open it",
+                     r->opts->db_path, from, NAS_STORE_SCHEMA_VERSION);
     const char *text = r->text ? r->text : "";
     if (r->found != NAS_OK)
         rc = nas_store_experiment_create(c->st, r->name, r->canon, text, cfg->path, cfg->seed,
