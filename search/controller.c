@@ -106,6 +106,8 @@ typedef struct run {
     int n_workers;               /* the pool's workers.count (0: in-process) */
     int prev_width;              /* the last run's schedule width (0: none stored) */
     int mismatch;                /* replayed proposals that differed from the stored trials */
+    int lowered;                 /* search.trials when below the trials already finished (the
+                                    budget is raised to them); 0: not lowered so */
     const char *final_status;    /* the experiment's status when the run ends */
 } run;
 
@@ -605,7 +607,15 @@ static void say_resumed(run *r)
     if (r->n_running > 0)
         nas__ctl_say(c, "nas: running settings changed since the last run (stored -> now):\n%.*s",
                      (int)(strlen(r->running) > 0 ? strlen(r->running) - 1 : 0), r->running);
-    if (c->budget > r->before.trials_budget)
+    if (r->lowered > 0)
+        nas__ctl_say(c,
+                     "nas: search.trials = %d is below the %d trials experiment '%s' (id %lld) "
+                     "in %s has finished (%d done, %d failed): they are kept, and its budget "
+                     "is %d trials%s",
+                     r->lowered, c->finished, r->name, (long long)c->exp, db, c->n_done,
+                     c->n_failed, c->budget,
+                     unfinished > 0 ? "; its unfinished trials are not run" : "");
+    else if (c->budget > r->before.trials_budget)
         nas__ctl_say(c,
                      "nas: extending experiment '%s' (id %lld) in %s from %d to %d trials: %d "
                      "done, %d failed; %d unfinished trial(s) to re-run%s",
@@ -674,6 +684,15 @@ static int run_replay(run *r, nas_error *err)
         return rc;
     r->summary->replay_mismatch = r->mismatch;
     c->rounds_seen = nas_strategy_last_round(c->strat, NULL); /* replayed rounds stay silent */
+    if (r->found == NAS_OK && !c->fid && c->finished > c->budget) {
+        /* search.trials below the trials already finished: they are kept, so
+         * the budget is what they are (never "8 of 5"); nothing is run */
+        r->lowered = c->budget;
+        c->budget = c->finished;
+        if ((rc = nas_store_experiment_update(c->st, c->exp, r->canon, r->text ? r->text : "",
+                                              c->cfg->path, c->budget, err)) != NAS_OK)
+            return rc;
+    }
     if ((rc = nas_store_experiment_set_status(c->st, c->exp, "running", err)) != NAS_OK)
         return rc;
     if (r->found != NAS_OK) {
