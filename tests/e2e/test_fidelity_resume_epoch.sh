@@ -3,7 +3,10 @@
 # the epoch it really continues from. A promotion 1 -> 3 epochs is stopped
 # (Ctrl-C) once its checkpoint holds epoch 2; the resume continues from that
 # checkpoint, and its line said "(from 1)", the rung it was promoted from.
-# It says "(from 2)" now. 3 trials of 1024 images (about 1 s an
+# It says "(from 2)" now. And the checkpoints of the two trials that rung's
+# decision left out are deleted when the promotion starts (docs/multi-
+# fidelity.md: "as soon as the trial can no longer be promoted"); they were
+# kept until the promotion's result. 3 trials of 1024 images (about 1 s an
 # epoch, so the stop lands between epochs 2 and 3).
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
@@ -33,9 +36,11 @@ code=$?
 RUN_PID=
 [ "$code" = 130 ] || { cat "$TMP/e.err"; fail "the stopped run exited $code, expected 130"; }
 grep_in "1 promotion stopped" "$TMP/e.out"
+expect_eq "checkpoints while the promotion ran" "$(cd e.db.ckpt && echo *)" "trial-$P.npz"
 
 note "the resume continues from epoch 2 and says so"
 run 0 "$NAS" run e.conf --db e.db
 grep_in "^\[trial $P, rung 1\] promote .* to 3 epochs (from 2;" "$TMP/err"
+expect_eq "checkpoints after the search" "$(ls -A e.db.ckpt)" ""
 expect_eq "its rungs" "$(sql e.db "SELECT group_concat(fidelity) FROM rung WHERE trial_id = $P")" "1,3"
 echo "PASS"
