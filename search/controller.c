@@ -522,6 +522,13 @@ static int run_prepare(run *r, nas_error *err)
     ctl *c = &r->c;
     const nas_config *cfg = c->cfg;
     int rc;
+    if (r->found == NAS_OK && cfg->search.fidelity.scheduler != NAS_FIDELITY_NONE &&
+        r->before.n_trials > c->budget) {
+        /* search.trials below the trials stored: the scheduler keeps them
+         * all (it places every stored trial), and nothing new is proposed */
+        r->lowered = c->budget;
+        c->budget = r->before.n_trials;
+    }
     if ((rc = nas_space_create(&cfg->space, &c->space, err)) != NAS_OK ||
         (rc = nas_strategy_create(cfg, c->space, &c->strat, err)) != NAS_OK ||
         (rc = nas__ctl_fid_init(c, err)) != NAS_OK || /* issue 17 */
@@ -573,8 +580,8 @@ static int run_prepare(run *r, nas_error *err)
                                          r->sname, cfg->search.trials, &c->exp, err);
     else {
         c->exp = r->before.id;
-        rc = nas_store_experiment_update(c->st, c->exp, r->canon, text, cfg->path,
-                                         cfg->search.trials, err);
+        rc = nas_store_experiment_update(c->st, c->exp, r->canon, text, cfg->path, c->budget,
+                                         err);
     }
     if (rc != NAS_OK)
         return rc;
@@ -610,9 +617,9 @@ static void say_resumed(run *r)
     if (r->lowered > 0)
         nas__ctl_say(c,
                      "nas: search.trials = %d is below the %d trials experiment '%s' (id %lld) "
-                     "in %s has finished (%d done, %d failed): they are kept, and its budget "
+                     "in %s has (%d done, %d failed): they are kept, and its budget "
                      "is %d trials%s",
-                     r->lowered, c->finished, r->name, (long long)c->exp, db, c->n_done,
+                     r->lowered, c->budget, r->name, (long long)c->exp, db, c->n_done,
                      c->n_failed, c->budget,
                      unfinished > 0 ? "; its unfinished trials are not run" : "");
     else if (c->budget > r->before.trials_budget)

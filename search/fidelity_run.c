@@ -46,7 +46,7 @@ int nas__ctl_fid_init(ctl *c, nas_error *err)
     if (cfg->search.fidelity.scheduler == NAS_FIDELITY_NONE)
         return NAS_OK;
     nas_fid_opts o = {cfg->search.fidelity.scheduler, cfg->search.fidelity.min,
-                      cfg->search.fidelity.max, cfg->search.fidelity.eta, cfg->search.trials,
+                      cfg->search.fidelity.max, cfg->search.fidelity.eta, c->budget,
                       cfg->n_objectives > 1 ? cfg->n_objectives : 1, {1}};
     if (o.dims > NAS_FID_MAX_OBJ)
         o.dims = NAS_FID_MAX_OBJ;

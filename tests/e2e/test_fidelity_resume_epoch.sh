@@ -6,7 +6,8 @@
 # It says "(from 2)" now. And the checkpoints of the two trials that rung's
 # decision left out are deleted when the promotion starts (docs/multi-
 # fidelity.md: "as soon as the trial can no longer be promoted"); they were
-# kept until the promotion's result. 3 trials of 1024 images (about 1 s an
+# kept until the promotion's result. Then search.trials lowered to 2: the
+# run counts the 3 trials it has (it said "2 trials (2 done"). 3 trials of 1024 images (about 1 s an
 # epoch, so the stop lands between epochs 2 and 3).
 . "$(dirname "$0")/search_lib.sh"
 need_fmnist
@@ -43,4 +44,12 @@ run 0 "$NAS" run e.conf --db e.db
 grep_in "^\[trial $P, rung 1\] promote .* to 3 epochs (from 2;" "$TMP/err"
 expect_eq "checkpoints after the search" "$(ls -A e.db.ckpt)" ""
 expect_eq "its rungs" "$(sql e.db "SELECT group_concat(fidelity) FROM rung WHERE trial_id = $P")" "1,3"
+
+note "search.trials lowered below the stored trials: nothing to do, all of them counted"
+sed 's/trials = 3/trials = 2/' e.conf >e2.conf
+run 0 "$NAS" run e2.conf --db e.db
+grep_in "search.trials = 2 is below the 3 trials experiment 'epoch' (id 1)" "$TMP/err"
+grep_in "complete: 3 trials (3 done, 0 failed); this run: 0 trials" "$TMP/out"
+run 0 "$NAS" query --db e.db
+grep_in "3 of 3 trials finished (3 done, 0 failed)" "$TMP/out"
 echo "PASS"
