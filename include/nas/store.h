@@ -62,9 +62,10 @@ typedef struct nas_store nas_store; /* opaque: one SQLite connection */
 /*
  * Open the database at `path`. readonly == 0: create it (and its schema)
  * when missing, WAL mode; readonly == 1: the file must exist and is never
- * modified; NAS_STORE_OPEN_DEFER: see above. Errors: NAS_EIO (missing file for read-only, directory missing
- * or not writable), NAS_EDB (not a SQLite file, a SQLite file of another
- * program, a schema newer than this nas knows, SQLite failure).
+ * modified; NAS_STORE_OPEN_DEFER: see above. Errors: NAS_EIO (missing file
+ * for read-only, directory missing or not writable), NAS_EDB (not a SQLite
+ * file, a SQLite file of another program, a schema newer than this nas
+ * knows, SQLite failure).
  */
 int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *err);
 void nas_store_close(nas_store *st); /* NULL is a no-op */

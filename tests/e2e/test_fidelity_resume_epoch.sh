@@ -43,7 +43,8 @@ note "the resume continues from epoch 2 and says so"
 run 0 "$NAS" run e.conf --db e.db
 grep_in "^\[trial $P, rung 1\] promote .* to 3 epochs (from 2;" "$TMP/err"
 expect_eq "checkpoints after the search" "$(ls -A e.db.ckpt)" ""
-expect_eq "its rungs" "$(sql e.db "SELECT group_concat(fidelity) FROM rung WHERE trial_id = $P")" "1,3"
+expect_eq "its rungs" \
+    "$(sql e.db "SELECT group_concat(fidelity) FROM rung WHERE trial_id = $P")" "1,3"
 
 note "search.trials lowered below the stored trials: nothing to do, all of them counted"
 sed 's/trials = 3/trials = 2/' e.conf >e2.conf
