@@ -106,6 +106,8 @@ typedef struct run {
     int n_workers;               /* the pool's workers.count (0: in-process) */
     int prev_width;              /* the last run's schedule width (0: none stored) */
     int mismatch;                /* replayed proposals that differed from the stored trials */
+    int lowered;                 /* search.trials when below the trials already finished (the
+                                    budget is raised to them); 0: not lowered so */
     const char *final_status;    /* the experiment's status when the run ends */
 } run;
 
@@ -416,7 +418,8 @@ static int run_check_defining(run *r, nas_error *err)
  * first: they name a missing or read-only directory, a foreign file);
  * find the experiment (run_find), give this run's config its name, and
  * check the defining settings against a stored experiment
- * (run_check_defining). Nothing is written to the database.
+ * (run_check_defining). Nothing is written to the database: a file of an
+ * older schema is migrated by run_prepare, once every check has passed.
  * Errors: the store's, NAS_EBUSY (another `nas run`), NAS_ECONFIG,
  * NAS_ENOMEM.
  */
@@ -424,14 +427,10 @@ static int run_open(run *r, nas_error *err)
 {
     ctl *c = &r->c;
     int rc;
-    if ((rc = nas_store_open(r->opts->db_path, 0, &c->st, err)) != NAS_OK)
+    /* an older file is migrated only once the run is accepted (run_prepare):
+     * a refused run leaves it as it was */
+    if ((rc = nas_store_open(r->opts->db_path, NAS_STORE_OPEN_DEFER, &c->st, err)) != NAS_OK)
         return rc;
-    int from = nas_store_migrated_from(c->st);
-    if (from > 0)
-        nas__ctl_say(c,
-                     "nas: migrated %s from schema version %d to %d (docs/schema.md lists the "
-                     "steps); a nas older than this one can no longer open it",
-                     r->opts->db_path, from, NAS_STORE_SCHEMA_VERSION);
     if (r->lock.fd < 0 && (rc = nas__run_lock(r->opts->db_path, &r->lock, err)) != NAS_OK)
         return rc;
     if ((rc = run_find(r, err)) != NAS_OK)
@@ -511,8 +510,10 @@ static int data_identity(ctl *c, const nas_config *cfg, int64_t exp_id, char **c
  * Step 2, prepare: check what the run needs before an experiment row is
  * made (issue 22: a failed start leaves none): the space and the strategy,
  * the placement (it sets the pool size, the schedule's width, which the
- * replay needs), the data (the evaluator); then create the experiment, or
- * record this run's running settings in it (a larger budget extends it).
+ * replay needs), the data (the evaluator); then migrate an older file
+ * (nas_store_migrate: a refused run leaves it untouched), create the
+ * experiment, or record this run's running settings in it (a larger budget
+ * extends it).
  * Errors: nas_space_create's, nas_strategy_create's, gpu_slots',
  * nas_evaluator_create's, the store's.
  */
@@ -521,6 +522,13 @@ static int run_prepare(run *r, nas_error *err)
     ctl *c = &r->c;
     const nas_config *cfg = c->cfg;
     int rc;
+    if (r->found == NAS_OK && cfg->search.fidelity.scheduler != NAS_FIDELITY_NONE &&
+        r->before.n_trials > c->budget) {
+        /* search.trials below the trials stored: the scheduler keeps them
+         * all (it places every stored trial), and nothing new is proposed */
+        r->lowered = c->budget;
+        c->budget = r->before.n_trials;
+    }
     if ((rc = nas_space_create(&cfg->space, &c->space, err)) != NAS_OK ||
         (rc = nas_strategy_create(cfg, c->space, &c->strat, err)) != NAS_OK ||
         (rc = nas__ctl_fid_init(c, err)) != NAS_OK || /* issue 17 */
@@ -558,14 +566,22 @@ static int run_prepare(run *r, nas_error *err)
     if ((rc = data_identity(c, cfg, r->found == NAS_OK ? r->before.id : 0, &r->canon, err)) !=
         NAS_OK)
         return rc;
+    if ((rc = nas_store_migrate(c->st, err)) != NAS_OK) /* accepted: the first write */
+        return rc;
+    int from = nas_store_migrated_from(c->st);
+    if (from > 0)
+        nas__ctl_say(c,
+                     "nas: migrated %s from schema version %d to %d (docs/schema.md lists the "
+                     "steps); a nas older than this one can no longer open it",
+                     r->opts->db_path, from, NAS_STORE_SCHEMA_VERSION);
     const char *text = r->text ? r->text : "";
     if (r->found != NAS_OK)
         rc = nas_store_experiment_create(c->st, r->name, r->canon, text, cfg->path, cfg->seed,
                                          r->sname, cfg->search.trials, &c->exp, err);
     else {
         c->exp = r->before.id;
-        rc = nas_store_experiment_update(c->st, c->exp, r->canon, text, cfg->path,
-                                         cfg->search.trials, err);
+        rc = nas_store_experiment_update(c->st, c->exp, r->canon, text, cfg->path, c->budget,
+                                         err);
     }
     if (rc != NAS_OK)
         return rc;
@@ -598,7 +614,15 @@ static void say_resumed(run *r)
     if (r->n_running > 0)
         nas__ctl_say(c, "nas: running settings changed since the last run (stored -> now):\n%.*s",
                      (int)(strlen(r->running) > 0 ? strlen(r->running) - 1 : 0), r->running);
-    if (c->budget > r->before.trials_budget)
+    if (r->lowered > 0)
+        nas__ctl_say(c,
+                     "nas: search.trials = %d is below the %d trials experiment '%s' (id %lld) "
+                     "in %s has (%d done, %d failed): they are kept, and its budget "
+                     "is %d trials%s",
+                     r->lowered, c->budget, r->name, (long long)c->exp, db, c->n_done,
+                     c->n_failed, c->budget,
+                     unfinished > 0 ? "; its unfinished trials are not run" : "");
+    else if (c->budget > r->before.trials_budget)
         nas__ctl_say(c,
                      "nas: extending experiment '%s' (id %lld) in %s from %d to %d trials: %d "
                      "done, %d failed; %d unfinished trial(s) to re-run%s",
@@ -667,6 +691,15 @@ static int run_replay(run *r, nas_error *err)
         return rc;
     r->summary->replay_mismatch = r->mismatch;
     c->rounds_seen = nas_strategy_last_round(c->strat, NULL); /* replayed rounds stay silent */
+    if (r->found == NAS_OK && !c->fid && c->finished > c->budget) {
+        /* search.trials below the trials already finished: they are kept, so
+         * the budget is what they are (never "8 of 5"); nothing is run */
+        r->lowered = c->budget;
+        c->budget = c->finished;
+        if ((rc = nas_store_experiment_update(c->st, c->exp, r->canon, r->text ? r->text : "",
+                                              c->cfg->path, c->budget, err)) != NAS_OK)
+            return rc;
+    }
     if ((rc = nas_store_experiment_set_status(c->st, c->exp, "running", err)) != NAS_OK)
         return rc;
     if (r->found != NAS_OK) {

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h> /* access: a promotion's checkpoint */
 #include "nas/array.h"
+#include "nas/trainer.h" /* nas_train_checkpoint_progress */
 #include "search/controller_impl.h"
 
 /* ---- the worker's job ----------------------------------------------------------- */
@@ -89,6 +90,27 @@ static int next_requeued(ctl *c, flight *f, nas_error *err)
     return NAS_OK;
 }
 
+/* Where the rung job f starts, in the scheduler's unit: the epochs its
+ * trial's checkpoint holds, which the worker continues from. A job an
+ * earlier run (or a failed attempt) left part-way has a checkpoint beyond
+ * the rung it started from (a promotion 3 -> 9 stopped after epoch 8 goes
+ * on from 8, not 3). f->from otherwise: no checkpoint (from 0, or the
+ * worker fails the job), one it cannot read (the worker says why), the
+ * images unit (whole epochs do not tell the images). */
+static int ckpt_from(ctl *c, const flight *f)
+{
+    if (c->table || c->cfg->search.fidelity.resource == NAS_FIDELITY_IMAGES)
+        return f->from;
+    char ck[NAS_PATH_MAX + 64];
+    nas__ctl_fid_ckpt(c, f->trial, ck, sizeof ck);
+    int epochs = 0;
+    int64_t steps = 0;
+    nas_error err;
+    if (access(ck, R_OK) != 0 || nas_train_checkpoint_progress(ck, &epochs, &steps, &err) != NAS_OK)
+        return f->from;
+    return epochs > f->from && epochs <= f->budget ? epochs : f->from;
+}
+
 int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
 {
     int rerun = how != START_NEW, retry = how == START_RETRY;
@@ -118,7 +140,7 @@ int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
     if (f->budget > 0) /* issue 17: a rung of multi-fidelity search */
         nas__ctl_say(c, "[trial %lld, rung %d] %s %s to %d %s (from %d; worker %d)",
                      (long long)f->trial, f->rung, how == START_PROMOTE ? "promote" : verb,
-                     f->geno, f->budget, nas__ctl_fid_unit(c), f->from, f->worker);
+                     f->geno, f->budget, nas__ctl_fid_unit(c), ckpt_from(c, f), f->worker);
     else if (nas_pool_size(c->pool) > 1) /* issue 7: GPU slots set the pool size */
         nas__ctl_say(c, "[trial %lld, %d/%d] %s %s (worker %d)%s", (long long)f->trial, f->k,
                      c->budget, rerun ? "re-run" : verb, f->geno, f->worker, used);

@@ -46,7 +46,7 @@ int nas__ctl_fid_init(ctl *c, nas_error *err)
     if (cfg->search.fidelity.scheduler == NAS_FIDELITY_NONE)
         return NAS_OK;
     nas_fid_opts o = {cfg->search.fidelity.scheduler, cfg->search.fidelity.min,
-                      cfg->search.fidelity.max, cfg->search.fidelity.eta, cfg->search.trials,
+                      cfg->search.fidelity.max, cfg->search.fidelity.eta, c->budget,
                       cfg->n_objectives > 1 ? cfg->n_objectives : 1, {1}};
     if (o.dims > NAS_FID_MAX_OBJ)
         o.dims = NAS_FID_MAX_OBJ;
@@ -128,6 +128,24 @@ static void remove_ckpt(const ctl *c, int64_t id)
     nas__ctl_unlink_matching(c->ckpt_dir, pattern);
 }
 
+/* Delete the checkpoints of the trials that can no longer be promoted
+ * (nas_fid_promotable; none in flight, waiting for a retry or re-queued),
+ * once each. Called when a result is in (observe_finals) and when a
+ * promotion starts: the rung's decision was made then (nas_fid_next), and
+ * the trials it left out would otherwise keep their checkpoints until the
+ * next result (under SH the whole top rung). The replay makes the same
+ * decisions from the stored rungs, so a resume never needs them. */
+static void drop_ckpts(ctl *c)
+{
+    for (int i = 0; !c->table && i < c->nft; i++) {
+        fid_trial *t = &c->ft[i];
+        if (t->ckpt_gone || !t->has_res || busy(c, t->id) || nas_fid_promotable(c->fid, t->id))
+            continue;
+        remove_ckpt(c, t->id);
+        t->ckpt_gone = 1;
+    }
+}
+
 /*
  * The strategy observes, in trial order, the trials that can no longer be
  * promoted (their checkpoints are deleted): under SH / Hyperband only
@@ -137,14 +155,11 @@ static void remove_ckpt(const ctl *c, int64_t id)
 static int observe_finals(ctl *c, int mode, int all, nas_error *err)
 {
     int sync = c->cfg->search.fidelity.scheduler != NAS_FIDELITY_ASHA;
+    drop_ckpts(c); /* they can no longer be promoted: delete them once */
     for (int i = 0; i < c->nft; i++) {
         fid_trial *t = &c->ft[i];
         if (t->observed || !t->has_res || busy(c, t->id) || nas_fid_promotable(c->fid, t->id))
             continue;
-        if (!c->table && !t->ckpt_gone) { /* it can no longer be promoted: delete it once */
-            remove_ckpt(c, t->id);
-            t->ckpt_gone = 1;
-        }
         if (sync && !all && t->bracket >= nas_fid_bracket(c->fid))
             continue;
         t->observed = 1;
@@ -319,7 +334,10 @@ static int start_job(ctl *c, const nas_fid_job *job, nas_error *err)
         }
         f.failures = nas__ctl_retries_get(c, f.trial);
         check_ckpt(c, &f);
-        return nas__ctl_dispatch(c, &f, START_PROMOTE, err);
+        int rc = nas__ctl_dispatch(c, &f, START_PROMOTE, err);
+        if (rc == NAS_OK)
+            drop_ckpts(c); /* those the decision left out */
+        return rc;
     }
     int rc = observe_finals(c, DRAIN_LIVE, 0, err); /* before the proposal (header comment) */
     if (rc == NAS_OK)

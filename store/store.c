@@ -299,6 +299,8 @@ struct nas_store {
     int ours;       /* 1 once check_schema accepted the file (closing may checkpoint it) */
     int64_t schema; /* user_version of the file (< current only when opened read-only) */
     int migrated_from; /* the version this open migrated the file from; 0: none */
+    int deferred;      /* NAS_STORE_OPEN_DEFER kept an older file as it is: readonly until
+                          nas_store_migrate */
     char path[NAS_PATH_MAX];
     sqlite3_stmt *stmt[Q_COUNT];
 };
@@ -820,6 +822,8 @@ static int migrate_v10(nas_store *st, nas_error *err)
     return migrate_step(st, 10, MIGRATE_V10, NULL, err);
 }
 
+static int migrate(nas_store *st, nas_error *err);
+
 /* Check that the file is a nas database of a version we know; create the
  * schema in a new, empty file (read-write only). */
 static int check_schema(nas_store *st, nas_error *err)
@@ -866,6 +870,19 @@ static int check_schema(nas_store *st, nas_error *err)
     st->schema = ver;
     if (st->readonly)
         return NAS_OK;
+    if (st->deferred && ver < NAS_STORE_SCHEMA_VERSION) {
+        st->readonly = 1; /* read as it is until nas_store_migrate */
+        return NAS_OK;
+    }
+    st->deferred = 0;
+    return migrate(st, err);
+}
+
+/* Bring a file of an older schema (st->schema) to NAS_STORE_SCHEMA_VERSION,
+ * one step after the other. Errors: NAS_EDB. */
+static int migrate(nas_store *st, nas_error *err)
+{
+    int rc;
     if (st->schema < 2 && (rc = migrate_v2(st, err)) != NAS_OK)
         return rc;
     if (st->schema < 3 && (rc = migrate_v3(st, err)) != NAS_OK)
@@ -892,9 +909,54 @@ int nas_store_migrated_from(const nas_store *st)
     return st ? st->migrated_from : 0;
 }
 
+/* A read-write store's settings: WAL mode, synchronous NORMAL, foreign keys;
+ * closing it checkpoints. Errors: NAS_EDB. */
+static int become_writer(nas_store *st, nas_error *err)
+{
+    int64_t dummy;
+    sqlite3_stmt *s = NULL;
+    const char *mode = "";
+    if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode=WAL", -1, &s, NULL) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+        mode = (const char *)sqlite3_column_text(s, 0);
+    int wal = mode && strcmp(mode, "wal") == 0;
+    sqlite3_finalize(s);
+    if (!wal)
+        return db_fail(st, err, "cannot switch to WAL mode");
+    int rc;
+    if ((rc = exec_sql(st, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                       "cannot set pragmas", err)) != NAS_OK ||
+        (rc = query_int(st, "PRAGMA foreign_keys", &dummy, err)) != NAS_OK)
+        return rc;
+    st->ours = 1;
+    return NAS_OK;
+}
+
+int nas_store_migrate(nas_store *st, nas_error *err)
+{
+    if (!st->deferred || !st->readonly)
+        return NAS_OK; /* nothing was kept back */
+    /* the statements cached so far read the old schema (old_schema_sql) */
+    for (int i = 0; i < Q_COUNT; i++) {
+        sqlite3_finalize(st->stmt[i]);
+        st->stmt[i] = NULL;
+    }
+    st->deferred = 0;
+    st->readonly = 0;
+    int rc = migrate(st, err);
+    if (rc == NAS_OK)
+        rc = become_writer(st, err);
+    if (rc != NAS_OK)
+        st->readonly = 1; /* a failed migration leaves a store that only reads */
+    return rc;
+}
+
 int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *err)
 {
     *out = NULL;
+    int defer = readonly == NAS_STORE_OPEN_DEFER;
+    if (defer)
+        readonly = 0;
     if (!path || !*path)
         return nas_error_set(err, NAS_EINVAL, "database: empty path");
     if (strlen(path) >= NAS_PATH_MAX)
@@ -907,6 +969,7 @@ int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *e
         return nas_error_set(err, NAS_ENOMEM, "database %s: out of memory", path);
     snprintf(st->path, sizeof st->path, "%s", path);
     st->readonly = readonly;
+    st->deferred = defer;
     int flags = readonly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     const char *name = path;
     char uri[3 * NAS_PATH_MAX + 32];
@@ -935,27 +998,9 @@ int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *e
         nas_store_close(st);
         return rc;
     }
-    st->ours = !readonly; /* a reader never checkpoints */
-    if (!readonly) {
-        int64_t dummy;
-        sqlite3_stmt *s = NULL;
-        const char *mode = "";
-        if (sqlite3_prepare_v2(st->db, "PRAGMA journal_mode=WAL", -1, &s, NULL) == SQLITE_OK &&
-            sqlite3_step(s) == SQLITE_ROW)
-            mode = (const char *)sqlite3_column_text(s, 0);
-        int wal = mode && strcmp(mode, "wal") == 0;
-        sqlite3_finalize(s);
-        if (!wal) {
-            rc = db_fail(st, err, "cannot switch to WAL mode");
-            nas_store_close(st);
-            return rc;
-        }
-        if ((rc = exec_sql(st, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
-                           "cannot set pragmas", err)) != NAS_OK ||
-            (rc = query_int(st, "PRAGMA foreign_keys", &dummy, err)) != NAS_OK) {
-            nas_store_close(st);
-            return rc;
-        }
+    if (!st->readonly && (rc = become_writer(st, err)) != NAS_OK) {
+        nas_store_close(st);
+        return rc;
     }
     *out = st;
     return NAS_OK;

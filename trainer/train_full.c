@@ -266,6 +266,31 @@ static int check_progress(const char *path, const int64_t prog[4], int epochs, i
                          path, prog[1], prog[2], prog[3], epochs, epochs, per_epoch);
 }
 
+int nas_train_checkpoint_progress(const char *path, int *epochs, int64_t *steps, nas_error *err)
+{
+    *epochs = 0;
+    *steps = 0;
+    static const char *const names[] = {"state/progress"}; /* not the weights */
+    nas__npz *z;
+    int rc = nas__npz_read_members(path, names, 1, &z, err);
+    if (rc)
+        return rc;
+    const nas__npy *pr = nas__npz_find(z, "state/progress");
+    int64_t prog[4];
+    if (!pr || strcmp(pr->descr, "<i8") || pr->count != 4) {
+        nas__npz_free(z);
+        return nas_error_set(err, NAS_EFORMAT, "%s is not a nas training checkpoint", path);
+    }
+    memcpy(prog, pr->data, sizeof prog);
+    nas__npz_free(z);
+    if (prog[1] < 0 || prog[1] > prog[2] || prog[3] < 0)
+        return nas_error_set(err, NAS_EFORMAT, "checkpoint %s: impossible progress counters",
+                             path);
+    *epochs = (int)prog[1];
+    *steps = prog[3];
+    return NAS_OK;
+}
+
 /* Restore a checkpoint; *epoch gets the epochs it has finished. */
 static int load_checkpoint(nas_net *net, const char *path, const char *fp, int epochs,
                            int per_epoch, int *epoch, int64_t *steps, nas_rng *aug,

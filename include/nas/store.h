@@ -53,12 +53,19 @@ extern "C" {
 
 typedef struct nas_store nas_store; /* opaque: one SQLite connection */
 
+/* nas_store_open's `readonly` for a writer that checks before it writes:
+ * as 0, but a file of an older schema is neither migrated nor switched to
+ * WAL mode: the store reads it as readonly == 1 does (writes fail) until
+ * nas_store_migrate. A new or current file opens as with 0. */
+#define NAS_STORE_OPEN_DEFER 2
+
 /*
  * Open the database at `path`. readonly == 0: create it (and its schema)
  * when missing, WAL mode; readonly == 1: the file must exist and is never
- * modified. Errors: NAS_EIO (missing file for read-only, directory missing
- * or not writable), NAS_EDB (not a SQLite file, a SQLite file of another
- * program, a schema newer than this nas knows, SQLite failure).
+ * modified; NAS_STORE_OPEN_DEFER: see above. Errors: NAS_EIO (missing file
+ * for read-only, directory missing or not writable), NAS_EDB (not a SQLite
+ * file, a SQLite file of another program, a schema newer than this nas
+ * knows, SQLite failure).
  */
 int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *err);
 void nas_store_close(nas_store *st); /* NULL is a no-op */
@@ -67,6 +74,10 @@ const char *nas_store_path(const nas_store *st);
  * older than NAS_STORE_SCHEMA_VERSION; a nas that old can no longer open it),
  * 0 when it migrated nothing. Callers that open read-write say so. */
 int nas_store_migrated_from(const nas_store *st);
+/* Migrate the file a NAS_STORE_OPEN_DEFER open kept as it is, and make the
+ * store read-write (WAL mode); a no-op for any other store. On failure the
+ * store stays read-only. Errors: NAS_EDB (SQLite, the migration). */
+int nas_store_migrate(nas_store *st, nas_error *err);
 
 /* ---- experiments ----------------------------------------------------------- */
 

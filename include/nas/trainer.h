@@ -334,6 +334,15 @@ typedef struct nas_full_train_opts {
 int nas_train_resumable(nas_net *net, const nas_dataset *data, const nas_full_train_opts *o,
                         nas_train_stats *stats, int *resumed_from, nas_error *err);
 
+/*
+ * The progress recorded in the checkpoint nas_train_resumable wrote at
+ * `path`, without a network: *epochs, the whole epochs it finished, and
+ * *steps, its optimiser steps (beyond epochs x steps per epoch when it
+ * ended inside an epoch). Errors: NAS_EIO (cannot read it), NAS_EFORMAT
+ * (not a nas training checkpoint).
+ */
+int nas_train_checkpoint_progress(const char *path, int *epochs, int64_t *steps, nas_error *err);
+
 #ifdef __cplusplus
 }
 #endif

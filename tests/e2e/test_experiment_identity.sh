@@ -6,6 +6,8 @@
 #     re-run: same rows, attempt 1, same started_at) and proposes the same 30
 #     cells as a fresh 30-trial search with that seed;
 #   - another workers.count is a running setting: same experiment, a note;
+#   - search.trials below the finished trials: nothing to do, the budget
+#     stays what they are (never "34 of 25"), query still reads it;
 #   - a changed defining setting under the same name is refused (exit 2),
 #     naming the keys (old -> new) and the ways to start a new experiment;
 #     nothing is written;
@@ -60,6 +62,22 @@ run 0 "$NAS" run a34w2.conf --db "$DB"
 grep_in "note: this run has 2 worker(s)" "$TMP/err"
 expect_eq "trials" "$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'done'")" 34
 expect_eq "experiments" "$(sql "$DB" "SELECT count(*) FROM experiment")" 1
+
+note "search.trials lowered below the finished trials: nothing to do, the budget is what they are"
+mk a25w2.conf 25 2 5 8
+run 0 "$NAS" run a25w2.conf --db "$DB"
+grep_in "search.trials = 25 is below the 34 trials experiment 'ident' (id 1)" "$TMP/err"
+grep_in "already has its 34 trials; nothing to do" "$TMP/err"
+grep_in "complete: 34 trials (34 done, 0 failed)" "$TMP/out"
+if grep -q "of 25\|its 25 trials" "$TMP/err" "$TMP/out"; then
+    cat "$TMP/err" "$TMP/out"; fail "a lowered search.trials is reported as the budget"
+fi
+expect_eq "budget" "$(sql "$DB" "SELECT trials_budget || ' ' || status FROM experiment")" "34 done"
+expect_eq "trials" "$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'done'")" 34
+run 0 "$NAS" query --db "$DB"
+grep_in "34 of 34 trials finished" "$TMP/out"
+run 0 "$NAS" run a34w2.conf --db "$DB" # back to 34: not an extension
+grep_in "resuming experiment 'ident' (id 1) in $DB: 34 done, 0 failed of 34" "$TMP/err"
 
 note "a changed defining setting is refused with the keys and the way out"
 mk b.conf 34 2 6 12

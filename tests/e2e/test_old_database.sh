@@ -7,7 +7,8 @@
 # extended: the same config with search.trials = 12 continues the most
 # recent 'old-table' (8 -> 12; its 8 trials not re-run), migrates the file
 # to the current schema and says so (once), and proposes what a fresh
-# 12-trial search proposes.
+# 12-trial search proposes. A refused run (a changed defining setting,
+# a missing table) leaves the file byte for byte as it was.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/faults_lib.sh"
 cd "$TMP" || fail "cd"
@@ -32,6 +33,20 @@ expect_eq "listed" "$(grep -c "old-table" "$TMP/out")" 2
 run 0 "$NAS" query --db "$DB"
 grep_in "experiment 'old-table' (id 2" "$TMP/out"
 expect_eq "still schema 2" "$(sql "$DB" "PRAGMA user_version")" 2
+
+note "a refused run leaves the old file as it was (not migrated)"
+md5() { md5sum "$DB" | cut -d' ' -f1; }
+sum0=$(md5)
+mk 12
+sed -i 's/^seed = 3;/seed = 4;/' "$TMP/old.conf" # a defining setting differs
+run 2 "$NAS" run old.conf --db "$DB"
+grep_in "seed: 3 -> 4" "$TMP/err"
+expect_eq "file after a refusal in the checks of the stored experiment" "$(md5)" "$sum0"
+mk 12
+sed -i "s#$TMP/table.csv#$TMP/missing.csv#" "$TMP/old.conf" # the evaluator cannot start
+run 1 "$NAS" run old.conf --db "$DB"
+expect_eq "file after a refusal in the checks of the data" "$(md5)" "$sum0"
+expect_eq "not migrated" "$(grep -c "migrated" "$TMP/err")" 0
 
 note "extended from 8 to 12 trials"
 sql "$DB" "SELECT id, genotype, attempt, started_at FROM trial WHERE experiment_id = 2 ORDER BY id" >"$TMP/before"
