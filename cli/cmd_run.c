@@ -194,6 +194,10 @@ static int run_config(const char *conf, const nas_run_opts *opts, const run_extr
     sa.sa_flags = 0; /* no SA_RESTART: poll() returns EINTR at once */
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* `nas run ... | head` closing the pipe stops like Ctrl-C (trials marked
+     * interrupted, the lock released), not killed with the experiment left
+     * "running" */
+    sigaction(SIGPIPE, &sa, NULL);
 
     unsigned before = beside_present(db);
     nas_run_opts o = *opts;
@@ -202,6 +206,7 @@ static int run_config(const char *conf, const nas_run_opts *opts, const run_extr
 
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_IGN); /* the summary to a closed pipe is lost, not fatal */
     if (opts->on_trial_user && !sum->mpi_worker && sum->experiment_id > 0)
         final_report(opts->on_trial_user, db, sum->experiment_id); /* issue 33 */
     if (sum->mpi_worker) { /* issue 4: an MPI worker rank; rank 0 reports */

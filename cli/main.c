@@ -78,7 +78,7 @@ static const nas_cli_cmd commands[] = {
      "  --experiment NAME   experiment to list (default: the most recent\n"
      "                      with a done trial; `nas experiments` lists them)\n"
      "  --format FMT        table (default), csv or json\n"
-     "  --limit N           at most N rows (--min-fidelity N: of trials trained to >= N)\n"
+     "  --limit N           at most N rows, 0 all (--min-fidelity N: of trials trained to >= N)\n"
      "  --pareto            only the Pareto front under the experiment's objectives\n"
      "                      (done, feasible trials no other trial dominates; best first\n"
      "                      by the first objective; same columns; with rungs, among\n"

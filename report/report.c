@@ -882,7 +882,10 @@ static void summary(rep *r, const char *db_path)
     fputs("</dd>\n<dt>constraints</dt><dd>", f);
     int any = 0;
     if (c->constraints.latency_ms > 0)
-        fprintf(f, "%slatency &le; %g ms", any++ ? ", " : "", c->constraints.latency_ms);
+        fprintf(f, "%slatency &le; %g ms%s", any++ ? ", " : "", c->constraints.latency_ms,
+                r->canon && strstr(r->canon, "\nevaluator.kind = \"table\"")
+                    ? " (not applied: the table evaluator measures no latency)"
+                    : "");
     if (c->constraints.mmacs > 0)
         fprintf(f, "%sMACs &le; %g M", any++ ? ", " : "", c->constraints.mmacs);
     if (c->constraints.params > 0)

@@ -76,6 +76,9 @@ note "a latency constraint on a table: accepted, not applied, and nas run says s
 sed 's/constraints: { mmacs = 0.9; };/constraints: { mmacs = 0.9; latency_ms = 1.0; };/' table.conf >table-lat.conf
 run 0 "$NAS" run table-lat.conf --db "$TMP/lat.db"
 grep_in "constraints.latency_ms = 1 is not applied" "$TMP/err"
+# the report said "latency <= 1 ms" as if it had filtered trials by it
+run 0 "$NAS" report --db "$TMP/lat.db" -o "$TMP/lat.html"
+grep_in "latency &le; 1 ms (not applied: the table evaluator measures no latency)" "$TMP/lat.html"
 expect_eq "the same trials as without it" \
     "$(sql "$TMP/lat.db" "SELECT group_concat(genotype || ' ' || coalesce(score, 'x'), ',') FROM (SELECT * FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id)")" \
     "$(sql "$DB" "SELECT group_concat(genotype || ' ' || coalesce(score, 'x'), ',') FROM (SELECT * FROM trial t LEFT JOIN result r ON r.trial_id = t.id ORDER BY t.id)")"
