@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE /* F_OFD_SETLK (Linux 3.15+) */
 #include "search/run_lock.h"
+#include "nas/store.h" /* NAS_STORE_RUN_LOCK_BYTE */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,8 +16,9 @@
 
 /* The byte of the database file the run lock covers: outside every range
  * SQLite's unix VFS locks (PENDING_BYTE 0x40000000 and the 511 bytes after
- * it), so the lock never meets SQLite's own locks nor readers. */
-#define DB_LOCK_BYTE 0x3FFFF000L
+ * it), so the lock never meets SQLite's own locks nor readers; read-only
+ * stores test it (nas/store.h). */
+#define DB_LOCK_BYTE NAS_STORE_RUN_LOCK_BYTE
 
 /* How long a run waits for the database file's lock when the path lock was
  * free: the workers of a run killed a moment ago share its lock and die

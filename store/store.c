@@ -3,7 +3,9 @@
  * docs/schema.md). One connection per nas_store; statements are prepared
  * once and cached; every write is one short transaction.
  */
+#define _GNU_SOURCE /* F_OFD_GETLK (Linux 3.15+): is a `nas run` writing the file */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -299,6 +301,8 @@ struct nas_store {
     int ours;       /* 1 once check_schema accepted the file (closing may checkpoint it) */
     int64_t schema; /* user_version of the file (< current only when opened read-only) */
     int migrated_from; /* the version this open migrated the file from; 0: none */
+    int no_writer;     /* a reader of a file no `nas run` holds (NAS_STORE_RUN_LOCK_BYTE free):
+                          "running" rows are shown as "interrupted" (stale_*) */
     int deferred;      /* NAS_STORE_OPEN_DEFER kept an older file as it is: readonly until
                           nas_store_migrate */
     char path[NAS_PATH_MAX];
@@ -951,6 +955,8 @@ int nas_store_migrate(nas_store *st, nas_error *err)
     return rc;
 }
 
+static int writer_gone(const char *path);
+
 int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *err)
 {
     *out = NULL;
@@ -1002,6 +1008,8 @@ int nas_store_open(const char *path, int readonly, nas_store **out, nas_error *e
         nas_store_close(st);
         return rc;
     }
+    if (readonly) /* a reader: is the run that wrote "running" still there? */
+        st->no_writer = writer_gone(path);
     *out = st;
     return NAS_OK;
 }
@@ -1105,6 +1113,46 @@ int nas_store_experiment_open(nas_store *st, const char *name, const char *canon
     return NAS_EDB;
 }
 
+/* Whether no `nas run` holds the database file at `path`: the run's
+ * open-file-description lock on NAS_STORE_RUN_LOCK_BYTE (search/run_lock.c)
+ * is free. The kernel drops that lock however the run ended, kill -9
+ * included. 0 when it is held or cannot be tested. */
+static int writer_gone(const char *path)
+{
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    if (f < 0)
+        return 0;
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = NAS_STORE_RUN_LOCK_BYTE;
+    fl.l_len = 1;
+    int gone = fcntl(f, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK;
+    close(f);
+    return gone;
+}
+
+/* A run that was killed (kill -9, a crash, the machine) could not mark its
+ * experiment and trials: they stay "running" in the file. A reader of a
+ * file no run holds shows them as "interrupted", which is what they are
+ * and what the next `nas run` resumes. */
+static void stale_experiment(const nas_store *st, nas_store_experiment *e)
+{
+    if (!st->no_writer)
+        return;
+    if (strcmp(e->status, "running") == 0)
+        snprintf(e->status, sizeof e->status, "interrupted");
+    e->n_interrupted += e->n_running;
+    e->n_running = 0;
+}
+
+static void stale_trial(const nas_store *st, nas_store_trial *t)
+{
+    if (st->no_writer && t->status == NAS_TRIAL_RUNNING)
+        t->status = NAS_TRIAL_INTERRUPTED;
+}
+
 /* row_reader: an EXPERIMENT_COLUMNS row as a nas_store_experiment. */
 static int read_experiment(sqlite3_stmt *s, void *out)
 {
@@ -1138,6 +1186,8 @@ int nas_store_experiment_get(nas_store *st, int64_t id, nas_store_experiment *ou
     if (!s)
         return NAS_EDB;
     int rc = query_row(st, s, read_experiment, out, "cannot read the experiment", err);
+    if (rc == NAS_OK)
+        stale_experiment(st, out);
     if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND, "database %s: no experiment %lld", st->path,
                              (long long)id);
@@ -1153,6 +1203,8 @@ int nas_store_experiment_find(nas_store *st, const char *name, nas_store_experim
     if (name)
         sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
     int rc = query_row(st, s, read_experiment, out, "cannot read the experiments", err);
+    if (rc == NAS_OK)
+        stale_experiment(st, out);
     if (rc != NAS_ENOTFOUND)
         return rc;
     if (!name)
@@ -1190,6 +1242,7 @@ int nas_store_experiment_foreach(nas_store *st, nas_store_experiment_fn fn, void
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         read_experiment(s, &e);
+        stale_experiment(st, &e);
         if (fn(ctx, &e) != 0) {
             rc = SQLITE_DONE;
             break;
@@ -1431,6 +1484,8 @@ int nas_store_trial_get(nas_store *st, int64_t trial_id, nas_store_trial *out, n
     if (!s)
         return NAS_EDB;
     int rc = query_row(st, s, read_trial, out, "cannot read a trial", err);
+    if (rc == NAS_OK)
+        stale_trial(st, out);
     if (rc == NAS_ENOTFOUND)
         return nas_error_set(err, NAS_ENOTFOUND, "database %s: no trial %lld", st->path,
                              (long long)trial_id);
@@ -1465,6 +1520,7 @@ int nas_store_trial_foreach_min(nas_store *st, int64_t exp_id, nas_store_order o
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         read_trial(s, t);
+        stale_trial(st, t);
         if (fn(ctx, t) != 0) {
             rc = SQLITE_DONE;
             break;

@@ -53,6 +53,13 @@ extern "C" {
 
 typedef struct nas_store nas_store; /* opaque: one SQLite connection */
 
+/* The byte of the database file a `nas run` holds an open-file-description
+ * write lock on while it writes (search/run_lock.c), outside every range
+ * SQLite's unix VFS locks. A store opened read-only tests it: when no run
+ * holds it, experiments and trials stored as "running" (their run was
+ * killed) are read as "interrupted". */
+#define NAS_STORE_RUN_LOCK_BYTE 0x3FFFF000L
+
 /* nas_store_open's `readonly` for a writer that checks before it writes:
  * as 0, but a file of an older schema is neither migrated nor switched to
  * WAL mode: the store reads it as readonly == 1 does (writes fail) until

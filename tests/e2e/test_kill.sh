@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/e2e/test_kill.sh - the controller survives kill -9 (issue 4).
 # 1. While a `nas run` is active, a second one on the same database
-#    refuses with a clear message (the DB.lock fcntl lock).
+#    refuses with a clear message (the DB.lock fcntl lock); readers show
+#    the experiment running, and once the run is killed, interrupted (the
+#    file still says "running": a killed run marks nothing).
 # 2. A 80-trial random search (table evaluator on a generated fixture,
 #    2 workers, each trial slowed to 120 ms by NAS_FAULT=sleep_ms=120) is
 #    killed with SIGKILL at a random moment KILLS times (default 22), and
@@ -33,7 +35,24 @@ for _ in $(seq 50); do [ -s "$DB.lock" ] && break; sleep 0.05; done
 code=$?
 [ "$code" != 0 ] || fail "the second nas run succeeded"
 grep_in "is in use by another \`nas run\` (pid $RUN_PID" "$TMP/err"
+note "while it runs, readers show it running; once killed, interrupted (the file says running)"
+for _ in $(seq 100); do
+    [ "$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'running'" 2>/dev/null)" -gt 0 ] 2>/dev/null && break
+    sleep 0.05
+done
+run 0 "$NAS" experiments --db "$DB" --format csv
+grep -q ",running," "$TMP/out" || fail "an active run not shown running: $(cat "$TMP/out")"
 kill -9 "$RUN_PID"; wait "$RUN_PID" 2>/dev/null
+sleep 0.3 # its workers die with it (PR_SET_PDEATHSIG) and drop their share of the lock
+expect_eq "stored experiment status" "$(sql "$DB" "SELECT status FROM experiment")" running
+[ "$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'running'")" -gt 0 ] ||
+    fail "no trial was stored running when the run was killed"
+run 0 "$NAS" experiments --db "$DB" --format csv
+grep -q ",interrupted," "$TMP/out" || fail "a killed run shown as: $(cat "$TMP/out")"
+run 0 "$NAS" query --db "$DB" --format csv --limit 0
+grep -q "running" "$TMP/out" && fail "a killed run's trials shown running: $(cat "$TMP/out")"
+run 0 "$NAS" query --db "$DB"
+grep_in "(id 1, interrupted," "$TMP/out"
 
 # final_checks: the search in $DB is complete and consistent.
 final_checks() {
