@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h> /* stat: is the kept weights file this database's own */
 #include <jansson.h> /* JSON output */
 #include "nas/report.h"
 #include "report/report_impl.h"
@@ -487,6 +488,27 @@ static void show_zc_line(void *ctx, const char *proxy, double score)
     line_num(f, name, score, "%.6g");
 }
 
+/* The kept weights line of `nas show`: `w` as recorded, or the database's
+ * own DB.weights/<name> when that exists and is another file (a database
+ * copied or moved with its folder keeps the original's paths in its rows;
+ * nas export reads the own file then, and pruning deletes only it). */
+static void shown_weights(const nas_store *st, char *w, size_t n)
+{
+    if (!w[0])
+        return;
+    const char *base = strrchr(w, '/');
+    char own[NAS_PATH_MAX + 32];
+    struct stat so, sw;
+    int k = snprintf(own, sizeof own, "%s.weights/%s", nas_store_path(st), base ? base + 1 : w);
+    if (k < 0 || k >= (int)sizeof own || stat(own, &so) != 0)
+        return;
+    if (stat(w, &sw) == 0 && sw.st_dev == so.st_dev && sw.st_ino == so.st_ino)
+        return;
+    char line[2 * NAS_PATH_MAX + 64];
+    snprintf(line, sizeof line, "%s (this database's own; recorded as %s)", own, w);
+    snprintf(w, n, "%s", line);
+}
+
 int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err)
 {
     nas_store_trial *t = malloc(sizeof *t);
@@ -496,13 +518,14 @@ int nas_report_trial(nas_store *st, int64_t trial_id, FILE *out, nas_error *err)
     if (rc == NAS_OK)
         rc = nas_store_experiment_get(st, t->experiment_id, &e, err);
     /* issue 22: its kept weights and its final trainings (`nas train --db`) */
-    char weights[NAS_PATH_MAX] = "";
+    char weights[2 * NAS_PATH_MAX + 64] = "";
     nas_store_final_training *ft = NULL;
     int n_ft = 0;
     nas_error werr;
     if (rc == NAS_OK &&
         nas_store_trial_weights_get(st, trial_id, weights, sizeof weights, &werr) != NAS_OK)
         weights[0] = '\0';
+    shown_weights(st, weights, sizeof weights);
     if (rc == NAS_OK)
         rc = nas_store_final_training_list(st, -1, trial_id, &ft, &n_ft, err);
     if (rc == NAS_OK) {

@@ -91,6 +91,11 @@ echo "not weights" >"$DB.weights/trial-$best.npz" # the original's file, changed
 run 0 "$NAS" export --db copy/c.db --best --format onnx -o copy/best.onnx
 grep_in "recorded as $DB.weights/trial-$best.npz, another database's DB.weights/" "$TMP/err"
 grep_in "trained from $TMP/copy/c.db.weights/trial-$best.npz" "$TMP/out"
+run 0 "$NAS" show --db copy/c.db "$best"
+grep_in "copy/c.db.weights/trial-$best.npz (this database's own; recorded as $DB.weights/" \
+    "$TMP/out"
+run 0 "$NAS" show --db "$DB" "$best"
+grep -q "this database's own" "$TMP/out" && fail "the original's show: $(cat "$TMP/out")"
 rm "$DB.weights/trial-$best.npz" # ... or pruned from the original
 run 0 "$NAS" export --db copy/c.db --best --format json -o copy/best.json
 grep -qF "\"$TMP/copy/c.db.weights/trial-$best.npz\"" copy/best.json ||
