@@ -94,7 +94,9 @@ static int next_requeued(ctl *c, flight *f, nas_error *err)
  * trial's checkpoint holds, which the worker continues from. A job an
  * earlier run (or a failed attempt) left part-way has a checkpoint beyond
  * the rung it started from (a promotion 3 -> 9 stopped after epoch 8 goes
- * on from 8, not 3). f->from otherwise: no checkpoint (from 0, or the
+ * on from 8, not 3), or below it (a promotion whose checkpoint was gone
+ * trained from 0: stopped after epoch 2, it goes on from 2). f->from
+ * otherwise: no checkpoint (from 0, or the
  * worker fails the job), one it cannot read (the worker says why), the
  * images unit (whole epochs do not tell the images). */
 static int ckpt_from(ctl *c, const flight *f)
@@ -108,7 +110,7 @@ static int ckpt_from(ctl *c, const flight *f)
     nas_error err;
     if (access(ck, R_OK) != 0 || nas_train_checkpoint_progress(ck, &epochs, &steps, &err) != NAS_OK)
         return f->from;
-    return epochs > f->from && epochs <= f->budget ? epochs : f->from;
+    return epochs <= f->budget ? epochs : f->from;
 }
 
 int nas__ctl_dispatch(ctl *c, flight *f, int how, nas_error *err)
