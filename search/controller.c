@@ -602,7 +602,7 @@ static void say_resumed(run *r)
      * rung), with the trials not yet proposed */
     int promotions = 0;
     for (int i = 0; i < c->nfid_requeue; i++)
-        promotions += c->fid_requeue[i].from > 0;
+        promotions += c->fid_requeue[i].promo;
     int unfinished = c->nrequeue + c->nfid_requeue - promotions;
     int used = c->n_hist - (c->fid ? 0 : c->n_rejected); /* rejections: see fill_summary */
     char more[160];

@@ -59,7 +59,9 @@ typedef struct flight {
     int failures; /* issue 4: transient failures of this trial in this run (retries) */
     int rung;     /* issue 17: the rung this job trains to (multi-fidelity) */
     int budget;   /* ... its budget (nas_pool_job.budget; 0: no scheduler) */
-    int from;     /* ... the budget its checkpoint holds (0: a new trial) */
+    int from;     /* ... the budget its checkpoint holds (0: a new trial, or a promotion
+                   * whose checkpoint is gone: it trains from 0) */
+    int promo;    /* ... 1: a promotion (its trial is done at its last rung), even from 0 */
 } flight;
 
 /* Issue 17: a trial of a multi-fidelity search (search/fidelity_run.c). */
@@ -504,7 +506,7 @@ int nas__ctl_fid_end(ctl *c, nas_error *err);
 int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, char *note,
                         size_t n, nas_error *err);
 
-/* Issue 29: stop the promotion f (f->from > 0) without losing its trial's
+/* Issue 29: stop the promotion f (f->promo) without losing its trial's
  * result: the trial stays done at its last rung, with a note that the
  * promotion was interrupted (`reason`) and runs again on resume (the
  * replay re-queues it: no rung at its budget). Counted in

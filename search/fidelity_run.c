@@ -267,7 +267,7 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
 
 int nas__ctl_fid_keep_rung(ctl *c, const flight *f, const char *reason, nas_error *err)
 {
-    fid_trial *t = c->fid && f->from > 0 ? ft_find(c, f->trial) : NULL;
+    fid_trial *t = c->fid && f->promo ? ft_find(c, f->trial) : NULL;
     if (!t || !t->has_res || t->res.status != NAS_OK)
         return 0;
     char note[640];
@@ -319,6 +319,7 @@ static int start_job(ctl *c, const nas_fid_job *job, nas_error *err)
             return nas_error_set(err, NAS_EWORKER, "scheduler promoted unknown trial %lld",
                                  (long long)job->trial);
         f.trial = t->id;
+        f.promo = 1;
         f.g = t->g;
         nas_space_format(c->space, &f.g, f.geno, sizeof f.geno);
         /* an extension regroups the last, truncated bracket, whose promotions
@@ -367,7 +368,7 @@ static int fill(ctl *c, nas_error *err)
             flight f = c->fid_requeue[0];
             memmove(c->fid_requeue, c->fid_requeue + 1,
                     (size_t)--c->nfid_requeue * sizeof *c->fid_requeue);
-            int how = f.from > 0 ? START_PROMOTE : START_REQUEUED;
+            int how = f.promo ? START_PROMOTE : START_REQUEUED;
             check_ckpt(c, &f);
             rc = nas__ctl_dispatch(c, &f, how, err);
         } else {
@@ -444,6 +445,7 @@ static int requeue(ctl *c, const fid_trial *t, const nas_fid_job *job, nas_error
     f->rung = job->rung;
     f->budget = (int)job->to;
     f->from = (int)job->from;
+    f->promo = job->kind == NAS_FID_PROMOTE;
     f->failures = nas__ctl_retries_get(c, t->id);
     return NAS_OK;
 }

@@ -161,7 +161,7 @@ static void say_result(ctl *c, const flight *f, const nas_trial_result *res, con
                      note[0] ? " | " : "", note, best, el, eta);
     else
         nas__ctl_say(c, "[%s] FAILED %s%s: %s | %s | %selapsed %s, ETA %s", tag,
-                     f->from > 0 ? "promotion of " : "", f->geno,
+                     f->promo ? "promotion of " : "", f->geno,
                      res->error[0] ? res->error : nas_strerror(res->status), best, count, el, eta);
 }
 
@@ -234,7 +234,7 @@ int nas__ctl_interrupt_flights(ctl *c, const char *reason, nas_error *err)
         char tag[64];
         nas__ctl_say(c, "[%s] interrupted %s%s", nas__ctl_tag(c, &c->fl[i], tag, sizeof tag),
                      c->fl[i].geno,
-                     c->fid && c->fl[i].from > 0
+                     c->fid && c->fl[i].promo
                          ? " (a promotion: the trial stays done at its last rung; the "
                            "promotion runs again on resume)"
                          : "");
