@@ -552,6 +552,48 @@ static void test_defining_diff(void **state)
     free(stored);
 }
 
+/* A cell space built at the data's shape (an evaluator that reads the
+ * data): its space.input and space.classes shaped no network, so an
+ * experiment an older nas stored with ones that contradict the data (nas
+ * run refuses them now) resumes when they are left out: a running change.
+ * Defining for a table search (it counts at them) and a chain space. */
+static void test_cell_input_diff(void **state)
+{
+    (void)state;
+    static const char *const base = "experiment = \"e\"; seed = 5; ";
+    char text[512], out[1024];
+    nas_config c;
+    snprintf(text, sizeof text, "%sspace = { classes = 10; input = [3, 32, 32]; };", base);
+    char *stored = canon_of(text);
+    assert_non_null(strstr(stored, "space.classes = 10;"));
+    parse_ok("experiment = \"e\"; seed = 5;", &c);
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 0);
+    assert_int_equal(nas_config_diff(stored, &c, 0, out, sizeof out), 2);
+    assert_non_null(strstr(out, "  space.classes: 10 -> (not set: the data's)\n"));
+    assert_non_null(strstr(out, "  space.input: [3, 32, 32] -> (not set: the data's)\n"));
+    parse_ok("experiment = \"e\"; seed = 5; evaluator = { kind = \"zero-cost\"; "
+             "proxy = \"naswot\"; };", &c);
+    assert_int_equal(nas_config_diff(stored, &c, 0, out, sizeof out), 2);
+    free(stored);
+    /* a table search, a data-free proxy: counted at space.input */
+    static const char *const table = "evaluator = { kind = \"table\"; table = \"t.csv\"; };";
+    snprintf(text, sizeof text, "%sspace = { classes = 10; }; %s", base, table);
+    stored = canon_of(text);
+    snprintf(text, sizeof text, "%s%s", base, table);
+    parse_ok(text, &c);
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 1);
+    assert_string_equal(out, "  space.classes: 10 -> (not set: the data's)\n");
+    assert_int_equal(nas_config_diff(stored, &c, 0, out, sizeof out), 0);
+    free(stored);
+    snprintf(text, sizeof text, "%sspace = { classes = 10; }; evaluator = { kind = "
+             "\"zero-cost\"; proxy = \"synflow\"; };", base);
+    stored = canon_of(text);
+    parse_ok("experiment = \"e\"; seed = 5; evaluator = { kind = \"zero-cost\"; "
+             "proxy = \"synflow\"; };", &c);
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 1);
+    free(stored);
+}
+
 static void test_docs_cover_every_key(void **state)
 {
     (void)state;
@@ -910,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_supernet_group),
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_enqueue),
+        cmocka_unit_test(test_cell_input_diff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
