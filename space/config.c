@@ -1812,16 +1812,16 @@ static int canon_value(const char *canon, const char *key, char *val, size_t n)
     return 0;
 }
 
-/* 1 when cfg's networks are cell networks built at the data's shape and
- * class count whatever space.input and space.classes say (an evaluator
- * that reads the data: nas_evaluator_net_desc, zerocost_list.c): the keys
- * shape no network there. A chain space is built from them, and a table
- * or data-free zero-cost search counts at them (config_image_size). */
+/* 1 when cfg's networks are cell networks trained, counted and timed at
+ * the data's shape and class count whatever space.input and space.classes
+ * say (evaluator kinds "train" and "supernet": nas_evaluator_net_desc takes
+ * the loaded data's): the keys shape nothing there. A chain space is built
+ * from them; a table or zero-cost search counts MACs and parameters at
+ * them. */
 static int cell_takes_data(const nas_config *cfg)
 {
-    if (cfg->space.type == NAS_SPACE_CHAIN || cfg->evaluator.kind == NAS_EVALUATOR_TABLE)
-        return 0;
-    return cfg->evaluator.kind != NAS_EVALUATOR_ZERO_COST || zc_needs_data(cfg->evaluator.proxy);
+    return cfg->space.type != NAS_SPACE_CHAIN && (cfg->evaluator.kind == NAS_EVALUATOR_TRAIN ||
+                                                  cfg->evaluator.kind == NAS_EVALUATOR_SUPERNET);
 }
 
 /* Issue 28: the space's own canonical lines that are not fields of the
