@@ -21,12 +21,20 @@
 static volatile sig_atomic_t stop_flag;
 
 /* A second stop signal aborts at once (trials left running re-run on resume),
- * unless within 1 s of the first: `timeout` signals nas, then its group. */
+ * unless within 1 s of the first: `timeout` signals nas, then its group.
+ * SIGPIPE (the output's reader is gone) stops once and is then ignored:
+ * every later write to that output raises it again, and the search must
+ * still stop cleanly, however long the trial in process takes. */
 static void on_stop_signal(int sig)
 {
     static struct timespec first;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now); /* async-signal-safe */
+    if (sig == SIGPIPE) {
+        signal(SIGPIPE, SIG_IGN); /* async-signal-safe; writes fail with EPIPE */
+        if (stop_flag)
+            return;
+    }
     if (stop_flag) {
         if (now.tv_sec - first.tv_sec + (now.tv_nsec - first.tv_nsec) / 1e9 >= 1.0)
             signal(sig, SIG_DFL), raise(sig);

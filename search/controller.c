@@ -614,15 +614,22 @@ static void say_resumed(run *r)
     if (r->n_running > 0)
         nas__ctl_say(c, "nas: running settings changed since the last run (stored -> now):\n%.*s",
                      (int)(strlen(r->running) > 0 ? strlen(r->running) - 1 : 0), r->running);
-    if (r->lowered > 0)
+    if (r->lowered > 0) {
+        /* the multi-fidelity budget is every stored trial: the scheduler
+         * re-runs the unfinished ones; otherwise the finished ones */
+        char rest[160] = "";
+        if (c->fid && unfinished + promotions > 0)
+            snprintf(rest, sizeof rest, "; %d unfinished trial(s) to re-run%s", unfinished,
+                     promotions > 0 ? more + n_more : "");
+        else if (unfinished > 0)
+            snprintf(rest, sizeof rest, "; its unfinished trials are not run");
         nas__ctl_say(c,
                      "nas: search.trials = %d is below the %d trials experiment '%s' (id %lld) "
                      "in %s has (%d done, %d failed): they are kept, and its budget "
                      "is %d trials%s",
                      r->lowered, c->budget, r->name, (long long)c->exp, db, c->n_done,
-                     c->n_failed, c->budget,
-                     unfinished > 0 ? "; its unfinished trials are not run" : "");
-    else if (c->budget > r->before.trials_budget)
+                     c->n_failed, c->budget, rest);
+    } else if (c->budget > r->before.trials_budget)
         nas__ctl_say(c,
                      "nas: extending experiment '%s' (id %lld) in %s from %d to %d trials: %d "
                      "done, %d failed; %d unfinished trial(s) to re-run%s",

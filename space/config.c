@@ -1812,21 +1812,40 @@ static int canon_value(const char *canon, const char *key, char *val, size_t n)
     return 0;
 }
 
+/* 1 when cfg's networks are cell networks trained, counted and timed at
+ * the data's shape and class count whatever space.input and space.classes
+ * say (evaluator kinds "train" and "supernet": nas_evaluator_net_desc takes
+ * the loaded data's): the keys shape nothing there. A chain space is built
+ * from them; a table or zero-cost search counts MACs and parameters at
+ * them. */
+static int cell_takes_data(const nas_config *cfg)
+{
+    return cfg->space.type != NAS_SPACE_CHAIN && (cfg->evaluator.kind == NAS_EVALUATOR_TRAIN ||
+                                                  cfg->evaluator.kind == NAS_EVALUATOR_SUPERNET);
+}
+
 /* Issue 28: the space's own canonical lines that are not fields of the
  * table above (space.input and space.classes of either type, a chain
  * space's stem, head and se_gate; its stages are the "stages" field) are
- * defining too. A line the stored text lacks is a key its nas did not
- * write (input, classes: not set, the data's): not a change. One now
- * missing (not set any more) is listed as "(not set: the data's)". The
- * changes are appended to out[n] from *used on; returns their count. */
-static int space_lines_diff(const char *stored, const char *now, char *out, size_t n,
-                            size_t *used)
+ * defining too (`defining` 1), except space.input and space.classes of a
+ * cell space built at the data's shape (cell_takes_data): those are
+ * running settings (`defining` 0), so an experiment an older nas stored
+ * with keys that contradict its data (they were ignored; nas run refuses
+ * them now) resumes once they are left out or set to the data's. A line
+ * the stored text lacks is a key its nas did not write (input, classes:
+ * not set, the data's): not a change. One now missing (not set any more)
+ * is listed as "(not set: the data's)". The changes are appended to
+ * out[n] from *used on; returns their count. */
+static int space_lines_diff(const char *stored, const char *now, int defining, int takes_data,
+                            char *out, size_t n, size_t *used)
 {
     static const char *const keys[] = {"space.input", "space.classes", "space.stem",
                                        "space.head", "space.se_gate"};
     char old[1024], cur[1024];
     int count = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if ((i < 2 && takes_data ? 0 : 1) != defining)
+            continue;
         if (!canon_value(stored, keys[i], old, sizeof old))
             continue;
         if (!canon_value(now, keys[i], cur, sizeof cur))
@@ -1962,8 +1981,8 @@ int nas_config_diff(const char *stored, const nas_config *cfg, int defining, cha
             used = w < 0 ? n : used + (size_t)w;
         }
     }
-    if (defining)
-        count += space_lines_diff(stored ? stored : "", now, out, n, &used);
+    count += space_lines_diff(stored ? stored : "", now, defining, cell_takes_data(cfg), out, n,
+                              &used);
     free(old);
     free(now);
     free(dflt);

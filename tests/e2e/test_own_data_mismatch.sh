@@ -7,6 +7,8 @@
 #     a cell space the same (it used to ignore both keys silently and
 #     train networks at the data's shape and class count), and a zero-cost
 #     search or `nas space --zero-cost` with a proxy that reads the data;
+#     a cell experiment an older nas stored with such a key resumes once
+#     the key is left out (it shaped no network: a running setting);
 #  2. `nas train ARCH.json` on training data that gained a class since the
 #     search: refused when the data is read, naming the label file and the class
 #     count (it used to fail in the first training step's softmax);
@@ -94,6 +96,24 @@ grep_in "zc.conf:$line: space.classes = 10 is not the data's 3 classes" "$TMP/er
 [ -e "$TMP/zc.db" ] && fail "nas run left zc.db behind"
 run 2 "$NAS" space "$TMP/zc.conf" --list --zero-cost naswot
 grep_in "zc.conf:$line: space.classes = 10 is not the data's 3 classes" "$TMP/err"
+
+note "1g. a cell experiment an older nas stored with space.classes = 10 over 3 classes (it"
+note "    was ignored): refused as it stands, extended once the key is left out"
+data_conf "$TMP/old.conf" old "$(npy k3) valid = 12;"
+sed -i 's/trials = 3;/trials = 1;/' "$TMP/old.conf"
+run 0 "$NAS" run "$TMP/old.conf" --db "$TMP/old.db"
+sql "$TMP/old.db" "UPDATE experiment SET conf_canonical = replace(conf_canonical,
+    'space.cells_per_stage = 1;', 'space.cells_per_stage = 1;' || char(10) ||
+    'space.classes = 10;')"
+sed 's/trials = 1;/trials = 2;/' "$TMP/old.conf" >"$TMP/old2.conf"
+cp "$TMP/old2.conf" "$TMP/old10.conf"
+cell_keys "$TMP/old10.conf" "classes = 10;"
+run 2 "$NAS" run "$TMP/old10.conf" --db "$TMP/old.db"
+grep_in "space.classes = 10 is not the data's 3 classes" "$TMP/err"
+run 0 "$NAS" run "$TMP/old2.conf" --db "$TMP/old.db"
+grep_in "space.classes: 10 -> (not set: the data's)" "$TMP/err"
+grep_in "extending experiment 'old' (id 1)" "$TMP/err"
+expect_eq "done trials" "$(sql "$TMP/old.db" "SELECT count(*) FROM trial WHERE status = 'done'")" 2
 
 note "2. nas train on training data that gained a class since the search"
 run 0 "$NAS" export --db "$TMP/ok.db" --best --format json -o "$TMP/ok.json"

@@ -552,6 +552,58 @@ static void test_defining_diff(void **state)
     free(stored);
 }
 
+/* A cell space trained at the data's shape (evaluator "train" or
+ * "supernet"): its space.input and space.classes shaped no network, so an
+ * experiment an older nas stored with ones that contradict the data (nas
+ * run refuses them now) resumes when they are left out: a running change.
+ * Defining for a table or zero-cost search (they count MACs and parameters
+ * at them) and a chain space. */
+static void test_cell_input_diff(void **state)
+{
+    (void)state;
+    static const char *const base = "experiment = \"e\"; seed = 5; ";
+    char text[512], out[1024];
+    nas_config c;
+    snprintf(text, sizeof text, "%sspace = { classes = 10; input = [3, 32, 32]; };", base);
+    char *stored = canon_of(text);
+    assert_non_null(strstr(stored, "space.classes = 10;"));
+    parse_ok("experiment = \"e\"; seed = 5;", &c);
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 0);
+    assert_int_equal(nas_config_diff(stored, &c, 0, out, sizeof out), 2);
+    assert_non_null(strstr(out, "  space.classes: 10 -> (not set: the data's)\n"));
+    assert_non_null(strstr(out, "  space.input: [3, 32, 32] -> (not set: the data's)\n"));
+    free(stored);
+    static const char *const sn = "evaluator = { kind = \"supernet\"; };";
+    snprintf(text, sizeof text, "%sspace = { classes = 10; input = [3, 32, 32]; }; %s", base, sn);
+    stored = canon_of(text);
+    snprintf(text, sizeof text, "%s%s", base, sn);
+    parse_ok(text, &c);
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 0);
+    assert_int_equal(nas_config_diff(stored, &c, 0, out, sizeof out), 2);
+    free(stored);
+    /* a table search, zero-cost proxies: counted at space.input */
+    static const char *const table = "evaluator = { kind = \"table\"; table = \"t.csv\"; };";
+    snprintf(text, sizeof text, "%sspace = { classes = 10; }; %s", base, table);
+    stored = canon_of(text);
+    snprintf(text, sizeof text, "%s%s", base, table);
+    parse_ok(text, &c);
+    assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 1);
+    assert_string_equal(out, "  space.classes: 10 -> (not set: the data's)\n");
+    assert_int_equal(nas_config_diff(stored, &c, 0, out, sizeof out), 0);
+    free(stored);
+    for (int i = 0; i < 2; i++) {
+        static const char *const proxy[2] = {"synflow", "naswot"};
+        snprintf(text, sizeof text, "%sspace = { classes = 10; }; evaluator = { kind = "
+                 "\"zero-cost\"; proxy = \"%s\"; };", base, proxy[i]);
+        stored = canon_of(text);
+        snprintf(text, sizeof text, "%sevaluator = { kind = \"zero-cost\"; proxy = \"%s\"; };",
+                 base, proxy[i]);
+        parse_ok(text, &c);
+        assert_int_equal(nas_config_diff(stored, &c, 1, out, sizeof out), 1);
+        free(stored);
+    }
+}
+
 static void test_docs_cover_every_key(void **state)
 {
     (void)state;
@@ -910,6 +962,7 @@ int main(void)
         cmocka_unit_test(test_supernet_group),
         cmocka_unit_test(test_time_limit),
         cmocka_unit_test(test_enqueue),
+        cmocka_unit_test(test_cell_input_diff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
