@@ -210,13 +210,9 @@ typedef struct load_ctx {
     nas_error oom;
 } load_ctx;
 
-static int load_one(void *vctx, const nas_store_trial *t)
+/* Stored trial t as a history entry (no keys yet). */
+static void fill_entry(hist_entry *e, const nas_store_trial *t)
 {
-    load_ctx *lc = vctx;
-    hist_vec *h = lc->h;
-    if (nas_array_grow(&h->v, h->n, &lc->cap, 256, sizeof *h->v, &lc->oom) != NAS_OK)
-        return 1;
-    hist_entry *e = &h->v[h->n++];
     e->id = t->id;
     e->status = t->status;
     snprintf(e->geno, sizeof e->geno, "%s", t->genotype);
@@ -231,6 +227,15 @@ static int load_one(void *vctx, const nas_store_trial *t)
         sscanf(t->error, "promotion to %lld failed:%n", &to, &end) == 1 && end > 0 && to > 0)
         e->promo_failed = to;
     nas_store_trial_result(t, &e->res);
+}
+
+static int load_one(void *vctx, const nas_store_trial *t)
+{
+    load_ctx *lc = vctx;
+    hist_vec *h = lc->h;
+    if (nas_array_grow(&h->v, h->n, &lc->cap, 256, sizeof *h->v, &lc->oom) != NAS_OK)
+        return 1;
+    fill_entry(&h->v[h->n++], t);
     return 0;
 }
 
@@ -335,34 +340,76 @@ static int replay_trial(ctl *c, const hist_vec *h, int i, int64_t nb201_until, i
     return rc;
 }
 
-/* Issue 29: 1 when the stored trials already fill the budget (done and
- * failed ones, latency rejections not counted, as nas__ctl_account counts):
- * the run has nothing to do, so the strategy need not be replayed. */
-static int replay_finished(const ctl *c, const hist_vec *h)
+/* Issue 29: the stored trials that count in the budget (done and failed
+ * ones, latency rejections not counted, as nas__ctl_account counts), read
+ * one row at a time. */
+typedef struct count_ctx {
+    int finished;
+} count_ctx;
+
+static int count_one(void *vctx, const nas_store_trial *t)
 {
-    int finished = 0;
-    for (int i = 0; i < h->n; i++)
-        finished += (h->v[i].status == NAS_TRIAL_DONE || h->v[i].status == NAS_TRIAL_FAILED) &&
-                    !nas__ctl_rejected(&h->v[i].res);
-    return finished >= c->budget;
+    count_ctx *cc = vctx;
+    if (t->status == NAS_TRIAL_DONE || t->status == NAS_TRIAL_FAILED) {
+        nas_trial_result res;
+        nas_store_trial_result(t, &res);
+        cc->finished += !nas__ctl_rejected(&res);
+    }
+    return 0;
 }
 
-/* A finished experiment (replay_finished): count its trials, the best and
- * the Pareto front as the replay would, without the strategy (no
- * proposals, no observations: nas_search_run then has nothing to do);
- * unfinished trials are listed in c->requeue for the counts. */
-static void replay_counts_only(ctl *c, const hist_vec *h)
+/* A finished experiment (its trials fill the budget): count its trials,
+ * the best and the Pareto front as the replay would, without the strategy
+ * (no proposals, no observations: nas_search_run then has nothing to do),
+ * one stored row at a time: a history of every trial (2.3 KB each) made
+ * the resume of a 30,000-trial search touch 70 MB for nothing. Unfinished
+ * trials are listed in c->requeue for the counts. */
+typedef struct counts_ctx {
+    ctl *c;
+    int n;   /* rows seen */
+    int cap; /* of c->requeue */
+    nas_error oom;
+} counts_ctx;
+
+static int count_stored(void *vctx, const nas_store_trial *t)
 {
-    for (int i = 0; i < h->n; i++) {
-        hist_entry *e = &h->v[i];
-        if (e->status == NAS_TRIAL_DONE || e->status == NAS_TRIAL_FAILED) {
-            nas__ctl_account(c, e->id, e->geno, &e->res, e->score, e->diverged);
-            if (!nas__ctl_rejected(&e->res))
-                nas__ctl_front_add(c, &e->res);
-        } else {
-            c->requeue[c->nrequeue++] = *e;
-        }
+    counts_ctx *cc = vctx;
+    ctl *c = cc->c;
+    hist_entry e;
+    fill_entry(&e, t);
+    cc->n++;
+    if (e.status == NAS_TRIAL_DONE || e.status == NAS_TRIAL_FAILED) {
+        nas__ctl_account(c, e.id, e.geno, &e.res, e.score, e.diverged);
+        if (!nas__ctl_rejected(&e.res))
+            nas__ctl_front_add(c, &e.res);
+        return 0;
     }
+    if (nas_array_grow(&c->requeue, c->nrequeue, &cc->cap, 16, sizeof *c->requeue, &cc->oom) !=
+        NAS_OK)
+        return 1;
+    c->requeue[c->nrequeue++] = e;
+    return 0;
+}
+
+/* 1 when experiment c->exp is finished and has been counted (count_stored;
+ * c->n_hist set), 0 when it has trials to run (nothing counted), or an
+ * error (negative: the store's, NAS_ENOMEM). */
+static int replay_counts_only(ctl *c, nas_error *err)
+{
+    count_ctx k = {0};
+    int rc = nas_store_trial_foreach(c->st, c->exp, NAS_STORE_ORDER_ID, 0, count_one, &k, err);
+    if (rc != NAS_OK)
+        return -rc;
+    if (k.finished < c->budget)
+        return 0;
+    counts_ctx cc = {.c = c};
+    rc = nas_store_trial_foreach(c->st, c->exp, NAS_STORE_ORDER_ID, 0, count_stored, &cc, err);
+    if (rc == NAS_OK && cc.oom.code)
+        rc = nas_error_set(err, NAS_ENOMEM, "out of memory reading the trials");
+    if (rc != NAS_OK)
+        return -rc;
+    c->n_hist = cc.n;
+    return 1;
 }
 
 /* Stored under strategy_state ROUNDS_STATE: the strategy's round log
@@ -407,14 +454,15 @@ void nas__ctl_strategy_log_save(ctl *c)
 
 int nas__ctl_replay(ctl *c, int *mismatch, nas_error *err)
 {
+    *mismatch = 0;
+    int done = replay_counts_only(c, err); /* issue 29: no history, no keys, no strategy */
+    if (done != 0)
+        return done > 0 ? NAS_OK : -done;
     hist_vec h = {0};
     int64_t nb201_until = 0;
-    *mismatch = 0;
     int rc = load_trials(c, &h, err);
     int exhausted = 0;
-    if (rc == NAS_OK && replay_finished(c, &h))
-        replay_counts_only(c, &h); /* issue 29: no keys, no strategy */
-    else if (rc == NAS_OK && (rc = load_keys(c, &h, &nb201_until, err)) == NAS_OK) {
+    if (rc == NAS_OK && (rc = load_keys(c, &h, &nb201_until, err)) == NAS_OK) {
         replay_hint(c, &h);
         for (int i = 0; i < h.n && rc == NAS_OK; i++)
             rc = replay_trial(c, &h, i, nb201_until, &exhausted, mismatch, err);

@@ -11,7 +11,10 @@
 # too few for the budget). Then a 150-trial NAO search on the same table.
 # Each is run, then run again: the second run must say "nothing to do",
 # leave the trials as they were and use under 10% of the first run's CPU
-# time (user + system, from bash's `times`). Then the NAO search is
+# time (user + system, from bash's `times`; the least of 3 resumes). A
+# finished experiment is counted one stored row at a time (no history of
+# 2.3 KB a trial: 70 MB at 30,000, whose page faults alone cost 12% of the
+# first run on a virtualised host). Then the NAO search is
 # extended by one trial: its replay (NAO's rounds rebuilt from the stored
 # round log, not trained) must cost under 10% too and give the trials of
 # an uninterrupted search.
@@ -70,8 +73,14 @@ check() {
     first=$(cpu_of "$NAS" run "$TMP/$name.conf" --db "$db")
     expect_eq "$name trials done" "$(sql "$db" "SELECT count(*) FROM trial WHERE status = 'done'")" "$3"
     sql "$db" "SELECT id, genotype, status FROM trial ORDER BY id" >"$TMP/$name.before"
-    second=$(cpu_of "$NAS" run "$TMP/$name.conf" --db "$db")
-    grep_in "nothing to do" "$TMP/err"
+    # the least of 3 resumes: a resume is short (under a second), so a busy
+    # or virtualised host's page faults and stalls move it most
+    second=
+    for _ in 1 2 3; do
+        t=$(cpu_of "$NAS" run "$TMP/$name.conf" --db "$db")
+        grep_in "nothing to do" "$TMP/err"
+        [ -z "$second" ] || [ "$t" -lt "$second" ] && second=$t
+    done
     sql "$db" "SELECT id, genotype, status FROM trial ORDER BY id" >"$TMP/$name.after"
     cmp -s "$TMP/$name.before" "$TMP/$name.after" || fail "$name: the resume changed the trials"
     echo "$name: first run $first ms CPU, resume to 'nothing to do' $second ms CPU"
