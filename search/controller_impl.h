@@ -497,6 +497,15 @@ int nas__ctl_fid_fill(ctl *c, nas_error *err);
  * Errors: the observation's. */
 int nas__ctl_fid_end(ctl *c, nas_error *err);
 
+/* Issue 17, constraints.latency_ms: the result of rung job f as the
+ * controller records it. A promotion keeps the latency that admitted its
+ * trial at the first rung (a trained trial is never stored over the limit
+ * by a later measurement), and one that came back rejected (measured again
+ * before it: a promotion that trains from 0) fails, with the reason, so the
+ * trial keeps its earlier rung. Returns res itself, or buf filled. */
+const nas_trial_result *nas__ctl_fid_result(ctl *c, const flight *f, const nas_trial_result *res,
+                                            nas_trial_result *buf);
+
 /* The record step of a multi-fidelity job (nas__ctl_record, after retries
  * and stops): the rung row, the trial's result, the scheduler, the
  * strategy's observations, checkpoints no longer needed. `note` as in
