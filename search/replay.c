@@ -357,8 +357,6 @@ static void replay_counts_only(ctl *c, const hist_vec *h)
         hist_entry *e = &h->v[i];
         if (e->status == NAS_TRIAL_DONE || e->status == NAS_TRIAL_FAILED) {
             nas__ctl_account(c, e->id, e->geno, &e->res, e->score, e->diverged);
-            if (!nas__ctl_rejected(&e->res))
-                nas__ctl_front_add(c, &e->res);
         } else {
             c->requeue[c->nrequeue++] = *e;
         }

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# tests/e2e/test_fidelity_front_line.sh - the Pareto front size on `nas
+# run`'s progress lines of a multi-fidelity search with two objectives is
+# the set `nas query --pareto` lists: the feasible trials at the highest
+# fidelity one of them reached (docs/multi-fidelity.md). It counted the
+# trials the strategy had observed, whatever their fidelity: 0 on the line
+# of the first promotion (nothing observed yet), then 1-epoch and 3-epoch
+# results mixed (a 1-epoch trial with fewer MACs stayed on it). Successive
+# halving, 9 trials in 3 brackets (min 1, max 3, eta 3), objectives
+# val_accuracy (max) and macs (min).
+. "$(dirname "$0")/search_lib.sh"
+need_fmnist
+cd "$TMP" || fail "cd"
+. "$(dirname "$0")/fidelity_lib.sh"
+fid_conf f.conf front 4 "" \
+    'objectives = ( { metric = "val_accuracy"; goal = "max"; }, { metric = "macs"; goal = "min"; } );'
+run 0 "$NAS" run f.conf --db f.db
+cp "$TMP/err" run.err
+# the first promotion's line: the only trial at 3 epochs is the front
+expect_eq "front on the first promotion's line" \
+    "$(grep -m1 '^\[trial [0-9]*, rung 1\] done ' run.err | sed -n 's/.*Pareto front \([0-9]*\).*/\1/p')" 1
+# each line against the stored rungs: the front of the trials at the highest
+# fidelity stored when the line was written (the rungs are stored in order)
+n=0
+while read -r line; do
+    n=$((n + 1))
+    size=$(echo "$line" | sed -n 's/.*Pareto front \([0-9]*\).*/\1/p')
+    want=$(sql f.db "WITH k AS (SELECT rowid r, trial_id, fidelity, val_accuracy FROM rung
+                     ORDER BY rowid LIMIT $n),
+        cur AS (SELECT trial_id, max(fidelity) f FROM k GROUP BY trial_id),
+        d AS (SELECT c.trial_id id, k.val_accuracy v, r.macs m, c.f FROM cur c
+              JOIN k ON k.trial_id = c.trial_id AND k.fidelity = c.f
+              JOIN result r ON r.trial_id = c.trial_id
+              WHERE r.score IS NOT NULL AND c.f = (SELECT max(f) FROM cur))
+        SELECT count(*) FROM d a WHERE NOT EXISTS (SELECT 1 FROM d b WHERE
+              b.v >= a.v AND b.m <= a.m AND (b.v > a.v OR b.m < a.m))")
+    expect_eq "front on done line $n (${line:0:60})" "$size" "$want"
+done < <(grep '^\[trial [0-9]*, rung [0-9]*\] done ' run.err)
+expect_eq "done lines" "$n" "$(sql f.db "SELECT count(*) FROM rung")"
+run 0 "$NAS" query --db f.db --pareto --format csv
+expect_eq "last line = nas query --pareto" \
+    "$(grep '^\[trial [0-9]*, rung [0-9]*\] done ' run.err | tail -1 | sed -n 's/.*Pareto front \([0-9]*\).*/\1/p')" \
+    "$(($(wc -l <"$TMP/out") - 1))"
+echo "PASS"
