@@ -377,10 +377,16 @@ static int plot_tradeoff(rep *r, const char *id, const char *path_id, const char
         ylo = fmin(ylo, t->val_accuracy);
         yhi = fmax(yhi, t->val_accuracy);
     }
-    /* the front of the feasible points */
+    /* the front of the feasible points at the highest fidelity one of them
+     * reached (multi-fidelity: a trial stopped at a low rung is not compared
+     * with fully trained ones, as nas query --pareto; -1 without rungs) */
+    int64_t top_fid = -1;
+    for (int j = 0; j < m; j++)
+        if (nas_store_trial_feasible(&r->t[idx[j]]) && r->t[idx[j]].fidelity > top_fid)
+            top_fid = r->t[idx[j]].fidelity;
     for (int j = 0; j < m; j++) {
         const nas_store_trial *t = &r->t[idx[j]];
-        if (!nas_store_trial_feasible(t))
+        if (!nas_store_trial_feasible(t) || t->fidelity != top_fid)
             continue;
         fidx[nf] = idx[j];
         pts[2 * nf] = t->val_accuracy;

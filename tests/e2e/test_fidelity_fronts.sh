@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# tests/e2e/test_fidelity_front_line.sh - the Pareto front size on `nas
-# run`'s progress lines of a multi-fidelity search with two objectives is
+# tests/e2e/test_fidelity_fronts.sh - the Pareto fronts of a
+# multi-fidelity search. 1. The front size on `nas run`'s progress lines of a multi-fidelity search with two objectives is
 # the set `nas query --pareto` lists: the feasible trials at the highest
 # fidelity one of them reached (docs/multi-fidelity.md). It counted the
 # trials the strategy had observed, whatever their fidelity: 0 on the line
 # of the first promotion (nothing observed yet), then 1-epoch and 3-epoch
-# results mixed (a 1-epoch trial with fewer MACs stayed on it). Successive
+# results mixed (a 1-epoch trial with fewer MACs stayed on it). 2. The
+# fronts of the report's accuracy/MACs and accuracy/latency plots hold the
+# feasible trials at the highest fidelity as well: they mixed fidelities (a
+# trial stopped after 1 epoch, with the lowest latency, was drawn on the
+# front beside 3-epoch trials), while the report's own table#front and
+# `nas query --pareto` did not. Successive
 # halving, 9 trials in 3 brackets (min 1, max 3, eta 3), objectives
 # val_accuracy (max) and macs (min).
 . "$(dirname "$0")/search_lib.sh"
@@ -41,4 +46,27 @@ run 0 "$NAS" query --db f.db --pareto --format csv
 expect_eq "last line = nas query --pareto" \
     "$(grep '^\[trial [0-9]*, rung [0-9]*\] done ' run.err | tail -1 | sed -n 's/.*Pareto front \([0-9]*\).*/\1/p')" \
     "$(($(wc -l <"$TMP/out") - 1))"
+
+note "the report's plots"
+run 0 "$NAS" report --db f.db -o f.html
+plot_front() { # SVG_ID: the trial ids drawn as front points, sorted
+    awk -v id="id=\"$1\"" 'index($0, id) {on = 1} on && /<\/svg>/ {on = 0} on' f.html |
+        grep -o 'class="trial front" data-trial="[0-9]*"' | grep -o '[0-9]*' | sort -n | tr '\n' ' '
+}
+sql_front() { # COST_COLUMN: the brute-force front at the highest fidelity, sorted
+    sql f.db "WITH c AS (SELECT r.trial_id id, r.val_accuracy v, r.$1 m,
+                  (SELECT max(fidelity) FROM rung g WHERE g.trial_id = r.trial_id) f
+              FROM result r JOIN trial t ON t.id = r.trial_id WHERE t.status = 'done'
+              AND r.score IS NOT NULL AND r.val_accuracy IS NOT NULL AND r.$1 > 0),
+        d AS (SELECT * FROM c WHERE f = (SELECT max(f) FROM c))
+        SELECT id FROM d a WHERE NOT EXISTS (SELECT 1 FROM d b WHERE
+              b.v >= a.v AND b.m <= a.m AND (b.v > a.v OR b.m < a.m)) ORDER BY id" | tr '\n' ' '
+}
+[ "$(sql f.db "SELECT count(DISTINCT fidelity) FROM rung")" = 2 ] || fail "the run has no two fidelities"
+expect_eq "accuracy/MACs front" "$(plot_front plot-acc-macs)" "$(sql_front macs)"
+expect_eq "accuracy/latency front" "$(plot_front plot-acc-latency)" "$(sql_front latency_ms)"
+expect_eq "every trained trial drawn" \
+    "$(awk 'index($0, "id=\"plot-acc-macs\"") {on = 1} on && /<\/svg>/ {on = 0} on' f.html |
+       grep -c '<circle class="trial ')" \
+    "$(sql f.db "SELECT count(*) FROM result WHERE val_accuracy IS NOT NULL")"
 echo "PASS"
