@@ -27,6 +27,11 @@ expect_eq "status" "$(sql ref.db "SELECT status FROM experiment")" done
 expect_eq "reject labels" "$(grep -o '^\[trial [0-9]*, rejection [0-9]*\] reject' "$TMP/err" | cut -d' ' -f4 | tr '\n' ' ')" \
     "1] 2] 3] 4] 5] 6] 7] "
 
+# nas query's table shows them as rejected, as the report's trial table
+run 0 "$NAS" query --db ref.db
+expect_eq "query rows marked rejected" "$(awk '$3 == "rejected"' "$TMP/out" | wc -l)" 7
+expect_eq "query rows trained" "$(awk '$3 == "done" || $3 == "diverged"' "$TMP/out" | wc -l)" 2
+
 note "the finished experiment, run again"
 cp ref.db again.db
 run 0 "$NAS" run b.conf --db again.db
