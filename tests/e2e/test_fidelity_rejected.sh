@@ -31,6 +31,12 @@ expect_eq "reject labels" "$(grep -o '^\[trial [0-9]*, rejection [0-9]*\] reject
 run 0 "$NAS" query --db ref.db
 expect_eq "query rows marked rejected" "$(awk '$3 == "rejected"' "$TMP/out" | wc -l)" 7
 expect_eq "query rows trained" "$(awk '$3 == "done" || $3 == "diverged"' "$TMP/out" | wc -l)" 2
+# nas experiments counts the trained trials as done (it said 9 done of a
+# budget of 9 while nas query said 2), the rejections apart
+run 0 "$NAS" experiments --db ref.db --format csv
+expect_eq "experiments: done, budget, rejected" "$(sed -n 2p "$TMP/out" | cut -d, -f4,7,12)" "2,9,7"
+run 0 "$NAS" experiments --db ref.db
+grep_in "done counts trained trials: 7 trial(s) rejected by constraints.latency_ms" "$TMP/out"
 
 note "the finished experiment, run again"
 cp ref.db again.db
