@@ -422,7 +422,9 @@ static void show_fields(FILE *f, const nas_store_trial *t, const nas_store_exper
         line_str(f, "recipe", rbuf);
     }
     line_str(f, "status", nas_trial_status_name(t->status));
-    line_str(f, "flag", t->flag); /* issue 22: "diverged" (the reason is in error) */
+    /* issue 22: "diverged" (the reason is in error); a done trial over a
+     * constraint "rejected" or "infeasible", as nas query and the report */
+    line_str(f, "flag", t->status == NAS_TRIAL_DONE ? nas__report_flag(t) : t->flag);
     line_str(f, "error", t->error);
     line_str(f, "proposed_by", t->proposed_by);
     line_int(f, "attempt", t->attempt);

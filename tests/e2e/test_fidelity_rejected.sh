@@ -37,6 +37,8 @@ run 0 "$NAS" experiments --db ref.db --format csv
 expect_eq "experiments: done, budget, rejected" "$(sed -n 2p "$TMP/out" | cut -d, -f4,7,12)" "2,9,7"
 run 0 "$NAS" experiments --db ref.db
 grep_in "done counts trained trials: 7 trial(s) rejected by constraints.latency_ms" "$TMP/out"
+run 0 "$NAS" show --db ref.db 2
+grep_in "^flag  *rejected$" "$TMP/out"
 # exporting a rejected trial's weights: it was never trained (the message
 # blamed proxy.keep_top: "a search keeps the weights of its best ...")
 run 1 "$NAS" export --db ref.db --trial 2 --format onnx -o r.onnx
