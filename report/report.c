@@ -519,10 +519,15 @@ static int count_ops(op_names *on, const char *g, int *counts)
     return edges;
 }
 
+/* The top-k order: the highest fidelity first (multi-fidelity: a trial
+ * stopped at a low rung is not compared with fully trained ones; -1
+ * without rungs), then validation accuracy, then id. */
 static int acc_cmp(const void *pa, const void *pb)
 {
     const nas_store_trial *a = *(const nas_store_trial *const *)pa;
     const nas_store_trial *b = *(const nas_store_trial *const *)pb;
+    if (a->fidelity != b->fidelity)
+        return a->fidelity > b->fidelity ? -1 : 1;
     if (a->val_accuracy != b->val_accuracy)
         return a->val_accuracy > b->val_accuracy ? -1 : 1;
     return (a->id > b->id) - (a->id < b->id);

@@ -69,4 +69,22 @@ expect_eq "every trained trial drawn" \
     "$(awk 'index($0, "id=\"plot-acc-macs\"") {on = 1} on && /<\/svg>/ {on = 0} on' f.html |
        grep -c '<circle class="trial ')" \
     "$(sql f.db "SELECT count(*) FROM result WHERE val_accuracy IS NOT NULL")"
+
+note "the op chart's top-k: the highest fidelity first"
+# a 1-epoch trial given the best accuracy must not be the top 1: the best
+# 3-epoch trial is (it was, ranked by accuracy alone)
+cp f.db g.db
+LOW=$(sql g.db "SELECT trial_id FROM rung GROUP BY trial_id HAVING max(fidelity) = 1 ORDER BY trial_id LIMIT 1")
+sql g.db "UPDATE result SET val_accuracy = 0.99 WHERE trial_id = $LOW"
+TOP=$(sql g.db "SELECT r.trial_id FROM result r JOIN rung g ON g.trial_id = r.trial_id
+               GROUP BY r.trial_id HAVING max(g.fidelity) = 3
+               ORDER BY max(r.val_accuracy) DESC, r.trial_id LIMIT 1")
+run 0 "$NAS" report --db g.db -o g.html --top-k 1
+geno=$(sql g.db "SELECT genotype FROM trial WHERE id = $TOP")
+for op in none skip_connect nor_conv_1x1 nor_conv_3x3 avg_pool_3x3; do
+    want=$(echo "$geno" | grep -o "|$op~" | wc -l)
+    got=$(grep -o "<title>$op: [0-9]* of 6 edges ([0-9.]*%) in the top 1</title>" g.html |
+        sed 's/.*: \([0-9]*\) of .*/\1/')
+    expect_eq "top-1 $op edges (trial $TOP)" "$got" "$want"
+done
 echo "PASS"
