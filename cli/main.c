@@ -73,7 +73,7 @@ static const nas_cli_cmd commands[] = {
      "The default experiment of query, show, report and export (the most recent with a\n"
      "done trial) is marked.\n"},
     {"query", nas_cmd_query, "nas query [--db PATH] [--experiment NAME] [--format table|csv|json] [--limit N] [--min-fidelity N] [--pareto] [--zero-cost PROXY]",
-     "list trials ranked by validation accuracy, or the Pareto front",
+     "list trials ranked by the first objective (highest fidelity first), or the Pareto front",
      "  --db PATH           results database (default: nas.db)\n"
      "  --experiment NAME   experiment to list (default: the most recent\n"
      "                      with a done trial; `nas experiments` lists them)\n"

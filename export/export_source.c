@@ -552,6 +552,16 @@ int nas__export_arch_from_store(const nas_export_opts *o, nas_arch *a, nas_expor
                                    "weights. Export it with --weights init (fresh weights), "
                                    "or as --format json and train it with `nas train`",
                                    t.id, t.experiment);
+        } else if (t.status == NAS_TRIAL_DONE && t.has_result && !isfinite(t.val_accuracy)) {
+            a->weights[0] = 0; /* rejected by constraints.latency_ms: never trained */
+            if (need)
+                rc = nas_error_set(err, NAS_ENOTFOUND,
+                                   "trial %" PRId64 " of '%s' was rejected before training (%s): "
+                                   "never trained, it has no weights. Export it with --weights "
+                                   "init (fresh weights), or as --format json and train it with "
+                                   "`nas train`",
+                                   t.id, t.experiment,
+                                   t.error[0] ? t.error : "over constraints.latency_ms");
         } else if (cfg.evaluator.kind == NAS_EVALUATOR_SUPERNET) {
             a->weights[0] = 0; /* issue 32: measured with weights inherited from the supernet */
             snprintf(a->measured_by, sizeof a->measured_by, "supernet");

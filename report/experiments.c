@@ -60,7 +60,17 @@ typedef struct list_ctx {
     int n;
     json_t *rows;
     int oom;
+    int n_rejected; /* latency rejections of the listed experiments */
 } list_ctx;
+
+/* A done trial with no accuracy: rejected by constraints.latency_ms before
+ * training (issue 6), not one of the budget's trials. */
+static int count_rejected(void *ctx, const nas_store_trial *t)
+{
+    if (t->status == NAS_TRIAL_DONE && t->has_result && !isfinite(t->val_accuracy))
+        ++*(int *)ctx;
+    return 0;
+}
 
 /* A proxy check (issue 30) counts its trainings (table proxy_check) in
  * n_done and n_failed; its budget is its trainings. A read error leaves 0. */
@@ -84,10 +94,22 @@ static int print_experiment(void *vctx, const nas_store_experiment *e)
     l->n++;
     int has_best = e->best_trial >= 0 && isfinite(e->best_val_accuracy);
     nas_store_experiment pc;
+    int n_rej = 0;
     if (!strcmp(e->strategy, NAS_STORE_PROXY_CHECK)) { /* issue 30: its trainings, not trials */
         pc = *e;
         pc_counts(l->st, &pc);
         e = &pc;
+    }
+    nas_store_experiment tr;
+    nas_error cerr;
+    if (e != &pc && e->n_done > 0 &&
+        nas_store_trial_foreach(l->st, e->id, NAS_STORE_ORDER_ID, 0, count_rejected, &n_rej,
+                                &cerr) == NAS_OK &&
+        n_rej > 0) { /* done counts trained trials, as the budget and nas query */
+        tr = *e;
+        tr.n_done -= n_rej;
+        e = &tr;
+        l->n_rejected += n_rej;
     }
     int is_default = e->id == l->dflt;
     switch (l->format) {
@@ -112,17 +134,18 @@ static int print_experiment(void *vctx, const nas_store_experiment *e)
             fprintf(f, "%.6f,%lld", e->best_val_accuracy, (long long)e->best_trial);
         else
             fputc(',', f);
-        fprintf(f, ",%s,%d\n", e->created_at, is_default);
+        fprintf(f, ",%s,%d,%d\n", e->created_at, is_default, n_rej);
         break;
     case NAS_REPORT_JSON: {
-        json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:o, s:s, s:b}", "id",
+        json_t *o = json_pack("{s:I, s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:o, s:s, s:b, s:i}", "id",
                               (json_int_t)e->id, "name", e->name, "status", e->status, "done",
                               e->n_done, "failed", e->n_failed, "diverged", e->n_diverged,
                               "budget", e->trials_budget, "best_val_accuracy",
                               has_best ? json_real(e->best_val_accuracy) : json_null(),
                               "best_trial",
                               has_best ? json_integer(e->best_trial) : json_null(),
-                              "created_at", e->created_at, "default", is_default);
+                              "created_at", e->created_at, "default", is_default,
+                              "rejected", n_rej);
         if (!o || json_array_append_new(l->rows, o) != 0) {
             l->oom = 1;
             return 1;
@@ -147,7 +170,7 @@ int nas_report_experiments(nas_store *st, nas_report_format format, FILE *out, n
                 "done", "failed", "budget", "diverged", "best val_acc", "created");
     else if (format == NAS_REPORT_CSV)
         fprintf(out, "id,name,status,done,failed,diverged,budget,best_val_accuracy,best_trial,"
-                "created_at,default\n");
+                "created_at,default,rejected\n");
     else if (!(l.rows = json_array()))
         return nas_error_set(err, NAS_ENOMEM, "out of memory");
     int rc = nas_store_experiment_foreach(st, print_experiment, &l, err);
@@ -165,6 +188,10 @@ int nas_report_experiments(nas_store *st, nas_report_format format, FILE *out, n
         else
             fprintf(out, "default of query, show, report and export: the most recent "
                     "experiment with a done trial (--experiment NAME picks another)\n");
+        if (l.n_rejected > 0)
+            fprintf(out, "done counts trained trials: %d trial(s) rejected by "
+                    "constraints.latency_ms before training are not among them (nas query "
+                    "lists them)\n", l.n_rejected);
     }
     json_decref(l.rows);
     return rc == NAS_OK ? nas__report_flush(out, err) : rc;

@@ -377,10 +377,16 @@ static int plot_tradeoff(rep *r, const char *id, const char *path_id, const char
         ylo = fmin(ylo, t->val_accuracy);
         yhi = fmax(yhi, t->val_accuracy);
     }
-    /* the front of the feasible points */
+    /* the front of the feasible points at the highest fidelity one of them
+     * reached (multi-fidelity: a trial stopped at a low rung is not compared
+     * with fully trained ones, as nas query --pareto; -1 without rungs) */
+    int64_t top_fid = -1;
+    for (int j = 0; j < m; j++)
+        if (nas_store_trial_feasible(&r->t[idx[j]]) && r->t[idx[j]].fidelity > top_fid)
+            top_fid = r->t[idx[j]].fidelity;
     for (int j = 0; j < m; j++) {
         const nas_store_trial *t = &r->t[idx[j]];
-        if (!nas_store_trial_feasible(t))
+        if (!nas_store_trial_feasible(t) || t->fidelity != top_fid)
             continue;
         fidx[nf] = idx[j];
         pts[2 * nf] = t->val_accuracy;
@@ -513,10 +519,15 @@ static int count_ops(op_names *on, const char *g, int *counts)
     return edges;
 }
 
+/* The top-k order: the highest fidelity first (multi-fidelity: a trial
+ * stopped at a low rung is not compared with fully trained ones; -1
+ * without rungs), then validation accuracy, then id. */
 static int acc_cmp(const void *pa, const void *pb)
 {
     const nas_store_trial *a = *(const nas_store_trial *const *)pa;
     const nas_store_trial *b = *(const nas_store_trial *const *)pb;
+    if (a->fidelity != b->fidelity)
+        return a->fidelity > b->fidelity ? -1 : 1;
     if (a->val_accuracy != b->val_accuracy)
         return a->val_accuracy > b->val_accuracy ? -1 : 1;
     return (a->id > b->id) - (a->id < b->id);

@@ -34,6 +34,12 @@ struct nas_store_trial;
 void nas__report_metric_text(const struct nas_store_trial *t, const char *metric, char *buf,
                              size_t n);
 
+/* A done trial's flag, as the report's trial table and nas query's table
+ * show it: the stored flag ("diverged"), else what its result says:
+ * "rejected" (done without an accuracy: over constraints.latency_ms, never
+ * trained), "infeasible" (no score: violates a constraint); "" otherwise. */
+const char *nas__report_flag(const struct nas_store_trial *t);
+
 /* Issue 33: the section "All trials": a table of the n trials t (id
  * order) with the objectives of `obj`, MACs, params, latency, fidelity
  * and training seconds, sortable by its headers with a small inline

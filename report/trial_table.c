@@ -44,11 +44,7 @@ void nas__report_metric_text(const nas_store_trial *t, const char *metric, char 
         snprintf(buf, n, "%.0f", v);
 }
 
-/* The flag column: the stored flag ("diverged"), else what the trial's
- * result says: "rejected" (done without an accuracy: over
- * constraints.latency_ms, never trained), "infeasible" (violates a
- * constraint); "" otherwise. */
-static const char *flag_of(const nas_store_trial *t)
+const char *nas__report_flag(const nas_store_trial *t)
 {
     int done = t->status == NAS_TRIAL_DONE && t->has_result;
     if (t->flag[0])
@@ -140,7 +136,7 @@ void nas__report_trial_table(FILE *f, const nas_store_trial *t, int n, const nas
           "<th data-type=\"num\">seconds</th></tr></thead>\n<tbody>\n", f);
     for (int i = 0; i < n; i++) {
         const nas_store_trial *x = &t[i];
-        const char *status = nas_trial_status_name(x->status), *flag = flag_of(x);
+        const char *status = nas_trial_status_name(x->status), *flag = nas__report_flag(x);
         fprintf(f, "<tr class=\"%s%s%s\" data-trial=\"%lld\"><td class=\"num\">%lld</td>"
                    "<td class=\"geno\"><code>", status, flag[0] ? " " : "", flag, (long long)x->id,
                 (long long)x->id);

@@ -23,12 +23,16 @@
 
 /* ---- nas query ---------------------------------------------------------------- */
 
-/* Done trials with no accuracy: rejected by constraints.latency_ms before
- * training (issue 6); they are not part of the budget. */
+/* Done trials with no accuracy (n[0]): rejected by constraints.latency_ms
+ * before training (issue 6), not part of the budget; and trained ones with
+ * no score (n[1]): infeasible, over a constraint. */
 static int count_rejected(void *ctx, const nas_store_trial *t)
 {
-    if (t->status == NAS_TRIAL_DONE && !isfinite(t->val_accuracy))
-        ++*(int *)ctx;
+    int *n = ctx;
+    if (t->status == NAS_TRIAL_DONE && t->has_result && !isfinite(t->val_accuracy))
+        n[0]++;
+    else if (t->status == NAS_TRIAL_DONE && t->has_result && !nas_store_trial_feasible(t))
+        n[1]++;
     return 0;
 }
 
@@ -129,8 +133,10 @@ static int print_row(void *vctx, const nas_store_trial *t)
         return 1;
     q->rank++;
     const char *status = nas_trial_status_name(t->status);
-    /* issue 22: a diverged trial is done, and shown as "diverged" */
-    const char *shown = t->flag[0] && t->status == NAS_TRIAL_DONE ? t->flag : status;
+    /* issue 22: a diverged trial is done, and shown as "diverged"; a done
+     * trial over a constraint as "rejected" or "infeasible", as the report */
+    const char *flag = t->status == NAS_TRIAL_DONE ? nas__report_flag(t) : "";
+    const char *shown = flag[0] ? flag : status;
     char val[32], test[32], loss[32], macs[32], params[32], lat[32], secs[32], ep[16];
     char fin[32];
     int runs = 0;
@@ -236,11 +242,12 @@ static void table_header(qctx *q, nas_store *st, const nas_store_experiment *e, 
                          int n_front, const nas_config *ocfg)
 {
     FILE *f = q->out;
-    int n_rej = 0;
+    int n_cnt[2] = {0, 0};
     nas_error cerr;
-    if (nas_store_trial_foreach(st, e->id, NAS_STORE_ORDER_ID, 0, count_rejected, &n_rej,
+    if (nas_store_trial_foreach(st, e->id, NAS_STORE_ORDER_ID, 0, count_rejected, n_cnt,
                                 &cerr) != NAS_OK)
-        n_rej = 0;
+        n_cnt[0] = n_cnt[1] = 0;
+    int n_rej = n_cnt[0];
     fprintf(f, "experiment '%s' (id %lld, %s, strategy %s): %d of %d trials finished "
             "(%d done, %d failed), %d unfinished",
             e->name, (long long)e->id, e->status, e->strategy, e->n_done - n_rej + e->n_failed,
@@ -248,6 +255,9 @@ static void table_header(qctx *q, nas_store *st, const nas_store_experiment *e, 
             e->n_pending + e->n_running + e->n_interrupted);
     if (n_rej > 0)
         fprintf(f, "; %d rejected by constraints.latency_ms before training", n_rej);
+    if (n_cnt[1] > 0)
+        fprintf(f, "; %d infeasible (trained, but over a constraint: no score, ranked after the "
+                "feasible trials)", n_cnt[1]);
     if (e->n_diverged > 0) /* issue 22 */
         fprintf(f, "; %d diverged (status 'diverged': done, but train_loss not finite or "
                 "> 23.03, or val_accuracy at chance level)",
@@ -412,7 +422,9 @@ static void show_fields(FILE *f, const nas_store_trial *t, const nas_store_exper
         line_str(f, "recipe", rbuf);
     }
     line_str(f, "status", nas_trial_status_name(t->status));
-    line_str(f, "flag", t->flag); /* issue 22: "diverged" (the reason is in error) */
+    /* issue 22: "diverged" (the reason is in error); a done trial over a
+     * constraint "rejected" or "infeasible", as nas query and the report */
+    line_str(f, "flag", t->status == NAS_TRIAL_DONE ? nas__report_flag(t) : t->flag);
     line_str(f, "error", t->error);
     line_str(f, "proposed_by", t->proposed_by);
     line_int(f, "attempt", t->attempt);

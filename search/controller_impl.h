@@ -164,6 +164,7 @@ typedef struct ctl {
     double min_latency;           /* fastest of them (NaN: none) */
     double *front;                /* objective vectors of the current front, n_front x d */
     int n_front, cap_front;
+    int64_t front_fid;            /* the fidelity of the front's trials (0: no scheduler) */
     /* issue 4: trials whose worker failed transiently, to run again */
     flight *retry;
     int nretry, cap_retry;
@@ -290,9 +291,13 @@ const char *nas__ctl_tag(const ctl *c, const flight *f, char *buf, size_t n);
  * when there are several objectives, into buf (n bytes). */
 void nas__ctl_best_text(ctl *c, char *buf, size_t n);
 
-/* Add a finished trial's result to the running Pareto front shown on the
- * status line (several objectives only; display only, never fails). */
-void nas__ctl_front_add(ctl *c, const nas_trial_result *res);
+/* Add a finished trial's result, trained to `fidelity` (its rung's budget;
+ * 0 without a scheduler), to the running Pareto front shown on the status
+ * line (several objectives only; display only, never fails). As `nas query
+ * --pareto`: the feasible trials at the highest fidelity one of them
+ * reached, so a result at a higher fidelity starts the front afresh and
+ * one at a lower fidelity takes no part. */
+void nas__ctl_front_add(ctl *c, const nas_trial_result *res, int64_t fidelity);
 
 /* One line per model round of the strategy (NAO) since the last call. */
 void nas__ctl_report_round(ctl *c);
@@ -498,6 +503,15 @@ int nas__ctl_fid_fill(ctl *c, nas_error *err);
  * yet observed, and the best trial is the store's (NAS__STORE_RANK).
  * Errors: the observation's. */
 int nas__ctl_fid_end(ctl *c, nas_error *err);
+
+/* Issue 17, constraints.latency_ms: the result of rung job f as the
+ * controller records it. A promotion keeps the latency that admitted its
+ * trial at the first rung (a trained trial is never stored over the limit
+ * by a later measurement), and one that came back rejected (measured again
+ * before it: a promotion that trains from 0) fails, with the reason, so the
+ * trial keeps its earlier rung. Returns res itself, or buf filled. */
+const nas_trial_result *nas__ctl_fid_result(ctl *c, const flight *f, const nas_trial_result *res,
+                                            nas_trial_result *buf);
 
 /* The record step of a multi-fidelity job (nas__ctl_record, after retries
  * and stops): the rung row, the trial's result, the scheduler, the

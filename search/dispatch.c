@@ -13,6 +13,7 @@
 #include "nas/array.h"
 #include "nas/trainer.h" /* nas_train_checkpoint_progress */
 #include "search/controller_impl.h"
+#include "search/pool_msg.h" /* nas__fault_applies: the NAS_FAULT test hook */
 
 /* ---- the worker's job ----------------------------------------------------------- */
 
@@ -42,12 +43,21 @@ int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progre
         snprintf(wp, sizeof wp, "%s/trial-%lld.npz", c->weights_dir, (long long)job->id);
         nas_evaluator_set_weights_path(c->ev, wp);
     }
+    /* NAS_FAULT slow@TRIAL (search/pool_msg.h): this job's latency measurements
+     * read 1e6 ms, as on a machine that is busy at that moment */
+    const char *fault = getenv("NAS_FAULT");
+    int slow = fault && nas__fault_applies(fault, "slow", job);
     double pre_lat = NAN; /* issue 6: latency constraint checked before training */
-    if (c->cfg->constraints.latency_ms > 0 && nas_evaluator_kind_trains(c->cfg)) {
+    /* a promotion (job->from > 0) continues a trial admitted at its first
+     * rung: measured again, noise could reject a trained trial's promotion */
+    if (c->cfg->constraints.latency_ms > 0 && nas_evaluator_kind_trains(c->cfg) &&
+        job->from == 0) {
         nas_error lerr;
         if (nas_evaluator_latency(c->ev, &job->genotype, &pre_lat, &lerr) != NAS_OK)
             pre_lat = NAN; /* measured again after training; nas_search_score judges that */
-        else if (pre_lat > c->cfg->constraints.latency_ms) {
+        else if (slow)
+            pre_lat = 1e6;
+        if (pre_lat > c->cfg->constraints.latency_ms) {
             memset(res, 0, sizeof *res); /* rejected: measured, not trained */
             res->status = NAS_OK;
             res->val_accuracy = NAN;
@@ -64,6 +74,8 @@ int nas__ctl_job(void *ctx, const nas_pool_job *job, nas_pool_progress_fn progre
         }
     }
     int rc = nas_evaluator_run(c->ev, &job->genotype, progress, pctx, res);
+    if (rc == NAS_OK && slow)
+        res->latency_ms = 1e6;
     if (rc == NAS_OK && isfinite(pre_lat))
         res->latency_ms = pre_lat; /* the measurement that admitted it */
     if (rc == NAS_OK && !isfinite(res->val_accuracy)) {

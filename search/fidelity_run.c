@@ -210,6 +210,7 @@ static int report_rung(ctl *c, fid_trial *t, const char *geno, const nas_trial_r
     /* issue 29: the best at the highest fidelity, as live (it was ranked at
      * its first rung: a 1-epoch best after a resume or extension) */
     nas__ctl_note_best(c, t->id, geno, score, res.val_accuracy, (int)job->to);
+    nas__ctl_front_add(c, &res, job->to);
     t->res = res;
     t->has_res = 1;
     double obj[NAS_FID_MAX_OBJ];
@@ -218,6 +219,27 @@ static int report_rung(ctl *c, fid_trial *t, const char *geno, const nas_trial_r
 }
 
 /* ---- the record step ------------------------------------------------------------------ */
+
+const nas_trial_result *nas__ctl_fid_result(ctl *c, const flight *f, const nas_trial_result *res,
+                                            nas_trial_result *buf)
+{
+    fid_trial *t = ft_find(c, f->trial);
+    double limit = c->cfg->constraints.latency_ms;
+    if (!t || !t->has_res || t->res.status != NAS_OK || nas__ctl_rejected(&t->res) ||
+        !(limit > 0))
+        return res; /* a first rung, or no latency constraint */
+    *buf = *res;
+    if (nas__ctl_rejected(res)) { /* measured again before a promotion: not trained */
+        buf->status = NAS_EINFEASIBLE;
+        snprintf(buf->error, sizeof buf->error,
+                 "latency %.3f ms > constraints.latency_ms = %g, measured again before it (not "
+                 "trained; the trial was admitted at %.3f ms)",
+                 res->latency_ms, limit, t->res.latency_ms);
+    } else if (res->status == NAS_OK) {
+        buf->latency_ms = t->res.latency_ms; /* the measurement that admitted the trial */
+    }
+    return buf;
+}
 
 int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, char *note,
                         size_t n, nas_error *err)
@@ -252,8 +274,10 @@ int nas__ctl_fid_record(ctl *c, const flight *f, const nas_trial_result *res, ch
         t->accounted = 1;
         c->ran += !nas__ctl_rejected(res); /* trials, not rung runs, as without fidelity */
     }
-    if (ok) /* the status line's best: the highest rung reached, then the score */
+    if (ok) { /* the status line's best and front: the highest rung reached, then the score */
         nas__ctl_note_best(c, f->trial, f->geno, score, res->val_accuracy, f->budget);
+        nas__ctl_front_add(c, res, f->budget);
+    }
     if (ok || !t->has_res) {
         t->res = *res;
         t->has_res = 1;

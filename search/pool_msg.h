@@ -127,7 +127,11 @@ int nas__worker_job(nas_pool_job_fn fn, void *ctx, double progress_interval_s,
  * with "CUDA_VISIBLE_DEVICES=<value the worker runs with>": issue 7's
  * per-slot GPU pinning, testable without a GPU), reject (the job ends at
  * once as a latency rejection: done, untrained, latency_ms 1e6, as
- * constraints.latency_ms rejects a cell before training; issue 29).
+ * constraints.latency_ms rejects a cell before training; issue 29), slow
+ * (read by the job itself, search/dispatch.c: its latency measurements,
+ * before and after training, read 1e6 ms, as on a machine busy at that
+ * moment; a promotion, admitted at its trial's first rung, is not measured
+ * before training and keeps the admitted latency).
  * Read elsewhere, not by workers (issue 32, the one-shot search's crash
  * windows): phase_gap_ms=MS (search/oneshot.c: the controller sleeps MS ms
  * between phase 2 and phase 3, where the run lock must hold) and

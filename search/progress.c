@@ -118,9 +118,10 @@ void nas__ctl_best_text(ctl *c, char *buf, size_t n)
  * only): a feasible result with every objective measured enters unless a
  * front member dominates it, and evicts the members it dominates (Deb et
  * al. 2002 definitions, as nas_pareto_front; equal points all stay).
- * O(front) per trial; the same set nas_store_pareto computes from scratch.
+ * O(front) per trial; the same set nas_store_pareto computes from scratch:
+ * multi-fidelity, only the results at the highest fidelity reached.
  */
-void nas__ctl_front_add(ctl *c, const nas_trial_result *res)
+void nas__ctl_front_add(ctl *c, const nas_trial_result *res, int64_t fidelity)
 {
     int d = c->cfg->n_objectives;
     if (d < 2 || d > NAS_MAX_OBJECTIVES || !isfinite(nas_search_score(c->cfg, res, NULL, 0)))
@@ -132,6 +133,12 @@ void nas__ctl_front_add(ctl *c, const nas_trial_result *res)
         mx[k] = c->cfg->objectives[k].maximize;
         if (!isfinite(v[k]))
             return;
+    }
+    if (fidelity < c->front_fid)
+        return;
+    if (fidelity > c->front_fid) { /* the lower fidelity's trials leave the front */
+        c->n_front = 0;
+        c->front_fid = fidelity;
     }
     for (int i = 0; i < c->n_front; i++)
         if (nas_pareto_dominates(&c->front[(size_t)i * d], v, d, mx))

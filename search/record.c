@@ -178,6 +178,9 @@ int nas__ctl_record(ctl *c, const nas_pool_event *ev, nas_error *err)
         return record_retry(c, &f, res, err);
     char note[512];
     note[0] = '\0';
+    nas_trial_result promo;
+    if (c->fid) /* a promotion's latency is the one that admitted its trial */
+        res = nas__ctl_fid_result(c, &f, res, &promo);
     rc = c->fid ? nas__ctl_fid_record(c, &f, res, note, sizeof note, err) /* issue 17 */
                 : record_result(c, &f, res, note, sizeof note, err);
     if (rc != NAS_OK)

@@ -380,8 +380,6 @@ static int count_stored(void *vctx, const nas_store_trial *t)
     cc->n++;
     if (e.status == NAS_TRIAL_DONE || e.status == NAS_TRIAL_FAILED) {
         nas__ctl_account(c, e.id, e.geno, &e.res, e.score, e.diverged);
-        if (!nas__ctl_rejected(&e.res))
-            nas__ctl_front_add(c, &e.res);
         return 0;
     }
     if (nas_array_grow(&c->requeue, c->nrequeue, &cc->cap, 16, sizeof *c->requeue, &cc->oom) !=

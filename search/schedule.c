@@ -92,6 +92,8 @@ void nas__ctl_account(ctl *c, int64_t trial, const char *geno, const nas_trial_r
         return;
     }
     c->finished++;
+    if (!c->fid) /* the status line's front, with the trial; multi-fidelity: each rung */
+        nas__ctl_front_add(c, res, 0);
     if (res->status == NAS_OK) {
         c->n_done++;
         c->n_diverged += diverged != 0;
@@ -113,7 +115,6 @@ int nas__ctl_observe(ctl *c, const nas_genotype *g, const nas_trial_result *res,
             return nas__ctl_no_feasible(c, err);
     } else {
         c->lat_miss = 0;
-        nas__ctl_front_add(c, res);
     }
     return NAS_OK;
 }

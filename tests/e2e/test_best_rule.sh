@@ -31,6 +31,9 @@ run 0 "$NAS" export --db p.db --best --format json -o best.json
 grep_in "best trial of 'params' by params (min): $WANT$" "$TMP/err"
 run 0 "$NAS" query --db p.db
 expect_eq "nas query's first rank" "$(awk '$1 == "1" { print $2; exit }' "$TMP/out")" "$WANT"
+# and its help says so (it said "ranked by validation accuracy")
+run 0 "$NAS" query --help
+grep_in "list trials ranked by the first objective (highest fidelity first)" "$TMP/out"
 run 0 "$NAS" report --db p.db -o report.html
 grep -q "<dt>best</dt><dd>trial $WANT," report.html || fail "nas report's best is not trial $WANT"
 echo "PASS"

@@ -17,10 +17,11 @@ ran_any=0
 
 # front size from SQL, brute force: done feasible trials nobody dominates
 # (objectives val_accuracy max, macs min).
+# sql_front DB [LAST]: among trials 1..LAST (default: all).
 sql_front() {
     sql "$1" "WITH d AS (SELECT t.id, r.val_accuracy v, r.macs m FROM trial t JOIN result r
               ON r.trial_id = t.id WHERE t.status = 'done' AND r.score IS NOT NULL
-              AND r.val_accuracy IS NOT NULL AND r.macs IS NOT NULL)
+              AND r.val_accuracy IS NOT NULL AND r.macs IS NOT NULL AND t.id <= ${2:-t.id})
               SELECT count(*) FROM d a WHERE NOT EXISTS (SELECT 1 FROM d b WHERE
               b.v >= a.v AND b.m <= a.m AND (b.v > a.v OR b.m < a.m))"
 }
@@ -53,10 +54,18 @@ CONF
         over=$(sql "$TMP/$strat.db" "SELECT count(*) FROM result WHERE macs > 15000000 OR params > 150000")
         [ "$over" -gt 0 ] || fail "$strat: the unconstrained run never exceeds the limits; the test proves nothing"
         logged=$(grep -o "Pareto front [0-9]*" "$TMP/err" | tail -1 | awk '{print $3}')
+        # every done line counts the front with its own trial (it lagged one
+        # trial behind: "[trial 1, 1/30] done ... Pareto front 0")
+        sed -n 's/^\[trial \([0-9]*\), [0-9]*\/30\] done .*Pareto front \([0-9]*\).*/\1 \2/p' \
+            "$TMP/err" >"$TMP/fronts"
         run 0 "$NAS" query --db "$DB" --pareto --format csv
         queried=$(($(wc -l <"$TMP/out") - 1))
         expect_eq "$strat: progress-line front = nas query --pareto" "$logged" "$queried"
         expect_eq "$strat: nas query --pareto = brute-force front" "$queried" "$(sql_front "$DB")"
+        expect_eq "$strat: done lines with a front" "$(wc -l <"$TMP/fronts")" 30
+        while read -r id size; do
+            expect_eq "$strat: front after trial $id" "$size" "$(sql_front "$DB" "$id")"
+        done <"$TMP/fronts"
     done
 
     note "no feasible cell: mmacs"

@@ -54,7 +54,7 @@ grep -E "^ *2 +beta +done +0 +3 +3 " "$TMP/out" >/dev/null || { cat "$TMP/out"; 
 best=$(sql "$DB" "SELECT printf('%.4f (trial %d)', r.val_accuracy, t.id) FROM trial t JOIN result r ON r.trial_id = t.id WHERE t.experiment_id = 1 ORDER BY r.val_accuracy DESC, t.id LIMIT 1")
 grep_in "$best" "$TMP/out"
 run 0 "$NAS" experiments --db "$DB" --format csv
-expect_eq "csv header" "$(head -1 "$TMP/out")" "id,name,status,done,failed,diverged,budget,best_val_accuracy,best_trial,created_at,default"
+expect_eq "csv header" "$(head -1 "$TMP/out")" "id,name,status,done,failed,diverged,budget,best_val_accuracy,best_trial,created_at,default,rejected"
 expect_eq "csv rows" "$(tail -n +2 "$TMP/out" | cut -d, -f1,2,11 | tr '\n' ' ')" "1,alpha,1 2,beta,0 "
 run 0 "$NAS" experiments --db "$DB" --format json
 grep_in '"name": "beta"' "$TMP/out"

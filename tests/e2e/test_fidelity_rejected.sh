@@ -27,6 +27,26 @@ expect_eq "status" "$(sql ref.db "SELECT status FROM experiment")" done
 expect_eq "reject labels" "$(grep -o '^\[trial [0-9]*, rejection [0-9]*\] reject' "$TMP/err" | cut -d' ' -f4 | tr '\n' ' ')" \
     "1] 2] 3] 4] 5] 6] 7] "
 
+# nas query's table shows them as rejected, as the report's trial table
+run 0 "$NAS" query --db ref.db
+expect_eq "query rows marked rejected" "$(awk '$3 == "rejected"' "$TMP/out" | wc -l)" 7
+expect_eq "query rows trained" "$(awk '$3 == "done" || $3 == "diverged"' "$TMP/out" | wc -l)" 2
+# nas experiments counts the trained trials as done (it said 9 done of a
+# budget of 9 while nas query said 2), the rejections apart
+run 0 "$NAS" experiments --db ref.db --format csv
+expect_eq "experiments: done, budget, rejected" "$(sed -n 2p "$TMP/out" | cut -d, -f4,7,12)" "2,9,7"
+run 0 "$NAS" experiments --db ref.db
+grep_in "done counts trained trials: 7 trial(s) rejected by constraints.latency_ms" "$TMP/out"
+run 0 "$NAS" show --db ref.db 2
+grep_in "^flag  *rejected$" "$TMP/out"
+# exporting a rejected trial's weights: it was never trained (the message
+# blamed proxy.keep_top: "a search keeps the weights of its best ...")
+run 1 "$NAS" export --db ref.db --trial 2 --format onnx -o r.onnx
+grep_in "trial 2 of 'rej' was rejected before training (infeasible: latency 1000000.000 ms" "$TMP/err"
+grep_in "never trained, it has no weights. Export it with --weights init" "$TMP/err"
+[ ! -e r.onnx ] || fail "an export was written"
+run 0 "$NAS" export --db ref.db --trial 2 --format json -o r.json
+
 note "the finished experiment, run again"
 cp ref.db again.db
 run 0 "$NAS" run b.conf --db again.db

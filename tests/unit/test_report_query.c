@@ -439,12 +439,49 @@ static void test_query_fidelity(void **state)
     free(html);
 }
 
+/* nas query's table marks a trained trial over a constraint (no score) as
+ * "infeasible" in its status column, as the report's trial table does, and
+ * its first line counts them: it showed "done", ranked below worse trials
+ * with nothing saying why. */
+static void test_query_marks_infeasible(void **state)
+{
+    fx *f = *state;
+    int n_inf = 0;
+    for (int i = 0; i < N_TRIALS; i++)
+        n_inf += f->res[i].status == NAS_OK && !isfinite(f->score[i]);
+    assert_true(n_inf > 0); /* else nothing below is tested */
+    char *t = query_text(f, NAS_REPORT_TABLE, 0, 0);
+    char want[160];
+    snprintf(want, sizeof want, "; %d infeasible (trained, but over a constraint", n_inf);
+    assert_non_null(strstr(t, want));
+    int rows = 0;
+    for (const char *line = strchr(t, '\n'); line; line = strchr(line + 1, '\n')) {
+        int rank;
+        long long id;
+        char st[32];
+        if (sscanf(line + 1, "%d %lld %31s", &rank, &id, st) != 3)
+            continue;
+        for (int i = 0; i < N_TRIALS; i++) {
+            if (f->ids[i] != id)
+                continue;
+            const char *expect = f->res[i].status != NAS_OK    ? "failed"
+                                 : !isfinite(f->score[i]) ? "infeasible"
+                                                          : "done";
+            assert_string_equal(st, expect);
+            rows++;
+        }
+    }
+    assert_int_equal(rows, N_TRIALS);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queries),
         cmocka_unit_test(test_report_page),
         cmocka_unit_test(test_report_errors_and_empty),
+        cmocka_unit_test(test_query_marks_infeasible),
         cmocka_unit_test(test_query_fidelity),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
