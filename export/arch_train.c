@@ -372,6 +372,16 @@ static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char
         return rc;
     w->tr = w->train ? w->train : w->full;
     w->te = w->test;
+    /* a crop or cutout that can leave nothing of these images; --proxy
+     * repeats the search's augmentation whatever it was */
+    char why[400];
+    if (!o->proxy && nas_augment_check(&p->aug, w->tr->h, w->tr->w, why, sizeof why) != NAS_OK) {
+        *stage = "checking the augmentation";
+        return o->augment ? nas_error_set(err, NAS_EINVAL, "--augment %s: %s", o->augment, why)
+                          : nas_error_set(err, NAS_EINVAL, "nas train's default augmentation "
+                                          "(%s): %s; give --augment (e.g. --augment flip, or "
+                                          "none)", NAS_FULL_AUGMENT, why);
+    }
     if (o->test_subset > 0 && o->test_subset < w->test->n) {
         w->test_view = *w->test;
         w->test_view.n = o->test_subset;

@@ -388,7 +388,9 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err);
  * o->progress as it goes. Writes only the checkpoint and the store.
  * Errors: NAS_ECONFIG (bad options, or a recipe with 0 epochs),
  * NAS_EIO / NAS_EFORMAT (ARCH.json; data files), NAS_EINVAL (a bad
- * genotype; proxy without a validation split), NAS_EUNSUPPORTED (a data
+ * genotype; proxy without a validation split; a crop or cutout, given or
+ * the default crop,flip, that can leave nothing of the data's images:
+ * nas_augment_check), NAS_EUNSUPPORTED (a data
  * set other than Fashion-MNIST; a precision the backend lacks),
  * NAS_EINTR (o->stop or stop_after: the checkpoint holds the last
  * finished epoch; the message says how to resume), NAS_EEXIST (the
