@@ -324,7 +324,9 @@ typedef struct nas_arch_train_opts {
     const char *backend;     /* "cpu", "ref" (or "cuda"); NULL: "ref" when ARCH.json says
                                 ref, else "cpu" */
     const char *precision;   /* "fp32" (NULL), "bf16" or "fp16" (nas_backend_set_precision) */
-    const char *data;        /* Fashion-MNIST idx files; NULL: ARCH.json's data.dir */
+    const char *data;        /* data.dir where the data moved (Fashion-MNIST's idx files,
+                                cifar, folder); NULL: ARCH.json's; idx and npy name their
+                                files, so a warning on o->progress says it is not used */
     int stop_after;          /* > 0: stop with NAS_EINTR after this epoch (tests) */
     int bn_recalibrate;      /* >= 0: BN recalibration batches before testing
                                 (nas_net_bn_recalibrate); -1: ARCH.json's with proxy, else
