@@ -293,6 +293,8 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
     }
     if (!rc && o->logits)
         rc = write_logits(net, be, o, a, test, err);
+    if (!rc && test) /* the test set may hold fewer than --logits-batch images */
+        r->logits_images = o->logits_batch < test->n ? o->logits_batch : test->n;
     if (rc && wrote) { /* issue 28: a failed export leaves no output behind */
         remove(o->out);
         if (r->npz[0])

@@ -206,6 +206,8 @@ typedef struct nas_export_result {
     int by_maximize;         /* best: 1 highest first, 0 lowest first */
     int64_t final_training_id; /* final_weights: the final_training row exported; -1 */
     double final_test_accuracy; /* final_weights: its test accuracy */
+    int logits_images;       /* logits: the test images written (o->logits_batch, or all of
+                                a smaller test set) */
     /* issue 32: a trial of a one-shot search's supernet experiment (phase 2)
      * was never trained on its own: its weights are inherited from the
      * supernet (export/export_supernet.c) */

@@ -6,6 +6,8 @@
 # y).float().mean(), compares each image with its own label. With [N, 1]
 # labels it broadcast to an N x N comparison: on balanced classes every
 # network scored 1/classes, without an error.
+# Also: --logits-batch 100 on these 48 test images writes (and says) 48
+# (it said "logits of 100 test images").
 . "$(dirname "$0")/export_lib.sh"
 . "$(dirname "$0")/data_lib.sh"
 need_py numpy torch
@@ -23,13 +25,15 @@ data_conf l.conf npy-labels 'format = "npy"; train_images = "x.npy"; train_label
   test_images = "x.npy"; test_labels = "y.npy"; valid = 12;'
 sed -i 's/stages = 2/stages = 1/; s/trials = 3/trials = 1/' l.conf
 run 0 "$NAS" run l.conf --db l.db
-run 0 "$NAS" export --db l.db --best --format pytorch -o lmod.py --logits l.npz
+run 0 "$NAS" export --db l.db --best --format pytorch -o lmod.py --logits l.npz --logits-batch 100
+grep_in "^logits of 48 test images: l.npz$" "$TMP/out"
 "$PY" - <<'PYEOF' || fail "load_data() labels are not nas's"
 import numpy as np, torch, lmod
 z = np.load("l.npz")
 x, y = lmod.load_data("test")
 assert tuple(y.shape) == (48,), "load_data() labels have shape %s, expected (48,)" % (tuple(y.shape),)
-assert (y[:16].numpy() == z["labels"]).all(), "labels differ from --logits"
+assert z["labels"].shape == (48,), z["labels"].shape
+assert (y.numpy() == z["labels"]).all(), "labels differ from --logits"
 _, y5 = lmod.load_data("train", limit=5)
 assert tuple(y5.shape) == (5,), y5.shape
 net = lmod.TinyNetwork()
