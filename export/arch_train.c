@@ -332,9 +332,9 @@ static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas
     if (!rc)
         rc = nas_data_load_test(&dc, info, &w->test, err);
     if (!rc && !w->test)
-        rc = nas_error_set(err, NAS_EINVAL, "%s: the data (format %s) names no test files "
-                           "(data.test_images, data.test_labels): nas train tests on them",
-                           o->arch ? o->arch : "the genotype", dc.format);
+        rc = nas_error_set(err, NAS_EINVAL, "%s: the data (format %s) has no test images (%s): "
+                           "nas train tests on them", o->arch ? o->arch : "the genotype",
+                           dc.format, nas__no_test_data(dc.format));
     return rc;
 }
 

@@ -14,7 +14,9 @@
 #  4. `nas train ARCH.json` on the moved folder names proxy_data.dir and
 #     suggests --data (it said the directory "holds no train/ folder"),
 #     and trains with --data; on npy data, which names its files, --data
-#     is not used and a warning says so (it was ignored silently).
+#     is not used and a warning says so (it was ignored silently); a
+#     folder without test/ is named as such (it asked for
+#     data.test_images and data.test_labels, keys of idx and npy data).
 . "$(dirname "$0")/export_lib.sh"
 . "$(dirname "$0")/data_lib.sh"
 need_numpy
@@ -105,6 +107,10 @@ grep_in "the data directory $TMP/imgs (proxy_data.dir of f.json) no longer exist
 moved, give its new place with --data DIR" "$TMP/err"
 run 0 "$NAS" train f.json --epochs 1 --checkpoint none --augment none --data imgs2
 grep_in "test accuracy" "$TMP/out"
+mv imgs2/test imgs2-test
+run 2 "$NAS" train f.json --epochs 1 --checkpoint none --augment none --data imgs2
+grep_in "f.json: the data (format folder) has no test images (no test/ folder in data.dir)" "$TMP/err"
+mv imgs2-test imgs2/test
 "$PY" -c "import numpy as np; np.save('x.npy', np.zeros((20, 8, 8), np.uint8)); \
 np.save('y.npy', np.arange(20) % 2)"
 data_conf n.conf n 'format = "npy"; train_images = "x.npy"; train_labels = "y.npy";
