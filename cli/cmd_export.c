@@ -135,7 +135,7 @@ int nas_cmd_export(int argc, char **argv)
                r.trained ? "trained" : "init", r.trained ? " from " : "",
                r.trained ? a->weights : "");
     if (o.logits)
-        printf("logits of %d test images: %s\n", o.logits_batch, o.logits);
+        printf("logits of %d test images: %s\n", r.logits_images, o.logits);
     if (r.supernet[0] && !(fabs(r.supernet_val_accuracy - a->metrics.val_accuracy) <= 1e-9))
         fprintf(stderr, "nas export: warning: the inherited weights measure val_accuracy %.6f on "
                 "trial %" PRId64 "'s validation images, but the trial recorded %.6f (the data, "

@@ -129,6 +129,8 @@ static int setup(const sn_opts *o, sn_run *r, nas_error *err)
         if (rc)
             nas_error_set(err, rc, "%s", msg);
     }
+    if (!rc)
+        rc = nas_config_check_augment(cfg, r->train->h, r->train->w, err);
     const char *be = cfg->proxy.backend[0] && strcmp(cfg->proxy.backend, "auto") ? cfg->proxy.backend
                                                                                   : "cpu";
     if (!rc)

@@ -93,6 +93,8 @@ static int create_train(nas_evaluator *ev, nas_error *err)
     if (!rc)
         rc = nas_config_check_data(cfg, ev->train->c, ev->train->h, ev->train->w, ev->info.classes,
                                    err);
+    if (!rc) /* a crop or cutout that can leave nothing of these images */
+        rc = nas_config_check_augment(cfg, ev->train->h, ev->train->w, err);
     long long recal = (long long)cfg->proxy.bn_recalibrate *
                       (cfg->proxy.batch_size > 0 ? cfg->proxy.batch_size : 128);
     if (!rc && recal > 0) /* once, shared by forked workers */

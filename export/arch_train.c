@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>   /* realpath */
 #include <string.h>
+#include <sys/stat.h> /* stat: a data directory that moved */
 #include <time.h>     /* clock_gettime: progress ETA */
 #include <unistd.h>   /* isatty, sysconf */
 #include <zlib.h>     /* crc32: --data in the checkpoint name */
@@ -301,6 +302,12 @@ static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas
     nas_rawset *r = NULL;
     uint32_t *va = NULL, *tr = NULL;
     int rc = nas_data_read(&dc, 0, &r, err), ntr = 0;
+    struct stat st;
+    if (rc && !o->data && (!strcmp(dc.format, "cifar") || !strcmp(dc.format, "folder")) &&
+        stat(dc.dir, &st) != 0) /* as nas export --logits says it */
+        rc = nas_error_set(err, NAS_EIO, "the data directory %s (proxy_data.dir of %s) no longer "
+                           "exists: if the data moved, give its new place with --data DIR",
+                           dc.dir, o->arch ? o->arch : "the architecture");
     if (!rc && o->proxy) {
         int nv = nas_config_valid_count(&dc, r->n);
         rc = nas_data_split(r, nv, dc.train_subset, p->a.data.split_seed, &va, &tr, &ntr, NULL,
@@ -325,9 +332,9 @@ static int load_format(const nas_arch_train_opts *o, const plan *p, work *w, nas
     if (!rc)
         rc = nas_data_load_test(&dc, info, &w->test, err);
     if (!rc && !w->test)
-        rc = nas_error_set(err, NAS_EINVAL, "%s: the data (format %s) names no test files "
-                           "(data.test_images, data.test_labels): nas train tests on them",
-                           o->arch ? o->arch : "the genotype", dc.format);
+        rc = nas_error_set(err, NAS_EINVAL, "%s: the data (format %s) has no test images (%s): "
+                           "nas train tests on them", o->arch ? o->arch : "the genotype",
+                           dc.format, nas__no_test_data(dc.format));
     return rc;
 }
 
@@ -352,6 +359,12 @@ static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char
                     o->db, from, NAS_STORE_SCHEMA_VERSION);
     }
     *stage = fmnist ? "loading Fashion-MNIST" : "loading the data";
+    const char *fmt = p->a.data.format;
+    if (o->data && o->progress && (!strcmp(fmt, "idx") || !strcmp(fmt, "npy")))
+        fprintf(o->progress, "nas train: warning: --data %s is not used: the data (format %s) "
+                "names its files, %s's proxy_data.train_images, train_labels, test_images and "
+                "test_labels; if they moved, put their new paths there\n", o->data, fmt,
+                o->arch ? o->arch : "ARCH.json");
     if (!fmnist)
         rc = load_format(o, p, w, err);
     else
@@ -372,6 +385,16 @@ static int load(const nas_arch_train_opts *o, const plan *p, work *w, const char
         return rc;
     w->tr = w->train ? w->train : w->full;
     w->te = w->test;
+    /* a crop or cutout that can leave nothing of these images; --proxy
+     * repeats the search's augmentation whatever it was */
+    char why[400];
+    if (!o->proxy && nas_augment_check(&p->aug, w->tr->h, w->tr->w, why, sizeof why) != NAS_OK) {
+        *stage = "checking the augmentation";
+        return o->augment ? nas_error_set(err, NAS_EINVAL, "--augment %s: %s", o->augment, why)
+                          : nas_error_set(err, NAS_EINVAL, "nas train's default augmentation "
+                                          "(%s): %s; give --augment (e.g. --augment flip, or "
+                                          "none)", NAS_FULL_AUGMENT, why);
+    }
     if (o->test_subset > 0 && o->test_subset < w->test->n) {
         w->test_view = *w->test;
         w->test_view.n = o->test_subset;

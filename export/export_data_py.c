@@ -67,7 +67,8 @@ static const char *const PREPROCESS_PY =
     "\n"
     "\n"
     "def _labels(y, limit):\n"
-    "    y = np.asarray(y).astype(np.int64)\n"
+    "    # int64 [N]: an npy label file of shape [N, 1], which nas reads, too\n"
+    "    y = np.asarray(y).astype(np.int64).reshape(-1)\n"
     "    return torch.from_numpy(y[:limit] if limit is not None else y)\n"
     "\n"
     "\n";

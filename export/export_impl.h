@@ -6,6 +6,7 @@
 #define NAS_EXPORT_IMPL_H
 
 #include <stdio.h> /* FILE */
+#include <string.h> /* strcmp */
 #include <jansson.h>
 #include "nas/export.h"
 
@@ -52,6 +53,16 @@ int nas__arch_parse(nas_arch *a, nas_space **sp, int *valid, int *step, nas_erro
  * data readers of nas/data.h; dir is `dir` when given (--data), else
  * a->data.dir. No decode cache. export/export_json.c. */
 void nas__arch_data_conf(const nas_arch *a, const char *dir, nas_data_conf *dc);
+
+/* What data of `format` lacks when nas_data_load_test finds no test
+ * images, for messages: "no test/ folder in data.dir" (folder), "no test
+ * batch in data.dir" (cifar), "no data.test_images" (idx, npy). */
+static inline const char *nas__no_test_data(const char *format)
+{
+    return !strcmp(format, "folder")  ? "no test/ folder in data.dir"
+           : !strcmp(format, "cifar") ? "no test batch in data.dir"
+                                      : "no data.test_images";
+}
 
 /* The data helper of a PyTorch module (issue 28): MEAN, STD and the
  * data's location, preprocess(pixels) and load_data(split, ..., limit)

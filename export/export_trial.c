@@ -171,9 +171,7 @@ static int logits_data(const nas_export_opts *o, const nas_arch *a, nas_dataset 
     else if (!*test)
         rc = nas_error_set(err, NAS_EINVAL, "--logits runs the network on the experiment's test "
                            "images, but its data (format %s) has none (%s)", dc.format,
-                           !strcmp(dc.format, "folder") ? "no test/ folder in data.dir"
-                           : !strcmp(dc.format, "cifar") ? "no test batch in data.dir"
-                                                         : "no data.test_images");
+                           nas__no_test_data(dc.format));
     return rc;
 }
 
@@ -293,6 +291,8 @@ int nas_export_trial(const nas_export_opts *o, nas_export_result *r, nas_error *
     }
     if (!rc && o->logits)
         rc = write_logits(net, be, o, a, test, err);
+    if (!rc && test) /* the test set may hold fewer than --logits-batch images */
+        r->logits_images = o->logits_batch < test->n ? o->logits_batch : test->n;
     if (rc && wrote) { /* issue 28: a failed export leaves no output behind */
         remove(o->out);
         if (r->npz[0])

@@ -73,3 +73,38 @@ void nas_augment_format(const nas_augment *a, char *buf, size_t n)
     if (a->cutout > 0 && k < n)
         snprintf(buf + k, n - k, "%scutout%d", k ? "," : "", a->cutout);
 }
+
+int nas_augment_check(const nas_augment *a, int h, int w, char *msg, size_t n)
+{
+    int lo = h < w ? h : w, hi = h > w ? h : w;
+    char name[NAS_AUGMENT_STR_MAX];
+    if (a && a->crop_pad > 0 && a->crop_pad >= lo) {
+        nas_augment only = {.crop_pad = a->crop_pad};
+        nas_augment_format(&only, name, sizeof name);
+        if (lo > 1)
+            snprintf(msg, n, "%s shifts the image by up to %d pixels, but the images are %dx%d "
+                     "(H x W): a shift of %d or more moves the window off the image (an all-black "
+                     "training image), expected cropN with N at most %d", name, a->crop_pad, h,
+                     w, lo, lo - 1);
+        else
+            snprintf(msg, n, "%s shifts the image by up to %d pixels, but the images are %dx%d "
+                     "(H x W): any shift moves a side of one pixel off the image, expected no "
+                     "crop", name, a->crop_pad, h, w);
+        return NAS_ECONFIG;
+    }
+    if (a && a->cutout > 0 && a->cutout >= hi) {
+        nas_augment only = {.cutout = a->cutout};
+        nas_augment_format(&only, name, sizeof name);
+        if (hi > 1)
+            snprintf(msg, n, "%s cuts out a %dx%d square, but the images are %dx%d (H x W): a "
+                     "square of %d or more can cover the whole image (a blank training image), "
+                     "expected cutoutN with N at most %d", name, a->cutout, a->cutout, h, w, hi,
+                     hi - 1);
+        else
+            snprintf(msg, n, "%s cuts out a %dx%d square, but the images are %dx%d (H x W): it "
+                     "covers the whole image, expected no cutout", name, a->cutout, a->cutout,
+                     h, w);
+        return NAS_ECONFIG;
+    }
+    return NAS_OK;
+}

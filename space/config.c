@@ -1355,6 +1355,30 @@ int nas_config_check_data(const nas_config *cfg, int c, int h, int w, int classe
     return NAS_OK;
 }
 
+/* data.augment, or each of its recipe choices, against the data's h x w
+ * images: a crop that can shift the window off the image or a cutout that
+ * can cover it trains on nothing (nas_augment_check). */
+int nas_config_check_augment(const nas_config *cfg, int h, int w, nas_error *err)
+{
+    if (!cfg)
+        return nas_error_set(err, NAS_EINVAL, "nas_config_check_augment: NULL argument");
+    const nas_recipe_choices *rc = &cfg->space.recipe;
+    int n = rc->n[NAS_RECIPE_AUGMENT] > 0 ? rc->n[NAS_RECIPE_AUGMENT] : 1;
+    char at[NAS_PATH_MAX + 16], why[400];
+    snprintf(at, sizeof at, cfg->data.line_augment ? "%s:%d" : "%s", cfg->path,
+             cfg->data.line_augment);
+    for (int j = 0; j < n; j++) {
+        const char *text = rc->n[NAS_RECIPE_AUGMENT] > 0 ? rc->augment[j] : cfg->data.augment;
+        nas_augment a;
+        if (nas_augment_parse(!strcmp(text, "none") ? "" : text, &a) != 0)
+            continue; /* checked by pass 2 */
+        if (nas_augment_check(&a, h, w, why, sizeof why) != NAS_OK)
+            return nas_error_set(err, NAS_ECONFIG, "%s: data.augment%s = \"%s\": %s", at,
+                                 rc->n[NAS_RECIPE_AUGMENT] > 0 ? " choice" : "", text, why);
+    }
+    return NAS_OK;
+}
+
 /* A cell space whose reductions cannot halve the input: the error at
  * space.stages, with the shape arithmetic (nas_space_check_input). */
 static int validate_cell_input(ctx *c)
@@ -1366,10 +1390,11 @@ static int validate_cell_input(ctx *c)
     nas_data_conf *d = &cfg->data;
     snprintf(d->conf_file, sizeof d->conf_file, "%s", c->name ? c->name : "");
     size_t iv = field_index("data", "valid"), is = field_index("data", "train_subset"),
-           im = field_index("data", "mean");
+           im = field_index("data", "mean"), ia = field_index("data", "augment");
     d->line_valid = field_file(c, iv) == c->name ? c->line[iv] : 0;
     d->line_train_subset = field_file(c, is) == c->name ? c->line[is] : 0;
     d->line_mean = field_file(c, im) == c->name ? c->line[im] : 0;
+    d->line_augment = field_file(c, ia) == c->name ? c->line[ia] : 0;
     int h, w;
     char msg[600];
     if (cfg->space.type == NAS_SPACE_CELL && config_image_size(cfg, &h, &w) &&

@@ -242,6 +242,31 @@ void nas_data_norm_compute(const nas_rawset *r, const uint32_t *idx, int n, nas_
     }
 }
 
+/* float32 images: the first NaN or infinite pixel of images idx[0..n)
+ * (idx NULL: 0..n-1) as NAS_EFORMAT naming the image and the pixel, else
+ * NAS_OK (uint8 images are always finite). Normalised, such a pixel makes
+ * every loss and weight NaN, which a trial would report as its training
+ * diverging. */
+static int check_finite(const nas_rawset *r, const uint32_t *idx, int n, nas_error *err)
+{
+    if (!r->f32)
+        return NAS_OK;
+    for (int j = 0; j < n; j++) {
+        size_t i = idx ? idx[j] : (size_t)j;
+        for (int c = 0; c < r->c; c++)
+            for (int y = 0; y < r->h; y++)
+                for (int x = 0; x < r->w; x++) {
+                    float v = nas_rawset_pixel(r, i, c, y, x);
+                    if (!isfinite(v))
+                        return nas_error_set(err, NAS_EFORMAT, "%s: image %zu has a pixel that "
+                                             "is %s (channel %d, row %d, column %d): float32 "
+                                             "images must hold finite numbers", r->path, i,
+                                             isnan(v) ? "NaN" : "infinite", c, y, x);
+                }
+    }
+    return NAS_OK;
+}
+
 int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_data_info *info,
                     nas_dataset **out, nas_error *err)
 {
@@ -258,6 +283,9 @@ int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_d
                                  r->labels_path[0] ? r->labels_path : r->path, lab,
                                  idx ? idx[j] : (unsigned)j, info->classes - 1, info->classes);
     }
+    int rc = check_finite(r, idx, n, err);
+    if (rc)
+        return rc;
     nas_dataset *d = calloc(1, sizeof *d);
     size_t per = (size_t)r->c * r->h * r->w;
     if (d) {
@@ -356,6 +384,17 @@ int nas_data_load(const nas_data_conf *dc, uint64_t seed, nas_data_info *info, n
         /* given in space.conf: the images are not read for statistics (a
          * memory-mapped file larger than memory stays on disk) */
         nas_data_norm_compute(r, rest, dc->n_mean > 0 ? 0 : n_rest, info);
+        for (int c = 0; c < r->c && dc->n_mean == 0 && !rc; c++)
+            if (!isfinite(info->mean[c]) || !isfinite(info->std[c])) {
+                /* a NaN or infinite pixel (named), else values too large to square */
+                rc = check_finite(r, rest, n_rest, err);
+                if (!rc)
+                    rc = nas_error_set(err, NAS_EFORMAT, "%s: the training images' channel %d "
+                                       "has mean %g and std %g: float32 pixels this large "
+                                       "cannot be normalised, expected values of a moderate "
+                                       "range such as 0..1 or 0..255", r->path, c,
+                                       (double)info->mean[c], (double)info->std[c]);
+            }
         if (dc->n_mean > 0) { /* given in space.conf: one per channel */
             if (dc->n_mean != r->c || dc->n_std != r->c)
                 rc = at_key(dc, dc->line_mean, NULL,

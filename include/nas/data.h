@@ -111,7 +111,8 @@ void nas_data_norm_compute(const nas_rawset *r, const uint32_t *idx, int n, nas_
  * normalised with `info`: x' = (x * scale - mean[c]) * (1 / std[c]) in
  * float, scale = 1/255 for uint8. Errors: NAS_EFORMAT (info's shape is not
  * r's, or a gathered label is info->classes or more: the message names
- * r->labels_path when set, else r->path), NAS_ENOMEM. */
+ * r->labels_path when set, else r->path; a NaN or infinite float32 pixel,
+ * naming the image), NAS_ENOMEM. */
 int nas_data_gather(const nas_rawset *r, const uint32_t *idx, int n, const nas_data_info *info,
                     nas_dataset **out, nas_error *err);
 

@@ -206,6 +206,8 @@ typedef struct nas_export_result {
     int by_maximize;         /* best: 1 highest first, 0 lowest first */
     int64_t final_training_id; /* final_weights: the final_training row exported; -1 */
     double final_test_accuracy; /* final_weights: its test accuracy */
+    int logits_images;       /* logits: the test images written (o->logits_batch, or all of
+                                a smaller test set) */
     /* issue 32: a trial of a one-shot search's supernet experiment (phase 2)
      * was never trained on its own: its weights are inherited from the
      * supernet (export/export_supernet.c) */
@@ -324,7 +326,9 @@ typedef struct nas_arch_train_opts {
     const char *backend;     /* "cpu", "ref" (or "cuda"); NULL: "ref" when ARCH.json says
                                 ref, else "cpu" */
     const char *precision;   /* "fp32" (NULL), "bf16" or "fp16" (nas_backend_set_precision) */
-    const char *data;        /* Fashion-MNIST idx files; NULL: ARCH.json's data.dir */
+    const char *data;        /* data.dir where the data moved (Fashion-MNIST's idx files,
+                                cifar, folder); NULL: ARCH.json's; idx and npy name their
+                                files, so a warning on o->progress says it is not used */
     int stop_after;          /* > 0: stop with NAS_EINTR after this epoch (tests) */
     int bn_recalibrate;      /* >= 0: BN recalibration batches before testing
                                 (nas_net_bn_recalibrate); -1: ARCH.json's with proxy, else
@@ -388,7 +392,9 @@ int nas_arch_train_opts_check(const nas_arch_train_opts *o, nas_error *err);
  * o->progress as it goes. Writes only the checkpoint and the store.
  * Errors: NAS_ECONFIG (bad options, or a recipe with 0 epochs),
  * NAS_EIO / NAS_EFORMAT (ARCH.json; data files), NAS_EINVAL (a bad
- * genotype; proxy without a validation split), NAS_EUNSUPPORTED (a data
+ * genotype; proxy without a validation split; a crop or cutout, given or
+ * the default crop,flip, that can leave nothing of the data's images:
+ * nas_augment_check), NAS_EUNSUPPORTED (a data
  * set other than Fashion-MNIST; a precision the backend lacks),
  * NAS_EINTR (o->stop or stop_after: the checkpoint holds the last
  * finished epoch; the message says how to resume), NAS_EEXIST (the

@@ -272,6 +272,7 @@ typedef struct nas_data_conf {
      * canonical text) */
     char conf_file[NAS_PATH_MAX];
     int line_valid, line_train_subset, line_mean;
+    int line_augment; /* data.augment's line, for nas_config_check_augment */
 } nas_data_conf;
 
 /* The validation images data.valid takes from n training images: the
@@ -300,6 +301,16 @@ int nas_augment_parse(const char *s, nas_augment *a);
 /* The canonical spelling: "none", or "cropN", "flip", "cutoutN" joined by
  * ',' in that order (e.g. "crop4,flip"), into buf[n]. */
 void nas_augment_format(const nas_augment *a, char *buf, size_t n);
+
+/* Whether augmentation a makes sense on images of h x w pixels (H x W):
+ * a crop whose shift can reach the image's height or width (cropN with N
+ * >= min(h, w)) can move the window off the image, and a cutout square
+ * that can cover the whole image (cutoutN with N >= max(h, w)) can blank
+ * it; either would train on images with nothing left of the data. Returns
+ * NAS_OK, or NAS_ECONFIG with the reason and the largest N that fits in
+ * msg[n] ("crop20 shifts the image by up to 20 pixels, but the images are
+ * 16x20 (H x W): ..."). A NULL a is none (NAS_OK). */
+int nas_augment_check(const nas_augment *a, int h, int w, char *msg, size_t n);
 
 /* Most image channels a data set may have (per-channel normalisation). */
 #define NAS_DATA_MAX_C 16
@@ -498,6 +509,13 @@ void nas_config_recipe_values(const nas_config *cfg, const nas_space *s, const n
  * the data's shape [...]" (or space.classes) otherwise; NAS_EINVAL for a
  * NULL cfg. */
 int nas_config_check_data(const nas_config *cfg, int c, int h, int w, int classes, nas_error *err);
+
+/* Checks data.augment (and each of its recipe choices) against the data's
+ * h x w images with nas_augment_check (evaluator kinds "train" and
+ * "supernet", nas supernet, after loading the data; zero-cost proxies do
+ * not augment). Returns NAS_OK, NAS_ECONFIG "CONF:LINE: data.augment =
+ * \"crop20\": crop20 shifts ..." otherwise, NAS_EINVAL for a NULL cfg. */
+int nas_config_check_augment(const nas_config *cfg, int h, int w, nas_error *err);
 
 /* Fill `cfg` with every default (experiment empty). */
 void nas_config_defaults(nas_config *cfg);

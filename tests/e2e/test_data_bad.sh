@@ -4,8 +4,10 @@
 # database (no experiment row, no trial). One case each: a truncated idx
 # file, a wrong magic number, a label at or above the class count
 # (CIFAR-10), image and label counts that differ, an npy of an unsupported
-# dtype (float64), a truncated npy, and data.mean/std of another
-# channel count than the images'.
+# dtype (float64), a truncated npy, data.mean/std of another
+# channel count than the images', and float32 images holding a NaN or an
+# infinite pixel (which would make every loss NaN: each trial reported as
+# diverged); a NaN test image stops nas train and nas export --logits.
 . "$(dirname "$0")/search_lib.sh"
 . "$(dirname "$0")/data_lib.sh"
 need_numpy
@@ -30,6 +32,12 @@ np.save(f"{d}/labels.npy", lab.astype(np.int64))
 np.save(f"{d}/trunc-images.npy", img)
 with open(f"{d}/trunc-images.npy", "r+b") as f:
     f.truncate(200)
+f32 = img.astype(np.float32) / 255
+nan = f32.copy(); nan[5, 2, 3] = np.nan
+np.save(f"{d}/nan-images.npy", nan)
+inf = f32.copy(); inf[3, 0, 7] = -np.inf
+np.save(f"{d}/inf-images.npy", inf)
+np.save(f"{d}/f32-images.npy", f32)
 import os
 os.mkdir(f"{d}/cifar")
 for b in range(1, 6):
@@ -66,6 +74,21 @@ case_ npy_truncated "$TMP/trunc-images.npy" "truncated" \
     'format = "npy"; train_images = "trunc-images.npy"; train_labels = "labels.npy";'
 case_ channels "$TMP/ok-images.idx" "have 1 channel(s)" \
     'format = "idx"; train_images = "ok-images.idx"; train_labels = "ok-labels.idx.gz"; mean = [0.5, 0.5, 0.5]; std = [0.2, 0.2, 0.2];'
+case_ nan "$TMP/nan-images.npy" "image 5 has a pixel that is NaN (channel 0, row 2, column 3)" \
+    'format = "npy"; train_images = "nan-images.npy"; train_labels = "labels.npy";'
+case_ inf "$TMP/inf-images.npy" "image 3 has a pixel that is infinite (channel 0, row 0, column 7)" \
+    'format = "npy"; train_images = "inf-images.npy"; train_labels = "labels.npy"; mean = [0.5]; std = [0.25];'
+note "a NaN test image: nas train and nas export --logits name it (the search reads no test images)"
+data_conf f32.conf f32 'format = "npy"; train_images = "f32-images.npy"; train_labels = "labels.npy";
+  test_images = "nan-images.npy"; test_labels = "labels.npy"; valid = 8;'
+sed -i 's/stages = 2/stages = 1/; s/trials = 3/trials = 1/' f32.conf
+run 0 "$NAS" run f32.conf --db "$TMP/f32.db"
+run 0 "$NAS" export --db "$TMP/f32.db" --best --format json -o f32.json
+run 1 "$NAS" train f32.json --epochs 1 --checkpoint none
+grep_in "$TMP/nan-images.npy: image 5 has a pixel that is NaN" "$TMP/err"
+run 1 "$NAS" export --db "$TMP/f32.db" --best --format onnx -o f32.onnx --logits f32-logits.npz
+grep_in "$TMP/nan-images.npy: image 5 has a pixel that is NaN" "$TMP/err"
+[ -e f32.onnx ] && fail "a failed --logits left f32.onnx"
 note "the good files do train, with the mean and std given in space.conf"
 data_conf good.conf good 'format = "idx"; train_images = "ok-images.idx"; train_labels = "ok-labels.idx.gz"; valid = 8; mean = [0.5]; std = [0.25];'
 sed -i 's/stages = 2/stages = 1/; s/trials = 3/trials = 1/' good.conf

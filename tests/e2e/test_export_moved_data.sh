@@ -10,7 +10,13 @@
 #     proxy_data.dir too; with torch installed, the module's load_data()
 #     reads NEWDIR and reproduces the --logits images and logits;
 #  3. without --data a PyTorch export still works, with a warning that its
-#     DATA_DIR is gone; a --data that is not a directory is refused.
+#     DATA_DIR is gone; a --data that is not a directory is refused;
+#  4. `nas train ARCH.json` on the moved folder names proxy_data.dir and
+#     suggests --data (it said the directory "holds no train/ folder"),
+#     and trains with --data; on npy data, which names its files, --data
+#     is not used and a warning says so (it was ignored silently); a
+#     folder without test/ is named as such (it asked for
+#     data.test_images and data.test_labels, keys of idx and npy data).
 . "$(dirname "$0")/export_lib.sh"
 . "$(dirname "$0")/data_lib.sh"
 need_numpy
@@ -93,4 +99,26 @@ run 1 "$NAS" export --db f.db --best --format onnx -o f.onnx --logits f-logits.n
 grep_in "its data directory $TMP/imgs (data.dir of the search) no longer exists" "$TMP/err"
 run 0 "$NAS" export --db f.db --best --format onnx -o f.onnx --logits f-logits.npz --data imgs2
 [ -s f-logits.npz ] || fail "no logits from --data imgs2"
+
+note "4. nas train on a data.dir that moved suggests --data; --data on npy says it is not used"
+run 0 "$NAS" export --db f.db --best --format json -o f.json
+run 1 "$NAS" train f.json --epochs 1 --checkpoint none --augment none
+grep_in "the data directory $TMP/imgs (proxy_data.dir of f.json) no longer exists: if the data \
+moved, give its new place with --data DIR" "$TMP/err"
+run 0 "$NAS" train f.json --epochs 1 --checkpoint none --augment none --data imgs2
+grep_in "test accuracy" "$TMP/out"
+mv imgs2/test imgs2-test
+run 2 "$NAS" train f.json --epochs 1 --checkpoint none --augment none --data imgs2
+grep_in "f.json: the data (format folder) has no test images (no test/ folder in data.dir)" "$TMP/err"
+mv imgs2-test imgs2/test
+"$PY" -c "import numpy as np; np.save('x.npy', np.zeros((20, 8, 8), np.uint8)); \
+np.save('y.npy', np.arange(20) % 2)"
+data_conf n.conf n 'format = "npy"; train_images = "x.npy"; train_labels = "y.npy";
+  test_images = "x.npy"; test_labels = "y.npy"; valid = 4;'
+sed -i 's/trials = 3;/trials = 1;/; s/stages = 2;/stages = 1;/' n.conf
+run 0 "$NAS" run n.conf --db n.db
+run 0 "$NAS" export --db n.db --best --format json -o n.json
+run 0 "$NAS" train n.json --epochs 1 --checkpoint none --augment none --data imgs2
+grep_in "warning: --data imgs2 is not used: the data (format npy) names its files, n.json's \
+proxy_data.train_images" "$TMP/err"
 echo "PASS"

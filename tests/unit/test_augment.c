@@ -105,6 +105,55 @@ static int explain(const nas_augment *a, uint64_t key, int d[5])
     return found;
 }
 
+/* nas_augment_check refuses exactly the crops and cutouts that can leave
+ * nothing of an H x W image: over many keys, an accepted policy never
+ * turns the known image into padding or cutout alone (every pixel black or
+ * 0), and a refused one (the next larger N) does for some key. */
+static int leaves_nothing(const nas_augment *a)
+{
+    float img[C * H * W], tmp[C * H * W];
+    for (uint64_t key = 0; key < 4000; key++) {
+        known(img);
+        nas_augment_image(a, img, tmp, C, H, W, black, 11, key);
+        int kept = 0;
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < H * W; i++)
+                kept += img[c * H * W + i] != black[c] && img[c * H * W + i] != 0.0f;
+        if (!kept)
+            return 1;
+    }
+    return 0;
+}
+
+static void test_check_size(void **state)
+{
+    (void)state;
+    char msg[400];
+    for (int n = 1; n <= 8; n++) {
+        nas_augment crop = {.crop_pad = n}, cut = {.cutout = n};
+        int rc = nas_augment_check(&crop, H, W, msg, sizeof msg);
+        assert_int_equal(rc, n < H ? NAS_OK : NAS_ECONFIG); /* H = 5 < W = 6 */
+        assert_int_equal(leaves_nothing(&crop), rc != NAS_OK);
+        rc = nas_augment_check(&cut, H, W, msg, sizeof msg);
+        assert_int_equal(rc, n < W ? NAS_OK : NAS_ECONFIG);
+        assert_int_equal(leaves_nothing(&cut), rc != NAS_OK);
+    }
+    nas_augment both = {.crop_pad = 5, .flip = 1, .cutout = 3};
+    assert_int_equal(nas_augment_check(&both, H, W, msg, sizeof msg), NAS_ECONFIG);
+    assert_non_null(strstr(msg, "crop5 shifts the image by up to 5 pixels, but the images are "
+                                "5x6 (H x W)"));
+    assert_non_null(strstr(msg, "expected cropN with N at most 4"));
+    nas_augment cut = {.flip = 1, .cutout = 16};
+    assert_int_equal(nas_augment_check(&cut, 28, 28, msg, sizeof msg), NAS_OK); /* fmnist */
+    assert_int_equal(nas_augment_check(&cut, 16, 12, msg, sizeof msg), NAS_ECONFIG);
+    assert_non_null(strstr(msg, "cutout16 cuts out a 16x16 square, but the images are 16x12"));
+    assert_non_null(strstr(msg, "expected cutoutN with N at most 15"));
+    nas_augment one = {.crop_pad = 1};
+    assert_int_equal(nas_augment_check(&one, 1, 9, msg, sizeof msg), NAS_ECONFIG);
+    assert_non_null(strstr(msg, "expected no crop"));
+    assert_int_equal(nas_augment_check(NULL, 1, 1, msg, sizeof msg), NAS_OK);
+}
+
 static void test_crop_flip_pixels(void **state)
 {
     (void)state;
@@ -312,6 +361,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_format),
+        cmocka_unit_test(test_check_size),
         cmocka_unit_test(test_crop_flip_pixels),
         cmocka_unit_test(test_cutout_pixels),
         cmocka_unit_test(test_keyed),
