@@ -260,6 +260,25 @@ static int asha_top(const nas_fid *f, int k, int *idx)
     return keep > 0 && rank_rung(f, k, idx, m) == NAS_OK ? keep : 0;
 }
 
+/* ASHA, once no new trial may start: 1 when rung k may still gain a
+ * result, so that keep = floor(|rung k| / eta) grows - a job runs at or
+ * below k, or a rung below k has a trial next_asha will promote (in its
+ * top 1/eta, not promoted, not running), which may go on up to k. Uses
+ * idx[f->n] as scratch. */
+static int asha_may_join(const nas_fid *f, int k, int *idx)
+{
+    for (int j = 0; j < f->n; j++)
+        if (f->e[j].running >= 0 && f->e[j].running <= k)
+            return 1;
+    for (int b = 0; b < k; b++) {
+        int keep = asha_top(f, b, idx);
+        for (int j = 0; j < keep; j++)
+            if (!(f->e[idx[j]].promoted & (1u << b)) && f->e[idx[j]].running < 0)
+                return 1;
+    }
+    return 0;
+}
+
 /* ASHA (Li et al. 2020, Algorithm 2). */
 static void next_asha(nas_fid *f, nas_fid_job *job)
 {
@@ -460,13 +479,13 @@ int nas_fid_promotable(const nas_fid *f, int64_t trial)
     }
     if (new_left(f) > 0)
         return 1;
-    for (int j = 0; j < f->n; j++) /* a trial still running below may join its rung */
-        if (f->e[j].running >= 0 && f->e[j].running <= e->top)
-            return 1;
-    /* in its rung's top 1/eta and not promoted yet: next_asha promotes it */
-    int *idx = malloc((size_t)f->n * sizeof *idx), keep = idx ? asha_top(f, e->top, idx) : 1;
-    int in = !idx;
-    for (int j = 0; j < keep && idx && !in; j++)
+    int *idx = malloc((size_t)f->n * sizeof *idx);
+    if (!idx)
+        return 1; /* out of memory: keep the checkpoint */
+    /* a trial may still join its rung and lift it into the top 1/eta; or it
+     * is in that top and not promoted yet: next_asha promotes it */
+    int in = asha_may_join(f, e->top, idx), keep = in ? 0 : asha_top(f, e->top, idx);
+    for (int j = 0; j < keep && !in; j++)
         in = idx[j] == i && !(e->promoted & (1u << e->top));
     free(idx);
     return in;

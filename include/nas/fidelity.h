@@ -123,8 +123,8 @@ int nas_fid_report(nas_fid *f, int64_t trial, int rung, int ok, const double *ob
 /* 1 when `trial` may still be promoted (its checkpoint is needed), 0 when
  * it reached the top rung, failed, or lost its rung's ranking for good
  * (SH/Hyperband: its stage was promoted without it; ASHA: once no trial
- * can join its rung - no new trials, none running below it - and it is
- * outside the top 1/eta). */
+ * can join its rung - no new trials, none running at or below it, none
+ * below it still to be promoted - and it is outside the top 1/eta). */
 int nas_fid_promotable(const nas_fid *f, int64_t trial);
 
 /* Highest rung `trial` has a result at (-1: none or unknown). */
