@@ -58,6 +58,7 @@ typedef struct entry {
     int running;          /* rung of the job running now, -1 none */
     int top;              /* highest rung with a result, -1 none */
     int failed;
+    int held;             /* ASHA replay: not promoted until nas_fid_release */
     uint32_t promoted;    /* bit k: promoted from rung k */
     double obj[NAS_FID_MAX_RUNGS][NAS_FID_MAX_OBJ]; /* results per rung */
 } entry;
@@ -286,7 +287,8 @@ static void next_asha(nas_fid *f, nas_fid_job *job)
     for (int k = f->s_max - 1; idx && k >= 0; k--) {
         int keep = asha_top(f, k, idx);
         for (int j = 0; j < keep; j++) {
-            if (!(f->e[idx[j]].promoted & (1u << k)) && f->e[idx[j]].running < 0) {
+            if (!(f->e[idx[j]].promoted & (1u << k)) && f->e[idx[j]].running < 0 &&
+                !f->e[idx[j]].held) {
                 job_promote(f, job, idx[j], k);
                 free(idx);
                 return;
@@ -434,6 +436,30 @@ int nas_fid_add(nas_fid *f, int64_t trial, const nas_fid_job *job, nas_error *er
     f->spent += job->to;
     f->has_pending_new = 0;
     return NAS_OK;
+}
+
+int nas_fid_hold(nas_fid *f, const nas_fid_job *job)
+{
+    int i = job && job->kind == NAS_FID_PROMOTE ? find(f, job->trial) : -1;
+    if (i < 0 || f->o.kind != NAS_FIDELITY_ASHA || f->e[i].running != job->rung ||
+        job->rung < 1)
+        return NAS_EINVAL;
+    entry *e = &f->e[i];
+    e->promoted &= ~(1u << (job->rung - 1));
+    e->running = -1;
+    e->held = 1;
+    f->spent -= job->to - job->from;
+    return NAS_OK;
+}
+
+int nas_fid_release(nas_fid *f)
+{
+    int n = 0;
+    for (int i = 0; i < f->n; i++) {
+        n += f->e[i].held;
+        f->e[i].held = 0;
+    }
+    return n;
 }
 
 void nas_fid_no_new(nas_fid *f)

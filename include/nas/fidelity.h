@@ -110,6 +110,18 @@ void nas_fid_next(nas_fid *f, nas_fid_job *job);
  * kind NEW). Errors: NAS_EINVAL (not a NEW job, a known id), NAS_ENOMEM. */
 int nas_fid_add(nas_fid *f, int64_t trial, const nas_fid_job *job, nas_error *err);
 
+/* ASHA's replay of a resumed search: undo the promotion `job` just
+ * returned by nas_fid_next (its trial is back at its rung, not promoted,
+ * its cost refunded) and promote the trial no more until nas_fid_release.
+ * The replay reports the stored trials in id order, not in the order their
+ * results came in; a promotion the stored run had not made (no stored
+ * rung, not under way) waits until all stored trials are back. Errors:
+ * NAS_EINVAL (not ASHA, not a promotion that runs now). */
+int nas_fid_hold(nas_fid *f, const nas_fid_job *job);
+
+/* Let the held trials be promoted again; returns how many were held. */
+int nas_fid_release(nas_fid *f);
+
 /* No more new trials (the budget of trials is spent, or the strategy
  * found nothing new): the current bracket goes on with the trials it has. */
 void nas_fid_no_new(nas_fid *f);
