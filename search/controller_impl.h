@@ -88,6 +88,9 @@ typedef struct hist_entry {
     int64_t promo_failed; /* issue 29: a done trial whose promotion to this budget failed
                              (its note, NAS__CTL_PROMO_FAILED; it keeps its earlier rung);
                              0: none */
+    int64_t promo_stopped; /* a done trial whose promotion to this budget was stopped (Ctrl-C,
+                              the time limit: its note, "promotion to N interrupted ..."); 0:
+                              none */
     nas_trial_result res; /* the stored result (nas_store_trial_result), for replay */
 } hist_entry;
 

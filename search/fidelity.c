@@ -58,6 +58,7 @@ typedef struct entry {
     int running;          /* rung of the job running now, -1 none */
     int top;              /* highest rung with a result, -1 none */
     int failed;
+    int held;             /* ASHA replay: not promoted until nas_fid_release */
     uint32_t promoted;    /* bit k: promoted from rung k */
     double obj[NAS_FID_MAX_RUNGS][NAS_FID_MAX_OBJ]; /* results per rung */
 } entry;
@@ -260,6 +261,25 @@ static int asha_top(const nas_fid *f, int k, int *idx)
     return keep > 0 && rank_rung(f, k, idx, m) == NAS_OK ? keep : 0;
 }
 
+/* ASHA, once no new trial may start: 1 when rung k may still gain a
+ * result, so that keep = floor(|rung k| / eta) grows - a job runs at or
+ * below k, or a rung below k has a trial next_asha will promote (in its
+ * top 1/eta, not promoted, not running), which may go on up to k. Uses
+ * idx[f->n] as scratch. */
+static int asha_may_join(const nas_fid *f, int k, int *idx)
+{
+    for (int j = 0; j < f->n; j++)
+        if (f->e[j].running >= 0 && f->e[j].running <= k)
+            return 1;
+    for (int b = 0; b < k; b++) {
+        int keep = asha_top(f, b, idx);
+        for (int j = 0; j < keep; j++)
+            if (!(f->e[idx[j]].promoted & (1u << b)) && f->e[idx[j]].running < 0)
+                return 1;
+    }
+    return 0;
+}
+
 /* ASHA (Li et al. 2020, Algorithm 2). */
 static void next_asha(nas_fid *f, nas_fid_job *job)
 {
@@ -267,7 +287,8 @@ static void next_asha(nas_fid *f, nas_fid_job *job)
     for (int k = f->s_max - 1; idx && k >= 0; k--) {
         int keep = asha_top(f, k, idx);
         for (int j = 0; j < keep; j++) {
-            if (!(f->e[idx[j]].promoted & (1u << k)) && f->e[idx[j]].running < 0) {
+            if (!(f->e[idx[j]].promoted & (1u << k)) && f->e[idx[j]].running < 0 &&
+                !f->e[idx[j]].held) {
                 job_promote(f, job, idx[j], k);
                 free(idx);
                 return;
@@ -417,6 +438,30 @@ int nas_fid_add(nas_fid *f, int64_t trial, const nas_fid_job *job, nas_error *er
     return NAS_OK;
 }
 
+int nas_fid_hold(nas_fid *f, const nas_fid_job *job)
+{
+    int i = job && job->kind == NAS_FID_PROMOTE ? find(f, job->trial) : -1;
+    if (i < 0 || f->o.kind != NAS_FIDELITY_ASHA || f->e[i].running != job->rung ||
+        job->rung < 1)
+        return NAS_EINVAL;
+    entry *e = &f->e[i];
+    e->promoted &= ~(1u << (job->rung - 1));
+    e->running = -1;
+    e->held = 1;
+    f->spent -= job->to - job->from;
+    return NAS_OK;
+}
+
+int nas_fid_release(nas_fid *f)
+{
+    int n = 0;
+    for (int i = 0; i < f->n; i++) {
+        n += f->e[i].held;
+        f->e[i].held = 0;
+    }
+    return n;
+}
+
 void nas_fid_no_new(nas_fid *f)
 {
     f->no_new = 1;
@@ -460,13 +505,13 @@ int nas_fid_promotable(const nas_fid *f, int64_t trial)
     }
     if (new_left(f) > 0)
         return 1;
-    for (int j = 0; j < f->n; j++) /* a trial still running below may join its rung */
-        if (f->e[j].running >= 0 && f->e[j].running <= e->top)
-            return 1;
-    /* in its rung's top 1/eta and not promoted yet: next_asha promotes it */
-    int *idx = malloc((size_t)f->n * sizeof *idx), keep = idx ? asha_top(f, e->top, idx) : 1;
-    int in = !idx;
-    for (int j = 0; j < keep && idx && !in; j++)
+    int *idx = malloc((size_t)f->n * sizeof *idx);
+    if (!idx)
+        return 1; /* out of memory: keep the checkpoint */
+    /* a trial may still join its rung and lift it into the top 1/eta; or it
+     * is in that top and not promoted yet: next_asha promotes it */
+    int in = asha_may_join(f, e->top, idx), keep = in ? 0 : asha_top(f, e->top, idx);
+    for (int j = 0; j < keep && !in; j++)
         in = idx[j] == i && !(e->promoted & (1u << e->top));
     free(idx);
     return in;

@@ -524,16 +524,36 @@ static const hist_entry *stored(const hist_vec *h, int64_t id)
     return h->n > 0 ? bsearch(&id, h->v, (size_t)h->n, sizeof *h->v, hist_cmp) : NULL;
 }
 
+/* ASHA: 1 when promotion `job` of stored trial `s` was neither made (no
+ * stored rung at its budget) nor under way when the stored run stopped
+ * (s is done, and its note names no stopped or failed promotion to that
+ * budget): the replay, which reports the stored trials in id order rather
+ * than in the order their results came in, would start a promotion the
+ * run had not chosen (with 2 workers a later trial's result can come in
+ * first and take the rung's top 1/eta). */
+static int asha_not_made(const ctl *c, const hist_entry *s, const nas_fid_job *job,
+                         const fid_store *fs)
+{
+    return c->cfg->search.fidelity.scheduler == NAS_FIDELITY_ASHA &&
+           s->status == NAS_TRIAL_DONE && s->promo_failed != job->to &&
+           s->promo_stopped != job->to && !rung_of(fs->rv, fs->nr, s->id, job->to);
+}
+
 /* The scheduler's jobs, replayed until one needs a new proposal beyond
  * the stored trials, or it waits for re-queued jobs. A proposal is
  * deduplicated against the stored trials before it (their stored keys,
- * nas__ctl_known_in_history) and compared with the stored trial's key. */
+ * nas__ctl_known_in_history) and compared with the stored trial's key.
+ * Under ASHA a promotion the stored run had not made waits (nas_fid_hold)
+ * until every stored trial is back; then the scheduler decides again with
+ * all of them, as the stored run would have gone on. */
 static int replay_jobs(ctl *c, const fid_store *fs, int *mismatch, nas_error *err)
 {
     const hist_vec *h = &fs->h;
     int next = 0, rc = NAS_OK;
     while (rc == NAS_OK) {
         nas_fid_job job;
+        if (next >= h->n) /* every stored trial is back: decide with the held ones too */
+            nas_fid_release(c->fid);
         nas_fid_next(c->fid, &job);
         c->fid_done = job.kind == NAS_FID_DONE; /* issue 29: a finished experiment */
         if (job.kind == NAS_FID_WAIT || job.kind == NAS_FID_DONE)
@@ -541,6 +561,12 @@ static int replay_jobs(ctl *c, const fid_store *fs, int *mismatch, nas_error *er
         if (job.kind == NAS_FID_PROMOTE) {
             fid_trial *t = ft_find(c, job.trial);
             const hist_entry *s = stored(h, job.trial);
+            if (t && s && next < h->n && asha_not_made(c, s, &job, fs)) {
+                if (nas_fid_hold(c->fid, &job) != NAS_OK)
+                    rc = nas_error_set(err, NAS_EINVAL, "replay: cannot hold trial %lld",
+                                       (long long)job.trial);
+                continue;
+            }
             rc = t && s ? replay_job(c, s, t, &job, fs, err)
                         : nas_error_set(err, NAS_EDB, "replay: promoted trial %lld is not stored",
                                         (long long)job.trial);

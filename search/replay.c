@@ -226,6 +226,10 @@ static void fill_entry(hist_entry *e, const nas_store_trial *t)
     if (e->status == NAS_TRIAL_DONE &&
         sscanf(t->error, "promotion to %lld failed:%n", &to, &end) == 1 && end > 0 && to > 0)
         e->promo_failed = to;
+    e->promo_stopped = 0;
+    if (e->status == NAS_TRIAL_DONE &&
+        sscanf(t->error, "promotion to %lld interrupted%n", &to, &end) == 1 && end > 0 && to > 0)
+        e->promo_stopped = to;
     nas_store_trial_result(t, &e->res);
 }
 

@@ -110,6 +110,18 @@ void nas_fid_next(nas_fid *f, nas_fid_job *job);
  * kind NEW). Errors: NAS_EINVAL (not a NEW job, a known id), NAS_ENOMEM. */
 int nas_fid_add(nas_fid *f, int64_t trial, const nas_fid_job *job, nas_error *err);
 
+/* ASHA's replay of a resumed search: undo the promotion `job` just
+ * returned by nas_fid_next (its trial is back at its rung, not promoted,
+ * its cost refunded) and promote the trial no more until nas_fid_release.
+ * The replay reports the stored trials in id order, not in the order their
+ * results came in; a promotion the stored run had not made (no stored
+ * rung, not under way) waits until all stored trials are back. Errors:
+ * NAS_EINVAL (not ASHA, not a promotion that runs now). */
+int nas_fid_hold(nas_fid *f, const nas_fid_job *job);
+
+/* Let the held trials be promoted again; returns how many were held. */
+int nas_fid_release(nas_fid *f);
+
 /* No more new trials (the budget of trials is spent, or the strategy
  * found nothing new): the current bracket goes on with the trials it has. */
 void nas_fid_no_new(nas_fid *f);
@@ -123,8 +135,8 @@ int nas_fid_report(nas_fid *f, int64_t trial, int rung, int ok, const double *ob
 /* 1 when `trial` may still be promoted (its checkpoint is needed), 0 when
  * it reached the top rung, failed, or lost its rung's ranking for good
  * (SH/Hyperband: its stage was promoted without it; ASHA: once no trial
- * can join its rung - no new trials, none running below it - and it is
- * outside the top 1/eta). */
+ * can join its rung - no new trials, none running at or below it, none
+ * below it still to be promoted - and it is outside the top 1/eta). */
 int nas_fid_promotable(const nas_fid *f, int64_t trial);
 
 /* Highest rung `trial` has a result at (-1: none or unknown). */

@@ -319,6 +319,61 @@ static void test_asha_last_in_top(void **state)
     nas_fid_destroy(f);
 }
 
+/* ASHA (eta 2, rungs 1, 2, 4), no new trials left and nothing running:
+ * t1 is alone at rung 1, outside its top floor(1/2) = 0, but t3 waits at
+ * rung 0 for its promotion; once it joins rung 1 below t1, rung 1 keeps
+ * 1 and t1 is promoted to 4. So t1 is still promotable (its checkpoint is
+ * needed). nas_fid_promotable said 0 ("no trial can join its rung": it
+ * looked only at running jobs), so a 1-worker ASHA search deleted t1's
+ * checkpoint and its promotion to 4 epochs trained from 0. */
+static void test_asha_join_from_below(void **state)
+{
+    (void)state;
+    nas_fid *f = make(NAS_FIDELITY_ASHA, 1, 4, 2, 4);
+    nas_error err = {0};
+    nas_fid_job job;
+    double v;
+    for (int64_t t = 1; t <= 2; t++) {
+        nas_fid_next(f, &job);
+        assert_int_equal(job.kind, NAS_FID_NEW);
+        assert_int_equal(nas_fid_add(f, t, &job, &err), NAS_OK);
+    }
+    v = 0.9, assert_int_equal(nas_fid_report(f, 1, 0, 1, &v, &err), NAS_OK);
+    v = 0.8, assert_int_equal(nas_fid_report(f, 2, 0, 1, &v, &err), NAS_OK);
+    nas_fid_next(f, &job); /* rung 0 = {t1, t2}: its top 1 */
+    assert_int_equal(job.kind, NAS_FID_PROMOTE);
+    assert_int_equal(job.trial, 1);
+    for (int64_t t = 3; t <= 4; t++) { /* the last new trials */
+        nas_fid_next(f, &job);
+        assert_int_equal(job.kind, NAS_FID_NEW);
+        assert_int_equal(nas_fid_add(f, t, &job, &err), NAS_OK);
+    }
+    v = 0.5, assert_int_equal(nas_fid_report(f, 1, 1, 1, &v, &err), NAS_OK);
+    v = 0.85, assert_int_equal(nas_fid_report(f, 3, 0, 1, &v, &err), NAS_OK);
+    v = 0.1, assert_int_equal(nas_fid_report(f, 4, 0, 1, &v, &err), NAS_OK);
+    assert_int_equal(nas_fid_running(f), 0);
+    assert_int_equal(nas_fid_promotable(f, 1), 1); /* t3 may join rung 1 below it */
+    assert_int_equal(nas_fid_promotable(f, 3), 1); /* rung 0's top 2, not promoted */
+    assert_int_equal(nas_fid_promotable(f, 2), 0);
+    assert_int_equal(nas_fid_promotable(f, 4), 0);
+    nas_fid_next(f, &job);
+    assert_int_equal(job.kind, NAS_FID_PROMOTE);
+    assert_int_equal(job.trial, 3);
+    assert_int_equal(nas_fid_promotable(f, 1), 1); /* t3 runs at rung 1 */
+    v = 0.4, assert_int_equal(nas_fid_report(f, 3, 1, 1, &v, &err), NAS_OK);
+    assert_int_equal(nas_fid_promotable(f, 3), 0); /* below t1 at rung 1 */
+    nas_fid_next(f, &job); /* rung 1 = {t1, t3}: its top 1 */
+    assert_int_equal(job.kind, NAS_FID_PROMOTE);
+    assert_int_equal(job.trial, 1);
+    assert_int_equal(job.rung, 2);
+    v = 0.6, assert_int_equal(nas_fid_report(f, 1, 2, 1, &v, &err), NAS_OK);
+    nas_fid_next(f, &job);
+    assert_int_equal(job.kind, NAS_FID_DONE);
+    for (int64_t t = 1; t <= 4; t++)
+        assert_int_equal(nas_fid_promotable(f, t), 0);
+    nas_fid_destroy(f);
+}
+
 /* Two objectives (val_accuracy max, latency min): ASHA promotes by
  * non-dominated sorting. t3 (0.89, 11 ms) is the second best by accuracy
  * but t1 (0.9, 10 ms) dominates it; t2 (0.8, 1 ms) is on the front. */
@@ -377,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_sh_promotions),   cmocka_unit_test(test_sh_waits),
         cmocka_unit_test(test_asha_sequence),   cmocka_unit_test(test_asha_async),
         cmocka_unit_test(test_asha_last_in_top),
+        cmocka_unit_test(test_asha_join_from_below),
         cmocka_unit_test(test_pareto_promotion), cmocka_unit_test(test_bad_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
