@@ -141,13 +141,13 @@ void nas__report_os_csv_row(FILE *f, const nas__report_os *os, const nas_store_t
         fprintf(f, "%lld", (long long)sn);
     fputc(',', f);
     if (isfinite(sn_acc))
-        fprintf(f, "%.4f", sn_acc);
+        fprintf(f, "%.10g", sn_acc);
     fputc(',', f);
     if (re >= 0)
         fprintf(f, "%lld", (long long)re);
     fputc(',', f);
     if (isfinite(re_acc))
-        fprintf(f, "%.4f", re_acc);
+        fprintf(f, "%.10g", re_acc);
 }
 
 void nas__report_os_json_row(json_t *o, const nas__report_os *os, const nas_store_trial *t)

@@ -140,19 +140,22 @@ static int print_row(void *vctx, const nas_store_trial *t)
     char val[32], test[32], loss[32], macs[32], params[32], lat[32], secs[32], ep[16];
     char fin[32];
     int runs = 0;
-    fmt_num(fin, sizeof fin, final_test(q, t->id, &runs), "%.4f");
-    fmt_num(val, sizeof val, t->val_accuracy, "%.4f");
-    fmt_num(test, sizeof test, t->test_accuracy, "%.4f");
-    fmt_num(loss, sizeof loss, t->train_loss, "%.4f");
+    /* the table rounds for reading; CSV keeps 10 significant digits, so a
+     * spreadsheet or pandas sees the stored values and their ties, as JSON */
+    int csv = q->format == NAS_REPORT_CSV;
+    fmt_num(fin, sizeof fin, final_test(q, t->id, &runs), csv ? "%.10g" : "%.4f");
+    fmt_num(val, sizeof val, t->val_accuracy, csv ? "%.10g" : "%.4f");
+    fmt_num(test, sizeof test, t->test_accuracy, csv ? "%.10g" : "%.4f");
+    fmt_num(loss, sizeof loss, t->train_loss, csv ? "%.10g" : "%.4f");
     fmt_int(macs, sizeof macs, t->macs);
     fmt_int(params, sizeof params, t->params);
-    fmt_num(lat, sizeof lat, t->latency_ms, "%.3f");
-    fmt_num(secs, sizeof secs, t->train_seconds, "%.1f");
+    fmt_num(lat, sizeof lat, t->latency_ms, csv ? "%.10g" : "%.3f");
+    fmt_num(secs, sizeof secs, t->train_seconds, csv ? "%.10g" : "%.1f");
     fmt_int(ep, sizeof ep, t->epochs);
     char fid[24], zcs[32];
     fmt_int(fid, sizeof fid, t->fidelity);
     double zc = zc_score(q, t);
-    snprintf(zcs, sizeof zcs, "%.6g", zc);
+    snprintf(zcs, sizeof zcs, csv ? "%.10g" : "%.6g", zc);
     switch (q->format) {
     case NAS_REPORT_TABLE:
         fprintf(q->out, "%4d %6lld  %-11s %8s %8s %11s %8s %10s %8s", q->rank, (long long)t->id, shown,

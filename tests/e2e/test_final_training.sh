@@ -45,7 +45,8 @@ echo "$row" | grep -q " $acc " || { cat "$TMP/out"; fail "the query row of trial
 run 0 "$NAS" query --db "$DB" --format csv
 # (issue 17 appended the fidelity column after them)
 expect_eq "csv header tail" "$(head -1 "$TMP/out" | awk -F, '{print $(NF-2) "," $(NF-1) "," $NF}')" "final_test_accuracy,final_runs,fidelity"
-expect_eq "csv final of trial $best" "$(awk -F, -v t="$best" '$2 == t {print $(NF-2) "," $(NF-1)}' "$TMP/out")" "$acc,1"
+acc_csv=$(sql "$DB" "SELECT printf('%.10g', test_accuracy) FROM final_training WHERE trial_id = $best")
+expect_eq "csv final of trial $best" "$(awk -F, -v t="$best" '$2 == t {print $(NF-2) "," $(NF-1)}' "$TMP/out")" "$acc_csv,1"
 run 0 "$NAS" query --db "$DB" --format json
 expect_eq "json final of trial $best" \
     "$(sql ":memory:" "SELECT printf('%.4f', value ->> 'final_test_accuracy') || ',' || (value ->> 'final_runs') FROM json_each(readfile('$TMP/out')) WHERE value ->> 'trial' = $best")" "$acc,1"

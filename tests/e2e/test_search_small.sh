@@ -70,10 +70,12 @@ expect_eq "csv rows" "$(($(wc -l <"$TMP/q.csv") - 1))" 4
 # Rows are ranked: done trials by val_accuracy, descending.
 sorted=$(awk -F, 'NR > 1 && $4 == "done" {print $5}' "$TMP/q.csv")
 expect_eq "csv order" "$sorted" "$(echo "$sorted" | sort -g -r)"
-# The csv's values are the database's (trial 1's val_accuracy).
-v_csv=$(awk -F, '$2 == 1 {print $5}' "$TMP/q.csv")
-v_db=$(sql "$DB" "SELECT printf('%.4f', val_accuracy) FROM result WHERE trial_id = 1")
-expect_eq "csv value of trial 1" "$v_csv" "$v_db"
+# The csv's values are the database's, not rounded to the table's 4
+# decimals (trial 1's val_accuracy, train_loss and latency_ms).
+v_csv=$(awk -F, '$2 == 1 {print $5, $7, $10}' "$TMP/q.csv")
+v_db=$(sql "$DB" "SELECT printf('%.10g %.10g %.10g', val_accuracy, train_loss, latency_ms)
+                  FROM result WHERE trial_id = 1")
+expect_eq "csv values of trial 1" "$v_csv" "$v_db"
 run 0 "$NAS" query --db "$DB" --format csv --limit 2
 expect_eq "--limit 2" "$(wc -l <"$TMP/out")" 3
 
@@ -81,6 +83,10 @@ note "nas query --format json"
 run 0 "$NAS" query --db "$DB" --format json
 cp "$TMP/out" "$TMP/q.json"
 expect_eq "json valid" "$(sql ":memory:" "SELECT json_valid(readfile('$TMP/q.json'))")" 1
+expect_eq "csv = json (trial 1: val_accuracy, train_loss, latency_ms)" "$v_csv" \
+    "$(sql ":memory:" "SELECT printf('%.10g %.10g %.10g', value ->> 'val_accuracy',
+           value ->> 'train_loss', value ->> 'latency_ms') FROM json_each(readfile('$TMP/q.json'))
+           WHERE value ->> 'trial' = 1")"
 expect_eq "json rows" "$(sql ":memory:" "SELECT json_array_length(readfile('$TMP/q.json'))")" 4
 expect_eq "json = csv (trial order)" \
     "$(sql ":memory:" "SELECT group_concat(value ->> 'trial', ' ') FROM json_each(readfile('$TMP/q.json'))")" \
