@@ -42,3 +42,22 @@ fid_same() {
     expect_eq "trials $3" "$(fid_trials "$1")" "$(fid_trials "$2")"
     expect_eq "rungs $3" "$(fid_rungs "$1")" "$(fid_rungs "$2")"
 }
+
+# fid_stop_at_rewrite PID FILE: wait until FILE (a promotion's checkpoint)
+# exists and is then written again, after the promotion's next epoch, and
+# stop the run PID as Ctrl-C does; returns the run's exit status.
+fid_stop_at_rewrite() {
+    for _ in $(seq 3000); do
+        [ -e "$2" ] && break
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.02
+    done
+    touch "$TMP/mark"
+    for _ in $(seq 3000); do
+        [ "$2" -nt "$TMP/mark" ] && break
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.02
+    done
+    kill -INT "$1"
+    wait "$1"
+}

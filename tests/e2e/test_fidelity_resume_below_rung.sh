@@ -36,19 +36,7 @@ done
 P=$(sed -n 's/^\[trial \([0-9]*\), rung 2\] promote .* to 9 epochs (from 0;.*/\1/p' "$TMP/b.err")
 [ -n "$P" ] || { cat "$TMP/b.err"; fail "no promotion to 9 epochs from 0 started"; }
 grep_in "trial $P's checkpoint d.db.ckpt/trial-$P.npz is missing" "$TMP/b.err"
-for _ in $(seq 3000); do # its first checkpoint: after epoch 1
-    [ -e "d.db.ckpt/trial-$P.npz" ] && break
-    kill -0 "$RUN_PID" 2>/dev/null || break
-    sleep 0.02
-done
-touch "$TMP/mark"
-for _ in $(seq 3000); do # rewritten after epoch 2
-    [ "d.db.ckpt/trial-$P.npz" -nt "$TMP/mark" ] && break
-    kill -0 "$RUN_PID" 2>/dev/null || break
-    sleep 0.02
-done
-kill -INT "$RUN_PID"
-wait "$RUN_PID"
+fid_stop_at_rewrite "$RUN_PID" "d.db.ckpt/trial-$P.npz" # written after epochs 1, 2
 code=$?
 RUN_PID=
 [ "$code" = 130 ] || { cat "$TMP/b.err"; fail "the stopped run exited $code, expected 130"; }

@@ -25,14 +25,7 @@ for _ in $(seq 1500); do
 done
 P=$(sed -n 's/^\[trial \([0-9]*\), rung 1\] promote .*(from 1;.*/\1/p' "$TMP/e.err" | head -1)
 [ -n "$P" ] || { cat "$TMP/e.err"; fail "no promotion from 1 started"; }
-touch "$TMP/mark"
-for _ in $(seq 1500); do # the checkpoint rewritten after epoch 2
-    [ "e.db.ckpt/trial-$P.npz" -nt "$TMP/mark" ] && break
-    kill -0 "$RUN_PID" 2>/dev/null || break
-    sleep 0.02
-done
-kill -INT "$RUN_PID"
-wait "$RUN_PID"
+fid_stop_at_rewrite "$RUN_PID" "e.db.ckpt/trial-$P.npz" # after epoch 2
 code=$?
 RUN_PID=
 [ "$code" = 130 ] || { cat "$TMP/e.err"; fail "the stopped run exited $code, expected 130"; }
