@@ -644,9 +644,12 @@ static void say_resumed(run *r)
     if (strcmp(r->before.status, "running") == 0 && r->before.n_running > 0)
         nas__ctl_say(c,
                      "nas: note: %d trial(s) were left 'running' (the last `nas run` ended "
-                     "without cleaning up); they are re-run now. Do not run two `nas run` of "
-                     "one experiment at once.",
-                     r->before.n_running);
+                     "without cleaning up); %s. Do not run two `nas run` of one experiment at "
+                     "once.",
+                     r->before.n_running,
+                     r->lowered > 0 && !c->fid ? "they are marked interrupted, not run (the "
+                                                 "budget is reached)"
+                                               : "they are re-run now");
     int prev = r->prev_width;
     if (prev > 0 && prev != c->width && c->finished >= c->budget)
         nas__ctl_say(c,
@@ -967,6 +970,20 @@ static int run_stopped(run *r, nas_error *err)
     return nas_error_set(err, NAS_EINTR, "search stopped: %d trial(s) interrupted", n);
 }
 
+/* Mark the trials an earlier run left 'running' or 'pending' that this run
+ * did not take up (c->requeue from requeue_pos) 'interrupted', with
+ * `reason`: no reader then finds a trial 'running' that nothing runs. */
+static void interrupt_leftovers(ctl *c, const char *reason)
+{
+    for (int i = c->requeue_pos; i < c->nrequeue; i++) {
+        nas_error ierr;
+        if ((c->requeue[i].status == NAS_TRIAL_RUNNING ||
+             c->requeue[i].status == NAS_TRIAL_PENDING) &&
+            nas_store_trial_interrupt(c->st, c->requeue[i].id, reason, &ierr) == NAS_OK)
+            c->n_interrupted++;
+    }
+}
+
 /* issue 20: the loop ended with trials left, so no worker can take one:
  * under MPI every worker rank was given up on (a rank cannot be
  * restarted). Not done: the trials an earlier run left unfinished are
@@ -980,13 +997,7 @@ static int run_no_workers(run *r, nas_error *err)
                            "the trials' errors) with %d of %d trials finished; run the same "
                            "command again to resume",
                            nas_pool_size(c->pool), c->finished, c->budget);
-    for (int i = c->requeue_pos; i < c->nrequeue; i++) { /* left by an earlier run */
-        nas_error ierr;
-        if ((c->requeue[i].status == NAS_TRIAL_RUNNING ||
-             c->requeue[i].status == NAS_TRIAL_PENDING) &&
-            nas_store_trial_interrupt(c->st, c->requeue[i].id, err->msg, &ierr) == NAS_OK)
-            c->n_interrupted++;
-    }
+    interrupt_leftovers(c, err->msg);
     r->summary->interrupted = c->n_interrupted;
     r->final_status = "interrupted";
     return rc;
@@ -1026,6 +1037,9 @@ static int run_close(run *r, int rc, nas_error *err)
 {
     ctl *c = &r->c;
     nas__ctl_clear_status(c);
+    if (rc == NAS_OK && c->st && c->exp > 0) /* a budget lowered below the stored trials */
+        interrupt_leftovers(c, "interrupted; not run: the experiment's budget of trials was "
+                               "reached without it (raise search.trials to run it)");
     if (rc != NAS_OK && rc != NAS_EINTR && (c->nfl > 0 || c->nretry > 0)) {
         nas_error ierr; /* issue 20: waiting retries too, never left 'running' */
         char why[sizeof err->msg + 32];

@@ -79,6 +79,20 @@ grep_in "34 of 34 trials finished" "$TMP/out"
 run 0 "$NAS" run a34w2.conf --db "$DB" # back to 34: not an extension
 grep_in "resuming experiment 'ident' (id 1) in $DB: 34 done, 0 failed of 34" "$TMP/err"
 
+note "lowered below the finished trials, a trial a killed run left 'running' is marked interrupted"
+# as kill -9 leaves it: the trial 'running' without a result, the experiment 'running'
+sql "$DB" "UPDATE trial SET status = 'running' WHERE id = 34; DELETE FROM result WHERE trial_id = 34;
+           UPDATE experiment SET status = 'running'"
+run 0 "$NAS" run a25w2.conf --db "$DB"
+grep_in "its budget is 33 trials; its unfinished trials are not run" "$TMP/err"
+grep_in "1 trial(s) were left 'running' .* they are marked interrupted, not run" "$TMP/err"
+expect_eq "trial 34 and the experiment" \
+    "$(sql "$DB" "SELECT t.status || ' ' || e.status FROM trial t JOIN experiment e
+                  ON e.id = t.experiment_id WHERE t.id = 34")" "interrupted done"
+run 0 "$NAS" run a34w2.conf --db "$DB" # raised again: it runs
+grep_in "1 unfinished trial(s) to re-run" "$TMP/err"
+expect_eq "trials" "$(sql "$DB" "SELECT count(*) FROM trial WHERE status = 'done'")" 34
+
 note "a changed defining setting is refused with the keys and the way out"
 mk b.conf 34 2 6 12
 before=$(sql "$DB" "SELECT count(*) FROM trial")
