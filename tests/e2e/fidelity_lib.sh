@@ -61,3 +61,14 @@ fid_stop_at_rewrite() {
     kill -INT "$1"
     wait "$1"
 }
+
+# fid_ckpt_epochs FILE: the epochs a training checkpoint (.npz) holds, its
+# state/progress[1] (trainer/train_full.c), read with sqlite3's zipfile().
+fid_ckpt_epochs() {
+    local hex hl off
+    hex=$(sql ":memory:" "SELECT hex(data) FROM zipfile('$1') WHERE name = 'state/progress.npy'")
+    [ -n "$hex" ] || return 1
+    hl=$((16#${hex:18:2}${hex:16:2}))  # the .npy header's length, little-endian
+    off=$(((10 + hl + 8) * 2))          # progress[1], an int64 little-endian
+    echo $((16#${hex:off+14:2}${hex:off+12:2}${hex:off+10:2}${hex:off+8:2}${hex:off+6:2}${hex:off+4:2}${hex:off+2:2}${hex:off:2}))
+}
