@@ -238,7 +238,7 @@ static int pref_layout_dims(int bf16, int block16, int c, int h, int w)
 {
     if ((int64_t)h * w <= 1)
         return L_PLAIN;
-    if (bf16 && c % 16 == 0)
+    if (bf16 && c % 8 == 0)
         return L_NHWC_BF16;
     if (block16 && c % 16 == 0)
         return L_B16;
@@ -264,8 +264,13 @@ static int block_of(int layout) { return layout == L_B16 ? 16 : layout == L_B8 ?
  * computes them (bf16 channels-last). */
 static int own_stats(int l) { return l == L_PLAIN || l == L_B8 || l == L_B16; }
 
-/* The fp32 layout an op falls back to when it cannot run in bf16. */
-static int f32_of(int layout) { return layout == L_NHWC_BF16 ? L_B16 : layout; }
+/* The fp32 layout an op falls back to when it cannot run in bf16: the
+ * preferred fp32 layout of t's shape for a bf16 `layout`, else `layout`. */
+static int f32_of(const nas_tensor *t, int layout)
+{
+    const cpu_ctx *c = t->be->context;
+    return layout == L_NHWC_BF16 ? pref_layout_dims(0, c->block16, t->c, t->h, t->w) : layout;
+}
 
 static dnnl_format_tag_t tag_of(int layout)
 {
@@ -924,8 +929,17 @@ static int conv_prim_g(nas_backend *be, int kind, const nas_tensor *x, const nas
              names[kind - PK_CONV_FWD], fused ? "_bias" : "", x->n, x->c, x->h, x->w, w->n, w->c,
              w->h, w->w, y->n, y->c, y->h, y->w, stride, pad, groups,
              fused == CONV_BIAS_SUM ? " accumulate" : fused >= CONV_BIAS_ACT ? " act" : "");
-    int cand[4][2] = {{lx, ly}}, nc = 1;
-    if (!is_bf16(lx) && !is_bf16(ly)) {
+    int cand[5][2] = {{lx, ly}}, nc = 1;
+    if (is_bf16(lx) || is_bf16(ly)) {
+        /* a bf16 pair with only a reference kernel (e.g. channel counts
+         * that are not multiples of 16 on an AMX host) runs in fp32 */
+        lx = f32_of(x, lx);
+        ly = f32_of(y, ly);
+        cand[nc][0] = lx;
+        cand[nc][1] = ly;
+        nc++;
+    }
+    {
         if (x->c % 8 == 0 && y->c % 8 == 0 && !(lx == L_B8 && ly == L_B8)) {
             cand[nc][0] = cand[nc][1] = L_B8;
             nc++;
@@ -986,8 +1000,8 @@ static int gconv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_
     *lx = pref_layout(x);
     *ly = pref_layout(y);
     if (is_bf16(*lx) != is_bf16(*ly)) {
-        *lx = f32_of(*lx);
-        *ly = f32_of(*ly);
+        *lx = f32_of(x, *lx);
+        *ly = f32_of(y, *ly);
     }
     return conv_prim_g(be, kind, x, w, y, stride, pad, groups, *lx, *ly, CONV_PLAIN, p);
 }
@@ -1043,6 +1057,18 @@ static int cpu_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const na
             return NAS_OK;
         }
     }
+    /* the same on bf16 channels-last activations (issue 34: oneDNN 2.6's
+     * bf16 kernels for this direction took 0.3-0.6 s a call on chain-se's
+     * 5x5 shapes with AVX512-BF16) */
+    if (groups > 1 && groups == x->c && dw->n == x->c && dw->c == 1 && dw->h == dw->w &&
+        is_bf16(x->layout) && is_bf16(dy->layout)) {
+        PROF0;
+        if (nas__cpu_dw_wgrad_bf16(x->buf, dy->buf, F(dw), x->n, x->c, x->h, x->w, dy->h,
+                                   dy->w, dw->h, stride, pad, pick_threads(be, x->count)) == 0) {
+            PROF1(PS_DW_BWD_FILTER);
+            return NAS_OK;
+        }
+    }
     int lx, ly;
     prim *p;
     int rc = gconv_prim(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, groups, &lx, &ly, &p);
@@ -1080,7 +1106,7 @@ static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
     if (ctx_of(be)->bf16)
         return nas__backend_fail(be, NAS_EUNSUPPORTED,
                                  "cpu conv2d_fwd_fused: fp32 only (precision is bf16)");
-    int lx = f32_of(pref_layout(x)), ly = f32_of(pref_layout(y));
+    int lx = f32_of(x, pref_layout(x)), ly = f32_of(y, pref_layout(y));
     if (accumulate && to_layout(be, y, ly, 1)) /* y's current values, in the dst layout */
         return NAS_EBACKEND;
     prim *p;
@@ -1890,7 +1916,7 @@ static int cpu_axpy(nas_backend *be, float alpha, const nas_tensor *x, nas_tenso
 static int cpu_scale(nas_backend *be, float alpha, const nas_tensor *x, nas_tensor *y)
 {
     PROF0;
-    int l = same_shape(x, y) ? f32_of(x->layout) : L_PLAIN;
+    int l = same_shape(x, y) ? f32_of(x, x->layout) : L_PLAIN;
     const float *xp = in_layout(be, x, l, 0);
     if (!xp)
         return NAS_EBACKEND;
@@ -1938,7 +1964,7 @@ static int cpu_sgd_step(nas_backend *be, nas_tensor *w, const nas_tensor *dw, na
 {
     PROF0;
     /* Parameters are plain in practice; make the three agree if not. */
-    int l = same_shape(w, dw) && same_shape(w, v) ? f32_of(w->layout) : L_PLAIN;
+    int l = same_shape(w, dw) && same_shape(w, v) ? f32_of(w, w->layout) : L_PLAIN;
     if (to_layout(be, w, l, 1) || to_layout(be, v, l, 2))
         return NAS_EBACKEND;
     const float *gp = in_layout(be, dw, l, 0);
@@ -1955,7 +1981,7 @@ static int cpu_sumsq(nas_backend *be, const nas_tensor *x, double *out)
 {
     PROF0;
     double acc = 0.0;
-    const float *xp = in_layout(be, x, f32_of(x->layout), 0);
+    const float *xp = in_layout(be, x, f32_of(x, x->layout), 0);
     if (!xp)
         return NAS_EBACKEND;
     for (size_t i = 0; i < x->count; i++)
@@ -2015,7 +2041,7 @@ static int cpu_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor 
     if (has_elt(fn))
         return elt_fwd(be, PK_ELT_FWD, fn, x, y);
     PROF0;
-    int l = f32_of(same_shape(x, y) ? x->layout : L_PLAIN);
+    int l = f32_of(x, same_shape(x, y) ? x->layout : L_PLAIN);
     const float *xb = in_layout(be, x, l, 0);
     if (!xb)
         return NAS_EBACKEND;
@@ -2032,7 +2058,7 @@ static int cpu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_t
     if (has_elt(fn))
         return elt_bwd(be, PK_ELT_BWD, fn, x, dy, dx);
     PROF0;
-    int l = f32_of(same_shape(x, dy) && same_shape(x, dx) ? x->layout : L_PLAIN);
+    int l = f32_of(x, same_shape(x, dy) && same_shape(x, dx) ? x->layout : L_PLAIN);
     const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
     if (!dyb)
         return NAS_EBACKEND;
@@ -2049,7 +2075,7 @@ static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tenso
                            nas_tensor *y)
 {
     PROF0;
-    int l = f32_of(x->layout);
+    int l = f32_of(x, x->layout);
     const float *xb = in_layout(be, x, l, 0), *sb = xb ? in_layout(be, s, L_PLAIN, 1) : NULL;
     if (!sb)
         return NAS_EBACKEND;
@@ -2068,7 +2094,7 @@ static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tenso
                            const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
 {
     PROF0;
-    int l = f32_of(x->layout);
+    int l = f32_of(x, x->layout);
     const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
     const float *sb = dyb ? in_layout(be, s, L_PLAIN, 2) : NULL;
     if (!sb)

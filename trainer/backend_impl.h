@@ -232,6 +232,20 @@ void nas__cpu_bn_stats(const float *x, int n, int c, int hw, int block, float *m
 int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, int h, int w,
                       int ho, int wo, int r, int stride, int pad, int bs, int nthr);
 
+/*
+ * The same weight gradient on bf16 channels-last activations (the cpu
+ * backend's precision "bf16": x [N,H,W,C] and dy [N,Ho,Wo,C] as bfloat16
+ * bit patterns, nhwc), dw plain fp32 [C,1,R,R]; issue 34. Products and sums
+ * in fp32 (each bf16 value converts to float exactly), over (image, output
+ * row, output column) in that order; work shared out over OpenMP threads
+ * by (16-channel group, kernel row), one thread each, so the result does
+ * not depend on nthr. Returns 0, or -1 before writing anything when R is
+ * not 3, 5 or 7, C is not a positive multiple of 8, or an extent is empty.
+ */
+int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, float *dw, int n,
+                           int c, int h, int w, int ho, int wo, int r, int stride, int pad,
+                           int nthr);
+
 /* Outputs of at least this many bytes are written by streaming stores
  * (non-temporal: the line is not read first, and the cache keeps the
  * input, which the output pass reads a second time); the same bits. */

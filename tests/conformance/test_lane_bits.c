@@ -413,6 +413,86 @@ static void test_bn_act_kernel_bits(void **state)
     bn_act_bits_one(&r, NAS_FN_RELU, n, c, hw, 1);
 }
 
+/* A float rounded to bfloat16 (nearest even), as its 16-bit pattern. */
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static float from_bf16(uint16_t v)
+{
+    uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The depthwise weight gradient on bf16 channels-last activations
+ * (nas__cpu_dw_wgrad_bf16, issue 34) against the scalar loop of its
+ * documented algorithm: each weight a float sum over (image, output row,
+ * output column) of x * dy in that order, so equal bytes; with channel
+ * counts that leave an 8-wide group (24, 40), 1 and 2 threads, R 3/5/7,
+ * stride 1 and 2. */
+static void test_dw_wgrad_bf16_bits(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 17, 5);
+    const int cs[] = {8, 16, 24, 40, 48};
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+        for (int rr = 3; rr <= 7; rr += 2)
+            for (int st = 1; st <= 2; st++) {
+                const int n = 3, c = cs[ci], h = 9, w = 7, p = rr / 2;
+                const int ho = (h + 2 * p - rr) / st + 1, wo = (w + 2 * p - rr) / st + 1;
+                const size_t nx = (size_t)n * h * w * c, nd = (size_t)n * ho * wo * c;
+                uint16_t *x = malloc(nx * sizeof *x), *dy = malloc(nd * sizeof *dy);
+                float *want = calloc((size_t)c * rr * rr, sizeof *want);
+                float *got = malloc((size_t)c * rr * rr * sizeof *got);
+                assert_true(x && dy && want && got);
+                for (size_t i = 0; i < nx; i++)
+                    x[i] = to_bf16(4.0f * nas_rng_uniform(&r) - 2.0f);
+                for (size_t i = 0; i < nd; i++)
+                    dy[i] = to_bf16(2.0f * nas_rng_uniform(&r) - 1.0f);
+                for (int ch = 0; ch < c; ch++)
+                    for (int ky = 0; ky < rr; ky++)
+                        for (int kx = 0; kx < rr; kx++) {
+                            float acc = 0.0f;
+                            for (int i = 0; i < n; i++)
+                                for (int oy = 0; oy < ho; oy++)
+                                    for (int ox = 0; ox < wo; ox++) {
+                                        int iy = oy * st + ky - p, ix = ox * st + kx - p;
+                                        if (iy < 0 || iy >= h || ix < 0 || ix >= w)
+                                            continue;
+                                        size_t xi = ((size_t)i * h + iy) * w + ix;
+                                        size_t di = ((size_t)i * ho + oy) * wo + ox;
+                                        acc += from_bf16(x[xi * c + ch]) *
+                                               from_bf16(dy[di * c + ch]);
+                                    }
+                            want[((size_t)ch * rr + ky) * rr + kx] = acc;
+                        }
+                for (int thr = 1; thr <= 2; thr++) {
+                    memset(got, 0xff, (size_t)c * rr * rr * sizeof *got);
+                    assert_int_equal(nas__cpu_dw_wgrad_bf16(x, dy, got, n, c, h, w, ho, wo, rr,
+                                                            st, p, thr),
+                                     0);
+                    if (memcmp(got, want, (size_t)c * rr * rr * sizeof *got) != 0)
+                        fail_msg("dw_wgrad_bf16 c %d r %d stride %d threads %d: not the "
+                                 "scalar loop's bytes", c, rr, st, thr);
+                }
+                free(x);
+                free(dy);
+                free(want);
+                free(got);
+            }
+    float dw[9];
+    uint16_t one[8 * 9] = {0};
+    assert_int_equal(nas__cpu_dw_wgrad_bf16(one, one, dw, 1, 12, 3, 3, 3, 3, 3, 1, 1, 1), -1);
+    assert_int_equal(nas__cpu_dw_wgrad_bf16(one, one, dw, 1, 8, 3, 3, 3, 3, 4, 1, 1, 1), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_gap_chscale_bits),
         cmocka_unit_test(test_chscale_kernel_bits),
         cmocka_unit_test(test_bn_act_kernel_bits),
+        cmocka_unit_test(test_dw_wgrad_bf16_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -249,7 +249,7 @@ static void test_chain(void **state)
  * layout error is O(1) nearly everywhere. */
 static void test_chain_bf16(void **state)
 {
-    static const int shapes[][3] = {{3, 16, 9}, {8, 32, 12}, {3, 8, 6}};
+    static const int shapes[][3] = {{3, 16, 9}, {8, 32, 12}, {3, 8, 6}, {2, 24, 5}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         env e;
         open_env(state, &e, 200 + i);
@@ -265,6 +265,54 @@ static void test_chain_bf16(void **state)
         chain(&e, shapes[i][0], shapes[i][1], shapes[i][2]);
         close_env(&e);
     }
+}
+
+/* Depthwise convolutions of chain networks in bf16 (issue 34): forward,
+ * data and weight gradients with R 3 and 5, stride 1 and 2, on channel
+ * counts 16, 24 (an 8-channel tail) and 48, the inputs produced by a
+ * bf16 convolution so that they arrive in the backend's bf16 layout (the
+ * weight gradient's own kernel, trainer/cpu_depthwise.c, reads it).
+ * Tolerances as test_chain_bf16's (the weight gradient's: below). */
+static void test_depthwise_bf16(void **state)
+{
+    static const int chans[] = {16, 24, 48};
+    for (size_t i = 0; i < sizeof chans / sizeof chans[0]; i++)
+        for (int r = 3; r <= 5; r += 2)
+            for (int st = 1; st <= 2; st++) {
+                env e;
+                open_env(state, &e, 300 + 4 * i + (size_t)r + (size_t)st);
+                int rc = nas_backend_set_precision(e.be[1], "bf16");
+                if (rc == NAS_EUNSUPPORTED) {
+                    printf("SKIPPED: %s: no bf16 (%s)\n", e.name,
+                           nas_backend_last_error(e.be[1]));
+                    close_env(&e);
+                    skip();
+                }
+                assert_int_equal(rc, NAS_OK);
+                e.atol = 0.1;
+                e.rtol = 5e-2;
+                const int n = 2, c = chans[i], h = 8, p = r / 2;
+                const int ho = (h + 2 * p - r) / st + 1;
+                nas_tensor **x0 = mk(&e, n, c, h, h, 1), **w0 = mk(&e, c, 1, 3, 3, 1);
+                nas_tensor **x = mk(&e, n, c, h, h, 0), **w = mk(&e, c, 1, r, r, 1);
+                nas_tensor **y = mk(&e, n, c, ho, ho, 0), **dy0 = mk(&e, n, c, ho, ho, 1);
+                nas_tensor **dy = mk(&e, n, c, ho, ho, 0), **dx = mk(&e, n, c, h, h, 0);
+                nas_tensor **dw = mk(&e, c, 1, r, r, 0);
+                ON_BOTH(&e, nas_gconv2d_fwd(e.be[B], T(x0), T(w0), T(x), 1, 1, c));
+                ON_BOTH(&e, nas_gconv2d_fwd(e.be[B], T(dy0), T(w0), T(dy), 1, 1, c));
+                assert_int_not_equal(T1(x)->layout, 0); /* not plain: the bf16 layout */
+                ON_BOTH(&e, nas_gconv2d_fwd(e.be[B], T(x), T(w), T(y), st, p, c));
+                CHECK(&e, "depthwise fwd", y);
+                ON_BOTH(&e, nas_gconv2d_bwd_data(e.be[B], T(dy), T(w), T(dx), st, p, c));
+                CHECK(&e, "depthwise bwd data", dx);
+                ON_BOTH(&e, nas_gconv2d_bwd_filter(e.be[B], T(x), T(dy), T(dw), st, p, c));
+                /* each weight sums up to n*h*h = 128 products of values of
+                 * magnitude ~1, each off by ~2^-8 relative: ~0.05 absolute
+                 * where they cancel; a wrong index is off by O(10) */
+                e.atol = 0.25;
+                CHECK(&e, "depthwise bwd filter", dw);
+                close_env(&e);
+            }
 }
 
 /* Batch norm in training mode with fresh parameters (gamma, beta random,
@@ -439,8 +487,11 @@ int main(void)
     static const struct {
         const char *what;
         CMUnitTestFunction fn;
-    } per[] = {{"chain", test_chain}, {"mixed_layouts", test_mixed}, {"chain_bf16", test_chain_bf16},
-             {"reduce", test_reduce}};
+    } per[] = {{"chain", test_chain},
+               {"mixed_layouts", test_mixed},
+               {"chain_bf16", test_chain_bf16},
+               {"depthwise_bf16", test_depthwise_bf16},
+               {"reduce", test_reduce}};
     const size_t np = sizeof per / sizeof per[0];
     struct CMUnitTest *tests = calloc(np * nb, sizeof *tests);
     char(*labels)[64] = calloc(np * nb, sizeof *labels);
