@@ -1131,8 +1131,10 @@ static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
 /* ---- batch normalisation ---------------------------------------------------------- */
 
 /* The batch-norm primitive `kind` for x in layout lx (oneDNN's fused ReLU
- * is not used: fp32 training runs a batch norm's ReLU in our own kernel,
- * trainer/cpu_bn_act.c, and bf16 composes the two ops). */
+ * is not used: training runs a batch norm's ReLU in our own kernels,
+ * trainer/cpu_bn_act.c, and in bf16 every training batch norm,
+ * trainer/cpu_bn_act_bf16.c; oneDNN keeps fp32's plain training forward
+ * and inference). */
 static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, prim **out)
 {
     union {
@@ -1254,11 +1256,22 @@ static int bn_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamm
     return NAS_OK;
 }
 
+static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *gamma,
+                          const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *pool,
+                          nas_tensor *save_mean, nas_tensor *save_invstd,
+                          nas_tensor *running_mean, nas_tensor *running_var, float momentum,
+                          float eps);
+
+/* Training batch norm: fp32 by oneDNN with our statistics (bn_train);
+ * bf16 by our own kernel without an activation (trainer/cpu_bn_act_bf16.c). */
 static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
                                    const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
                                    nas_tensor *save_invstd, nas_tensor *running_mean,
                                    nas_tensor *running_var, float momentum, float eps)
 {
+    if (is_bf16(pref_layout(x)))
+        return bn_act_own_fwd(be, NAS__BN_IDENTITY, x, gamma, beta, y, NULL, NULL, save_mean,
+                              save_invstd, running_mean, running_var, momentum, eps);
     return bn_train(be, x, gamma, beta, y, save_mean, save_invstd, running_mean,
                     running_var, momentum, eps);
 }
@@ -1280,70 +1293,41 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
     return prim_exec(be, "batchnorm_fwd_infer", p, bufs);
 }
 
-/* Batch-norm backward by oneDNN (bf16). */
-static int bn_bwd(nas_backend *be, const nas_tensor *x,
-                  const nas_tensor *dy, const nas_tensor *gamma, const nas_tensor *save_mean,
-                  const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
-                  nas_tensor *dbeta)
-{
-    int lx;
-    prim *p;
-    const float *xb;
-    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, &lx, &p, &xb);
-    if (rc)
-        return rc;
-    cpu_ctx *c = ctx_of(be);
-    for (int ch = 0; ch < x->c; ch++) {
-        double is = CF(save_invstd)[ch];
-        c->var[ch] = (float)(1.0 / (is * is) - (double)BN_BWD_EPS);
-    }
-    const float *dyb = in_layout(be, dy, lx, 1);
-    if (!dyb)
-        return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb,  save_mean->buf, c->var,      (void *)dyb,
-                          gamma->buf,  dx->buf,        dgamma->buf, dbeta->buf,
-                          gamma->buf};
-    /* oneDNN 2.6 refuses to run the use_shift backward without a SHIFT
-     * argument although the gradients do not depend on it; the API has no
-     * beta here, so gamma's (read-only, same-sized) buffer stands in. */
-    dx->layout = lx;
-    return prim_exec(be, "batchnorm_bwd", p, bufs);
-}
-
 static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const float *beta,
                           const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
                           const nas_tensor *gamma, const nas_tensor *save_mean,
                           const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                           nas_tensor *dbeta, int slot);
 
-/* Training batch norm's backward: fp32 by our own kernel (trainer/cpu_bn_act.c,
- * no activation), each thread a run of consecutive channel blocks; bf16 by oneDNN. */
+/* Training batch norm's backward by our own kernel (no activation; fp32:
+ * trainer/cpu_bn_act.c, each thread a run of consecutive channel blocks;
+ * bf16: trainer/cpu_bn_act_bf16.c). */
 static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
                              const nas_tensor *gamma, const nas_tensor *save_mean,
                              const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                              nas_tensor *dbeta)
 {
-    if (!own_stats(pref_layout(x)))
-        return bn_bwd(be, x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
     return bn_act_own_bwd(be, NAS__BN_IDENTITY, x, NULL, dy, NULL, NULL, gamma, save_mean,
                           save_invstd, dx, dgamma, dbeta, PK_BN_BWD);
 }
 
-/* Issue 34: batch norm + activation as one kernel on fp32 activations
- * (blocked or plain layouts): ReLU, ReLU6 and h-swish by our own
- * (trainer/cpu_bn_act.c); NAS_EUNSUPPORTED for other functions and bf16,
+/* Issue 34: batch norm + activation as one kernel: ReLU, ReLU6 and h-swish
+ * by our own, on fp32 activations (blocked or plain layouts,
+ * trainer/cpu_bn_act.c) and on bf16 ones (channels-last,
+ * trainer/cpu_bn_act_bf16.c); NAS_EUNSUPPORTED for other functions,
  * which nas_batchnorm_act_* then compose. ws holds beta's C values, from
  * which the backward recomputes BN's output. */
 static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
 {
-    return (fn == NAS_FN_RELU || fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH) &&
-           !is_bf16(pref_layout(x)) && !ctx_of(be)->bf16;
+    (void)be;
+    return fn == NAS_FN_RELU || fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH;
 }
 
-/* Batch norm + ReLU / ReLU6 / h-swish forward by nas__cpu_bn_act_fwd, in
+/* Batch norm + ReLU / ReLU6 / h-swish (or NAS__BN_IDENTITY) forward by
+ * nas__cpu_bn_act_fwd, or nas__cpu_bn_act_bf16_fwd for a bf16 layout, in
  * x's preferred layout; with pool (else NULL) also the mean of y over H*W
- * per image and channel (SE's squeeze, as cpu_gap_fwd). The running
- * statistics as bn_train updates them. */
+ * per image and channel (SE's squeeze, as cpu_gap_fwd); beta copied into
+ * ws when ws is not NULL. The running statistics as bn_train updates them. */
 static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *gamma,
                           const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *pool,
                           nas_tensor *save_mean, nas_tensor *save_invstd,
@@ -1360,23 +1344,31 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
         grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes,
                    NAS__CPU_BN_ACT_WS_BYTES(x->n, x->c)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
-    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), pool ? F(pool) : NULL,
-                            F(save_mean), c->var, F(save_invstd), c->bn_sums, x->n, x->c,
-                            (size_t)x->h * x->w, block_of(lx), eps,
-                            pick_threads(be, x->count)) != 0)
+    const size_t hw = (size_t)x->h * x->w;
+    const int nthr = pick_threads(be, x->count);
+    if ((is_bf16(lx) ? nas__cpu_bn_act_bf16_fwd(fn, (const unsigned short *)xb, CF(gamma),
+                                                CF(beta), y->buf, pool ? F(pool) : NULL,
+                                                F(save_mean), c->var, F(save_invstd),
+                                                c->bn_sums, x->n, x->c, hw, eps, nthr)
+                     : nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y),
+                                           pool ? F(pool) : NULL, F(save_mean), c->var,
+                                           F(save_invstd), c->bn_sums, x->n, x->c, hw,
+                                           block_of(lx), eps, nthr)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_fwd_train: fn %d x[%d,%d,%d,%d] refused", fn,
                                  x->n, x->c, x->h, x->w);
-    memcpy(ws->buf, beta->buf, (size_t)x->c * sizeof(float));
+    if (ws) {
+        memcpy(ws->buf, beta->buf, (size_t)x->c * sizeof(float));
+        ws->layout = lx; /* beta, not activations; never downloaded by callers */
+    }
     y->layout = lx;
-    ws->layout = lx; /* beta, not activations; never downloaded by callers */
     if (pool)
         pool->layout = L_PLAIN;
     const float m = (float)((size_t)x->n * x->h * x->w);
     for (int ch = 0; ch < x->c; ch++)
         nas__bn_running_update(&F(running_mean)[ch], &F(running_var)[ch], CF(save_mean)[ch],
                                c->var[ch], m, momentum);
-    PROF1(PS_BN_ACT_FWD);
+    PROF1(fn == NAS__BN_IDENTITY ? PK_BN_TRAIN : PS_BN_ACT_FWD);
     return NAS_OK;
 }
 
@@ -1428,9 +1420,16 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
     if (grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes,
                    NAS__CPU_BN_ACT_WS_BYTES(x->n, x->c)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_bwd: out of memory");
-    if (nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
-                            CF(save_invstd), F(dx), F(dgamma), F(dbeta), c->bn_sums, x->n, x->c,
-                            (size_t)x->h * x->w, block_of(lx), pick_threads(be, x->count)) != 0)
+    const size_t hw = (size_t)x->h * x->w;
+    const int nthr = pick_threads(be, x->count);
+    if ((is_bf16(lx) ? nas__cpu_bn_act_bf16_bwd(fn, (const unsigned short *)xb,
+                                                (const unsigned short *)dyb, sb, pb, CF(gamma),
+                                                beta, CF(save_mean), CF(save_invstd), dx->buf,
+                                                F(dgamma), F(dbeta), c->bn_sums, x->n, x->c, hw,
+                                                nthr)
+                     : nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
+                                           CF(save_invstd), F(dx), F(dgamma), F(dbeta),
+                                           c->bn_sums, x->n, x->c, hw, block_of(lx), nthr)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_bwd: fn %d x[%d,%d,%d,%d] refused", fn, x->n,
                                  x->c, x->h, x->w);

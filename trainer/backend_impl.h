@@ -290,6 +290,31 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
                         float *dbeta, double *ws, int n, int c, size_t hw, int bs, int nthr);
 
 /*
+ * nas__cpu_bn_act_fwd / _bwd on bf16 channels-last activations (the cpu
+ * backend's precision "bf16"; trainer/cpu_bn_act_bf16.c, issue 34): x, y,
+ * dy, dx [N,H,W,C] as bfloat16 bit patterns (hw = H*W), C a positive
+ * multiple of 8; gamma, beta, mean, var, invstd, dgamma, dbeta [C] and
+ * pool, s, dpool [N,C] plain fp32, with the same meanings. Arithmetic in
+ * float (the sums per image in float, per channel in double); y and dx are
+ * rounded to bf16 (nearest even) as stored, and pool is the mean of the
+ * stored (rounded) y. ws: NAS__CPU_BN_ACT_WS_BYTES(N, C) bytes, 8-byte
+ * aligned. Each channel is summed on one thread in a fixed order, so the
+ * results do not depend on nthr. Return 0, or -1 before writing anything
+ * for another fn, C not a positive multiple of 8, an empty extent, a
+ * missing beta (forward; backward unless NAS__BN_IDENTITY), only one of s
+ * and dpool, or no ws.
+ */
+int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma,
+                             const float *beta, unsigned short *y, float *pool, float *mean,
+                             float *var, float *invstd, double *ws, int n, int c, size_t hw,
+                             float eps, int nthr);
+int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned short *dy,
+                             const float *s, const float *dpool, const float *gamma,
+                             const float *beta, const float *mean, const float *invstd,
+                             unsigned short *dx, float *dgamma, float *dbeta, double *ws, int n,
+                             int c, size_t hw, int nthr);
+
+/*
  * Squeeze-and-excitation's channel scale on the cpu backend
  * (trainer/cpu_se.c; Hu et al. 2018): y = x * s[n,c], and backward ds[n,c]
  * = sum over H*W of dy * x and, when dx is non-NULL, dx = dy * s. x, y,
