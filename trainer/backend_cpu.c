@@ -1057,11 +1057,12 @@ static int cpu_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const na
             return NAS_OK;
         }
     }
-    /* the same on bf16 channels-last activations (issue 34: oneDNN 2.6's
-     * bf16 kernels for this direction took 0.3-0.6 s a call on chain-se's
-     * 5x5 shapes with AVX512-BF16) */
+    /* the same on bf16 channels-last activations for R 5 and 7 (issue 34:
+     * oneDNN 2.6 runs those in its generic jit_bf16 kernel, 0.3-0.6 s a
+     * call on chain-se's shapes with AVX512-BF16; its 3x3 jit_dw kernel
+     * was faster than ours on chain-plain) */
     if (groups > 1 && groups == x->c && dw->n == x->c && dw->c == 1 && dw->h == dw->w &&
-        is_bf16(x->layout) && is_bf16(dy->layout)) {
+        dw->h != 3 && is_bf16(x->layout) && is_bf16(dy->layout)) {
         PROF0;
         if (nas__cpu_dw_wgrad_bf16(x->buf, dy->buf, F(dw), x->n, x->c, x->h, x->w, dy->h,
                                    dy->w, dw->h, stride, pad, pick_threads(be, x->count)) == 0) {
@@ -2069,11 +2070,23 @@ static int cpu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_t
 }
 
 /* y = x * s[n,c] in x's fp32 layout (blocked or plain), by
- * nas__cpu_chscale_fwd (trainer/cpu_se.c) on the backend's threads. */
+ * nas__cpu_chscale_fwd (trainer/cpu_se.c) on the backend's threads; a bf16
+ * x by nas__cpu_chscale_bf16_fwd, y bf16 in the same layout. */
 static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
                            nas_tensor *y)
 {
     PROF0;
+    if (is_bf16(x->layout) && same_shape(x, y)) {
+        const float *sb = in_layout(be, s, L_PLAIN, 1);
+        if (!sb)
+            return NAS_EBACKEND;
+        if (nas__cpu_chscale_bf16_fwd(x->buf, sb, y->buf, x->n, x->c, (size_t)x->h * x->w,
+                                      pick_threads(be, x->count)) == 0) {
+            y->layout = x->layout;
+            PROF1(PS_CHSCALE);
+            return NAS_OK;
+        }
+    }
     int l = f32_of(x, x->layout);
     const float *xb = in_layout(be, x, l, 0), *sb = xb ? in_layout(be, s, L_PLAIN, 1) : NULL;
     if (!sb)
@@ -2088,11 +2101,26 @@ static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tenso
 }
 
 /* ds = sum over H*W of dy * x, dx = dy * s (dx may be NULL), by
- * nas__cpu_chscale_bwd in x's fp32 layout. */
+ * nas__cpu_chscale_bwd in x's fp32 layout; for a bf16 x by
+ * nas__cpu_chscale_bf16_bwd in x's layout. */
 static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
                            const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
 {
     PROF0;
+    if (is_bf16(x->layout)) { /* dy read in x's bf16 layout */
+        const void *dyb = in_layout(be, dy, x->layout, 1);
+        const float *sb = dyb ? in_layout(be, s, L_PLAIN, 2) : NULL;
+        if (!sb)
+            return NAS_EBACKEND;
+        if (nas__cpu_chscale_bf16_bwd(x->buf, sb, dyb, dx ? dx->buf : NULL, F(ds), x->n, x->c,
+                                      (size_t)x->h * x->w, pick_threads(be, x->count)) == 0) {
+            if (dx)
+                dx->layout = x->layout;
+            ds->layout = L_PLAIN;
+            PROF1(PS_CHSCALE);
+            return NAS_OK;
+        }
+    }
     int l = f32_of(x, x->layout);
     const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
     const float *sb = dyb ? in_layout(be, s, L_PLAIN, 2) : NULL;

@@ -315,6 +315,21 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
                              int c, size_t hw, int nthr);
 
 /*
+ * nas__cpu_chscale_fwd / _bwd on bf16 channels-last activations
+ * (trainer/cpu_bn_act_bf16.c, issue 34): x, y, dy, dx [N,H,W,C] as
+ * bfloat16 bit patterns (hw = H*W), C a positive multiple of 8; s, ds
+ * [N,C] plain fp32. y and dx are products rounded to bf16 (nearest even);
+ * ds[n,c] is a float sum over the positions in memory order. nthr: OpenMP
+ * threads over the images (below 1: OpenMP's default); results do not
+ * depend on it. Return 0, or -1 before writing anything for C not a
+ * positive multiple of 8, an empty extent, or (backward) dy or ds NULL.
+ */
+int nas__cpu_chscale_bf16_fwd(const unsigned short *x, const float *s, unsigned short *y, int n,
+                              int c, size_t hw, int nthr);
+int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const unsigned short *dy,
+                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr);
+
+/*
  * Squeeze-and-excitation's channel scale on the cpu backend
  * (trainer/cpu_se.c; Hu et al. 2018): y = x * s[n,c], and backward ds[n,c]
  * = sum over H*W of dy * x and, when dx is non-NULL, dx = dy * s. x, y,

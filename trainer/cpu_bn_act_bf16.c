@@ -11,15 +11,20 @@
  * Without this kernel a bf16 batch norm ran as oneDNN's batch norm (one
  * thread: channels-last splits pixels between threads with barriers) and
  * a separate eltwise pass each way, or for C not a multiple of 16 as
- * oneDNN's generic nspc_bnorm.
+ * oneDNN's generic nspc_bnorm. Also squeeze-and-excitation's channel
+ * scale on the same tensors (y = x * s[n,c], ds = sum over H*W of dy * x),
+ * which otherwise ran in fp32 on reordered copies.
  *
- * Layout: x[n][s][c] (s over H*W), C a multiple of 8. Work: the C/8
- * eight-channel groups are shared out over OpenMP's threads in contiguous
- * runs, each thread walking the pixels in memory order over its run (so
- * reads are contiguous stretches of each pixel's row). Every channel's
- * sums run on one thread over images, then positions, in memory order,
- * so results do not depend on the thread count; CMakeLists.txt builds this
- * file with -ffp-contract=off.
+ * Layout: x[n][s][c] (s over H*W), C a multiple of 8. Work: the
+ * statistics passes share out the channels over OpenMP's threads in runs
+ * of whole 16-channel units (no two threads write one cache line of the
+ * sums), each thread walking the pixels in memory order over its run;
+ * after a barrier, the element-wise passes (y, dx) share out the images,
+ * so no two threads write one cache line of y or dx (with 8-channel runs
+ * they did, on every pixel, and the kernel was slower than oneDNN's).
+ * Every channel's sums run on one thread over images, then positions, in
+ * memory order, so results do not depend on the thread count;
+ * CMakeLists.txt builds this file with -ffp-contract=off.
  */
 #include <math.h>   /* sqrt */
 #include <stddef.h> /* size_t */
@@ -84,20 +89,89 @@ typedef unsigned short h8 __attribute__((vector_size(16), aligned(2)));
 #define BN_CLONES
 #endif
 
-/* The range [*g0, *g1) of 8-channel groups of thread t of nt. */
+/* The range [*g0, *g1) of 8-channel groups of thread t of nt for the
+ * statistics passes: whole 16-channel units (64 bytes of the float sums),
+ * so that no two threads write the same cache line. */
 static void my_groups(int groups, int t, int nt, int *g0, int *g1)
 {
-    *g0 = (int)((long)groups * t / nt);
-    *g1 = (int)((long)groups * (t + 1) / nt);
+    const int units = (groups + 1) / 2;
+    *g0 = 2 * (int)((long)units * t / nt);
+    *g1 = 2 * (int)((long)units * (t + 1) / nt);
+    if (*g1 > groups)
+        *g1 = groups;
+    if (*g0 > groups)
+        *g0 = groups;
 }
 
-/* Forward over groups [g0, g1): statistics, then y (and pool). fs: 2*C
- * floats of per-image partial sums, sd: 2*C doubles. */
+/* The images [*i0, *i1) of thread t of nt for the element-wise passes
+ * (each thread whole rows of pixels: no shared cache lines in y, dx). */
+static void my_images(int n, int t, int nt, int *i0, int *i1)
+{
+    *i0 = (int)((long)n * t / nt);
+    *i1 = (int)((long)n * (t + 1) / nt);
+}
+
+/* The forward's output pass over images [i0, i1), every channel, pixel
+ * by pixel (whole rows: each line of y written at once; writing it group
+ * by group cost a read for ownership per group), z = x * a + b with a, b
+ * in fs, the pool summed in place in its own entries; one copy of the
+ * loop per activation (FN a constant). */
+#define FWD_OUT_LOOP(FN)                                                                    \
+    for (int i = i0; i < i1; i++) {                                                         \
+        const size_t off = (size_t)i * hw * row;                                            \
+        float *pacc = pool ? pool + (size_t)i * c : NULL;                                   \
+        if (pool)                                                                           \
+            for (int ch = 0; ch < c; ch += 8)                                               \
+                *(v8 *)(pacc + ch) = (v8){0};                                               \
+        for (size_t s = 0; s < hw; s++)                                                     \
+            for (int ch = 0; ch < c; ch += 8) {                                             \
+                const v8 z = LD8(x + off + s * row + ch) * *(const v8 *)(fsum + ch) +       \
+                             *(const v8 *)(fsq + ch);                                       \
+                v8 o;                                                                       \
+                ACT(FN, z, o);                                                              \
+                ST8(y + off + s * row + ch, o);                                             \
+                if (pool)                                                                   \
+                    *(v8 *)(pacc + ch) += LD8(y + off + s * row + ch);                      \
+            }                                                                               \
+        if (pool)                                                                           \
+            for (int ch = 0; ch < c; ch += 8)                                               \
+                *(v8 *)(pacc + ch) *= inv_hw;                                               \
+    }
+
+BN_CLONES static void fwd_out(int fn, const unsigned short *x, unsigned short *y, float *pool,
+                              const float *fs, int c, size_t hw, int i0, int i1)
+{
+    const size_t row = (size_t)c;
+    const float *fsum = fs, *fsq = fs + c;
+    const float inv_hw = 1.0f / (float)hw;
+    switch (fn) {
+    case NAS_FN_RELU:
+        FWD_OUT_LOOP(NAS_FN_RELU)
+        break;
+    case NAS_FN_RELU6:
+        FWD_OUT_LOOP(NAS_FN_RELU6)
+        break;
+    case NAS_FN_HSWISH:
+        FWD_OUT_LOOP(NAS_FN_HSWISH)
+        break;
+    default:
+        FWD_OUT_LOOP(NAS__BN_IDENTITY)
+    }
+}
+
+/* Forward, phase 0: the statistics of groups [g0, g1) and their output
+ * scale and shift in fs (2*C floats; per-image partial sums before that),
+ * sd: 2*C doubles. Phase 1 (after every thread's phase 0): y (and pool)
+ * of images [i0, i1), every channel. */
 BN_CLONES static void fwd_groups(int fn, const unsigned short *x, const float *gamma,
                                  const float *beta, unsigned short *y, float *pool, float *mean,
                                  float *var, float *invstd, float *fs, double *sd, int n, int c,
-                                 size_t hw, float eps, int g0, int g1)
+                                 size_t hw, float eps, int g0, int g1, int phase, int i0, int i1)
 {
+    if (phase == 1) {
+        fwd_out(fn, x, y, pool, fs, c, hw, i0, i1);
+        return;
+    }
     const int c0 = 8 * g0, c1 = 8 * g1;
     const size_t row = (size_t)c;
     float *fsum = fs, *fsq = fs + c;
@@ -134,71 +208,99 @@ BN_CLONES static void fwd_groups(int fn, const unsigned short *x, const float *g
         fsum[ch] = gamma[ch] * invstd[ch];
         fsq[ch] = beta[ch] - mean[ch] * fsum[ch];
     }
-    const float inv_hw = 1.0f / (float)hw;
-    for (int i = 0; i < n; i++) {
-        const size_t off = (size_t)i * hw * row;
-        for (int ch = c0; ch < c1; ch += 8) {
-            const v8 a = *(const v8 *)(fsum + ch), b = *(const v8 *)(fsq + ch);
-            v8 acc = {0};
-            for (size_t s = 0; s < hw; s++) {
-                const v8 z = LD8(x + off + s * row + ch) * a + b;
-                v8 o;
-                ACT(fn, z, o);
-                ST8(y + off + s * row + ch, o);
-                if (pool)
-                    acc += LD8(y + off + s * row + ch);
-            }
-            if (pool)
-                *(v8 *)(pool + (size_t)i * c + ch) = acc * inv_hw;
-        }
-    }
 }
 
-/* Backward over groups [g0, g1): sums of g and g * xhat, then dx. */
+/* z = x * a + b with a = gamma * invstd, b = beta - mean * a (0 for a
+ * missing beta), the forward's per-channel expressions, lane-wise */
+#define AB(ch, va, vb)                                                                      \
+    do {                                                                                    \
+        va = *(const v8 *)(gamma + (ch)) * *(const v8 *)(invstd + (ch));                    \
+        vb = (beta ? *(const v8 *)(beta + (ch)) : (v8){0}) - *(const v8 *)(mean + (ch)) * va; \
+    } while (0)
+
+/* One image's backward pass over channels [c0, c1), group by group with
+ * the group's constants and sums in registers: SUMS 1 adds g and g * xhat
+ * into fa, fb; SUMS 0 writes dx from the means of g and g * xhat in fa,
+ * fb. FN a constant (one copy of the loop per activation). */
+#define BWD_IMAGE(FN, SUMS)                                                                 \
+    for (int ch = c0; ch < c1; ch += 8) {                                                   \
+        v8 va, vb;                                                                          \
+        AB(ch, va, vb);                                                                     \
+        const v8 mu = *(const v8 *)(mean + ch), is = *(const v8 *)(invstd + ch);            \
+        v8 s_ = {0}, p_ = {0};                                                              \
+        if (sc) {                                                                           \
+            s_ = *(const v8 *)(sc + (size_t)i * c + ch);                                    \
+            p_ = *(const v8 *)(dpool + (size_t)i * c + ch) * inv_hw;                        \
+        }                                                                                   \
+        const v8 mg = *(const v8 *)(fa + ch), mgx = *(const v8 *)(fb + ch);                 \
+        v8 sg = {0}, sgx = {0};                                                             \
+        for (size_t s = 0; s < hw; s++) {                                                   \
+            const v8 xv = LD8(x + off + s * row + ch);                                      \
+            v8 d = LD8(dy + off + s * row + ch), g;                                         \
+            if (sc)                                                                         \
+                d = d * s_ + p_;                                                            \
+            const v8 z = xv * va + vb;                                                      \
+            ACT_GRAD(FN, z, d, g);                                                          \
+            const v8 xh = (xv - mu) * is;                                                   \
+            if (SUMS) {                                                                     \
+                sg += g;                                                                    \
+                sgx += g * xh;                                                              \
+            } else {                                                                        \
+                const v8 o = va * (g - mg - xh * mgx);                                      \
+                ST8(dx + off + s * row + ch, o);                                            \
+            }                                                                               \
+        }                                                                                   \
+        if (SUMS) {                                                                         \
+            *(v8 *)(fa + ch) = sg;                                                          \
+            *(v8 *)(fb + ch) = sgx;                                                         \
+        }                                                                                   \
+    }
+
+#define BWD_SWITCH(SUMS)                                                                    \
+    switch (fn) {                                                                           \
+    case NAS_FN_RELU:                                                                       \
+        BWD_IMAGE(NAS_FN_RELU, SUMS)                                                        \
+        break;                                                                              \
+    case NAS_FN_RELU6:                                                                      \
+        BWD_IMAGE(NAS_FN_RELU6, SUMS)                                                       \
+        break;                                                                              \
+    case NAS_FN_HSWISH:                                                                     \
+        BWD_IMAGE(NAS_FN_HSWISH, SUMS)                                                      \
+        break;                                                                              \
+    default:                                                                                \
+        BWD_IMAGE(NAS__BN_IDENTITY, SUMS)                                                   \
+    }
+
+/* Backward, phase 0: the sums of g and g * xhat of groups [g0, g1)
+ * (per-image partials in fs, 2*C floats, then the means of g and g * xhat
+ * there; totals in sd, 2*C doubles). Phase 1 (after every thread's phase
+ * 0): dx of images [i0, i1), every channel. */
 BN_CLONES static void bwd_groups(int fn, const unsigned short *x, const unsigned short *dy,
                                  const float *sc, const float *dpool, const float *gamma,
                                  const float *beta, const float *mean, const float *invstd,
                                  unsigned short *dx, float *dgamma, float *dbeta, float *fs,
-                                 double *sd, int n, int c, size_t hw, int g0, int g1)
+                                 double *sd, int n, int c, size_t hw, int g0, int g1, int phase,
+                                 int i0, int i1)
 {
-    const int c0 = 8 * g0, c1 = 8 * g1;
+    int c0 = 8 * g0, c1 = 8 * g1;
     const size_t row = (size_t)c;
     float *fa = fs, *fb = fs + c;
     double *dg = sd, *dgx = sd + c;
     const float inv_hw = 1.0f / (float)hw;
-    for (int ch = c0; ch < c1; ch++) {
-        dg[ch] = dgx[ch] = 0.0;
+    if (phase == 1) {
+        c0 = 0;
+        c1 = c;
+        for (int i = i0; i < i1; i++) {
+            const size_t off = (size_t)i * hw * row;
+            BWD_SWITCH(0)
+        }
+        return;
     }
-    /* a = gamma * invstd, b = beta - mean * a (z = x * a + b, as the forward) */
-    float a[8], b[8];
+    for (int ch = c0; ch < c1; ch++)
+        dg[ch] = dgx[ch] = 0.0;
     for (int i = 0; i < n; i++) {
         const size_t off = (size_t)i * hw * row;
-        for (int ch = c0; ch < c1; ch += 8) {
-            for (int l = 0; l < 8; l++) {
-                a[l] = gamma[ch + l] * invstd[ch + l];
-                b[l] = (beta ? beta[ch + l] : 0.0f) - mean[ch + l] * a[l];
-            }
-            const v8 va = *(const v8 *)a, vb = *(const v8 *)b;
-            const v8 mu = *(const v8 *)(mean + ch), is = *(const v8 *)(invstd + ch);
-            v8 s_ = {0}, p_ = {0};
-            if (sc) {
-                s_ = *(const v8 *)(sc + (size_t)i * c + ch);
-                p_ = *(const v8 *)(dpool + (size_t)i * c + ch) * inv_hw;
-            }
-            v8 sg = {0}, sgx = {0};
-            for (size_t s = 0; s < hw; s++) {
-                const v8 xv = LD8(x + off + s * row + ch);
-                v8 d = LD8(dy + off + s * row + ch), g;
-                if (sc)
-                    d = d * s_ + p_;
-                const v8 z = xv * va + vb;
-                ACT_GRAD(fn, z, d, g);
-                sg += g;
-                sgx += g * ((xv - mu) * is);
-            }
-            *(v8 *)(fa + ch) = sg;
-            *(v8 *)(fb + ch) = sgx;
-        }
+        BWD_SWITCH(1)
         for (int ch = c0; ch < c1; ch++) {
             dg[ch] += fa[ch];
             dgx[ch] += fb[ch];
@@ -210,33 +312,6 @@ BN_CLONES static void bwd_groups(int fn, const unsigned short *x, const unsigned
         dgamma[ch] = (float)dgx[ch];
         fa[ch] = (float)(dg[ch] / m);  /* mean of g */
         fb[ch] = (float)(dgx[ch] / m); /* mean of g * xhat */
-    }
-    for (int i = 0; i < n; i++) {
-        const size_t off = (size_t)i * hw * row;
-        for (int ch = c0; ch < c1; ch += 8) {
-            for (int l = 0; l < 8; l++) {
-                a[l] = gamma[ch + l] * invstd[ch + l];
-                b[l] = (beta ? beta[ch + l] : 0.0f) - mean[ch + l] * a[l];
-            }
-            const v8 va = *(const v8 *)a, vb = *(const v8 *)b;
-            const v8 mu = *(const v8 *)(mean + ch), is = *(const v8 *)(invstd + ch);
-            const v8 mg = *(const v8 *)(fa + ch), mgx = *(const v8 *)(fb + ch);
-            v8 s_ = {0}, p_ = {0};
-            if (sc) {
-                s_ = *(const v8 *)(sc + (size_t)i * c + ch);
-                p_ = *(const v8 *)(dpool + (size_t)i * c + ch) * inv_hw;
-            }
-            for (size_t s = 0; s < hw; s++) {
-                const v8 xv = LD8(x + off + s * row + ch);
-                v8 d = LD8(dy + off + s * row + ch), g;
-                if (sc)
-                    d = d * s_ + p_;
-                const v8 z = xv * va + vb;
-                ACT_GRAD(fn, z, d, g);
-                const v8 o = va * (g - mg - ((xv - mu) * is) * mgx);
-                ST8(dx + off + s * row + ch, o);
-            }
-        }
     }
 }
 
@@ -265,7 +340,7 @@ int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma
     if (bad_fn(fn) || !beta || !ws || c < 8 || c % 8 != 0 || n < 1 || hw < 1)
         return -1;
     const int groups = c / 8;
-    nthr = threads_for(nthr, groups);
+    nthr = threads_for(nthr, n > groups ? n : groups);
     float *fs = (float *)(ws + 2 * (size_t)c);
 #pragma omp parallel num_threads(nthr)
     {
@@ -274,10 +349,16 @@ int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma
         t = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
+        int i0, i1;
         my_groups(groups, t, nt, &g0, &g1);
+        my_images(n, t, nt, &i0, &i1);
         if (g1 > g0)
             fwd_groups(fn, x, gamma, beta, y, pool, mean, var, invstd, fs, ws, n, c, hw, eps, g0,
-                       g1);
+                       g1, 0, 0, 0);
+#pragma omp barrier
+        if (i1 > i0)
+            fwd_groups(fn, x, gamma, beta, y, pool, mean, var, invstd, fs, ws, n, c, hw, eps, 0,
+                       0, 1, i0, i1);
     }
     return 0;
 }
@@ -292,7 +373,7 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
         c % 8 != 0 || n < 1 || hw < 1)
         return -1;
     const int groups = c / 8;
-    nthr = threads_for(nthr, groups);
+    nthr = threads_for(nthr, n > groups ? n : groups);
     float *fs = (float *)(ws + 2 * (size_t)c);
 #pragma omp parallel num_threads(nthr)
     {
@@ -301,10 +382,71 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
         t = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
+        int i0, i1;
         my_groups(groups, t, nt, &g0, &g1);
+        my_images(n, t, nt, &i0, &i1);
         if (g1 > g0)
             bwd_groups(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta, fs, ws,
-                       n, c, hw, g0, g1);
+                       n, c, hw, g0, g1, 0, 0, 0);
+#pragma omp barrier
+        if (i1 > i0)
+            bwd_groups(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta, fs, ws,
+                       n, c, hw, 0, 0, 1, i0, i1);
     }
+    return 0;
+}
+
+/* ---- squeeze-and-excitation's channel scale on bf16 nhwc ------------------------- */
+
+BN_CLONES static void chscale_fwd_image(const unsigned short *x, const float *s,
+                                        unsigned short *y, int c, size_t hw)
+{
+    for (size_t p = 0; p < hw; p++)
+        for (int ch = 0; ch < c; ch += 8) {
+            const v8 o = LD8(x + p * c + ch) * *(const v8 *)(s + ch);
+            ST8(y + p * c + ch, o);
+        }
+}
+
+BN_CLONES static void chscale_bwd_image(const unsigned short *x, const float *s,
+                                        const unsigned short *dy, unsigned short *dx, float *ds,
+                                        int c, size_t hw)
+{
+    for (int ch = 0; ch < c; ch += 8)
+        *(v8 *)(ds + ch) = (v8){0};
+    for (size_t p = 0; p < hw; p++)
+        for (int ch = 0; ch < c; ch += 8) {
+            const v8 d = LD8(dy + p * c + ch);
+            *(v8 *)(ds + ch) += d * LD8(x + p * c + ch);
+            if (dx) {
+                const v8 o = d * *(const v8 *)(s + ch);
+                ST8(dx + p * c + ch, o);
+            }
+        }
+}
+
+int nas__cpu_chscale_bf16_fwd(const unsigned short *x, const float *s, unsigned short *y, int n,
+                              int c, size_t hw, int nthr)
+{
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1)
+        return -1;
+    nthr = threads_for(nthr, n);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int i = 0; i < n; i++)
+        chscale_fwd_image(x + (size_t)i * hw * c, s + (size_t)i * c, y + (size_t)i * hw * c, c,
+                          hw);
+    return 0;
+}
+
+int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const unsigned short *dy,
+                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr)
+{
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1 || !dy || !ds)
+        return -1;
+    nthr = threads_for(nthr, n);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int i = 0; i < n; i++)
+        chscale_bwd_image(x + (size_t)i * hw * c, s + (size_t)i * c, dy + (size_t)i * hw * c,
+                          dx ? dx + (size_t)i * hw * c : NULL, ds + (size_t)i * c, c, hw);
     return 0;
 }

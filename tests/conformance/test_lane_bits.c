@@ -611,6 +611,61 @@ static void test_bn_act_bf16_kernel(void **state)
                 bn_act_bf16_one(&r, fns[f], shapes[k][0], shapes[k][1], shapes[k][2], se);
 }
 
+/* SE's channel scale on bf16 channels-last tensors (nas__cpu_chscale_bf16_*,
+ * issue 34) against the scalar loops of its documented algorithm: y and
+ * dx the products rounded to bf16, ds the float sum over positions in
+ * memory order; equal bytes, 1 and 2 threads, C 8, 24, 48. */
+static void test_chscale_bf16_bits(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 23, 7);
+    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {4, 48, 16}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
+        const size_t cnt = (size_t)n * c * hw;
+        uint16_t *x = malloc(cnt * 2), *dy = malloc(cnt * 2), *y = malloc(cnt * 2);
+        uint16_t *dx = malloc(cnt * 2), *yw = malloc(cnt * 2), *dxw = malloc(cnt * 2);
+        float *sc = malloc((size_t)n * c * 4), *ds = malloc((size_t)n * c * 4);
+        float *dsw = malloc((size_t)n * c * 4);
+        assert_true(x && dy && y && dx && yw && dxw && sc && ds && dsw);
+        for (size_t i = 0; i < cnt; i++) {
+            x[i] = to_bf16(4.0f * nas_rng_uniform(&r) - 2.0f);
+            dy[i] = to_bf16(2.0f * nas_rng_uniform(&r) - 1.0f);
+        }
+        for (size_t i = 0; i < (size_t)n * c; i++)
+            sc[i] = nas_rng_uniform(&r);
+        for (int i = 0; i < n; i++)
+            for (int ch = 0; ch < c; ch++) {
+                float acc = 0.0f, sv = sc[(size_t)i * c + ch];
+                for (int p = 0; p < hw; p++) {
+                    size_t e = ((size_t)i * hw + p) * c + ch;
+                    yw[e] = to_bf16(from_bf16(x[e]) * sv);
+                    dxw[e] = to_bf16(from_bf16(dy[e]) * sv);
+                    acc += from_bf16(dy[e]) * from_bf16(x[e]);
+                }
+                dsw[(size_t)i * c + ch] = acc;
+            }
+        for (int thr = 1; thr <= 2; thr++) {
+            assert_int_equal(nas__cpu_chscale_bf16_fwd(x, sc, y, n, c, (size_t)hw, thr), 0);
+            assert_int_equal(nas__cpu_chscale_bf16_bwd(x, sc, dy, dx, ds, n, c, (size_t)hw, thr),
+                             0);
+            if (memcmp(y, yw, cnt * 2) != 0 || memcmp(dx, dxw, cnt * 2) != 0 ||
+                memcmp(ds, dsw, (size_t)n * c * 4) != 0)
+                fail_msg("chscale_bf16 c %d threads %d: not the scalar loops' bytes", c, thr);
+        }
+        free(x);
+        free(dy);
+        free(y);
+        free(dx);
+        free(yw);
+        free(dxw);
+        free(sc);
+        free(ds);
+        free(dsw);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -620,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_bn_act_kernel_bits),
         cmocka_unit_test(test_dw_wgrad_bf16_bits),
         cmocka_unit_test(test_bn_act_bf16_kernel),
+        cmocka_unit_test(test_chscale_bf16_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
