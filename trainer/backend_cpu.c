@@ -264,6 +264,13 @@ static int block_of(int layout) { return layout == L_B16 ? 16 : layout == L_B8 ?
  * computes them (bf16 channels-last). */
 static int own_stats(int l) { return l == L_PLAIN || l == L_B8 || l == L_B16; }
 
+/* 1 when a bf16 training batch norm of x runs our own kernel
+ * (trainer/cpu_bn_act_bf16.c): where C is not a multiple of 16, for which
+ * oneDNN 2.6 has only its generic nspc_bnorm on nhwc bf16; for the other
+ * C its JIT batch norm plus an eltwise pass measured faster than our
+ * kernel with AVX512-BF16 (issue 34, experiments/bench-train/README.md). */
+static int own_bf16_bn(const nas_tensor *x) { return x->c % 16 != 0; }
+
 /* The fp32 layout an op falls back to when it cannot run in bf16: the
  * preferred fp32 layout of t's shape for a bf16 `layout`, else `layout`. */
 static int f32_of(const nas_tensor *t, int layout)
@@ -1132,10 +1139,9 @@ static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
 /* ---- batch normalisation ---------------------------------------------------------- */
 
 /* The batch-norm primitive `kind` for x in layout lx (oneDNN's fused ReLU
- * is not used: training runs a batch norm's ReLU in our own kernels,
- * trainer/cpu_bn_act.c, and in bf16 every training batch norm,
- * trainer/cpu_bn_act_bf16.c; oneDNN keeps fp32's plain training forward
- * and inference). */
+ * is not used: fp32 training runs a batch norm's ReLU in our own kernel,
+ * trainer/cpu_bn_act.c; bf16 composes the two ops where own_bf16_bn does
+ * not send it to trainer/cpu_bn_act_bf16.c). */
 static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, prim **out)
 {
     union {
@@ -1264,13 +1270,14 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
                           float eps);
 
 /* Training batch norm: fp32 by oneDNN with our statistics (bn_train);
- * bf16 by our own kernel without an activation (trainer/cpu_bn_act_bf16.c). */
+ * bf16 by our own kernel without an activation (trainer/cpu_bn_act_bf16.c)
+ * where own_bf16_bn, else by oneDNN with its statistics. */
 static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
                                    const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
                                    nas_tensor *save_invstd, nas_tensor *running_mean,
                                    nas_tensor *running_var, float momentum, float eps)
 {
-    if (is_bf16(pref_layout(x)))
+    if (is_bf16(pref_layout(x)) && own_bf16_bn(x))
         return bn_act_own_fwd(be, NAS__BN_IDENTITY, x, gamma, beta, y, NULL, NULL, save_mean,
                               save_invstd, running_mean, running_var, momentum, eps);
     return bn_train(be, x, gamma, beta, y, save_mean, save_invstd, running_mean,
@@ -1294,6 +1301,36 @@ static int cpu_batchnorm_fwd_infer(nas_backend *be, const nas_tensor *x,
     return prim_exec(be, "batchnorm_fwd_infer", p, bufs);
 }
 
+/* Batch-norm backward by oneDNN (bf16). */
+static int bn_bwd(nas_backend *be, const nas_tensor *x,
+                  const nas_tensor *dy, const nas_tensor *gamma, const nas_tensor *save_mean,
+                  const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
+                  nas_tensor *dbeta)
+{
+    int lx;
+    prim *p;
+    const float *xb;
+    int rc = bn_start(be, PK_BN_BWD, x, BN_BWD_EPS, &lx, &p, &xb);
+    if (rc)
+        return rc;
+    cpu_ctx *c = ctx_of(be);
+    for (int ch = 0; ch < x->c; ch++) {
+        double is = CF(save_invstd)[ch];
+        c->var[ch] = (float)(1.0 / (is * is) - (double)BN_BWD_EPS);
+    }
+    const float *dyb = in_layout(be, dy, lx, 1);
+    if (!dyb)
+        return NAS_EBACKEND;
+    void *const bufs[] = {(void *)xb,  save_mean->buf, c->var,      (void *)dyb,
+                          gamma->buf,  dx->buf,        dgamma->buf, dbeta->buf,
+                          gamma->buf};
+    /* oneDNN 2.6 refuses to run the use_shift backward without a SHIFT
+     * argument although the gradients do not depend on it; the API has no
+     * beta here, so gamma's (read-only, same-sized) buffer stands in. */
+    dx->layout = lx;
+    return prim_exec(be, "batchnorm_bwd", p, bufs);
+}
+
 static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const float *beta,
                           const nas_tensor *dy, const nas_tensor *s, const nas_tensor *dpool,
                           const nas_tensor *gamma, const nas_tensor *save_mean,
@@ -1302,26 +1339,29 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
 
 /* Training batch norm's backward by our own kernel (no activation; fp32:
  * trainer/cpu_bn_act.c, each thread a run of consecutive channel blocks;
- * bf16: trainer/cpu_bn_act_bf16.c). */
+ * bf16 where own_bf16_bn: trainer/cpu_bn_act_bf16.c), else oneDNN's. */
 static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
                              const nas_tensor *gamma, const nas_tensor *save_mean,
                              const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                              nas_tensor *dbeta)
 {
+    if (is_bf16(pref_layout(x)) && !own_bf16_bn(x))
+        return bn_bwd(be, x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
     return bn_act_own_bwd(be, NAS__BN_IDENTITY, x, NULL, dy, NULL, NULL, gamma, save_mean,
                           save_invstd, dx, dgamma, dbeta, PK_BN_BWD);
 }
 
 /* Issue 34: batch norm + activation as one kernel: ReLU, ReLU6 and h-swish
  * by our own, on fp32 activations (blocked or plain layouts,
- * trainer/cpu_bn_act.c) and on bf16 ones (channels-last,
- * trainer/cpu_bn_act_bf16.c); NAS_EUNSUPPORTED for other functions,
- * which nas_batchnorm_act_* then compose. ws holds beta's C values, from
+ * trainer/cpu_bn_act.c) and on bf16 ones where own_bf16_bn (channels-last,
+ * trainer/cpu_bn_act_bf16.c); NAS_EUNSUPPORTED for other functions and
+ * the other bf16 tensors, which nas_batchnorm_act_* then compose. ws holds beta's C values, from
  * which the backward recomputes BN's output. */
 static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
 {
     (void)be;
-    return fn == NAS_FN_RELU || fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH;
+    return (fn == NAS_FN_RELU || fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH) &&
+           (!is_bf16(pref_layout(x)) || own_bf16_bn(x));
 }
 
 /* Batch norm + ReLU / ReLU6 / h-swish (or NAS__BN_IDENTITY) forward by
