@@ -1355,8 +1355,8 @@ static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_ten
  * by our own, on fp32 activations (blocked or plain layouts,
  * trainer/cpu_bn_act.c) and on bf16 ones where own_bf16_bn (channels-last,
  * trainer/cpu_bn_act_bf16.c); NAS_EUNSUPPORTED for other functions and
- * the other bf16 tensors, which nas_batchnorm_act_* then compose. ws holds beta's C values, from
- * which the backward recomputes BN's output. */
+ * the other bf16 tensors, which nas_batchnorm_act_* then compose. ws
+ * holds beta's C values, from which the backward recomputes BN's output. */
 static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
 {
     (void)be;
