@@ -238,7 +238,7 @@ static int pref_layout_dims(int bf16, int block16, int c, int h, int w)
 {
     if ((int64_t)h * w <= 1)
         return L_PLAIN;
-    if (bf16 && c % 16 == 0)
+    if (bf16 && c % 8 == 0)
         return L_NHWC_BF16;
     if (block16 && c % 16 == 0)
         return L_B16;
@@ -264,8 +264,20 @@ static int block_of(int layout) { return layout == L_B16 ? 16 : layout == L_B8 ?
  * computes them (bf16 channels-last). */
 static int own_stats(int l) { return l == L_PLAIN || l == L_B8 || l == L_B16; }
 
-/* The fp32 layout an op falls back to when it cannot run in bf16. */
-static int f32_of(int layout) { return layout == L_NHWC_BF16 ? L_B16 : layout; }
+/* 1 when a bf16 training batch norm of x runs our own kernel
+ * (trainer/cpu_bn_act_bf16.c): where C is not a multiple of 16, for which
+ * oneDNN 2.6 has only its generic nspc_bnorm on nhwc bf16; for the other
+ * C its JIT batch norm plus an eltwise pass measured faster than our
+ * kernel with AVX512-BF16 (issue 34, experiments/bench-train/README.md). */
+static int own_bf16_bn(const nas_tensor *x) { return x->c % 16 != 0; }
+
+/* The fp32 layout an op falls back to when it cannot run in bf16: the
+ * preferred fp32 layout of t's shape for a bf16 `layout`, else `layout`. */
+static int f32_of(const nas_tensor *t, int layout)
+{
+    const cpu_ctx *c = t->be->context;
+    return layout == L_NHWC_BF16 ? pref_layout_dims(0, c->block16, t->c, t->h, t->w) : layout;
+}
 
 static dnnl_format_tag_t tag_of(int layout)
 {
@@ -924,8 +936,17 @@ static int conv_prim_g(nas_backend *be, int kind, const nas_tensor *x, const nas
              names[kind - PK_CONV_FWD], fused ? "_bias" : "", x->n, x->c, x->h, x->w, w->n, w->c,
              w->h, w->w, y->n, y->c, y->h, y->w, stride, pad, groups,
              fused == CONV_BIAS_SUM ? " accumulate" : fused >= CONV_BIAS_ACT ? " act" : "");
-    int cand[4][2] = {{lx, ly}}, nc = 1;
-    if (!is_bf16(lx) && !is_bf16(ly)) {
+    int cand[5][2] = {{lx, ly}}, nc = 1;
+    if (is_bf16(lx) || is_bf16(ly)) {
+        /* a bf16 pair with only a reference kernel (e.g. channel counts
+         * that are not multiples of 16 on an AMX host) runs in fp32 */
+        lx = f32_of(x, lx);
+        ly = f32_of(y, ly);
+        cand[nc][0] = lx;
+        cand[nc][1] = ly;
+        nc++;
+    }
+    {
         if (x->c % 8 == 0 && y->c % 8 == 0 && !(lx == L_B8 && ly == L_B8)) {
             cand[nc][0] = cand[nc][1] = L_B8;
             nc++;
@@ -986,8 +1007,8 @@ static int gconv_prim(nas_backend *be, int kind, const nas_tensor *x, const nas_
     *lx = pref_layout(x);
     *ly = pref_layout(y);
     if (is_bf16(*lx) != is_bf16(*ly)) {
-        *lx = f32_of(*lx);
-        *ly = f32_of(*ly);
+        *lx = f32_of(x, *lx);
+        *ly = f32_of(y, *ly);
     }
     return conv_prim_g(be, kind, x, w, y, stride, pad, groups, *lx, *ly, CONV_PLAIN, p);
 }
@@ -1043,6 +1064,19 @@ static int cpu_gconv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const na
             return NAS_OK;
         }
     }
+    /* the same on bf16 channels-last activations for R 5 and 7 (issue 34:
+     * oneDNN 2.6 runs those in its generic jit_bf16 kernel, 0.3-0.6 s a
+     * call on chain-se's shapes with AVX512-BF16; its 3x3 jit_dw kernel
+     * was faster than ours on chain-plain) */
+    if (groups > 1 && groups == x->c && dw->n == x->c && dw->c == 1 && dw->h == dw->w &&
+        dw->h != 3 && is_bf16(x->layout) && is_bf16(dy->layout)) {
+        PROF0;
+        if (nas__cpu_dw_wgrad_bf16(x->buf, dy->buf, F(dw), x->n, x->c, x->h, x->w, dy->h,
+                                   dy->w, dw->h, stride, pad, pick_threads(be, x->count)) == 0) {
+            PROF1(PS_DW_BWD_FILTER);
+            return NAS_OK;
+        }
+    }
     int lx, ly;
     prim *p;
     int rc = gconv_prim(be, PK_CONV_BWD_FILTER, x, dw, dy, stride, pad, groups, &lx, &ly, &p);
@@ -1080,7 +1114,7 @@ static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
     if (ctx_of(be)->bf16)
         return nas__backend_fail(be, NAS_EUNSUPPORTED,
                                  "cpu conv2d_fwd_fused: fp32 only (precision is bf16)");
-    int lx = f32_of(pref_layout(x)), ly = f32_of(pref_layout(y));
+    int lx = f32_of(x, pref_layout(x)), ly = f32_of(y, pref_layout(y));
     if (accumulate && to_layout(be, y, ly, 1)) /* y's current values, in the dst layout */
         return NAS_EBACKEND;
     prim *p;
@@ -1106,7 +1140,8 @@ static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
 
 /* The batch-norm primitive `kind` for x in layout lx (oneDNN's fused ReLU
  * is not used: fp32 training runs a batch norm's ReLU in our own kernel,
- * trainer/cpu_bn_act.c, and bf16 composes the two ops). */
+ * trainer/cpu_bn_act.c; bf16 composes the two ops where own_bf16_bn does
+ * not send it to trainer/cpu_bn_act_bf16.c). */
 static int bn_prim(nas_backend *be, int kind, const nas_tensor *x, int lx, float eps, prim **out)
 {
     union {
@@ -1228,11 +1263,23 @@ static int bn_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamm
     return NAS_OK;
 }
 
+static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *gamma,
+                          const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *pool,
+                          nas_tensor *save_mean, nas_tensor *save_invstd,
+                          nas_tensor *running_mean, nas_tensor *running_var, float momentum,
+                          float eps);
+
+/* Training batch norm: fp32 by oneDNN with our statistics (bn_train);
+ * bf16 by our own kernel without an activation (trainer/cpu_bn_act_bf16.c)
+ * where own_bf16_bn, else by oneDNN with its statistics. */
 static int cpu_batchnorm_fwd_train(nas_backend *be, const nas_tensor *x, const nas_tensor *gamma,
                                    const nas_tensor *beta, nas_tensor *y, nas_tensor *save_mean,
                                    nas_tensor *save_invstd, nas_tensor *running_mean,
                                    nas_tensor *running_var, float momentum, float eps)
 {
+    if (is_bf16(pref_layout(x)) && own_bf16_bn(x))
+        return bn_act_own_fwd(be, NAS__BN_IDENTITY, x, gamma, beta, y, NULL, NULL, save_mean,
+                              save_invstd, running_mean, running_var, momentum, eps);
     return bn_train(be, x, gamma, beta, y, save_mean, save_invstd, running_mean,
                     running_var, momentum, eps);
 }
@@ -1290,34 +1337,38 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
                           const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                           nas_tensor *dbeta, int slot);
 
-/* Training batch norm's backward: fp32 by our own kernel (trainer/cpu_bn_act.c,
- * no activation), each thread a run of consecutive channel blocks; bf16 by oneDNN. */
+/* Training batch norm's backward by our own kernel (no activation; fp32:
+ * trainer/cpu_bn_act.c, each thread a run of consecutive channel blocks;
+ * bf16 where own_bf16_bn: trainer/cpu_bn_act_bf16.c), else oneDNN's. */
 static int cpu_batchnorm_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *dy,
                              const nas_tensor *gamma, const nas_tensor *save_mean,
                              const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                              nas_tensor *dbeta)
 {
-    if (!own_stats(pref_layout(x)))
+    if (is_bf16(pref_layout(x)) && !own_bf16_bn(x))
         return bn_bwd(be, x, dy, gamma, save_mean, save_invstd, dx, dgamma, dbeta);
     return bn_act_own_bwd(be, NAS__BN_IDENTITY, x, NULL, dy, NULL, NULL, gamma, save_mean,
                           save_invstd, dx, dgamma, dbeta, PK_BN_BWD);
 }
 
-/* Issue 34: batch norm + activation as one kernel on fp32 activations
- * (blocked or plain layouts): ReLU, ReLU6 and h-swish by our own
- * (trainer/cpu_bn_act.c); NAS_EUNSUPPORTED for other functions and bf16,
- * which nas_batchnorm_act_* then compose. ws holds beta's C values, from
- * which the backward recomputes BN's output. */
+/* Issue 34: batch norm + activation as one kernel: ReLU, ReLU6 and h-swish
+ * by our own, on fp32 activations (blocked or plain layouts,
+ * trainer/cpu_bn_act.c) and on bf16 ones where own_bf16_bn (channels-last,
+ * trainer/cpu_bn_act_bf16.c); NAS_EUNSUPPORTED for other functions and
+ * the other bf16 tensors, which nas_batchnorm_act_* then compose. ws
+ * holds beta's C values, from which the backward recomputes BN's output. */
 static int bn_act_ok(nas_backend *be, int fn, const nas_tensor *x)
 {
+    (void)be;
     return (fn == NAS_FN_RELU || fn == NAS_FN_RELU6 || fn == NAS_FN_HSWISH) &&
-           !is_bf16(pref_layout(x)) && !ctx_of(be)->bf16;
+           (!is_bf16(pref_layout(x)) || own_bf16_bn(x));
 }
 
-/* Batch norm + ReLU / ReLU6 / h-swish forward by nas__cpu_bn_act_fwd, in
+/* Batch norm + ReLU / ReLU6 / h-swish (or NAS__BN_IDENTITY) forward by
+ * nas__cpu_bn_act_fwd, or nas__cpu_bn_act_bf16_fwd for a bf16 layout, in
  * x's preferred layout; with pool (else NULL) also the mean of y over H*W
- * per image and channel (SE's squeeze, as cpu_gap_fwd). The running
- * statistics as bn_train updates them. */
+ * per image and channel (SE's squeeze, as cpu_gap_fwd); beta copied into
+ * ws when ws is not NULL. The running statistics as bn_train updates them. */
 static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const nas_tensor *gamma,
                           const nas_tensor *beta, nas_tensor *y, nas_tensor *ws, nas_tensor *pool,
                           nas_tensor *save_mean, nas_tensor *save_invstd,
@@ -1334,23 +1385,31 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
         grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes,
                    NAS__CPU_BN_ACT_WS_BYTES(x->n, x->c)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_fwd_train: out of memory");
-    if (nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y), pool ? F(pool) : NULL,
-                            F(save_mean), c->var, F(save_invstd), c->bn_sums, x->n, x->c,
-                            (size_t)x->h * x->w, block_of(lx), eps,
-                            pick_threads(be, x->count)) != 0)
+    const size_t hw = (size_t)x->h * x->w;
+    const int nthr = pick_threads(be, x->count);
+    if ((is_bf16(lx) ? nas__cpu_bn_act_bf16_fwd(fn, (const unsigned short *)xb, CF(gamma),
+                                                CF(beta), y->buf, pool ? F(pool) : NULL,
+                                                F(save_mean), c->var, F(save_invstd),
+                                                c->bn_sums, x->n, x->c, hw, eps, nthr)
+                     : nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y),
+                                           pool ? F(pool) : NULL, F(save_mean), c->var,
+                                           F(save_invstd), c->bn_sums, x->n, x->c, hw,
+                                           block_of(lx), eps, nthr)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_fwd_train: fn %d x[%d,%d,%d,%d] refused", fn,
                                  x->n, x->c, x->h, x->w);
-    memcpy(ws->buf, beta->buf, (size_t)x->c * sizeof(float));
+    if (ws) {
+        memcpy(ws->buf, beta->buf, (size_t)x->c * sizeof(float));
+        ws->layout = lx; /* beta, not activations; never downloaded by callers */
+    }
     y->layout = lx;
-    ws->layout = lx; /* beta, not activations; never downloaded by callers */
     if (pool)
         pool->layout = L_PLAIN;
     const float m = (float)((size_t)x->n * x->h * x->w);
     for (int ch = 0; ch < x->c; ch++)
         nas__bn_running_update(&F(running_mean)[ch], &F(running_var)[ch], CF(save_mean)[ch],
                                c->var[ch], m, momentum);
-    PROF1(PS_BN_ACT_FWD);
+    PROF1(fn == NAS__BN_IDENTITY ? PK_BN_TRAIN : PS_BN_ACT_FWD);
     return NAS_OK;
 }
 
@@ -1402,9 +1461,16 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
     if (grow_bytes((void **)&c->bn_sums, &c->bn_sums_bytes,
                    NAS__CPU_BN_ACT_WS_BYTES(x->n, x->c)) != NAS_OK)
         return nas__backend_fail(be, NAS_ENOMEM, "cpu batchnorm_act_bwd: out of memory");
-    if (nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
-                            CF(save_invstd), F(dx), F(dgamma), F(dbeta), c->bn_sums, x->n, x->c,
-                            (size_t)x->h * x->w, block_of(lx), pick_threads(be, x->count)) != 0)
+    const size_t hw = (size_t)x->h * x->w;
+    const int nthr = pick_threads(be, x->count);
+    if ((is_bf16(lx) ? nas__cpu_bn_act_bf16_bwd(fn, (const unsigned short *)xb,
+                                                (const unsigned short *)dyb, sb, pb, CF(gamma),
+                                                beta, CF(save_mean), CF(save_invstd), dx->buf,
+                                                F(dgamma), F(dbeta), c->bn_sums, x->n, x->c, hw,
+                                                nthr)
+                     : nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
+                                           CF(save_invstd), F(dx), F(dgamma), F(dbeta),
+                                           c->bn_sums, x->n, x->c, hw, block_of(lx), nthr)) != 0)
         return nas__backend_fail(be, NAS_EBACKEND,
                                  "cpu batchnorm_act_bwd: fn %d x[%d,%d,%d,%d] refused", fn, x->n,
                                  x->c, x->h, x->w);
@@ -1890,7 +1956,7 @@ static int cpu_axpy(nas_backend *be, float alpha, const nas_tensor *x, nas_tenso
 static int cpu_scale(nas_backend *be, float alpha, const nas_tensor *x, nas_tensor *y)
 {
     PROF0;
-    int l = same_shape(x, y) ? f32_of(x->layout) : L_PLAIN;
+    int l = same_shape(x, y) ? f32_of(x, x->layout) : L_PLAIN;
     const float *xp = in_layout(be, x, l, 0);
     if (!xp)
         return NAS_EBACKEND;
@@ -1938,7 +2004,7 @@ static int cpu_sgd_step(nas_backend *be, nas_tensor *w, const nas_tensor *dw, na
 {
     PROF0;
     /* Parameters are plain in practice; make the three agree if not. */
-    int l = same_shape(w, dw) && same_shape(w, v) ? f32_of(w->layout) : L_PLAIN;
+    int l = same_shape(w, dw) && same_shape(w, v) ? f32_of(w, w->layout) : L_PLAIN;
     if (to_layout(be, w, l, 1) || to_layout(be, v, l, 2))
         return NAS_EBACKEND;
     const float *gp = in_layout(be, dw, l, 0);
@@ -1955,7 +2021,7 @@ static int cpu_sumsq(nas_backend *be, const nas_tensor *x, double *out)
 {
     PROF0;
     double acc = 0.0;
-    const float *xp = in_layout(be, x, f32_of(x->layout), 0);
+    const float *xp = in_layout(be, x, f32_of(x, x->layout), 0);
     if (!xp)
         return NAS_EBACKEND;
     for (size_t i = 0; i < x->count; i++)
@@ -2015,7 +2081,7 @@ static int cpu_act_fwd(nas_backend *be, int fn, const nas_tensor *x, nas_tensor 
     if (has_elt(fn))
         return elt_fwd(be, PK_ELT_FWD, fn, x, y);
     PROF0;
-    int l = f32_of(same_shape(x, y) ? x->layout : L_PLAIN);
+    int l = f32_of(x, same_shape(x, y) ? x->layout : L_PLAIN);
     const float *xb = in_layout(be, x, l, 0);
     if (!xb)
         return NAS_EBACKEND;
@@ -2032,7 +2098,7 @@ static int cpu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_t
     if (has_elt(fn))
         return elt_bwd(be, PK_ELT_BWD, fn, x, dy, dx);
     PROF0;
-    int l = f32_of(same_shape(x, dy) && same_shape(x, dx) ? x->layout : L_PLAIN);
+    int l = f32_of(x, same_shape(x, dy) && same_shape(x, dx) ? x->layout : L_PLAIN);
     const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
     if (!dyb)
         return NAS_EBACKEND;
@@ -2044,12 +2110,24 @@ static int cpu_act_bwd(nas_backend *be, int fn, const nas_tensor *x, const nas_t
 }
 
 /* y = x * s[n,c] in x's fp32 layout (blocked or plain), by
- * nas__cpu_chscale_fwd (trainer/cpu_se.c) on the backend's threads. */
+ * nas__cpu_chscale_fwd (trainer/cpu_se.c) on the backend's threads; a bf16
+ * x by nas__cpu_chscale_bf16_fwd, y bf16 in the same layout. */
 static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
                            nas_tensor *y)
 {
     PROF0;
-    int l = f32_of(x->layout);
+    if (is_bf16(x->layout) && same_shape(x, y)) {
+        const float *sb = in_layout(be, s, L_PLAIN, 1);
+        if (!sb)
+            return NAS_EBACKEND;
+        if (nas__cpu_chscale_bf16_fwd(x->buf, sb, y->buf, x->n, x->c, (size_t)x->h * x->w,
+                                      pick_threads(be, x->count)) == 0) {
+            y->layout = x->layout;
+            PROF1(PS_CHSCALE);
+            return NAS_OK;
+        }
+    }
+    int l = f32_of(x, x->layout);
     const float *xb = in_layout(be, x, l, 0), *sb = xb ? in_layout(be, s, L_PLAIN, 1) : NULL;
     if (!sb)
         return NAS_EBACKEND;
@@ -2063,12 +2141,27 @@ static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tenso
 }
 
 /* ds = sum over H*W of dy * x, dx = dy * s (dx may be NULL), by
- * nas__cpu_chscale_bwd in x's fp32 layout. */
+ * nas__cpu_chscale_bwd in x's fp32 layout; for a bf16 x by
+ * nas__cpu_chscale_bf16_bwd in x's layout. */
 static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tensor *s,
                            const nas_tensor *dy, nas_tensor *dx, nas_tensor *ds)
 {
     PROF0;
-    int l = f32_of(x->layout);
+    if (is_bf16(x->layout)) { /* dy read in x's bf16 layout */
+        const void *dyb = in_layout(be, dy, x->layout, 1);
+        const float *sb = dyb ? in_layout(be, s, L_PLAIN, 2) : NULL;
+        if (!sb)
+            return NAS_EBACKEND;
+        if (nas__cpu_chscale_bf16_bwd(x->buf, sb, dyb, dx ? dx->buf : NULL, F(ds), x->n, x->c,
+                                      (size_t)x->h * x->w, pick_threads(be, x->count)) == 0) {
+            if (dx)
+                dx->layout = x->layout;
+            ds->layout = L_PLAIN;
+            PROF1(PS_CHSCALE);
+            return NAS_OK;
+        }
+    }
+    int l = f32_of(x, x->layout);
     const float *xb = in_layout(be, x, l, 0), *dyb = xb ? in_layout(be, dy, l, 1) : NULL;
     const float *sb = dyb ? in_layout(be, s, L_PLAIN, 2) : NULL;
     if (!sb)

@@ -232,6 +232,20 @@ void nas__cpu_bn_stats(const float *x, int n, int c, int hw, int block, float *m
 int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, int h, int w,
                       int ho, int wo, int r, int stride, int pad, int bs, int nthr);
 
+/*
+ * The same weight gradient on bf16 channels-last activations (the cpu
+ * backend's precision "bf16": x [N,H,W,C] and dy [N,Ho,Wo,C] as bfloat16
+ * bit patterns, nhwc), dw plain fp32 [C,1,R,R]; issue 34. Products and sums
+ * in fp32 (each bf16 value converts to float exactly), over (image, output
+ * row, output column) in that order; work shared out over OpenMP threads
+ * by (16-channel group, kernel row), one thread each, so the result does
+ * not depend on nthr. Returns 0, or -1 before writing anything when R is
+ * not 3, 5 or 7, C is not a positive multiple of 8, or an extent is empty.
+ */
+int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, float *dw, int n,
+                           int c, int h, int w, int ho, int wo, int r, int stride, int pad,
+                           int nthr);
+
 /* Outputs of at least this many bytes are written by streaming stores
  * (non-temporal: the line is not read first, and the cache keeps the
  * input, which the output pass reads a second time); the same bits. */
@@ -274,6 +288,46 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
                         const float *dpool, const float *gamma, const float *beta,
                         const float *mean, const float *invstd, float *dx, float *dgamma,
                         float *dbeta, double *ws, int n, int c, size_t hw, int bs, int nthr);
+
+/*
+ * nas__cpu_bn_act_fwd / _bwd on bf16 channels-last activations (the cpu
+ * backend's precision "bf16"; trainer/cpu_bn_act_bf16.c, issue 34): x, y,
+ * dy, dx [N,H,W,C] as bfloat16 bit patterns (hw = H*W), C a positive
+ * multiple of 8; gamma, beta, mean, var, invstd, dgamma, dbeta [C] and
+ * pool, s, dpool [N,C] plain fp32, with the same meanings. Arithmetic in
+ * float (the sums per image in float, per channel in double); y and dx are
+ * rounded to bf16 (nearest even) as stored, and pool is the mean of the
+ * stored (rounded) y. ws: NAS__CPU_BN_ACT_WS_BYTES(N, C) bytes, 8-byte
+ * aligned. Each channel is summed on one thread in a fixed order, so the
+ * results do not depend on nthr. Return 0, or -1 before writing anything
+ * for another fn, C not a positive multiple of 8, an empty extent, a
+ * missing beta (forward; backward unless NAS__BN_IDENTITY), only one of s
+ * and dpool, or no ws.
+ */
+int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma,
+                             const float *beta, unsigned short *y, float *pool, float *mean,
+                             float *var, float *invstd, double *ws, int n, int c, size_t hw,
+                             float eps, int nthr);
+int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned short *dy,
+                             const float *s, const float *dpool, const float *gamma,
+                             const float *beta, const float *mean, const float *invstd,
+                             unsigned short *dx, float *dgamma, float *dbeta, double *ws, int n,
+                             int c, size_t hw, int nthr);
+
+/*
+ * nas__cpu_chscale_fwd / _bwd on bf16 channels-last activations
+ * (trainer/cpu_bn_act_bf16.c, issue 34): x, y, dy, dx [N,H,W,C] as
+ * bfloat16 bit patterns (hw = H*W), C a positive multiple of 8; s, ds
+ * [N,C] plain fp32. y and dx are products rounded to bf16 (nearest even);
+ * ds[n,c] is a float sum over the positions in memory order. nthr: OpenMP
+ * threads over the images (below 1: OpenMP's default); results do not
+ * depend on it. Return 0, or -1 before writing anything for C not a
+ * positive multiple of 8, an empty extent, or (backward) dy or ds NULL.
+ */
+int nas__cpu_chscale_bf16_fwd(const unsigned short *x, const float *s, unsigned short *y, int n,
+                              int c, size_t hw, int nthr);
+int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const unsigned short *dy,
+                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr);
 
 /*
  * Squeeze-and-excitation's channel scale on the cpu backend

@@ -123,3 +123,100 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
         f(x, dy, dw, n, cbn, cb, h, w, ho, wo, stride, pad);
     return 0;
 }
+
+/* ---- bf16 channels-last (nhwc) activations ------------------------------------------ */
+
+typedef unsigned short h16 __attribute__((vector_size(32), aligned(2)));
+typedef unsigned short h8 __attribute__((vector_size(16), aligned(2)));
+typedef unsigned int u16v __attribute__((vector_size(64)));
+typedef unsigned int u8v __attribute__((vector_size(32)));
+
+/* 16 (8) bfloat16 values at p as floats: each value's bits are the upper
+ * half of its float's, so the conversion is exact. (Macros: a vector
+ * return value of a function would depend on the clone's ABI.) */
+#define bf_load16(p) ((v16)(__builtin_convertvector(*(const h16 *)(p), u16v) << 16))
+#define bf_load8(p) ((v8)(__builtin_convertvector(*(const h8 *)(p), u8v) << 16))
+
+/* Kernel row ky of the channels [c0, c0 + BS) of dw (plain [C,1,R,R]) from
+ * nhwc bf16 x and dy with C channels per pixel; LOAD converts BS values. */
+#define DW_WGRAD_NHWC(NAME, VT, BS, R, LOAD)                                                \
+    static void NAME(const unsigned short *x, const unsigned short *dy, float *dw, int n,   \
+                     int c, int c0, int ky, int h, int w, int ho, int wo, int s, int p)      \
+    {                                                                                       \
+        const size_t xs = (size_t)h * w * c, ds = (size_t)ho * wo * c;                      \
+        int lo = (p + s - 1) / s, hi = w - R + p >= 0 ? (w - R + p) / s : -1;              \
+        if (hi > wo - 1)                                                                    \
+            hi = wo - 1;                                                                    \
+        VT acc[R];                                                                          \
+        _Pragma("GCC unroll 8")                                                             \
+        for (int kx = 0; kx < R; kx++)                                                      \
+            acc[kx] = (VT){0};                                                              \
+        for (int in = 0; in < n; in++) {                                                    \
+            const unsigned short *xi = x + (size_t)in * xs + c0, *di = dy + (size_t)in * ds + c0; \
+            for (int oy = 0; oy < ho; oy++) {                                               \
+                const int iy = oy * s + ky - p;                                             \
+                if (iy < 0 || iy >= h)                                                      \
+                    continue;                                                               \
+                const unsigned short *xr = xi + (size_t)iy * w * c;                         \
+                const unsigned short *dr = di + (size_t)oy * wo * c;                        \
+                for (int ox = 0; ox < wo; ox++) {                                           \
+                    const VT d = LOAD(dr + (size_t)ox * c);                                 \
+                    const int ix0 = ox * s - p;                                             \
+                    if (ox >= lo && ox <= hi) {                                             \
+                        const unsigned short *xp = xr + (size_t)ix0 * c;                    \
+                        _Pragma("GCC unroll 8")                                             \
+                        for (int kx = 0; kx < R; kx++)                                      \
+                            acc[kx] += LOAD(xp + (size_t)kx * c) * d;                       \
+                    } else {                                                                \
+                        _Pragma("GCC unroll 8")                                             \
+                        for (int kx = 0; kx < R; kx++) {                                    \
+                            const int ix = ix0 + kx;                                        \
+                            if (ix >= 0 && ix < w)                                          \
+                                acc[kx] += LOAD(xr + (size_t)ix * c) * d;                   \
+                        }                                                                   \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        for (int l = 0; l < BS; l++)                                                        \
+            for (int kx = 0; kx < R; kx++)                                                  \
+                dw[((size_t)(c0 + l) * R + ky) * R + kx] = acc[kx][l];                      \
+    }
+
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_3, v16, 16, 3, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_5, v16, 16, 5, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_7, v16, 16, 7, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_3, v8, 8, 3, bf_load8)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_5, v8, 8, 5, bf_load8)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_7, v8, 8, 7, bf_load8)
+
+int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, float *dw, int n,
+                           int c, int h, int w, int ho, int wo, int r, int stride, int pad,
+                           int nthr)
+{
+    typedef void (*row_fn)(const unsigned short *, const unsigned short *, float *, int, int,
+                           int, int, int, int, int, int, int, int);
+    row_fn f16 = r == 3 ? wgrad_bf16_16_3 : r == 5 ? wgrad_bf16_16_5
+                 : r == 7 ? wgrad_bf16_16_7 : NULL;
+    row_fn f8 = r == 3 ? wgrad_bf16_8_3 : r == 5 ? wgrad_bf16_8_5 : r == 7 ? wgrad_bf16_8_7 : NULL;
+    if (!f16 || c % 8 != 0 || c < 8 || n < 1 || h < 1 || w < 1 || ho < 1 || wo < 1 ||
+        stride < 1 || pad < 0)
+        return -1;
+    /* work items: (channel group, kernel row); groups of 16 channels, the
+     * last one of 8 when C is an odd multiple of 8 */
+    const int ng = (c + 15) / 16, items = ng * r;
+#ifdef _OPENMP
+    if (nthr < 1)
+        nthr = omp_get_max_threads();
+#endif
+    if (nthr > items)
+        nthr = items;
+    if (nthr < 1)
+        nthr = 1;
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int it = 0; it < items; it++) {
+        const int g = it / r, ky = it % r, c0 = 16 * g;
+        (c - c0 >= 16 ? f16 : f8)(x, dy, dw, n, c, c0, ky, h, w, ho, wo, stride, pad);
+    }
+    return 0;
+}

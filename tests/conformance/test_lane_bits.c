@@ -413,6 +413,259 @@ static void test_bn_act_kernel_bits(void **state)
     bn_act_bits_one(&r, NAS_FN_RELU, n, c, hw, 1);
 }
 
+/* A float rounded to bfloat16 (nearest even), as its 16-bit pattern. */
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static float from_bf16(uint16_t v)
+{
+    uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The depthwise weight gradient on bf16 channels-last activations
+ * (nas__cpu_dw_wgrad_bf16, issue 34) against the scalar loop of its
+ * documented algorithm: each weight a float sum over (image, output row,
+ * output column) of x * dy in that order, so equal bytes; with channel
+ * counts that leave an 8-wide group (24, 40), 1 and 2 threads, R 3/5/7,
+ * stride 1 and 2. */
+static void test_dw_wgrad_bf16_bits(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 17, 5);
+    const int cs[] = {8, 16, 24, 40, 48};
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+        for (int rr = 3; rr <= 7; rr += 2)
+            for (int st = 1; st <= 2; st++) {
+                const int n = 3, c = cs[ci], h = 9, w = 7, p = rr / 2;
+                const int ho = (h + 2 * p - rr) / st + 1, wo = (w + 2 * p - rr) / st + 1;
+                const size_t nx = (size_t)n * h * w * c, nd = (size_t)n * ho * wo * c;
+                uint16_t *x = malloc(nx * sizeof *x), *dy = malloc(nd * sizeof *dy);
+                float *want = calloc((size_t)c * rr * rr, sizeof *want);
+                float *got = malloc((size_t)c * rr * rr * sizeof *got);
+                assert_true(x && dy && want && got);
+                for (size_t i = 0; i < nx; i++)
+                    x[i] = to_bf16(4.0f * nas_rng_uniform(&r) - 2.0f);
+                for (size_t i = 0; i < nd; i++)
+                    dy[i] = to_bf16(2.0f * nas_rng_uniform(&r) - 1.0f);
+                for (int ch = 0; ch < c; ch++)
+                    for (int ky = 0; ky < rr; ky++)
+                        for (int kx = 0; kx < rr; kx++) {
+                            float acc = 0.0f;
+                            for (int i = 0; i < n; i++)
+                                for (int oy = 0; oy < ho; oy++)
+                                    for (int ox = 0; ox < wo; ox++) {
+                                        int iy = oy * st + ky - p, ix = ox * st + kx - p;
+                                        if (iy < 0 || iy >= h || ix < 0 || ix >= w)
+                                            continue;
+                                        size_t xi = ((size_t)i * h + iy) * w + ix;
+                                        size_t di = ((size_t)i * ho + oy) * wo + ox;
+                                        acc += from_bf16(x[xi * c + ch]) *
+                                               from_bf16(dy[di * c + ch]);
+                                    }
+                            want[((size_t)ch * rr + ky) * rr + kx] = acc;
+                        }
+                for (int thr = 1; thr <= 2; thr++) {
+                    memset(got, 0xff, (size_t)c * rr * rr * sizeof *got);
+                    assert_int_equal(nas__cpu_dw_wgrad_bf16(x, dy, got, n, c, h, w, ho, wo, rr,
+                                                            st, p, thr),
+                                     0);
+                    if (memcmp(got, want, (size_t)c * rr * rr * sizeof *got) != 0)
+                        fail_msg("dw_wgrad_bf16 c %d r %d stride %d threads %d: not the "
+                                 "scalar loop's bytes", c, rr, st, thr);
+                }
+                free(x);
+                free(dy);
+                free(want);
+                free(got);
+            }
+    float dw[9];
+    uint16_t one[8 * 9] = {0};
+    assert_int_equal(nas__cpu_dw_wgrad_bf16(one, one, dw, 1, 12, 3, 3, 3, 3, 3, 1, 1, 1), -1);
+    assert_int_equal(nas__cpu_dw_wgrad_bf16(one, one, dw, 1, 8, 3, 3, 3, 3, 4, 1, 1, 1), -1);
+}
+
+/* The bf16 channels-last batch norm + activation (nas__cpu_bn_act_bf16_*,
+ * issue 34) against the fp32 kernel on the same bf16-valued data in plain
+ * NCHW: statistics within 1e-5 relative (both sum in float per image and
+ * double per channel), y and dx within their bf16 rounding (2^-8
+ * relative) plus 1e-3 absolute (where the terms cancel); dgamma and dbeta
+ * within 1e-3 relative of the sum of magnitudes; and equal bytes with 1
+ * and 2 threads. Every fn, with and without SE's gradients, C 8, 24, 48. */
+static void bn_act_bf16_one(nas_rng *r, int fn, int n, int c, int hw, int se)
+{
+    const size_t cnt = (size_t)n * c * hw;
+    uint16_t *xh = malloc(cnt * 2), *dyh = malloc(cnt * 2), *yh = malloc(cnt * 2);
+    uint16_t *dxh = malloc(cnt * 2), *y2 = malloc(cnt * 2), *dx2 = malloc(cnt * 2);
+    float *x = malloc(cnt * 4), *dy = malloc(cnt * 4), *y = malloc(cnt * 4), *dx = malloc(cnt * 4);
+    float *pc = malloc(sizeof(float) * 16 * (size_t)c * (size_t)n);
+    double *ws = malloc(NAS__CPU_BN_ACT_WS_BYTES(n, c));
+    assert_true(xh && dyh && yh && dxh && y2 && dx2 && x && dy && y && dx && pc && ws);
+    float *g = pc, *bt = g + c, *mu = bt + c, *var = mu + c, *is = var + c, *mu2 = is + c;
+    float *var2 = mu2 + c, *is2 = var2 + c, *dg = is2 + c, *db = dg + c, *dg2 = db + c;
+    float *db2 = dg2 + c, *s = db2 + c, *dp = s + (size_t)n * c, *pool = dp + (size_t)n * c;
+    float *pool2 = pool + (size_t)n * c;
+    for (int ch = 0; ch < c; ch++) {
+        g[ch] = 5.0f * nas_rng_uniform(r);
+        bt[ch] = 4.0f * nas_rng_uniform(r) - 2.0f;
+    }
+    for (size_t i = 0; i < (size_t)n * c; i++) {
+        s[i] = nas_rng_uniform(r);
+        dp[i] = 2.0f * nas_rng_uniform(r) - 1.0f;
+    }
+    /* x[i][s][ch] (nhwc) holds plain x[i][ch][s] */
+    for (int i = 0; i < n; i++)
+        for (int ch = 0; ch < c; ch++)
+            for (int p = 0; p < hw; p++) {
+                size_t pl = ((size_t)i * c + ch) * hw + p, nh = ((size_t)i * hw + p) * c + ch;
+                xh[nh] = to_bf16(3.0f + 2.0f * nas_rng_uniform(r));
+                dyh[nh] = to_bf16(2.0f * nas_rng_uniform(r) - 1.0f);
+                x[pl] = from_bf16(xh[nh]);
+                dy[pl] = from_bf16(dyh[nh]);
+            }
+    const float *sp = se ? s : NULL, *dpp = se ? dp : NULL;
+    assert_int_equal(nas__cpu_bn_act_fwd(fn, x, g, bt, y, se ? pool : NULL, mu, var, is, ws, n,
+                                         c, (size_t)hw, 1, 1e-5f, 1), 0);
+    assert_int_equal(nas__cpu_bn_act_bwd(fn, x, dy, sp, dpp, g, bt, mu, is, dx, dg, db, ws, n, c,
+                                         (size_t)hw, 1, 1), 0);
+    for (int thr = 1; thr <= 2; thr++) {
+        uint16_t *yo = thr == 1 ? yh : y2, *dxo = thr == 1 ? dxh : dx2;
+        float *po = pool2; /* compared below after the 1-thread run */
+        assert_int_equal(nas__cpu_bn_act_bf16_fwd(fn, xh, g, bt, yo, se ? po : NULL, mu2, var2,
+                                                  is2, ws, n, c, (size_t)hw, 1e-5f, thr), 0);
+        assert_int_equal(nas__cpu_bn_act_bf16_bwd(fn, xh, dyh, sp, dpp, g, bt, mu2, is2, dxo, dg2,
+                                                  db2, ws, n, c, (size_t)hw, thr), 0);
+        if (thr == 2) {
+            if (memcmp(yh, y2, cnt * 2) != 0 || memcmp(dxh, dx2, cnt * 2) != 0)
+                fail_msg("bn_act_bf16 fn %d c %d: 2 threads differ from 1", fn, c);
+            break;
+        }
+        for (int ch = 0; ch < c; ch++) {
+            if (fabs((double)mu2[ch] - mu[ch]) > 1e-5 * fabs((double)mu[ch]) ||
+                fabs((double)is2[ch] - is[ch]) > 1e-4 * fabs((double)is[ch]))
+                fail_msg("bn_act_bf16 fn %d c %d ch %d: mean %g / %g invstd %g / %g", fn, c, ch,
+                         (double)mu2[ch], (double)mu[ch], (double)is2[ch], (double)is[ch]);
+            double mag = 0.0;
+            for (int i = 0; i < n; i++)
+                for (int p = 0; p < hw; p++)
+                    mag += fabs((double)dy[((size_t)i * c + ch) * hw + p]) * (se ? 2.0 : 1.0) *
+                           (fn == NAS__BN_IDENTITY ? 1.0 : 1.5) * 4.0;
+            if (fabs((double)dg2[ch] - dg[ch]) > 1e-3 * mag ||
+                fabs((double)db2[ch] - db[ch]) > 1e-3 * mag)
+                fail_msg("bn_act_bf16 fn %d c %d ch %d: dgamma %g / %g dbeta %g / %g", fn, c,
+                         ch, (double)dg2[ch], (double)dg[ch], (double)db2[ch], (double)db[ch]);
+        }
+        for (int i = 0; i < n; i++)
+            for (int ch = 0; ch < c; ch++)
+                for (int p = 0; p < hw; p++) {
+                    size_t pl = ((size_t)i * c + ch) * hw + p, nh = ((size_t)i * hw + p) * c + ch;
+                    double ya = from_bf16(yh[nh]), dxa = from_bf16(dxh[nh]);
+                    if (fabs(ya - y[pl]) > 1e-3 + fabs((double)y[pl]) / 128.0 ||
+                        fabs(dxa - dx[pl]) > 2e-2 + fabs((double)dx[pl]) / 64.0)
+                        fail_msg("bn_act_bf16 fn %d c %d se %d at (%d,%d,%d): y %g / %g, "
+                                 "dx %g / %g", fn, c, se, i, ch, p, ya, (double)y[pl], dxa,
+                                 (double)dx[pl]);
+                }
+        if (se) /* the mean of the rounded y: within the mean of |y| / 256 */
+            for (size_t i = 0; i < (size_t)n * c; i++) {
+                double mag = 0.0;
+                for (int p = 0; p < hw; p++)
+                    mag += fabs((double)y[i * hw + p]) / hw;
+                if (fabs((double)pool2[i] - pool[i]) > 1e-6 + mag / 256.0)
+                    fail_msg("bn_act_bf16 fn %d c %d: pool %g / %g", fn, c, (double)pool2[i],
+                             (double)pool[i]);
+            }
+    }
+    free(xh);
+    free(dyh);
+    free(yh);
+    free(dxh);
+    free(y2);
+    free(dx2);
+    free(x);
+    free(dy);
+    free(y);
+    free(dx);
+    free(pc);
+    free(ws);
+}
+
+static void test_bn_act_bf16_kernel(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 19, 6);
+    const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH, NAS__BN_IDENTITY};
+    const int shapes[][3] = {{3, 8, 36}, {3, 24, 25}, {2, 48, 49}};
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+            for (int se = 0; se <= 1; se++)
+                bn_act_bf16_one(&r, fns[f], shapes[k][0], shapes[k][1], shapes[k][2], se);
+}
+
+/* SE's channel scale on bf16 channels-last tensors (nas__cpu_chscale_bf16_*,
+ * issue 34) against the scalar loops of its documented algorithm: y and
+ * dx the products rounded to bf16, ds the float sum over positions in
+ * memory order; equal bytes, 1 and 2 threads, C 8, 24, 48. */
+static void test_chscale_bf16_bits(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 23, 7);
+    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {4, 48, 16}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
+        const size_t cnt = (size_t)n * c * hw;
+        uint16_t *x = malloc(cnt * 2), *dy = malloc(cnt * 2), *y = malloc(cnt * 2);
+        uint16_t *dx = malloc(cnt * 2), *yw = malloc(cnt * 2), *dxw = malloc(cnt * 2);
+        float *sc = malloc((size_t)n * c * 4), *ds = malloc((size_t)n * c * 4);
+        float *dsw = malloc((size_t)n * c * 4);
+        assert_true(x && dy && y && dx && yw && dxw && sc && ds && dsw);
+        for (size_t i = 0; i < cnt; i++) {
+            x[i] = to_bf16(4.0f * nas_rng_uniform(&r) - 2.0f);
+            dy[i] = to_bf16(2.0f * nas_rng_uniform(&r) - 1.0f);
+        }
+        for (size_t i = 0; i < (size_t)n * c; i++)
+            sc[i] = nas_rng_uniform(&r);
+        for (int i = 0; i < n; i++)
+            for (int ch = 0; ch < c; ch++) {
+                float acc = 0.0f, sv = sc[(size_t)i * c + ch];
+                for (int p = 0; p < hw; p++) {
+                    size_t e = ((size_t)i * hw + p) * c + ch;
+                    yw[e] = to_bf16(from_bf16(x[e]) * sv);
+                    dxw[e] = to_bf16(from_bf16(dy[e]) * sv);
+                    acc += from_bf16(dy[e]) * from_bf16(x[e]);
+                }
+                dsw[(size_t)i * c + ch] = acc;
+            }
+        for (int thr = 1; thr <= 2; thr++) {
+            assert_int_equal(nas__cpu_chscale_bf16_fwd(x, sc, y, n, c, (size_t)hw, thr), 0);
+            assert_int_equal(nas__cpu_chscale_bf16_bwd(x, sc, dy, dx, ds, n, c, (size_t)hw, thr),
+                             0);
+            if (memcmp(y, yw, cnt * 2) != 0 || memcmp(dx, dxw, cnt * 2) != 0 ||
+                memcmp(ds, dsw, (size_t)n * c * 4) != 0)
+                fail_msg("chscale_bf16 c %d threads %d: not the scalar loops' bytes", c, thr);
+        }
+        free(x);
+        free(dy);
+        free(y);
+        free(dx);
+        free(yw);
+        free(dxw);
+        free(sc);
+        free(ds);
+        free(dsw);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +673,9 @@ int main(void)
         cmocka_unit_test(test_gap_chscale_bits),
         cmocka_unit_test(test_chscale_kernel_bits),
         cmocka_unit_test(test_bn_act_kernel_bits),
+        cmocka_unit_test(test_dw_wgrad_bf16_bits),
+        cmocka_unit_test(test_bn_act_bf16_kernel),
+        cmocka_unit_test(test_chscale_bf16_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
