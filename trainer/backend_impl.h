@@ -12,9 +12,27 @@
 
 #include "nas/backend.h"
 
+#ifdef _OPENMP
+#include <omp.h> /* omp_get_max_threads */
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The threads of a CPU kernel over `units` independent units of work:
+ * nthr (below 1: the OpenMP runtime's default, as oneDNN takes the
+ * backend's threads = 0), at most one per unit, at least one. */
+static inline int nas__cpu_threads(int nthr, long units)
+{
+#ifdef _OPENMP
+    if (nthr < 1)
+        nthr = omp_get_max_threads();
+#endif
+    if (nthr > units)
+        nthr = (int)units;
+    return nthr < 1 ? 1 : nthr;
+}
 
 typedef struct nas__backend_ops {
     const char *name;

@@ -69,9 +69,6 @@
 #include <math.h>   /* sqrt */
 #include <stddef.h> /* size_t */
 #include <stdint.h> /* uintptr_t */
-#ifdef _OPENMP
-#include <omp.h> /* omp_get_max_threads */
-#endif
 #include "nas/backend.h"          /* NAS_FN_RELU6, NAS_FN_HSWISH */
 #include "trainer/backend_impl.h" /* nas__cpu_bn_act_* */
 
@@ -189,18 +186,11 @@ typedef void (*units_fn)(const bn_act_args *, int, int);
  * depend on which thread runs it or on its neighbours. */
 static void run_units(int fwd, const bn_act_args *a, int bs, int nthr)
 {
-#ifdef _OPENMP
-    if (nthr < 1)
-        nthr = omp_get_max_threads();
-#endif
     const int units = a->c / bs;
     const units_fn f = bs == 16 ? (fwd ? fwd_block_16 : bwd_block_16)
                        : bs == 8 ? (fwd ? fwd_block_8 : bwd_block_8)
                                  : (fwd ? fwd_block_1 : bwd_block_1);
-    if (nthr > units)
-        nthr = units;
-    if (nthr < 1)
-        nthr = 1;
+    nthr = nas__cpu_threads(nthr, units);
 #pragma omp parallel for num_threads(nthr) schedule(static, 1)
     for (int t = 0; t < nthr; t++) {
         f(a, (int)((long)units * t / nthr), (int)((long)units * (t + 1) / nthr));

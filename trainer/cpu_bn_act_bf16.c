@@ -321,17 +321,6 @@ static int bad_fn(int fn)
            fn != NAS__BN_IDENTITY;
 }
 
-static int threads_for(int nthr, int groups)
-{
-#ifdef _OPENMP
-    if (nthr < 1)
-        nthr = omp_get_max_threads();
-#endif
-    if (nthr > groups)
-        nthr = groups;
-    return nthr < 1 ? 1 : nthr;
-}
-
 int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma,
                              const float *beta, unsigned short *y, float *pool, float *mean,
                              float *var, float *invstd, double *ws, int n, int c, size_t hw,
@@ -340,7 +329,7 @@ int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma
     if (bad_fn(fn) || !beta || !ws || c < 8 || c % 8 != 0 || n < 1 || hw < 1)
         return -1;
     const int groups = c / 8;
-    nthr = threads_for(nthr, n > groups ? n : groups);
+    nthr = nas__cpu_threads(nthr, n > groups ? n : groups);
     float *fs = (float *)(ws + 2 * (size_t)c);
 #pragma omp parallel num_threads(nthr)
     {
@@ -373,7 +362,7 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
         c % 8 != 0 || n < 1 || hw < 1)
         return -1;
     const int groups = c / 8;
-    nthr = threads_for(nthr, n > groups ? n : groups);
+    nthr = nas__cpu_threads(nthr, n > groups ? n : groups);
     float *fs = (float *)(ws + 2 * (size_t)c);
 #pragma omp parallel num_threads(nthr)
     {
@@ -430,7 +419,7 @@ int nas__cpu_chscale_bf16_fwd(const unsigned short *x, const float *s, unsigned 
 {
     if (c < 8 || c % 8 != 0 || n < 1 || hw < 1)
         return -1;
-    nthr = threads_for(nthr, n);
+    nthr = nas__cpu_threads(nthr, n);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (int i = 0; i < n; i++)
         chscale_fwd_image(x + (size_t)i * hw * c, s + (size_t)i * c, y + (size_t)i * hw * c, c,
@@ -443,7 +432,7 @@ int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const uns
 {
     if (c < 8 || c % 8 != 0 || n < 1 || hw < 1 || !dy || !ds)
         return -1;
-    nthr = threads_for(nthr, n);
+    nthr = nas__cpu_threads(nthr, n);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (int i = 0; i < n; i++)
         chscale_bwd_image(x + (size_t)i * hw * c, s + (size_t)i * c, dy + (size_t)i * hw * c,

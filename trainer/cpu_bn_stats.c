@@ -22,9 +22,6 @@
  */
 #include <stddef.h>
 #include "trainer/backend_impl.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define STATS_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -133,15 +130,8 @@ STATS_CLONES static void block_stats16(const float *x, int n, int c, int hw, int
 void nas__cpu_bn_stats(const float *x, int n, int c, int hw, int block, float *mean, float *var,
                        int nthr)
 {
-#ifdef _OPENMP
-    if (nthr < 1)
-        nthr = omp_get_max_threads();
-#endif
     const int ncb = c / block;
-    if (nthr > ncb)
-        nthr = ncb;
-    if (nthr < 1)
-        nthr = 1;
+    nthr = nas__cpu_threads(nthr, ncb);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (int cb = 0; cb < ncb; cb++) {
         if (block == 8)

@@ -26,9 +26,6 @@
  */
 #include <stddef.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include "trainer/backend_impl.h"
 
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
@@ -110,14 +107,7 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
         pad < 0)
         return -1;
     const int cbn = c / bs;
-#ifdef _OPENMP
-    if (nthr < 1) /* the backend's threads = 0: the runtime's default, as oneDNN */
-        nthr = omp_get_max_threads();
-#endif
-    if (nthr > cbn)
-        nthr = cbn;
-    if (nthr < 1)
-        nthr = 1;
+    nthr = nas__cpu_threads(nthr, cbn);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (int cb = 0; cb < cbn; cb++)
         f(x, dy, dw, n, cbn, cb, h, w, ho, wo, stride, pad);
@@ -205,14 +195,7 @@ int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, fl
     /* work items: (channel group, kernel row); groups of 16 channels, the
      * last one of 8 when C is an odd multiple of 8 */
     const int ng = (c + 15) / 16, items = ng * r;
-#ifdef _OPENMP
-    if (nthr < 1)
-        nthr = omp_get_max_threads();
-#endif
-    if (nthr > items)
-        nthr = items;
-    if (nthr < 1)
-        nthr = 1;
+    nthr = nas__cpu_threads(nthr, items);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (int it = 0; it < items; it++) {
         const int g = it / r, ky = it % r, c0 = 16 * g;

@@ -14,9 +14,6 @@
  * count or the vector width of the clone GCC's target_clones picks.
  */
 #include <stddef.h> /* size_t */
-#ifdef _OPENMP
-#include <omp.h> /* omp_get_max_threads */
-#endif
 #include "trainer/backend_impl.h" /* nas__cpu_chscale_* */
 
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
@@ -24,19 +21,6 @@
 #else
 #define SE_CLONES
 #endif
-
-/* Threads for `units` units: nthr (below 1: OpenMP's default), at most
- * one per unit, at least one. */
-static int se_threads(int nthr, long units)
-{
-#ifdef _OPENMP
-    if (nthr < 1)
-        nthr = omp_get_max_threads();
-#endif
-    if (nthr > units)
-        nthr = (int)units;
-    return nthr < 1 ? 1 : nthr;
-}
 
 /* Unit (image i, block cb) of the forward: bs channels over hw positions
  * (bs other than 16 and 8, which have their own below; the plain layout's
@@ -120,7 +104,7 @@ static int se_run(const float *x, const float *s, const float *dy, float *out, f
     if (bs < 1 || bs > 16 || c % bs != 0)
         return -1;
     const long units = (long)n * (c / bs);
-    nthr = se_threads(nthr, units);
+    nthr = nas__cpu_threads(nthr, units);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (long u = 0; u < units; u++) {
         if (!dy && bs == 16)
