@@ -109,6 +109,13 @@ int nas_backend_set_precision(nas_backend *be, const char *precision)
                              precision, be->ops->name);
 }
 
+int nas__backend_set_channels(nas_backend *be, const int *channels, int n)
+{
+    if (!be || n < 0 || (n > 0 && !channels))
+        return NAS_EINVAL;
+    return be->ext && be->ext->set_channels ? be->ext->set_channels(be, channels, n) : NAS_OK;
+}
+
 int nas__backend_step_begin(nas_backend *be)
 {
     if (!be)

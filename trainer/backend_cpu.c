@@ -14,7 +14,10 @@
  * (nas_tensor.layout): L_PLAIN (NCHW; what create and upload give), L_B16
  * (nChw16c) or L_B8 (nChw8c). An op writes its output in the preferred
  * layout of the output's shape (pref_layout: blocked when C is a multiple
- * of 16 (8) and H*W > 1, else plain; both orders hold the same number of
+ * of 16 (8) and H*W > 1, else plain; one block for the whole network:
+ * nChw8c for every multiple of 8 when the running network has a count
+ * that is a multiple of 8 but not of 16, nas__backend_set_channels,
+ * issue 34 item 2; both orders hold the same number of
  * floats, and a batch prefix of a blocked tensor is the blocked tensor of
  * the smaller batch, so the trainer's batch views stay valid); it reads
  * inputs in their preferred layout, reordering an input that arrives in
@@ -201,6 +204,8 @@ typedef struct cpu_ctx {
     int bf16; /* precision "bf16": activations in L_NHWC_BF16 */
     int block16; /* the host runs oneDNN's AVX-512 kernels: fp32 activations nChw16c; else
                     nChw8c at most (pref_layout_dims) */
+    int plan8;   /* the running network has a count that is a multiple of 8 but not of 16:
+                    nChw8c for all (nas__backend_set_channels; 0 until set) */
     int profile;
     double prof_s[PS_COUNT];
     long prof_n[PS_COUNT];
@@ -247,10 +252,14 @@ static int pref_layout_dims(int bf16, int block16, int c, int h, int w)
     return L_PLAIN;
 }
 
+/* 1 when fp32 activations whose C is a multiple of 16 are nChw16c: an
+ * AVX-512 host, and a network whose counts all allow it (plan8 0). */
+static int wide16(const cpu_ctx *c) { return c->block16 && !c->plan8; }
+
 static int pref_layout(const nas_tensor *t)
 {
     const cpu_ctx *c = t->be->context;
-    return pref_layout_dims(c->bf16, c->block16, t->c, t->h, t->w);
+    return pref_layout_dims(c->bf16, wide16(c), t->c, t->h, t->w);
 }
 
 static int is_bf16(int layout) { return layout == L_NHWC_BF16; }
@@ -276,7 +285,7 @@ static int own_bf16_bn(const nas_tensor *x) { return x->c % 16 != 0; }
 static int f32_of(const nas_tensor *t, int layout)
 {
     const cpu_ctx *c = t->be->context;
-    return layout == L_NHWC_BF16 ? pref_layout_dims(0, c->block16, t->c, t->h, t->w) : layout;
+    return layout == L_NHWC_BF16 ? pref_layout_dims(0, wide16(c), t->c, t->h, t->w) : layout;
 }
 
 static dnnl_format_tag_t tag_of(int layout)
@@ -2261,10 +2270,24 @@ static int cpu_set_precision(nas_backend *be, const char *precision)
                              precision);
 }
 
+/* nas__backend_set_channels: one fp32 block for the whole network, 8
+ * when any count is a multiple of 8 but not of 16 (backend_impl.h). The
+ * bf16 layout (nhwc for every multiple of 8) is already one layout. */
+static int cpu_set_channels(nas_backend *be, const int *channels, int n)
+{
+    cpu_ctx *c = ctx_of(be);
+    c->plan8 = 0;
+    for (int i = 0; i < n; i++)
+        if (channels[i] % 8 == 0 && channels[i] % 16 != 0)
+            c->plan8 = 1;
+    return NAS_OK;
+}
+
 static const nas__backend_ext cpu_ext = {
     .download_tensor = cpu_download_tensor,
     .copy_tensor = cpu_copy_tensor,
     .set_precision = cpu_set_precision,
+    .set_channels = cpu_set_channels,
     .conv2d_fwd_fused = cpu_conv2d_fwd_fused,
     .bn_act_fwd_train = cpu_bn_act_fwd_train,
     .bn_act_bwd = cpu_bn_act_bwd,

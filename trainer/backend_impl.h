@@ -175,6 +175,9 @@ typedef struct nas__backend_ext {
                          const nas_tensor *gamma, const nas_tensor *save_mean,
                          const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                          nas_tensor *dbeta);
+    /* nas__backend_set_channels; NULL: the backend's layouts do not depend
+     * on the network */
+    int (*set_channels)(nas_backend *be, const int *channels, int n);
 } nas__backend_ext;
 
 /* Every backend struct starts with this header. */
@@ -203,6 +206,23 @@ void nas__host_free(nas_backend *be, void *buf);
 int nas__host_upload(nas_backend *be, void *dst, const float *src, size_t count);
 int nas__host_download(nas_backend *be, float *dst, const void *src, size_t count);
 int nas__host_copy(nas_backend *be, void *dst, const void *src, size_t count);
+
+/*
+ * The channel counts C of the activations [N,C,H,W] with H*W > 1 of the
+ * network about to run (channels[n], repeats allowed), so the backend can
+ * keep ONE activation layout for the whole network (issue 34 item 2). The
+ * cpu backend: nChw16c on an AVX-512 host unless some count is a multiple
+ * of 8 but not of 16 (chain nets' 24- and 40-channel projections), then
+ * nChw8c for every count that is a multiple of 8. Mixing the two put a
+ * reorder around every convolution between them: 30 per chain-se step,
+ * 11% of its op time (experiments/bench-train/README.md). The networks
+ * (trainer/net.c) set it before each forward and backward, so several
+ * networks may share one backend; tensors keep their layout tags, so a
+ * change costs reorders, never wrong values. Backends without the slot
+ * ignore it. Errors: NAS_EINVAL (be NULL, n < 0, or channels NULL with
+ * n > 0).
+ */
+int nas__backend_set_channels(nas_backend *be, const int *channels, int n);
 
 /* Dispatch to the ext slots above (trainer/backend.c). step_begin /
  * step_end: NAS_OK and *skipped = 0 without loss scaling; loss_scale_get /

@@ -84,7 +84,7 @@
 #include <string.h> /* memset */
 #include "nas/layers.h"
 #include "nas/trainer.h"
-#include "trainer/backend_impl.h" /* nas__backend_fail: why a forward was refused */
+#include "trainer/backend_impl.h" /* nas__backend_fail, nas__backend_set_channels */
 #include "trainer/net_impl.h"
 
 #define BN_MOMENTUM 0.1f
@@ -182,6 +182,9 @@ struct nas_net {
     nas_tensor *input_grad;  /* non-NULL: the backward also writes d/dx of the input here */
     int bn_act_fwd;          /* 1: the last forward ran fused batch norm + activation steps */
     int bn_act_off;          /* 1: never fuse them (nas__net_set_bn_act) */
+    int *chans;              /* C of every activation with H*W > 1, for
+                                nas__backend_set_channels (one layout per net) */
+    int n_chans;
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -897,6 +900,7 @@ void nas_net_destroy(nas_net *n)
     free(n->act_root);
     free(n->grad_root);
     free(n->ginit);
+    free(n->chans);
     free(n->params);
     free(n->aux);
     free(n->acts);
@@ -929,6 +933,11 @@ static int alloc_buffers(nas_net *n, int max_batch, nas_error *err)
     }
     if (!rc)
         rc = nas_tensor_create(be, max_batch, (int)biggest, 1, 1, &n->scratch);
+    if (!rc && !(n->chans = malloc((size_t)n->n_acts * sizeof *n->chans)))
+        rc = NAS_ENOMEM;
+    for (int i = 0; i < n->n_acts && !rc; i++)
+        if ((int64_t)n->acts[i].h * n->acts[i].w > 1)
+            n->chans[n->n_chans++] = n->acts[i].c;
     if (rc) {
         nas_net_destroy(n);
         return nas_error_set(err, rc, "allocating activations for batch %d: %s", max_batch,
@@ -1230,6 +1239,9 @@ int nas_net_forward(nas_net *n, const nas_tensor *x, int train, const nas_tensor
     view_set *v = get_views(n, x->n);
     if (!v)
         return NAS_ENOMEM;
+    int rc0 = nas__backend_set_channels(n->be, n->chans, n->n_chans);
+    if (rc0)
+        return rc0;
     n->cur = v;
     n->input = x;
     n->cur_train = train;
@@ -1470,13 +1482,40 @@ static int back_step(nas_net *n, const step *s)
 /* The backward of every step, from the logits' gradient down. */
 static int back_steps(nas_net *n)
 {
+    int rc = nas__backend_set_channels(n->be, n->chans, n->n_chans);
+    if (rc)
+        return rc;
     n->ginit[n->logits] = 1;
-    for (int i = n->n_steps - 1; i >= 0; i--) {
-        int rc = back_step(n, &n->steps[i]);
-        if (rc)
-            return rc;
+    for (int i = n->n_steps - 1; i >= 0 && !rc; i--)
+        rc = back_step(n, &n->steps[i]);
+    return rc;
+}
+
+static int add_tag(int *tags, int cap, int n, int tag)
+{
+    for (int i = 0; i < n && i < cap; i++)
+        if (tags[i] == tag)
+            return n;
+    if (n < cap)
+        tags[n] = tag;
+    return n + 1;
+}
+
+int nas__net_act_layouts(const nas_net *n, int *tags, int cap)
+{
+    int k = 0;
+    if (!n || !n->cur)
+        return 0;
+    for (int i = 0; i < n->n_acts; i++) {
+        const nas_tensor *a = &n->cur->act[i], *g = &n->cur->grad[i];
+        if (a->c % 8 != 0 || (int64_t)a->h * a->w <= 1)
+            continue;
+        if (a->layout)
+            k = add_tag(tags, cap, k, a->layout);
+        if (n->ginit[i] && g->layout)
+            k = add_tag(tags, cap, k, g->layout);
     }
-    return NAS_OK;
+    return k;
 }
 
 int nas__net_backward_seed(nas_net *n, float value)

@@ -94,6 +94,12 @@ int nas__net_folded(const nas_net *net, int *accumulating, int *grouped, int *po
 int nas__net_set_bn_act(nas_net *net, int on);
 /* How many batch norms run fused with the activation after them. */
 int nas__net_bn_acts(const nas_net *net);
+/* Issue 34 item 2 (one layout per network): the distinct non-plain
+ * layout tags (nas_tensor.layout, backend-private) of the last forward's
+ * activations, and of the gradients the last backward wrote, whose C is a
+ * multiple of 8 and H*W > 1, into tags[cap]; returns how many there are
+ * (may exceed cap). The cpu backend gives 1 (0 on ref). */
+int nas__net_act_layouts(const nas_net *net, int *tags, int cap);
 /* Issue 34, "Fused squeeze-and-excitation": how many of those the last
  * training forward ran with their SE block's pool (0 before any, or on a
  * backend without the kernel). */

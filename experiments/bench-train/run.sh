@@ -29,7 +29,7 @@
 # The table is written to results/<date>-<mode>.md and results/latest.md.
 # Last line (machine-readable; ratios are the worst case over all
 # configurations: minimum for throughput, maximum for latency):
-#   train_ratio=X eval_ratio=Y latency_ratio=Z [acc_nas=A acc_torch=B] train_ratio_bf16=W train_cpu_ratio=C conv_share=S
+#   train_ratio=X eval_ratio=Y latency_ratio=Z [acc_nas=A acc_torch=B] train_ratio_bf16=W train_cpu_ratio=C conv_share=S reorders_per_step=R
 # (train_ratio: nas fp32, the default precision; train_ratio_bf16: nas with
 # precision bf16 against the same fp32 PyTorch runs; train_cpu_ratio:
 # PyTorch's CPU seconds per trained image over nas's, all threads counted,
@@ -178,6 +178,11 @@ done
 conv_share=$(awk '$1 ~ /^(dw)?conv_(fwd|bwd_data|bwd_filter)$/ { c += $4 }
   $2 == "backend" && $3 == "profile" { t = substr($4, 2) + 0 }
   END { if (t > 0) printf "%.3f", c / t; else print "nan" }' "$prof_txt")
+# reorders_per_step: activation layout reorders per training step in that
+# profile ($steps + 3 + $steps steps; issue 34 item 2 wants them only at
+# the network's input and output)
+reorders=$(awk -v s="$((2 * steps + 3))" '$1 == "reorder" { printf "%.1f", $2 / s; f = 1 }
+  END { if (!f) print "0" }' "$prof_txt")
 
 if [ $chain_only = 0 ]; then
 # Worker layout: 1 worker x T threads vs T workers x 1 thread (nas, mixed, batch 128).
@@ -220,6 +225,6 @@ fi
   echo
   echo "load at end: $(uptime | sed 's/.*load average: //')"
   echo
-  echo "train_ratio=$min_train eval_ratio=$min_eval latency_ratio=$max_lat$acc_line train_ratio_bf16=${min_bf16:-n/a} train_cpu_ratio=$min_cpu conv_share=$conv_share"
+  echo "train_ratio=$min_train eval_ratio=$min_eval latency_ratio=$max_lat$acc_line train_ratio_bf16=${min_bf16:-n/a} train_cpu_ratio=$min_cpu conv_share=$conv_share reorders_per_step=$reorders"
 } | tee -a "$out"
 if [ $chain_only = 1 ]; then cp "$out" "$here/results/latest-chain.md"; else cp "$out" "$here/results/latest.md"; fi

@@ -6,6 +6,7 @@
  *    SE with its gate, residual add, dropout, linear) matches central
  *    finite differences of the loss on the ref backend;
  *  - cpu's logits, loss and one SGD step agree with ref;
+ *  - a training step keeps one activation layout per net on cpu;
  *  - eval forwards with folded BN and activation post-ops equal the plain
  *    steps (issue 34);
  *  - every shipped space in examples/spaces (every .conf file there, so a
@@ -26,7 +27,7 @@
 #include "nas/layers.h"
 #include "nas/trainer.h"
 #include "tests/unit/chain_space.h"
-#include "trainer/net_impl.h" /* nas__net_set_bn_act, nas__net_bn_acts, nas__net_se_fused, nas__net_folded */
+#include "trainer/net_impl.h" /* nas__net_set_bn_act, nas__net_bn_acts, nas__net_se_fused, nas__net_folded, nas__net_act_layouts */
 
 static nas_net_desc desc_of(const nas_space *s, const nas_genotype *g)
 {
@@ -205,6 +206,69 @@ static void test_cpu_matches_ref(void **st)
         free(hx);
         free(hy);
     }
+    nas_space_destroy(s);
+    free(cfg);
+}
+
+/* Issue 34 item 2: one activation layout per network. A chain net whose
+ * 24- and 40-channel projections sit between 48- to 240-channel
+ * expansions, and one whose counts are all multiples of 16, keep every
+ * activation and gradient of a training step in a single layout on cpu
+ * (on an AVX-512 host the first used to mix nChw16c and nChw8c, with a
+ * reorder around every convolution between them), with the same loss as
+ * ref; then a second net of the other kind on the SAME backend still
+ * matches ref (each net sets its own layout plan before running). */
+static void test_one_layout(void **st)
+{
+    (void)st;
+    nas_config *cfg = malloc(sizeof *cfg);
+    nas_space *s = space_load("examples/spaces/fashion-chain.conf", cfg);
+    const char *genos[] = {
+        "mb1_k3|c24:d2:mb3_k5:mb6_k3|c40:d3:se_on:mb6_k5:mb6_k3:mb6_k5|mb6_k5:mb6_k3",
+        "mb1_k3|c16:d2:mb3_k3:mb3_k3|c32:d2:se_off:mb3_k3:mb3_k3:skip|mb3_k3:zero",
+    };
+    nas_backend *ref = backend("ref"), *cpu = backend("cpu");
+    nas_net *nets[2][2] = {{NULL}};
+    nas_tensor *xs[2][2], *ys[2][2];
+    float *hx[2], *hy[2];
+    for (int gi = 0; gi < 2; gi++) {
+        nas_genotype g = space_parse(s, genos[gi]);
+        nas_net_desc d = desc_of(s, &g);
+        batch(&d, 4, 11 + gi, &hx[gi], &hy[gi]);
+        nas_backend *bes[2] = {ref, cpu};
+        for (int b = 0; b < 2; b++) {
+            nas_error err;
+            if (nas_net_create(bes[b], &d, 4, 5, &nets[gi][b], &err) != NAS_OK)
+                fail_msg("%s: %s", genos[gi], err.msg);
+            xs[gi][b] = tensor(bes[b], 4, d.in_c, d.in_h, d.in_w, hx[gi]);
+            ys[gi][b] = tensor(bes[b], 4, 1, 1, 1, hy[gi]);
+        }
+    }
+    /* net 0, net 1, then net 0 again on the shared backends */
+    for (int round = 0; round < 3; round++) {
+        int gi = round % 2;
+        double l_ref = loss_of(nets[gi][0], xs[gi][0], ys[gi][0]);
+        double l_cpu = loss_of(nets[gi][1], xs[gi][1], ys[gi][1]);
+        if (!(fabs(l_ref - l_cpu) < 1e-3))
+            fail_msg("%s (round %d): loss cpu %g ref %g", genos[gi], round, l_cpu, l_ref);
+        int tags[8];
+        int k = nas__net_act_layouts(nets[gi][1], tags, 8);
+        if (k != 1)
+            fail_msg("%s (round %d): %d activation layouts in one training step, want 1",
+                     genos[gi], round, k);
+        assert_int_equal(nas__net_act_layouts(nets[gi][0], tags, 8), 0); /* ref: plain */
+    }
+    for (int gi = 0; gi < 2; gi++) {
+        for (int b = 0; b < 2; b++) {
+            nas_tensor_destroy(xs[gi][b]);
+            nas_tensor_destroy(ys[gi][b]);
+            nas_net_destroy(nets[gi][b]);
+        }
+        free(hx[gi]);
+        free(hy[gi]);
+    }
+    nas_backend_destroy(ref);
+    nas_backend_destroy(cpu);
     nas_space_destroy(s);
     free(cfg);
 }
@@ -443,6 +507,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_param_count_and_gradients),
         cmocka_unit_test(test_cpu_matches_ref),
+        cmocka_unit_test(test_one_layout),
         cmocka_unit_test(test_fused_bn_act),
         cmocka_unit_test(test_folded_eval_chain),
         cmocka_unit_test(test_shipped_spaces_train),
