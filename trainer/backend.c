@@ -109,11 +109,11 @@ int nas_backend_set_precision(nas_backend *be, const char *precision)
                              precision, be->ops->name);
 }
 
-int nas__backend_set_channels(nas_backend *be, const int *channels, int n)
+int nas__backend_set_convs(nas_backend *be, const nas__conv_shape *convs, int n, int train)
 {
-    if (!be || n < 0 || (n > 0 && !channels))
+    if (!be || n < 0 || (n > 0 && !convs))
         return NAS_EINVAL;
-    return be->ext && be->ext->set_channels ? be->ext->set_channels(be, channels, n) : NAS_OK;
+    return be->ext && be->ext->set_convs ? be->ext->set_convs(be, convs, n, train) : NAS_OK;
 }
 
 int nas__backend_step_begin(nas_backend *be)

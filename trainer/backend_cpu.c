@@ -15,9 +15,9 @@
  * (nChw16c) or L_B8 (nChw8c). An op writes its output in the preferred
  * layout of the output's shape (pref_layout: blocked when C is a multiple
  * of 16 (8) and H*W > 1, else plain; one block for the whole network:
- * nChw8c for every multiple of 8 when the running network has a count
- * that is a multiple of 8 but not of 16, nas__backend_set_channels,
- * issue 34 item 2; both orders hold the same number of
+ * nChw8c for every multiple of 8 when the running network's convolutions
+ * touch C % 16 == 8 tensors (nas__backend_set_convs, issue 34 item 2);
+ * both orders hold the same number of
  * floats, and a batch prefix of a blocked tensor is the blocked tensor of
  * the smaller batch, so the trainer's batch views stay valid); it reads
  * inputs in their preferred layout, reordering an input that arrives in
@@ -205,7 +205,7 @@ typedef struct cpu_ctx {
     int block16; /* the host runs oneDNN's AVX-512 kernels: fp32 activations nChw16c; else
                     nChw8c at most (pref_layout_dims) */
     int plan8;   /* the running network has a count that is a multiple of 8 but not of 16:
-                    nChw8c for all (nas__backend_set_channels; 0 until set) */
+                    nChw8c for all (nas__backend_set_convs; 0 until set) */
     int profile;
     double prof_s[PS_COUNT];
     long prof_n[PS_COUNT];
@@ -2270,16 +2270,24 @@ static int cpu_set_precision(nas_backend *be, const char *precision)
                              precision);
 }
 
-/* nas__backend_set_channels: one fp32 block for the whole network, 8
- * when any count is a multiple of 8 but not of 16 (backend_impl.h). The
- * bf16 layout (nhwc for every multiple of 8) is already one layout. */
-static int cpu_set_channels(nas_backend *be, const int *channels, int n)
+/* nas__backend_set_convs: one fp32 block for the whole network, 8 when
+ * convolutions with a C % 16 == 8 side exist (training) or hold at least
+ * half of the MACs (inference); the rule and its measurements are in
+ * backend_impl.h. The bf16 layout (nhwc for every multiple of 8) is
+ * already one layout. */
+static int cpu_set_convs(nas_backend *be, const nas__conv_shape *convs, int n, int train)
 {
     cpu_ctx *c = ctx_of(be);
-    c->plan8 = 0;
-    for (int i = 0; i < n; i++)
-        if (channels[i] % 8 == 0 && channels[i] % 16 != 0)
-            c->plan8 = 1;
+    double eight = 0, all = 0;
+    int any = 0;
+    for (int i = 0; i < n; i++) {
+        all += convs[i].macs;
+        if (convs[i].c_in % 16 == 8 || convs[i].c_out % 16 == 8) {
+            eight += convs[i].macs;
+            any = 1;
+        }
+    }
+    c->plan8 = any && (train || eight >= 0.5 * all);
     return NAS_OK;
 }
 
@@ -2287,7 +2295,7 @@ static const nas__backend_ext cpu_ext = {
     .download_tensor = cpu_download_tensor,
     .copy_tensor = cpu_copy_tensor,
     .set_precision = cpu_set_precision,
-    .set_channels = cpu_set_channels,
+    .set_convs = cpu_set_convs,
     .conv2d_fwd_fused = cpu_conv2d_fwd_fused,
     .bn_act_fwd_train = cpu_bn_act_fwd_train,
     .bn_act_bwd = cpu_bn_act_bwd,

@@ -102,6 +102,13 @@ typedef struct nas__backend_ops {
                        uint64_t seed);
 } nas__backend_ops;
 
+/* One convolution of a network, for nas__backend_set_convs: its input
+ * and output channel counts and its MACs per image (K*Ho*Wo*(C/groups)*R*R). */
+typedef struct nas__conv_shape {
+    int c_in, c_out;
+    double macs;
+} nas__conv_shape;
+
 /*
  * Optional extension slots, in their own table so that backends which
  * initialise nas__backend_ops positionally need no change: a backend sets
@@ -175,9 +182,9 @@ typedef struct nas__backend_ext {
                          const nas_tensor *gamma, const nas_tensor *save_mean,
                          const nas_tensor *save_invstd, nas_tensor *dx, nas_tensor *dgamma,
                          nas_tensor *dbeta);
-    /* nas__backend_set_channels; NULL: the backend's layouts do not depend
-     * on the network */
-    int (*set_channels)(nas_backend *be, const int *channels, int n);
+    /* nas__backend_set_convs; NULL: the backend's layouts do not depend on
+     * the network */
+    int (*set_convs)(nas_backend *be, const nas__conv_shape *convs, int n, int train);
 } nas__backend_ext;
 
 /* Every backend struct starts with this header. */
@@ -208,21 +215,27 @@ int nas__host_download(nas_backend *be, float *dst, const void *src, size_t coun
 int nas__host_copy(nas_backend *be, void *dst, const void *src, size_t count);
 
 /*
- * The channel counts C of the activations [N,C,H,W] with H*W > 1 of the
- * network about to run (channels[n], repeats allowed), so the backend can
- * keep ONE activation layout for the whole network (issue 34 item 2). The
- * cpu backend: nChw16c on an AVX-512 host unless some count is a multiple
- * of 8 but not of 16 (chain nets' 24- and 40-channel projections), then
- * nChw8c for every count that is a multiple of 8. Mixing the two put a
- * reorder around every convolution between them: 30 per chain-se step,
- * 11% of its op time (experiments/bench-train/README.md). The networks
- * (trainer/net.c) set it before each forward and backward, so several
- * networks may share one backend; tensors keep their layout tags, so a
- * change costs reorders, never wrong values. Backends without the slot
- * ignore it. Errors: NAS_EINVAL (be NULL, n < 0, or channels NULL with
- * n > 0).
+ * The convolutions convs[n] (output H*W > 1) of the network about to run,
+ * and whether it runs a training step (train 1: forward and backward) or
+ * an inference forward (0), so the backend can choose the activation
+ * layout for the whole network rather than per tensor (issue 34 item 2).
+ * The cpu backend on an AVX-512 host keeps C % 16 == 0 tensors nChw16c
+ * and C % 16 == 8 ones nChw8c, so a convolution between the two ran in
+ * nChw8c with its 16-multiple side reordered (30 reorders per chain-se
+ * training step, 11% of its op time). With this call it uses nChw8c for
+ * every multiple of 8: in training whenever a convolution has a side
+ * with C % 16 == 8 (each such convolution costs reorders forward and in
+ * both gradients, while the batch norm and activation kernels, half the
+ * step, run at memory speed in either block); in inference when those
+ * convolutions hold at least half of the MACs (else the AVX-512 kernels of
+ * the rest outweigh one reorder per boundary: MobileNetV2's stages at
+ * 28x28 evaluated 15-25% slower in nChw8c). The networks (trainer/net.c)
+ * call it before every forward and backward, so several networks may
+ * share one backend; tensors keep their layout tags, so a change of plan
+ * costs reorders, never wrong values. Backends without the slot ignore it.
+ * Errors: NAS_EINVAL (be NULL, n < 0, or convs NULL with n > 0).
  */
-int nas__backend_set_channels(nas_backend *be, const int *channels, int n);
+int nas__backend_set_convs(nas_backend *be, const nas__conv_shape *convs, int n, int train);
 
 /* Dispatch to the ext slots above (trainer/backend.c). step_begin /
  * step_end: NAS_OK and *skipped = 0 without loss scaling; loss_scale_get /

@@ -84,7 +84,7 @@
 #include <string.h> /* memset */
 #include "nas/layers.h"
 #include "nas/trainer.h"
-#include "trainer/backend_impl.h" /* nas__backend_fail, nas__backend_set_channels */
+#include "trainer/backend_impl.h" /* nas__backend_fail, nas__backend_set_convs */
 #include "trainer/net_impl.h"
 
 #define BN_MOMENTUM 0.1f
@@ -182,9 +182,9 @@ struct nas_net {
     nas_tensor *input_grad;  /* non-NULL: the backward also writes d/dx of the input here */
     int bn_act_fwd;          /* 1: the last forward ran fused batch norm + activation steps */
     int bn_act_off;          /* 1: never fuse them (nas__net_set_bn_act) */
-    int *chans;              /* C of every activation with H*W > 1, for
-                                nas__backend_set_channels (one layout per net) */
-    int n_chans;
+    nas__conv_shape *convs;  /* the convolutions with output H*W > 1, for
+                                nas__backend_set_convs (one layout per net) */
+    int n_convs;
 };
 
 /* ---- building ------------------------------------------------------------- */
@@ -900,7 +900,7 @@ void nas_net_destroy(nas_net *n)
     free(n->act_root);
     free(n->grad_root);
     free(n->ginit);
-    free(n->chans);
+    free(n->convs);
     free(n->params);
     free(n->aux);
     free(n->acts);
@@ -933,11 +933,19 @@ static int alloc_buffers(nas_net *n, int max_batch, nas_error *err)
     }
     if (!rc)
         rc = nas_tensor_create(be, max_batch, (int)biggest, 1, 1, &n->scratch);
-    if (!rc && !(n->chans = malloc((size_t)n->n_acts * sizeof *n->chans)))
+    if (!rc && !(n->convs = malloc(((size_t)n->n_steps + 1) * sizeof *n->convs)))
         rc = NAS_ENOMEM;
-    for (int i = 0; i < n->n_acts && !rc; i++)
-        if ((int64_t)n->acts[i].h * n->acts[i].w > 1)
-            n->chans[n->n_chans++] = n->acts[i].c;
+    for (int i = 0; i < n->n_steps && !rc; i++) {
+        const step *s = &n->steps[i];
+        const act_info y = n->acts[s->y];
+        if ((s->kind != S_CONV && s->kind != S_GCONV) || (int64_t)y.h * y.w <= 1)
+            continue;
+        const nas_tensor *w = n->params[s->w].value; /* [K, C/groups, R, R] */
+        n->convs[n->n_convs++] = (nas__conv_shape){
+            .c_in = n->acts[s->x].c,
+            .c_out = y.c,
+            .macs = (double)y.c * y.h * y.w * w->c * w->h * w->w};
+    }
     if (rc) {
         nas_net_destroy(n);
         return nas_error_set(err, rc, "allocating activations for batch %d: %s", max_batch,
@@ -1239,7 +1247,7 @@ int nas_net_forward(nas_net *n, const nas_tensor *x, int train, const nas_tensor
     view_set *v = get_views(n, x->n);
     if (!v)
         return NAS_ENOMEM;
-    int rc0 = nas__backend_set_channels(n->be, n->chans, n->n_chans);
+    int rc0 = nas__backend_set_convs(n->be, n->convs, n->n_convs, train);
     if (rc0)
         return rc0;
     n->cur = v;
@@ -1482,7 +1490,7 @@ static int back_step(nas_net *n, const step *s)
 /* The backward of every step, from the logits' gradient down. */
 static int back_steps(nas_net *n)
 {
-    int rc = nas__backend_set_channels(n->be, n->chans, n->n_chans);
+    int rc = nas__backend_set_convs(n->be, n->convs, n->n_convs, 1);
     if (rc)
         return rc;
     n->ginit[n->logits] = 1;

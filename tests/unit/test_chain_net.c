@@ -213,7 +213,8 @@ static void test_cpu_matches_ref(void **st)
 /* Issue 34 item 2: one activation layout per network. A chain net whose
  * 24- and 40-channel projections sit between 48- to 240-channel
  * expansions, and one whose counts are all multiples of 16, keep every
- * activation and gradient of a training step in a single layout on cpu
+ * activation and gradient of a training step, and every activation of an
+ * eval forward, in a single layout on cpu
  * (on an AVX-512 host the first used to mix nChw16c and nChw8c, with a
  * reorder around every convolution between them), with the same loss as
  * ref; then a second net of the other kind on the SAME backend still
@@ -257,6 +258,14 @@ static void test_one_layout(void **st)
             fail_msg("%s (round %d): %d activation layouts in one training step, want 1",
                      genos[gi], round, k);
         assert_int_equal(nas__net_act_layouts(nets[gi][0], tags, 8), 0); /* ref: plain */
+        /* an eval forward of these nets, whose convolutions touching
+         * 24- or 40-channel tensors hold 59% of the MACs, keeps one too */
+        const nas_tensor *lg;
+        assert_int_equal(nas_net_forward(nets[gi][1], xs[gi][1], 0, &lg), NAS_OK);
+        k = nas__net_act_layouts(nets[gi][1], tags, 8);
+        if (k != 1)
+            fail_msg("%s (round %d): %d activation layouts in an eval forward, want 1",
+                     genos[gi], round, k);
     }
     for (int gi = 0; gi < 2; gi++) {
         for (int b = 0; b < 2; b++) {

@@ -1731,7 +1731,7 @@ static const nas__backend_ext cuda_ext = {
     /* .bn_act_bwd = */ NULL,
     /* .bn_act_se_fwd_train = */ NULL, /* the SE ops run apart */
     /* .bn_act_se_bwd = */ NULL,
-    /* .set_channels = */ NULL, /* cuDNN picks its layouts per call */
+    /* .set_convs = */ NULL, /* cuDNN picks its layouts per call */
 };
 
 /* ---- lifetime --------------------------------------------------------------------- */
