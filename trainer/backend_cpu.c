@@ -201,6 +201,8 @@ typedef struct cpu_ctx {
     int bf16; /* precision "bf16": activations in L_NHWC_BF16 */
     int block16; /* the host runs oneDNN's AVX-512 kernels: fp32 activations nChw16c; else
                     nChw8c at most (pref_layout_dims) */
+    int bf16_native; /* the host has AVX512-BF16 (nas__cpu_bf16_native): our bf16 batch norm
+                        runs its AVX512-BF16 passes and takes every C (own_bf16_bn) */
     int profile;
     double prof_s[PS_COUNT];
     long prof_n[PS_COUNT];
@@ -265,11 +267,18 @@ static int block_of(int layout) { return layout == L_B16 ? 16 : layout == L_B8 ?
 static int own_stats(int l) { return l == L_PLAIN || l == L_B8 || l == L_B16; }
 
 /* 1 when a bf16 training batch norm of x runs our own kernel
- * (trainer/cpu_bn_act_bf16.c): where C is not a multiple of 16, for which
- * oneDNN 2.6 has only its generic nspc_bnorm on nhwc bf16; for the other
- * C its JIT batch norm plus an eltwise pass measured faster than our
- * kernel with AVX512-BF16 (issue 34, experiments/bench-train/README.md). */
-static int own_bf16_bn(const nas_tensor *x) { return x->c % 16 != 0; }
+ * (trainer/cpu_bn_act_bf16.c): on a host with AVX512-BF16, where the
+ * kernel's AVX512-BF16 passes on both threads beat oneDNN's one-thread
+ * JIT batch norm plus an eltwise pass (issue 34, session 20,
+ * experiments/bench-train/README.md), every C; elsewhere only where C is
+ * not a multiple of 16, for which oneDNN 2.6 has only its generic
+ * nspc_bnorm on nhwc bf16 (for the other C its JIT batch norm plus an
+ * eltwise pass measured faster than the kernel's generic passes). */
+static int own_bf16_bn(const nas_tensor *x)
+{
+    const cpu_ctx *c = x->be->context;
+    return c->bf16_native || x->c % 16 != 0;
+}
 
 /* The fp32 layout an op falls back to when it cannot run in bf16: the
  * preferred fp32 layout of t's shape for a bf16 `layout`, else `layout`. */
@@ -1390,7 +1399,8 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
     if ((is_bf16(lx) ? nas__cpu_bn_act_bf16_fwd(fn, (const unsigned short *)xb, CF(gamma),
                                                 CF(beta), y->buf, pool ? F(pool) : NULL,
                                                 F(save_mean), c->var, F(save_invstd),
-                                                c->bn_sums, x->n, x->c, hw, eps, nthr)
+                                                c->bn_sums, x->n, x->c, hw, eps, nthr,
+                                                NAS__BF16_AUTO)
                      : nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y),
                                            pool ? F(pool) : NULL, F(save_mean), c->var,
                                            F(save_invstd), c->bn_sums, x->n, x->c, hw,
@@ -1467,7 +1477,7 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
                                                 (const unsigned short *)dyb, sb, pb, CF(gamma),
                                                 beta, CF(save_mean), CF(save_invstd), dx->buf,
                                                 F(dgamma), F(dbeta), c->bn_sums, x->n, x->c, hw,
-                                                nthr)
+                                                nthr, NAS__BF16_AUTO)
                      : nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
                                            CF(save_invstd), F(dx), F(dgamma), F(dbeta),
                                            c->bn_sums, x->n, x->c, hw, block_of(lx), nthr)) != 0)
@@ -2295,6 +2305,7 @@ int nas__backend_cpu_create(int threads, int device, nas_backend **out, nas_erro
     /* AVX-512 core or later (dnnl_cpu_isa_t is a bit mask of features) */
     c->block16 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
                  dnnl_cpu_isa_avx512_core;
+    c->bf16_native = nas__cpu_bf16_native();
     const char *prof = getenv("NAS_CPU_PROFILE");
     c->profile = prof && prof[0] && strcmp(prof, "0") != 0;
     dnnl_status_t st;

@@ -325,12 +325,27 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
 int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma,
                              const float *beta, unsigned short *y, float *pool, float *mean,
                              float *var, float *invstd, double *ws, int n, int c, size_t hw,
-                             float eps, int nthr);
+                             float eps, int nthr, int isa);
 int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned short *dy,
                              const float *s, const float *dpool, const float *gamma,
                              const float *beta, const float *mean, const float *invstd,
                              unsigned short *dx, float *dgamma, float *dbeta, double *ws, int n,
-                             int c, size_t hw, int nthr);
+                             int c, size_t hw, int nthr, int isa);
+
+/*
+ * The instruction set of the bf16 kernels (their isa argument):
+ * NAS__BF16_AUTO runs the AVX512-BF16 passes where nas__cpu_bf16_native(),
+ * else the generic (portable vector) ones; NAS__BF16_GENERIC always the
+ * generic ones; NAS__BF16_NATIVE the AVX512-BF16 ones (the kernel returns
+ * -1 on a host without them). The two give the same bytes except that the
+ * AVX512-BF16 rounding (VCVTNEPS2BF16) flushes denormal results to zero.
+ * nas__cpu_bf16_native: 1 when this build and host have AVX512-F, -BW,
+ * -VL and -BF16 (the OS saving the 512-bit registers), else 0.
+ */
+#define NAS__BF16_AUTO (-1)
+#define NAS__BF16_GENERIC 0
+#define NAS__BF16_NATIVE 1
+int nas__cpu_bf16_native(void);
 
 /*
  * nas__cpu_chscale_fwd / _bwd on bf16 channels-last activations
