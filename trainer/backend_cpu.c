@@ -1751,6 +1751,13 @@ static void gap_lanes4(const float *x, size_t hw, int b, float inv, float *y)
 static int cpu_gap_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y)
 {
     PROF0;
+    if (is_bf16(x->layout) && /* channels-last, C % 8 == 0: trainer/cpu_bn_act_bf16.c */
+        nas__cpu_gap_bf16_fwd(x->buf, F(y), x->n, x->c, (size_t)x->h * x->w,
+                              pick_threads(be, x->count)) == 0) {
+        y->layout = L_PLAIN;
+        PROF1(PS_GAP);
+        return NAS_OK;
+    }
     if (is_bf16(x->layout)) { /* channels-last: rows of C per pixel */
         const uint16_t *xp = x->buf;
         const size_t hw = (size_t)x->h * x->w, C = (size_t)x->c;
@@ -1801,6 +1808,12 @@ static int cpu_gap_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx)
     const int l = pref_layout(dx), b = block_of(l), cb = dx->c / b;
     const size_t hw = (size_t)dx->h * dx->w;
     const float inv = 1.0f / (float)hw;
+    if (is_bf16(l) && nas__cpu_gap_bf16_bwd(dyb, dx->buf, dx->n, dx->c, hw,
+                                            pick_threads(be, dx->count)) == 0) {
+        dx->layout = l;
+        PROF1(PS_GAP);
+        return NAS_OK;
+    }
     if (is_bf16(l)) {
         uint16_t *dp = dx->buf;
         const size_t C = (size_t)dx->c;

@@ -363,6 +363,20 @@ int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const uns
                               unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr);
 
 /*
+ * Global average pooling on bf16 channels-last activations
+ * (trainer/cpu_bn_act_bf16.c): x, dx [N,H,W,C] as bfloat16 bit patterns
+ * (hw = H*W), C a positive multiple of 8; y, dy [N,C] plain fp32. The
+ * forward's y[n,c] is the float sum over the positions in memory order,
+ * divided by hw; the backward writes dx[n,p,c] = dy[n,c] * (1/hw) rounded
+ * to bf16 (nearest even) at every position p. nthr: OpenMP threads over
+ * the images (below 1: OpenMP's default); results do not depend on it.
+ * Return 0, or -1 before writing anything for C not a positive multiple
+ * of 8 or an empty extent.
+ */
+int nas__cpu_gap_bf16_fwd(const unsigned short *x, float *y, int n, int c, size_t hw, int nthr);
+int nas__cpu_gap_bf16_bwd(const float *dy, unsigned short *dx, int n, int c, size_t hw, int nthr);
+
+/*
  * Squeeze-and-excitation's channel scale on the cpu backend
  * (trainer/cpu_se.c; Hu et al. 2018): y = x * s[n,c], and backward ds[n,c]
  * = sum over H*W of dy * x and, when dx is non-NULL, dx = dy * s. x, y,

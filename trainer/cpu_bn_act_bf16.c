@@ -830,3 +830,53 @@ int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const uns
                           dx ? dx + (size_t)i * hw * c : NULL, ds + (size_t)i * c, c, hw);
     return 0;
 }
+
+/* ---- global average pooling on bf16 nhwc ------------------------------------------ */
+
+/* y[c] = (float sum over the hw pixels of x, in memory order) / hw for one
+ * image x[hw][c] */
+BN_CLONES static void gap_fwd_image(const unsigned short *x, float *y, int c, size_t hw)
+{
+    for (int ch = 0; ch < c; ch += 8)
+        *(v8 *)(y + ch) = (v8){0};
+    for (size_t p = 0; p < hw; p++)
+        for (int ch = 0; ch < c; ch += 8)
+            *(v8 *)(y + ch) += LD8(x + p * c + ch);
+    for (int ch = 0; ch < c; ch += 8)
+        *(v8 *)(y + ch) /= (float)hw;
+}
+
+/* dx[p][c] = bf16(dy[c] * (1 / hw)) for every pixel p of one image: the
+ * row rounded once (into the first pixel), then copied */
+BN_CLONES static void gap_bwd_image(const float *dy, unsigned short *dx, int c, size_t hw)
+{
+    const float inv = 1.0f / (float)hw;
+    for (int ch = 0; ch < c; ch += 8) {
+        const v8 o = *(const v8 *)(dy + ch) * inv;
+        ST8(dx + ch, o);
+    }
+    for (size_t p = 1; p < hw; p++)
+        memcpy(dx + p * c, dx, (size_t)c * sizeof *dx);
+}
+
+int nas__cpu_gap_bf16_fwd(const unsigned short *x, float *y, int n, int c, size_t hw, int nthr)
+{
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1)
+        return -1;
+    nthr = nas__cpu_threads(nthr, n);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int i = 0; i < n; i++)
+        gap_fwd_image(x + (size_t)i * hw * c, y + (size_t)i * c, c, hw);
+    return 0;
+}
+
+int nas__cpu_gap_bf16_bwd(const float *dy, unsigned short *dx, int n, int c, size_t hw, int nthr)
+{
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1)
+        return -1;
+    nthr = nas__cpu_threads(nthr, n);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int i = 0; i < n; i++)
+        gap_bwd_image(dy + (size_t)i * c, dx + (size_t)i * hw * c, c, hw);
+    return 0;
+}

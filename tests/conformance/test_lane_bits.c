@@ -759,6 +759,57 @@ static void test_chscale_bf16_bits(void **state)
     }
 }
 
+/* Global average pooling on bf16 channels-last tensors
+ * (nas__cpu_gap_bf16_*) against the scalar loops of its documented
+ * algorithm (the backend's earlier code): y the float sum over positions
+ * in memory order divided by hw, dx = dy * (1/hw) rounded to bf16; equal
+ * bytes, 1 and 2 threads, C 8, 24, 144. */
+static void test_gap_bf16_bits(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 31, 9);
+    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {5, 144, 16}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
+        const size_t cnt = (size_t)n * c * hw, nc = (size_t)n * c;
+        uint16_t *x = malloc(cnt * 2), *dx = malloc(cnt * 2), *dxw = malloc(cnt * 2);
+        float *y = malloc(nc * 4), *yw = malloc(nc * 4), *dy = malloc(nc * 4);
+        assert_true(x && dx && dxw && y && yw && dy);
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = to_bf16(4.0f * nas_rng_uniform(&r) - 2.0f);
+        for (size_t i = 0; i < nc; i++)
+            dy[i] = 2.0f * nas_rng_uniform(&r) - 1.0f;
+        for (int i = 0; i < n; i++)
+            for (int ch = 0; ch < c; ch++) {
+                float acc = 0.0f;
+                for (int p = 0; p < hw; p++)
+                    acc += from_bf16(x[((size_t)i * hw + p) * c + ch]);
+                yw[(size_t)i * c + ch] = acc / (float)hw;
+                for (int p = 0; p < hw; p++)
+                    dxw[((size_t)i * hw + p) * c + ch] =
+                        to_bf16(dy[(size_t)i * c + ch] * (1.0f / (float)hw));
+            }
+        for (int thr = 1; thr <= 2; thr++) {
+            memset(y, 0xff, nc * 4);
+            memset(dx, 0xff, cnt * 2);
+            assert_int_equal(nas__cpu_gap_bf16_fwd(x, y, n, c, (size_t)hw, thr), 0);
+            assert_int_equal(nas__cpu_gap_bf16_bwd(dy, dx, n, c, (size_t)hw, thr), 0);
+            if (memcmp(y, yw, nc * 4) != 0 || memcmp(dx, dxw, cnt * 2) != 0)
+                fail_msg("gap_bf16 c %d threads %d: not the scalar loops' bytes", c, thr);
+        }
+        free(x);
+        free(dx);
+        free(dxw);
+        free(y);
+        free(yw);
+        free(dy);
+    }
+    float y[12];
+    uint16_t one[12] = {0};
+    assert_int_equal(nas__cpu_gap_bf16_fwd(one, y, 1, 12, 1, 1), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -770,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_bn_act_bf16_kernel),
         cmocka_unit_test(test_bn_act_bf16_native),
         cmocka_unit_test(test_chscale_bf16_bits),
+        cmocka_unit_test(test_gap_bf16_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
