@@ -435,14 +435,15 @@ static float from_bf16(uint16_t v)
  * (nas__cpu_dw_wgrad_bf16, issue 34) against the scalar loop of its
  * documented algorithm: each weight a float sum over (image, output row,
  * output column) of x * dy in that order, so equal bytes; with channel
- * counts that leave an 8-wide group (24, 40), 1 and 2 threads, R 3/5/7,
+ * counts that leave a 16- or 8-wide group after the 32-wide ones (24, 40,
+ * 48, 72), 1 and 2 threads, R 3/5/7,
  * stride 1 and 2. */
 static void test_dw_wgrad_bf16_bits(void **state)
 {
     (void)state;
     nas_rng r;
     nas_rng_seed(&r, 17, 5);
-    const int cs[] = {8, 16, 24, 40, 48};
+    const int cs[] = {8, 16, 24, 40, 48, 72};
     for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
         for (int rr = 3; rr <= 7; rr += 2)
             for (int st = 1; st <= 2; st++) {
