@@ -2144,7 +2144,7 @@ static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tenso
         if (!sb)
             return NAS_EBACKEND;
         if (nas__cpu_chscale_bf16_fwd(x->buf, sb, y->buf, x->n, x->c, (size_t)x->h * x->w,
-                                      pick_threads(be, x->count)) == 0) {
+                                      pick_threads(be, x->count), NAS__BF16_AUTO) == 0) {
             y->layout = x->layout;
             PROF1(PS_CHSCALE);
             return NAS_OK;
@@ -2176,7 +2176,8 @@ static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tenso
         if (!sb)
             return NAS_EBACKEND;
         if (nas__cpu_chscale_bf16_bwd(x->buf, sb, dyb, dx ? dx->buf : NULL, F(ds), x->n, x->c,
-                                      (size_t)x->h * x->w, pick_threads(be, x->count)) == 0) {
+                                      (size_t)x->h * x->w, pick_threads(be, x->count),
+                                      NAS__BF16_AUTO) == 0) {
             if (dx)
                 dx->layout = x->layout;
             ds->layout = L_PLAIN;

@@ -354,13 +354,16 @@ int nas__cpu_bf16_native(void);
  * [N,C] plain fp32. y and dx are products rounded to bf16 (nearest even);
  * ds[n,c] is a float sum over the positions in memory order. nthr: OpenMP
  * threads over the images (below 1: OpenMP's default); results do not
- * depend on it. Return 0, or -1 before writing anything for C not a
- * positive multiple of 8, an empty extent, or (backward) dy or ds NULL.
+ * depend on it. isa: as for nas__cpu_bn_act_bf16_* (the AVX512-BF16
+ * passes give the same bytes but for denormal results). Return 0, or -1
+ * before writing anything for C not a positive multiple of 8, an empty
+ * extent, (backward) dy or ds NULL, or isa NAS__BF16_NATIVE without it.
  */
 int nas__cpu_chscale_bf16_fwd(const unsigned short *x, const float *s, unsigned short *y, int n,
-                              int c, size_t hw, int nthr);
+                              int c, size_t hw, int nthr, int isa);
 int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const unsigned short *dy,
-                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr);
+                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr,
+                              int isa);
 
 /*
  * Global average pooling on bf16 channels-last activations

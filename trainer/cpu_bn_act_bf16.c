@@ -656,6 +656,52 @@ TGT static void bwd_groups_avx(int fn, const unsigned short *x, const unsigned s
     bwd_finish(dgamma, dbeta, fa, fb, dg, dgx, (double)n * (double)hw, c0, c1);
 }
 
+/* chscale_fwd_image / chscale_bwd_image with AVX512-BF16: one image
+ * x[hw][c], its scales s[c] (and ds[c]) in 64-byte aligned stack copies,
+ * the same products and sums per lane (ds in memory order of the pixels),
+ * so the same bytes (but for denormal results). */
+TGT static void chscale_fwd_image_avx(const unsigned short *x, const float *s,
+                                      unsigned short *y, int c, size_t hw)
+{
+    for (int k0 = 0; k0 < c; k0 += BLK) {
+        const int k1 = c - k0 > BLK ? k0 + BLK : c;
+        float sv[BLK] ALIGNED64;
+        for (int ch = k0; ch < k1; ch += 16)
+            ST(sv, ch - k0, ldc(s + ch, ch, k1));
+        for (size_t p = 0; p < hw; p++)
+            for (int ch = k0; ch < k1; ch += 16) {
+                const int full = k1 - ch >= 16;
+                st16(y + p * c + ch, full,
+                     _mm512_mul_ps(ld16(x + p * c + ch, full), LD(sv, ch - k0)));
+            }
+    }
+}
+
+TGT static void chscale_bwd_image_avx(const unsigned short *x, const float *s,
+                                      const unsigned short *dy, unsigned short *dx, float *ds,
+                                      int c, size_t hw)
+{
+    for (int k0 = 0; k0 < c; k0 += BLK) {
+        const int k1 = c - k0 > BLK ? k0 + BLK : c;
+        float sv[BLK] ALIGNED64, acc[BLK] ALIGNED64;
+        for (int ch = k0; ch < k1; ch += 16) {
+            ST(sv, ch - k0, ldc(s + ch, ch, k1));
+            ST(acc, ch - k0, _mm512_setzero_ps());
+        }
+        for (size_t p = 0; p < hw; p++)
+            for (int ch = k0; ch < k1; ch += 16) {
+                const int j = ch - k0, full = k1 - ch >= 16;
+                const __m512 d = ld16(dy + p * c + ch, full);
+                const __m512 xv = ld16(x + p * c + ch, full);
+                ST(acc, j, _mm512_add_ps(LD(acc, j), _mm512_mul_ps(d, xv)));
+                if (dx)
+                    st16(dx + p * c + ch, full, _mm512_mul_ps(d, LD(sv, j)));
+            }
+        for (int ch = k0; ch < k1; ch += 16)
+            stc(ds + ch, ch, k1, LD(acc, ch - k0));
+    }
+}
+
 /* 1 when this host runs the AVX512-BF16 passes (the CPU has the
  * instructions and the OS saves the 512-bit registers, as
  * __builtin_cpu_supports checks). */
@@ -806,28 +852,48 @@ BN_CLONES static void chscale_bwd_image(const unsigned short *x, const float *s,
 }
 
 int nas__cpu_chscale_bf16_fwd(const unsigned short *x, const float *s, unsigned short *y, int n,
-                              int c, size_t hw, int nthr)
+                              int c, size_t hw, int nthr, int isa)
 {
-    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1)
+    const int native = use_native(isa);
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1 || native < 0)
         return -1;
     nthr = nas__cpu_threads(nthr, n);
 #pragma omp parallel for num_threads(nthr) schedule(static)
-    for (int i = 0; i < n; i++)
-        chscale_fwd_image(x + (size_t)i * hw * c, s + (size_t)i * c, y + (size_t)i * hw * c, c,
-                          hw);
+    for (int i = 0; i < n; i++) {
+        const unsigned short *xi = x + (size_t)i * hw * c;
+        unsigned short *yi = y + (size_t)i * hw * c;
+#ifdef HAVE_AVX512BF16
+        if (native) {
+            chscale_fwd_image_avx(xi, s + (size_t)i * c, yi, c, hw);
+            continue;
+        }
+#endif
+        chscale_fwd_image(xi, s + (size_t)i * c, yi, c, hw);
+    }
     return 0;
 }
 
 int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const unsigned short *dy,
-                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr)
+                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr,
+                              int isa)
 {
-    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1 || !dy || !ds)
+    const int native = use_native(isa);
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1 || !dy || !ds || native < 0)
         return -1;
     nthr = nas__cpu_threads(nthr, n);
 #pragma omp parallel for num_threads(nthr) schedule(static)
-    for (int i = 0; i < n; i++)
-        chscale_bwd_image(x + (size_t)i * hw * c, s + (size_t)i * c, dy + (size_t)i * hw * c,
-                          dx ? dx + (size_t)i * hw * c : NULL, ds + (size_t)i * c, c, hw);
+    for (int i = 0; i < n; i++) {
+        const size_t o = (size_t)i * hw * c;
+#ifdef HAVE_AVX512BF16
+        if (native) {
+            chscale_bwd_image_avx(x + o, s + (size_t)i * c, dy + o, dx ? dx + o : NULL,
+                                  ds + (size_t)i * c, c, hw);
+            continue;
+        }
+#endif
+        chscale_bwd_image(x + o, s + (size_t)i * c, dy + o, dx ? dx + o : NULL,
+                          ds + (size_t)i * c, c, hw);
+    }
     return 0;
 }
 

@@ -708,13 +708,14 @@ static void test_bn_act_bf16_native(void **state)
 /* SE's channel scale on bf16 channels-last tensors (nas__cpu_chscale_bf16_*,
  * issue 34) against the scalar loops of its documented algorithm: y and
  * dx the products rounded to bf16, ds the float sum over positions in
- * memory order; equal bytes, 1 and 2 threads, C 8, 24, 48. */
+ * memory order; equal bytes, 1 and 2 threads, C 8, 24, 48, 144, the
+ * generic passes and (where the host has them) the AVX512-BF16 ones. */
 static void test_chscale_bf16_bits(void **state)
 {
     (void)state;
     nas_rng r;
     nas_rng_seed(&r, 23, 7);
-    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {4, 48, 16}};
+    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {4, 48, 16}, {2, 144, 9}};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
         const size_t cnt = (size_t)n * c * hw;
@@ -740,13 +741,24 @@ static void test_chscale_bf16_bits(void **state)
                 }
                 dsw[(size_t)i * c + ch] = acc;
             }
-        for (int thr = 1; thr <= 2; thr++) {
-            assert_int_equal(nas__cpu_chscale_bf16_fwd(x, sc, y, n, c, (size_t)hw, thr), 0);
-            assert_int_equal(nas__cpu_chscale_bf16_bwd(x, sc, dy, dx, ds, n, c, (size_t)hw, thr),
-                             0);
-            if (memcmp(y, yw, cnt * 2) != 0 || memcmp(dx, dxw, cnt * 2) != 0 ||
-                memcmp(ds, dsw, (size_t)n * c * 4) != 0)
-                fail_msg("chscale_bf16 c %d threads %d: not the scalar loops' bytes", c, thr);
+        for (int isa = NAS__BF16_GENERIC; isa <= NAS__BF16_NATIVE; isa++) {
+            if (isa == NAS__BF16_NATIVE && !nas__cpu_bf16_native()) {
+                printf("chscale_bf16: no AVX512-BF16 on this host, its passes skipped\n");
+                break;
+            }
+            for (int thr = 1; thr <= 2; thr++) {
+                memset(y, 0xff, cnt * 2);
+                memset(dx, 0xff, cnt * 2);
+                memset(ds, 0xff, (size_t)n * c * 4);
+                assert_int_equal(nas__cpu_chscale_bf16_fwd(x, sc, y, n, c, (size_t)hw, thr, isa),
+                                 0);
+                assert_int_equal(
+                    nas__cpu_chscale_bf16_bwd(x, sc, dy, dx, ds, n, c, (size_t)hw, thr, isa), 0);
+                if (memcmp(y, yw, cnt * 2) != 0 || memcmp(dx, dxw, cnt * 2) != 0 ||
+                    memcmp(ds, dsw, (size_t)n * c * 4) != 0)
+                    fail_msg("chscale_bf16 c %d threads %d isa %d: not the scalar loops' bytes",
+                             c, thr, isa);
+            }
         }
         free(x);
         free(dy);
