@@ -58,7 +58,10 @@
  * backward there too (no activation): oneDNN's, with two threads, splits
  * pixels with barriers that sleep under OMP_WAIT_POLICY=passive, and took
  * 40% of a chain-se step on a busy 2-core host (issue 34). oneDNN keeps
- * the plain training forward (with our statistics), inference and bf16.
+ * the plain training forward (with our statistics), inference and bf16
+ * batch norms on hosts without AVX512-BF16 where C is a multiple of 16;
+ * the other bf16 training batch norms (+ activation, + SE) run
+ * trainer/cpu_bn_act_bf16.c (own_bf16_bn).
  *
  * Threads. Debian's oneDNN is built with the OpenMP runtime
  * (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP): it sizes its parallel regions from

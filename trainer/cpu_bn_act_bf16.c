@@ -13,7 +13,14 @@
  * a separate eltwise pass each way, or for C not a multiple of 16 as
  * oneDNN's generic nspc_bnorm. Also squeeze-and-excitation's channel
  * scale on the same tensors (y = x * s[n,c], ds = sum over H*W of dy * x),
- * which otherwise ran in fp32 on reordered copies.
+ * which otherwise ran in fp32 on reordered copies, and global average
+ * pooling (SE's squeeze where it is not fused, the head).
+ * Two implementations of the batch norm and channel scale: generic GCC
+ * vector passes (any x86-64 or other host), and AVX512-BF16 passes
+ * chosen at run time (below, "the same kernel with AVX512-BF16
+ * instructions"; same bytes but for denormal results); the cpu backend
+ * sends every bf16 batch norm here on AVX512-BF16 hosts, elsewhere only
+ * those with C not a multiple of 16 (backend_cpu.c, own_bf16_bn).
  *
  * Layout: x[n][s][c] (s over H*W), C a multiple of 8. Work: the
  * statistics passes share out the channels over OpenMP's threads in runs
