@@ -352,8 +352,8 @@ BN_CLONES static void bwd_groups(int fn, const unsigned short *x, const unsigned
 /* ---- the same kernel with AVX512-BF16 instructions ------------------------------- */
 
 /*
- * On hosts with AVX512-BF16 (Intel Cooper Lake and later, AMD Zen 4 and
- * later; oneDNN's avx512_core_bf16) the passes above run as the functions
+ * On hosts with AVX512-BF16 (Intel Cooper Lake, Sapphire Rapids and
+ * later, AMD Zen 4 and later; oneDNN's avx512_core_bf16) the passes above run as the functions
  * below: 16 channels (one 64-byte line of floats, 32 bytes of bf16) per
  * vector, bf16 -> float as a 16-bit shift of the zero-extended pattern
  * (exact), float -> bf16 by VCVTNEPS2BF16, which rounds to nearest even
@@ -363,7 +363,8 @@ BN_CLONES static void bwd_groups(int fn, const unsigned short *x, const unsigned
  * the same bytes, but for one thing: VCVTNEPS2BF16 flushes denormal
  * results (|v| < 2^-126) to zero, as oneDNN's bf16 kernels do (Intel SDM,
  * "VCVTNEPS2BF16"). tests/conformance/test_lane_bits.c compares the two.
- * A C % 16 == 8 tail runs masked (the last 8 channels).
+ * A C % 16 == 8 tail runs with 128-bit loads and stores of its 8 bf16
+ * values; masks are used only outside the pixel loops.
  */
 #if defined(__GNUC__) && defined(__x86_64__) &&                                         \
     (defined(__clang__) ? __clang_major__ >= 9 : __GNUC__ >= 10)
@@ -375,9 +376,10 @@ BN_CLONES static void bwd_groups(int fn, const unsigned short *x, const unsigned
 
 /* Channels per block of the passes below: their per-channel constants and
  * sums are stack arrays of BLK floats (1 KiB each), read and written whole
- * (unmasked, 64-byte aligned) in the pixel loops. A masked store followed
- * by a load of the same line does not forward on AMD Zen 4, and masked
- * loads of x and y there were the kernel's hot spots. */
+ * (unmasked, 64-byte aligned) in the pixel loops. A first version with
+ * masked loads and stores in those loops (and per-group strided walks)
+ * was 2-4x slower on this AMD Zen 4 host; perf put its time on the masked
+ * accesses (experiments/bench-train/README.md, session 20). */
 #define BLK 256
 #define ALIGNED64 __attribute__((aligned(64)))
 
