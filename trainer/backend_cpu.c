@@ -61,7 +61,10 @@
  * backward there too (no activation): oneDNN's, with two threads, splits
  * pixels with barriers that sleep under OMP_WAIT_POLICY=passive, and took
  * 40% of a chain-se step on a busy 2-core host (issue 34). oneDNN keeps
- * the plain training forward (with our statistics), inference and bf16.
+ * the plain training forward (with our statistics), inference and bf16
+ * batch norms on hosts without AVX512-BF16 where C is a multiple of 16;
+ * the other bf16 training batch norms (+ activation, + SE) run
+ * trainer/cpu_bn_act_bf16.c (own_bf16_bn).
  *
  * Threads. Debian's oneDNN is built with the OpenMP runtime
  * (DNNL_CPU_RUNTIME == DNNL_RUNTIME_OMP): it sizes its parallel regions from
@@ -204,8 +207,10 @@ typedef struct cpu_ctx {
     int bf16; /* precision "bf16": activations in L_NHWC_BF16 */
     int block16; /* the host runs oneDNN's AVX-512 kernels: fp32 activations nChw16c; else
                     nChw8c at most (pref_layout_dims) */
-    int plan8;   /* the running network has a count that is a multiple of 8 but not of 16:
-                    nChw8c for all (nas__backend_set_convs; 0 until set) */
+    int plan8;   /* the running network's layout plan (nas__backend_set_convs; 0 until
+                    set): nChw8c for every multiple of 8, none nChw16c */
+    int bf16_native; /* the host has AVX512-BF16 (nas__cpu_bf16_native): our bf16 batch norm
+                        runs its AVX512-BF16 passes and takes every C (own_bf16_bn) */
     int profile;
     double prof_s[PS_COUNT];
     long prof_n[PS_COUNT];
@@ -274,11 +279,18 @@ static int block_of(int layout) { return layout == L_B16 ? 16 : layout == L_B8 ?
 static int own_stats(int l) { return l == L_PLAIN || l == L_B8 || l == L_B16; }
 
 /* 1 when a bf16 training batch norm of x runs our own kernel
- * (trainer/cpu_bn_act_bf16.c): where C is not a multiple of 16, for which
- * oneDNN 2.6 has only its generic nspc_bnorm on nhwc bf16; for the other
- * C its JIT batch norm plus an eltwise pass measured faster than our
- * kernel with AVX512-BF16 (issue 34, experiments/bench-train/README.md). */
-static int own_bf16_bn(const nas_tensor *x) { return x->c % 16 != 0; }
+ * (trainer/cpu_bn_act_bf16.c): on a host with AVX512-BF16, where the
+ * kernel's AVX512-BF16 passes on both threads beat oneDNN's one-thread
+ * JIT batch norm plus an eltwise pass (issue 34, session 20,
+ * experiments/bench-train/README.md), every C; elsewhere only where C is
+ * not a multiple of 16, for which oneDNN 2.6 has only its generic
+ * nspc_bnorm on nhwc bf16 (for the other C its JIT batch norm plus an
+ * eltwise pass measured faster than the kernel's generic passes). */
+static int own_bf16_bn(const nas_tensor *x)
+{
+    const cpu_ctx *c = x->be->context;
+    return c->bf16_native || x->c % 16 != 0;
+}
 
 /* The fp32 layout an op falls back to when it cannot run in bf16: the
  * preferred fp32 layout of t's shape for a bf16 `layout`, else `layout`. */
@@ -1399,7 +1411,8 @@ static int bn_act_own_fwd(nas_backend *be, int fn, const nas_tensor *x, const na
     if ((is_bf16(lx) ? nas__cpu_bn_act_bf16_fwd(fn, (const unsigned short *)xb, CF(gamma),
                                                 CF(beta), y->buf, pool ? F(pool) : NULL,
                                                 F(save_mean), c->var, F(save_invstd),
-                                                c->bn_sums, x->n, x->c, hw, eps, nthr)
+                                                c->bn_sums, x->n, x->c, hw, eps, nthr,
+                                                NAS__BF16_AUTO)
                      : nas__cpu_bn_act_fwd(fn, xb, CF(gamma), CF(beta), F(y),
                                            pool ? F(pool) : NULL, F(save_mean), c->var,
                                            F(save_invstd), c->bn_sums, x->n, x->c, hw,
@@ -1476,7 +1489,7 @@ static int bn_act_own_bwd(nas_backend *be, int fn, const nas_tensor *x, const fl
                                                 (const unsigned short *)dyb, sb, pb, CF(gamma),
                                                 beta, CF(save_mean), CF(save_invstd), dx->buf,
                                                 F(dgamma), F(dbeta), c->bn_sums, x->n, x->c, hw,
-                                                nthr)
+                                                nthr, NAS__BF16_AUTO)
                      : nas__cpu_bn_act_bwd(fn, xb, dyb, sb, pb, CF(gamma), beta, CF(save_mean),
                                            CF(save_invstd), F(dx), F(dgamma), F(dbeta),
                                            c->bn_sums, x->n, x->c, hw, block_of(lx), nthr)) != 0)
@@ -1750,6 +1763,13 @@ static void gap_lanes4(const float *x, size_t hw, int b, float inv, float *y)
 static int cpu_gap_fwd(nas_backend *be, const nas_tensor *x, nas_tensor *y)
 {
     PROF0;
+    if (is_bf16(x->layout) && /* channels-last, C % 8 == 0: trainer/cpu_bn_act_bf16.c */
+        nas__cpu_gap_bf16_fwd(x->buf, F(y), x->n, x->c, (size_t)x->h * x->w,
+                              pick_threads(be, x->count)) == 0) {
+        y->layout = L_PLAIN;
+        PROF1(PS_GAP);
+        return NAS_OK;
+    }
     if (is_bf16(x->layout)) { /* channels-last: rows of C per pixel */
         const uint16_t *xp = x->buf;
         const size_t hw = (size_t)x->h * x->w, C = (size_t)x->c;
@@ -1800,6 +1820,12 @@ static int cpu_gap_bwd(nas_backend *be, const nas_tensor *dy, nas_tensor *dx)
     const int l = pref_layout(dx), b = block_of(l), cb = dx->c / b;
     const size_t hw = (size_t)dx->h * dx->w;
     const float inv = 1.0f / (float)hw;
+    if (is_bf16(l) && nas__cpu_gap_bf16_bwd(dyb, dx->buf, dx->n, dx->c, hw,
+                                            pick_threads(be, dx->count)) == 0) {
+        dx->layout = l;
+        PROF1(PS_GAP);
+        return NAS_OK;
+    }
     if (is_bf16(l)) {
         uint16_t *dp = dx->buf;
         const size_t C = (size_t)dx->c;
@@ -2130,7 +2156,7 @@ static int cpu_chscale_fwd(nas_backend *be, const nas_tensor *x, const nas_tenso
         if (!sb)
             return NAS_EBACKEND;
         if (nas__cpu_chscale_bf16_fwd(x->buf, sb, y->buf, x->n, x->c, (size_t)x->h * x->w,
-                                      pick_threads(be, x->count)) == 0) {
+                                      pick_threads(be, x->count), NAS__BF16_AUTO) == 0) {
             y->layout = x->layout;
             PROF1(PS_CHSCALE);
             return NAS_OK;
@@ -2162,7 +2188,8 @@ static int cpu_chscale_bwd(nas_backend *be, const nas_tensor *x, const nas_tenso
         if (!sb)
             return NAS_EBACKEND;
         if (nas__cpu_chscale_bf16_bwd(x->buf, sb, dyb, dx ? dx->buf : NULL, F(ds), x->n, x->c,
-                                      (size_t)x->h * x->w, pick_threads(be, x->count)) == 0) {
+                                      (size_t)x->h * x->w, pick_threads(be, x->count),
+                                      NAS__BF16_AUTO) == 0) {
             if (dx)
                 dx->layout = x->layout;
             ds->layout = L_PLAIN;
@@ -2326,6 +2353,7 @@ int nas__backend_cpu_create(int threads, int device, nas_backend **out, nas_erro
     /* AVX-512 core or later (dnnl_cpu_isa_t is a bit mask of features) */
     c->block16 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
                  dnnl_cpu_isa_avx512_core;
+    c->bf16_native = nas__cpu_bf16_native();
     const char *prof = getenv("NAS_CPU_PROFILE");
     c->profile = prof && prof[0] && strcmp(prof, "0") != 0;
     dnnl_status_t st;

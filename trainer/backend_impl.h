@@ -289,7 +289,7 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
  * bit patterns, nhwc), dw plain fp32 [C,1,R,R]; issue 34. Products and sums
  * in fp32 (each bf16 value converts to float exactly), over (image, output
  * row, output column) in that order; work shared out over OpenMP threads
- * by (16-channel group, kernel row), one thread each, so the result does
+ * by (32-channel group, kernel row), one thread each, so the result does
  * not depend on nthr. Returns 0, or -1 before writing anything when R is
  * not 3, 5 or 7, C is not a positive multiple of 8, or an extent is empty.
  */
@@ -358,12 +358,27 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
 int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma,
                              const float *beta, unsigned short *y, float *pool, float *mean,
                              float *var, float *invstd, double *ws, int n, int c, size_t hw,
-                             float eps, int nthr);
+                             float eps, int nthr, int isa);
 int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned short *dy,
                              const float *s, const float *dpool, const float *gamma,
                              const float *beta, const float *mean, const float *invstd,
                              unsigned short *dx, float *dgamma, float *dbeta, double *ws, int n,
-                             int c, size_t hw, int nthr);
+                             int c, size_t hw, int nthr, int isa);
+
+/*
+ * The instruction set of the bf16 kernels (their isa argument):
+ * NAS__BF16_AUTO runs the AVX512-BF16 passes where nas__cpu_bf16_native(),
+ * else the generic (portable vector) ones; NAS__BF16_GENERIC always the
+ * generic ones; NAS__BF16_NATIVE the AVX512-BF16 ones (the kernel returns
+ * -1 on a host without them). The two give the same bytes except that the
+ * AVX512-BF16 rounding (VCVTNEPS2BF16) flushes denormal results to zero.
+ * nas__cpu_bf16_native: 1 when this build and host have AVX512-F, -BW,
+ * -VL and -BF16 (the OS saving the 512-bit registers), else 0.
+ */
+#define NAS__BF16_AUTO (-1)
+#define NAS__BF16_GENERIC 0
+#define NAS__BF16_NATIVE 1
+int nas__cpu_bf16_native(void);
 
 /*
  * nas__cpu_chscale_fwd / _bwd on bf16 channels-last activations
@@ -372,13 +387,30 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
  * [N,C] plain fp32. y and dx are products rounded to bf16 (nearest even);
  * ds[n,c] is a float sum over the positions in memory order. nthr: OpenMP
  * threads over the images (below 1: OpenMP's default); results do not
- * depend on it. Return 0, or -1 before writing anything for C not a
- * positive multiple of 8, an empty extent, or (backward) dy or ds NULL.
+ * depend on it. isa: as for nas__cpu_bn_act_bf16_* (the AVX512-BF16
+ * passes give the same bytes but for denormal results). Return 0, or -1
+ * before writing anything for C not a positive multiple of 8, an empty
+ * extent, (backward) dy or ds NULL, or isa NAS__BF16_NATIVE without it.
  */
 int nas__cpu_chscale_bf16_fwd(const unsigned short *x, const float *s, unsigned short *y, int n,
-                              int c, size_t hw, int nthr);
+                              int c, size_t hw, int nthr, int isa);
 int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const unsigned short *dy,
-                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr);
+                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr,
+                              int isa);
+
+/*
+ * Global average pooling on bf16 channels-last activations
+ * (trainer/cpu_bn_act_bf16.c): x, dx [N,H,W,C] as bfloat16 bit patterns
+ * (hw = H*W), C a positive multiple of 8; y, dy [N,C] plain fp32. The
+ * forward's y[n,c] is the float sum over the positions in memory order,
+ * divided by hw; the backward writes dx[n,p,c] = dy[n,c] * (1/hw) rounded
+ * to bf16 (nearest even) at every position p. nthr: OpenMP threads over
+ * the images (below 1: OpenMP's default); results do not depend on it.
+ * Return 0, or -1 before writing anything for C not a positive multiple
+ * of 8 or an empty extent.
+ */
+int nas__cpu_gap_bf16_fwd(const unsigned short *x, float *y, int n, int c, size_t hw, int nthr);
+int nas__cpu_gap_bf16_bwd(const float *dy, unsigned short *dx, int n, int c, size_t hw, int nthr);
 
 /*
  * Squeeze-and-excitation's channel scale on the cpu backend

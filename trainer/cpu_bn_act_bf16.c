@@ -13,7 +13,14 @@
  * a separate eltwise pass each way, or for C not a multiple of 16 as
  * oneDNN's generic nspc_bnorm. Also squeeze-and-excitation's channel
  * scale on the same tensors (y = x * s[n,c], ds = sum over H*W of dy * x),
- * which otherwise ran in fp32 on reordered copies.
+ * which otherwise ran in fp32 on reordered copies, and global average
+ * pooling (SE's squeeze where it is not fused, the head).
+ * Two implementations of the batch norm and channel scale: generic GCC
+ * vector passes (any x86-64 or other host), and AVX512-BF16 passes
+ * chosen at run time (below, "the same kernel with AVX512-BF16
+ * instructions"; same bytes but for denormal results); the cpu backend
+ * sends every bf16 batch norm here on AVX512-BF16 hosts, elsewhere only
+ * those with C not a multiple of 16 (backend_cpu.c, own_bf16_bn).
  *
  * Layout: x[n][s][c] (s over H*W), C a multiple of 8. Work: the
  * statistics passes share out the channels over OpenMP's threads in runs
@@ -65,7 +72,7 @@ typedef unsigned short h8 __attribute__((vector_size(16), aligned(2)));
             out = SEL((z) < 0.0f, z0_, SEL((z) > 6.0f, six_, z));                           \
         else if ((fn) == NAS_FN_HSWISH)                                                     \
             out = SEL((z) <= -3.0f, z0_,                                                    \
-                      SEL((z) >= 3.0f, z, (z) * ((z) + three_) / six_));                    \
+                      SEL((z) >= 3.0f, z, (z) * ((z) + three_) * (1.0f / 6.0f)));           \
         else                                                                                \
             out = z;                                                                        \
     } while (0)
@@ -78,7 +85,7 @@ typedef unsigned short h8 __attribute__((vector_size(16), aligned(2)));
             out = SEL(((z) > 0.0f) & ((z) < 6.0f), g, z0_);                                 \
         else if ((fn) == NAS_FN_HSWISH)                                                     \
             out = SEL((z) < -3.0f, z0_,                                                     \
-                      SEL((z) > 3.0f, g, (g) * ((z) / (z0_ + 3.0f) + 0.5f)));               \
+                      SEL((z) > 3.0f, g, (g) * ((z) * (1.0f / 3.0f) + 0.5f)));              \
         else                                                                                \
             out = g;                                                                        \
     } while (0)
@@ -88,6 +95,49 @@ typedef unsigned short h8 __attribute__((vector_size(16), aligned(2)));
 #else
 #define BN_CLONES
 #endif
+
+/* The end of the forward's statistics pass for channels [c0, c1): from
+ * the sums of the shifted values (dsum, dsq over m values; mean holds the
+ * shift) the mean, biased variance and invstd, and the output pass's
+ * per-channel scale a and shift b (z = x * a + b) in fa, fb. */
+static void fwd_finish(const float *gamma, const float *beta, float *mean, float *var,
+                       float *invstd, float *fa, float *fb, const double *dsum,
+                       const double *dsq, double m, float eps, int c0, int c1)
+{
+    for (int ch = c0; ch < c1; ch++) {
+        double mu = dsum[ch] / m, v = dsq[ch] / m - mu * mu;
+        if (v < 0.0)
+            v = 0.0;
+        mean[ch] = (float)((double)mean[ch] + mu);
+        var[ch] = (float)v;
+        invstd[ch] = (float)(1.0 / sqrt(v + (double)eps));
+        fa[ch] = gamma[ch] * invstd[ch];
+        fb[ch] = beta[ch] - mean[ch] * fa[ch];
+    }
+}
+
+/* The end of the backward's reduction for channels [c0, c1): dbeta and
+ * dgamma from the sums of g and g * xhat (dg, dgx, m values each), and
+ * their means in fa, fb for the dx pass. */
+static void bwd_finish(float *dgamma, float *dbeta, float *fa, float *fb, const double *dg,
+                       const double *dgx, double m, int c0, int c1)
+{
+    for (int ch = c0; ch < c1; ch++) {
+        dbeta[ch] = (float)dg[ch];
+        dgamma[ch] = (float)dgx[ch];
+        fa[ch] = (float)(dg[ch] / m);  /* mean of g */
+        fb[ch] = (float)(dgx[ch] / m); /* mean of g * xhat */
+    }
+}
+
+/* one bf16 value as a float (exact) */
+static inline float bf16_to_float(unsigned short v)
+{
+    const unsigned int u = (unsigned int)v << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 /* The range [*g0, *g1) of 8-channel groups of thread t of nt for the
  * statistics passes: whole 16-channel units (64 bytes of the float sums),
@@ -196,18 +246,8 @@ BN_CLONES static void fwd_groups(int fn, const unsigned short *x, const float *g
             dsq[ch] += fsq[ch];
         }
     }
-    const double m = (double)n * (double)hw;
-    for (int ch = c0; ch < c1; ch++) {
-        double mu = dsum[ch] / m, v = dsq[ch] / m - mu * mu;
-        if (v < 0.0)
-            v = 0.0;
-        mean[ch] = (float)((double)mean[ch] + mu);
-        var[ch] = (float)v;
-        invstd[ch] = (float)(1.0 / sqrt(v + (double)eps));
-        /* per-channel scale and shift of the output pass: z = x * a + b */
-        fsum[ch] = gamma[ch] * invstd[ch];
-        fsq[ch] = beta[ch] - mean[ch] * fsum[ch];
-    }
+    fwd_finish(gamma, beta, mean, var, invstd, fsum, fsq, dsum, dsq, (double)n * (double)hw, eps,
+               c0, c1);
 }
 
 /* z = x * a + b with a = gamma * invstd, b = beta - mean * a (0 for a
@@ -306,14 +346,383 @@ BN_CLONES static void bwd_groups(int fn, const unsigned short *x, const unsigned
             dgx[ch] += fb[ch];
         }
     }
-    const double m = (double)n * (double)hw;
+    bwd_finish(dgamma, dbeta, fa, fb, dg, dgx, (double)n * (double)hw, c0, c1);
+}
+
+/* ---- the same kernel with AVX512-BF16 instructions ------------------------------- */
+
+/*
+ * On hosts with AVX512-BF16 (Intel Cooper Lake, Sapphire Rapids and
+ * later, AMD Zen 4 and later; oneDNN's avx512_core_bf16) the passes above run as the functions
+ * below: 16 channels (one 64-byte line of floats, 32 bytes of bf16) per
+ * vector, bf16 -> float as a 16-bit shift of the zero-extended pattern
+ * (exact), float -> bf16 by VCVTNEPS2BF16, which rounds to nearest even
+ * and keeps NaN a (quiet) NaN as ST8 does, in one instruction where ST8
+ * takes about ten. The arithmetic is the generic passes' lane by lane (the
+ * same products, sums and order, no fused multiply-add), so the two give
+ * the same bytes, but for one thing: VCVTNEPS2BF16 flushes denormal
+ * results (|v| < 2^-126) to zero, as oneDNN's bf16 kernels do (Intel SDM,
+ * "VCVTNEPS2BF16"). tests/conformance/test_lane_bits.c compares the two.
+ * A C % 16 == 8 tail runs with 128-bit loads and stores of its 8 bf16
+ * values; masks are used only outside the pixel loops.
+ */
+#if defined(__GNUC__) && defined(__x86_64__) &&                                         \
+    (defined(__clang__) ? __clang_major__ >= 9 : __GNUC__ >= 10)
+#define HAVE_AVX512BF16 1
+#include <immintrin.h>
+
+#define TGT __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#define TGT_INLINE TGT __attribute__((always_inline)) static inline
+
+/* Channels per block of the passes below: their per-channel constants and
+ * sums are stack arrays of BLK floats (1 KiB each), read and written whole
+ * (unmasked, 64-byte aligned) in the pixel loops. A first version with
+ * masked loads and stores in those loops (and per-group strided walks)
+ * was 2-4x slower on this AMD Zen 4 host; perf put its time on the masked
+ * accesses (experiments/bench-train/README.md, session 20). */
+#define BLK 256
+#define ALIGNED64 __attribute__((aligned(64)))
+
+/* 16 bf16 at p as floats, exactly; full 0: only the first 8 (the rest 0) */
+TGT_INLINE __m512 ld16(const unsigned short *p, int full)
+{
+    const __m256i h = full ? _mm256_loadu_si256((const __m256i *)p)
+                           : _mm256_zextsi128_si256(_mm_loadu_si128((const __m128i *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+/* v rounded to bf16 (nearest even, NaN stays NaN, denormals to 0) at p
+ * (full 0: the first 8 lanes only); returns the rounded values as floats */
+TGT_INLINE __m512 st16(unsigned short *p, int full, __m512 v)
+{
+    const __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
+    if (full)
+        _mm256_storeu_si256((__m256i *)p, h);
+    else
+        _mm_storeu_si128((__m128i *)p, _mm256_castsi256_si128(h));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+/* the 16 floats at p of channels ch.. of C (past C: 0), outside the loops */
+TGT_INLINE __m512 ldc(const float *p, int ch, int c)
+{
+    return _mm512_maskz_loadu_ps(c - ch >= 16 ? 0xffff : (__mmask16)((1u << (c - ch)) - 1u), p);
+}
+/* v's lanes of channels ch.. of C stored at p */
+TGT_INLINE void stc(float *p, int ch, int c, __m512 v)
+{
+    _mm512_mask_storeu_ps(p, c - ch >= 16 ? 0xffff : (__mmask16)((1u << (c - ch)) - 1u), v);
+}
+#define LD(a, j) _mm512_load_ps((a) + (j))
+#define ST(a, j, v) _mm512_store_ps((a) + (j), (v))
+
+/* ACT and ACT_GRAD of the generic passes: the same selections, the same
+ * arithmetic (comparisons ordered: a NaN z selects as there) */
+TGT_INLINE __m512 act16(int fn, __m512 z)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    if (fn == NAS_FN_RELU)
+        return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(z, zero, _CMP_GT_OQ), z);
+    if (fn == NAS_FN_RELU6) {
+        __m512 o = _mm512_mask_mov_ps(z, _mm512_cmp_ps_mask(z, _mm512_set1_ps(6.0f), _CMP_GT_OQ),
+                                      _mm512_set1_ps(6.0f));
+        return _mm512_mask_mov_ps(o, _mm512_cmp_ps_mask(z, zero, _CMP_LT_OQ), zero);
+    }
+    if (fn == NAS_FN_HSWISH) {
+        const __m512 h = _mm512_mul_ps(_mm512_mul_ps(z, _mm512_add_ps(z, _mm512_set1_ps(3.0f))),
+                                       _mm512_set1_ps(1.0f / 6.0f));
+        const __m512 o =
+            _mm512_mask_mov_ps(h, _mm512_cmp_ps_mask(z, _mm512_set1_ps(3.0f), _CMP_GE_OQ), z);
+        return _mm512_mask_mov_ps(o, _mm512_cmp_ps_mask(z, _mm512_set1_ps(-3.0f), _CMP_LE_OQ),
+                                  zero);
+    }
+    return z;
+}
+TGT_INLINE __m512 act_grad16(int fn, __m512 z, __m512 g)
+{
+    const __m512 zero = _mm512_setzero_ps();
+    if (fn == NAS_FN_RELU)
+        return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(z, zero, _CMP_GT_OQ), g);
+    if (fn == NAS_FN_RELU6)
+        return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(z, zero, _CMP_GT_OQ) &
+                                       _mm512_cmp_ps_mask(z, _mm512_set1_ps(6.0f), _CMP_LT_OQ),
+                                   g);
+    if (fn == NAS_FN_HSWISH) {
+        const __m512 d = _mm512_mul_ps(
+            g, _mm512_add_ps(_mm512_mul_ps(z, _mm512_set1_ps(1.0f / 3.0f)), _mm512_set1_ps(0.5f)));
+        const __m512 o =
+            _mm512_mask_mov_ps(d, _mm512_cmp_ps_mask(z, _mm512_set1_ps(3.0f), _CMP_GT_OQ), g);
+        return _mm512_mask_mov_ps(o, _mm512_cmp_ps_mask(z, _mm512_set1_ps(-3.0f), _CMP_LT_OQ),
+                                  zero);
+    }
+    return g;
+}
+
+/* fwd_groups phase 0 on channels [c0, c1) (c0 a multiple of 16): per
+ * image and block of channels, the pixels in memory order, the sums of
+ * the shifted values per channel in float (as the generic pass, lane by
+ * lane), then added per channel in double. */
+TGT static void fwd_stats_avx(const unsigned short *x, const float *gamma, const float *beta,
+                              float *mean, float *var, float *invstd, float *fs, double *sd,
+                              int n, int c, size_t hw, float eps, int c0, int c1)
+{
+    const size_t row = (size_t)c;
+    float *fsum = fs, *fsq = fs + c;
+    double *dsum = sd, *dsq = sd + c;
     for (int ch = c0; ch < c1; ch++) {
-        dbeta[ch] = (float)dg[ch];
-        dgamma[ch] = (float)dgx[ch];
-        fa[ch] = (float)(dg[ch] / m);  /* mean of g */
-        fb[ch] = (float)(dgx[ch] / m); /* mean of g * xhat */
+        mean[ch] = bf16_to_float(x[ch]); /* the shift: the channel's first value */
+        dsum[ch] = dsq[ch] = 0.0;
+    }
+    for (int k0 = c0; k0 < c1; k0 += BLK) {
+        const int k1 = c1 - k0 > BLK ? k0 + BLK : c1;
+        float mu[BLK] ALIGNED64, su[BLK] ALIGNED64, sq[BLK] ALIGNED64;
+        for (int ch = k0; ch < k1; ch += 16)
+            ST(mu, ch - k0, ldc(mean + ch, ch, k1));
+        for (int i = 0; i < n; i++) {
+            const unsigned short *xi = x + (size_t)i * hw * row;
+            for (int j = 0; j < k1 - k0; j += 16) {
+                ST(su, j, _mm512_setzero_ps());
+                ST(sq, j, _mm512_setzero_ps());
+            }
+            for (size_t s = 0; s < hw; s++)
+                for (int ch = k0; ch < k1; ch += 16) {
+                    const int j = ch - k0;
+                    const __m512 d = _mm512_sub_ps(ld16(xi + s * row + ch, k1 - ch >= 16),
+                                                   LD(mu, j));
+                    ST(su, j, _mm512_add_ps(LD(su, j), d));
+                    ST(sq, j, _mm512_add_ps(LD(sq, j), _mm512_mul_ps(d, d)));
+                }
+            for (int ch = k0; ch < k1; ch++) {
+                dsum[ch] += su[ch - k0];
+                dsq[ch] += sq[ch - k0];
+            }
+        }
+    }
+    fwd_finish(gamma, beta, mean, var, invstd, fsum, fsq, dsum, dsq, (double)n * (double)hw, eps,
+               c0, c1);
+}
+
+/* fwd_out: y (and pool) of images [i0, i1), the pixels in memory order,
+ * every channel of a block at each; z = x * a + b with a, b in fs. */
+TGT_INLINE void fwd_out_avx_fn(int fn, const unsigned short *x, unsigned short *y, float *pool,
+                               const float *fs, int c, size_t hw, int i0, int i1)
+{
+    const size_t row = (size_t)c;
+    const __m512 inv_hw = _mm512_set1_ps(1.0f / (float)hw);
+    for (int k0 = 0; k0 < c; k0 += BLK) {
+        const int k1 = c - k0 > BLK ? k0 + BLK : c;
+        float va[BLK] ALIGNED64, vb[BLK] ALIGNED64, acc[BLK] ALIGNED64;
+        for (int ch = k0; ch < k1; ch += 16) {
+            ST(va, ch - k0, ldc(fs + ch, ch, k1));
+            ST(vb, ch - k0, ldc(fs + c + ch, ch, k1));
+        }
+        for (int i = i0; i < i1; i++) {
+            const size_t off = (size_t)i * hw * row;
+            for (int j = 0; j < k1 - k0; j += 16)
+                ST(acc, j, _mm512_setzero_ps());
+            for (size_t s = 0; s < hw; s++)
+                for (int ch = k0; ch < k1; ch += 16) {
+                    const int j = ch - k0, full = k1 - ch >= 16;
+                    const __m512 z = _mm512_add_ps(
+                        _mm512_mul_ps(ld16(x + off + s * row + ch, full), LD(va, j)), LD(vb, j));
+                    const __m512 o = st16(y + off + s * row + ch, full, act16(fn, z));
+                    if (pool)
+                        ST(acc, j, _mm512_add_ps(LD(acc, j), o));
+                }
+            if (pool)
+                for (int ch = k0; ch < k1; ch += 16)
+                    stc(pool + (size_t)i * c + ch, ch, k1,
+                        _mm512_mul_ps(LD(acc, ch - k0), inv_hw));
+        }
     }
 }
+
+/* fwd_out_avx_fn with fn a constant (one copy of the loop each) */
+TGT static void fwd_out_avx(int fn, const unsigned short *x, unsigned short *y, float *pool,
+                            const float *fs, int c, size_t hw, int i0, int i1)
+{
+    switch (fn) {
+    case NAS_FN_RELU:
+        fwd_out_avx_fn(NAS_FN_RELU, x, y, pool, fs, c, hw, i0, i1);
+        break;
+    case NAS_FN_RELU6:
+        fwd_out_avx_fn(NAS_FN_RELU6, x, y, pool, fs, c, hw, i0, i1);
+        break;
+    case NAS_FN_HSWISH:
+        fwd_out_avx_fn(NAS_FN_HSWISH, x, y, pool, fs, c, hw, i0, i1);
+        break;
+    default:
+        fwd_out_avx_fn(NAS__BN_IDENTITY, x, y, pool, fs, c, hw, i0, i1);
+    }
+}
+
+/* One image's backward over channels [c0, c1) (c0 a multiple of 16), as
+ * BWD_IMAGE (the same operations per lane): SUMS 1 writes the sums of g
+ * and g * xhat to fa, fb; SUMS 0 writes dx from their means in fa, fb.
+ * Unlike BWD_IMAGE it walks the image's pixels in memory order, all of a
+ * block's channels at each pixel (strided 32-byte pieces, one channel
+ * group at a time, left the loads waiting: 1.3-2x slower). */
+TGT_INLINE void bwd_image_avx(int fn, int sums, const unsigned short *x,
+                              const unsigned short *dy, const float *sc, const float *dpool,
+                              const float *gamma, const float *beta, const float *mean,
+                              const float *invstd, unsigned short *dx, float *fa, float *fb,
+                              int i, int c, size_t hw, int c0, int c1)
+{
+    const size_t row = (size_t)c, off = (size_t)i * hw * row;
+    const __m512 inv_hw = _mm512_set1_ps(1.0f / (float)hw);
+    for (int k0 = c0; k0 < c1; k0 += BLK) {
+        const int k1 = c1 - k0 > BLK ? k0 + BLK : c1;
+        /* per channel ch = k0 + j: z = x * va + vb, xhat = (x - mu) * is, dy' = dy * sv + pv;
+         * m1, m2 the means of g and g * xhat (SUMS 0) or their sums (SUMS 1) */
+        float va[BLK] ALIGNED64, vb[BLK] ALIGNED64, mu[BLK] ALIGNED64, is[BLK] ALIGNED64;
+        float sv[BLK] ALIGNED64, pv[BLK] ALIGNED64, m1[BLK] ALIGNED64, m2[BLK] ALIGNED64;
+        for (int ch = k0; ch < k1; ch += 16) {
+            const int j = ch - k0;
+            const __m512 a = _mm512_mul_ps(ldc(gamma + ch, ch, k1), ldc(invstd + ch, ch, k1));
+            ST(va, j, a);
+            ST(vb, j, _mm512_sub_ps(beta ? ldc(beta + ch, ch, k1) : _mm512_setzero_ps(),
+                                    _mm512_mul_ps(ldc(mean + ch, ch, k1), a)));
+            ST(mu, j, ldc(mean + ch, ch, k1));
+            ST(is, j, ldc(invstd + ch, ch, k1));
+            if (sc) {
+                ST(sv, j, ldc(sc + (size_t)i * c + ch, ch, k1));
+                ST(pv, j, _mm512_mul_ps(ldc(dpool + (size_t)i * c + ch, ch, k1), inv_hw));
+            }
+            ST(m1, j, sums ? _mm512_setzero_ps() : ldc(fa + ch, ch, k1));
+            ST(m2, j, sums ? _mm512_setzero_ps() : ldc(fb + ch, ch, k1));
+        }
+        for (size_t s = 0; s < hw; s++)
+            for (int ch = k0; ch < k1; ch += 16) {
+                const int j = ch - k0, full = k1 - ch >= 16;
+                const size_t e = off + s * row + ch;
+                const __m512 xv = ld16(x + e, full), a = LD(va, j);
+                __m512 d = ld16(dy + e, full);
+                if (sc)
+                    d = _mm512_add_ps(_mm512_mul_ps(d, LD(sv, j)), LD(pv, j));
+                const __m512 z = _mm512_add_ps(_mm512_mul_ps(xv, a), LD(vb, j));
+                const __m512 g = act_grad16(fn, z, d);
+                const __m512 xh = _mm512_mul_ps(_mm512_sub_ps(xv, LD(mu, j)), LD(is, j));
+                if (sums) {
+                    ST(m1, j, _mm512_add_ps(LD(m1, j), g));
+                    ST(m2, j, _mm512_add_ps(LD(m2, j), _mm512_mul_ps(g, xh)));
+                } else {
+                    const __m512 t =
+                        _mm512_sub_ps(_mm512_sub_ps(g, LD(m1, j)), _mm512_mul_ps(xh, LD(m2, j)));
+                    st16(dx + e, full, _mm512_mul_ps(a, t));
+                }
+            }
+        if (sums)
+            for (int ch = k0; ch < k1; ch += 16) {
+                stc(fa + ch, ch, k1, LD(m1, ch - k0));
+                stc(fb + ch, ch, k1, LD(m2, ch - k0));
+            }
+    }
+}
+
+/* bwd_image_avx with fn and sums constants (one copy of the loop each) */
+#define BWD_AVX_SWITCH(SUMS, C0, C1)                                                        \
+    switch (fn) {                                                                           \
+    case NAS_FN_RELU:                                                                       \
+        bwd_image_avx(NAS_FN_RELU, SUMS, x, dy, sc, dpool, gamma, beta, mean, invstd, dx,   \
+                      fa, fb, i, c, hw, C0, C1);                                            \
+        break;                                                                              \
+    case NAS_FN_RELU6:                                                                      \
+        bwd_image_avx(NAS_FN_RELU6, SUMS, x, dy, sc, dpool, gamma, beta, mean, invstd, dx,  \
+                      fa, fb, i, c, hw, C0, C1);                                            \
+        break;                                                                              \
+    case NAS_FN_HSWISH:                                                                     \
+        bwd_image_avx(NAS_FN_HSWISH, SUMS, x, dy, sc, dpool, gamma, beta, mean, invstd, dx, \
+                      fa, fb, i, c, hw, C0, C1);                                            \
+        break;                                                                              \
+    default:                                                                                \
+        bwd_image_avx(NAS__BN_IDENTITY, SUMS, x, dy, sc, dpool, gamma, beta, mean, invstd,  \
+                      dx, fa, fb, i, c, hw, C0, C1);                                        \
+    }
+
+/* bwd_groups with the AVX512-BF16 passes: phase 0 the sums of channels
+ * [c0, c1), phase 1 dx of images [i0, i1) */
+TGT static void bwd_groups_avx(int fn, const unsigned short *x, const unsigned short *dy,
+                               const float *sc, const float *dpool, const float *gamma,
+                               const float *beta, const float *mean, const float *invstd,
+                               unsigned short *dx, float *dgamma, float *dbeta, float *fs,
+                               double *sd, int n, int c, size_t hw, int c0, int c1, int phase,
+                               int i0, int i1)
+{
+    float *fa = fs, *fb = fs + c;
+    if (phase == 1) {
+        for (int i = i0; i < i1; i++)
+            BWD_AVX_SWITCH(0, 0, c)
+        return;
+    }
+    double *dg = sd, *dgx = sd + c;
+    for (int ch = c0; ch < c1; ch++)
+        dg[ch] = dgx[ch] = 0.0;
+    for (int i = 0; i < n; i++) {
+        BWD_AVX_SWITCH(1, c0, c1)
+        for (int ch = c0; ch < c1; ch++) {
+            dg[ch] += fa[ch];
+            dgx[ch] += fb[ch];
+        }
+    }
+    bwd_finish(dgamma, dbeta, fa, fb, dg, dgx, (double)n * (double)hw, c0, c1);
+}
+
+/* chscale_fwd_image / chscale_bwd_image with AVX512-BF16: one image
+ * x[hw][c], its scales s[c] (and ds[c]) in 64-byte aligned stack copies,
+ * the same products and sums per lane (ds in memory order of the pixels),
+ * so the same bytes (but for denormal results). */
+TGT static void chscale_fwd_image_avx(const unsigned short *x, const float *s,
+                                      unsigned short *y, int c, size_t hw)
+{
+    for (int k0 = 0; k0 < c; k0 += BLK) {
+        const int k1 = c - k0 > BLK ? k0 + BLK : c;
+        float sv[BLK] ALIGNED64;
+        for (int ch = k0; ch < k1; ch += 16)
+            ST(sv, ch - k0, ldc(s + ch, ch, k1));
+        for (size_t p = 0; p < hw; p++)
+            for (int ch = k0; ch < k1; ch += 16) {
+                const int full = k1 - ch >= 16;
+                st16(y + p * c + ch, full,
+                     _mm512_mul_ps(ld16(x + p * c + ch, full), LD(sv, ch - k0)));
+            }
+    }
+}
+
+TGT static void chscale_bwd_image_avx(const unsigned short *x, const float *s,
+                                      const unsigned short *dy, unsigned short *dx, float *ds,
+                                      int c, size_t hw)
+{
+    for (int k0 = 0; k0 < c; k0 += BLK) {
+        const int k1 = c - k0 > BLK ? k0 + BLK : c;
+        float sv[BLK] ALIGNED64, acc[BLK] ALIGNED64;
+        for (int ch = k0; ch < k1; ch += 16) {
+            ST(sv, ch - k0, ldc(s + ch, ch, k1));
+            ST(acc, ch - k0, _mm512_setzero_ps());
+        }
+        for (size_t p = 0; p < hw; p++)
+            for (int ch = k0; ch < k1; ch += 16) {
+                const int j = ch - k0, full = k1 - ch >= 16;
+                const __m512 d = ld16(dy + p * c + ch, full);
+                const __m512 xv = ld16(x + p * c + ch, full);
+                ST(acc, j, _mm512_add_ps(LD(acc, j), _mm512_mul_ps(d, xv)));
+                if (dx)
+                    st16(dx + p * c + ch, full, _mm512_mul_ps(d, LD(sv, j)));
+            }
+        for (int ch = k0; ch < k1; ch += 16)
+            stc(ds + ch, ch, k1, LD(acc, ch - k0));
+    }
+}
+
+/* 1 when this host runs the AVX512-BF16 passes (the CPU has the
+ * instructions and the OS saves the 512-bit registers, as
+ * __builtin_cpu_supports checks). */
+int nas__cpu_bf16_native(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+}
+#else
+int nas__cpu_bf16_native(void) { return 0; }
+#endif
 
 static int bad_fn(int fn)
 {
@@ -321,12 +730,23 @@ static int bad_fn(int fn)
            fn != NAS__BN_IDENTITY;
 }
 
+/* 1 to run the AVX512-BF16 passes, 0 the generic ones, -1 for isa
+ * NAS__BF16_NATIVE on a host (or build) without them */
+static int use_native(int isa)
+{
+    if (isa == NAS__BF16_GENERIC)
+        return 0;
+    const int have = nas__cpu_bf16_native();
+    return isa == NAS__BF16_NATIVE && !have ? -1 : have;
+}
+
 int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma,
                              const float *beta, unsigned short *y, float *pool, float *mean,
                              float *var, float *invstd, double *ws, int n, int c, size_t hw,
-                             float eps, int nthr)
+                             float eps, int nthr, int isa)
 {
-    if (bad_fn(fn) || !beta || !ws || c < 8 || c % 8 != 0 || n < 1 || hw < 1)
+    const int native = use_native(isa);
+    if (bad_fn(fn) || !beta || !ws || c < 8 || c % 8 != 0 || n < 1 || hw < 1 || native < 0)
         return -1;
     const int groups = c / 8;
     nthr = nas__cpu_threads(nthr, n > groups ? n : groups);
@@ -341,13 +761,25 @@ int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma
         int i0, i1;
         my_groups(groups, t, nt, &g0, &g1);
         my_images(n, t, nt, &i0, &i1);
-        if (g1 > g0)
-            fwd_groups(fn, x, gamma, beta, y, pool, mean, var, invstd, fs, ws, n, c, hw, eps, g0,
-                       g1, 0, 0, 0);
+#ifdef HAVE_AVX512BF16
+        if (native) {
+            if (g1 > g0)
+                fwd_stats_avx(x, gamma, beta, mean, var, invstd, fs, ws, n, c, hw, eps, 8 * g0,
+                              8 * g1);
 #pragma omp barrier
-        if (i1 > i0)
-            fwd_groups(fn, x, gamma, beta, y, pool, mean, var, invstd, fs, ws, n, c, hw, eps, 0,
-                       0, 1, i0, i1);
+            if (i1 > i0)
+                fwd_out_avx(fn, x, y, pool, fs, c, hw, i0, i1);
+        } else
+#endif
+        {
+            if (g1 > g0)
+                fwd_groups(fn, x, gamma, beta, y, pool, mean, var, invstd, fs, ws, n, c, hw, eps,
+                           g0, g1, 0, 0, 0);
+#pragma omp barrier
+            if (i1 > i0)
+                fwd_groups(fn, x, gamma, beta, y, pool, mean, var, invstd, fs, ws, n, c, hw, eps,
+                           0, 0, 1, i0, i1);
+        }
     }
     return 0;
 }
@@ -356,10 +788,11 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
                              const float *s, const float *dpool, const float *gamma,
                              const float *beta, const float *mean, const float *invstd,
                              unsigned short *dx, float *dgamma, float *dbeta, double *ws, int n,
-                             int c, size_t hw, int nthr)
+                             int c, size_t hw, int nthr, int isa)
 {
+    const int native = use_native(isa);
     if (bad_fn(fn) || (!beta && fn != NAS__BN_IDENTITY) || !ws || !s != !dpool || c < 8 ||
-        c % 8 != 0 || n < 1 || hw < 1)
+        c % 8 != 0 || n < 1 || hw < 1 || native < 0)
         return -1;
     const int groups = c / 8;
     nthr = nas__cpu_threads(nthr, n > groups ? n : groups);
@@ -374,13 +807,26 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
         int i0, i1;
         my_groups(groups, t, nt, &g0, &g1);
         my_images(n, t, nt, &i0, &i1);
-        if (g1 > g0)
-            bwd_groups(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta, fs, ws,
-                       n, c, hw, g0, g1, 0, 0, 0);
+#ifdef HAVE_AVX512BF16
+        if (native) {
+            if (g1 > g0)
+                bwd_groups_avx(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta,
+                               fs, ws, n, c, hw, 8 * g0, 8 * g1, 0, 0, 0);
 #pragma omp barrier
-        if (i1 > i0)
-            bwd_groups(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta, fs, ws,
-                       n, c, hw, 0, 0, 1, i0, i1);
+            if (i1 > i0)
+                bwd_groups_avx(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta,
+                               fs, ws, n, c, hw, 0, 0, 1, i0, i1);
+        } else
+#endif
+        {
+            if (g1 > g0)
+                bwd_groups(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta, fs,
+                           ws, n, c, hw, g0, g1, 0, 0, 0);
+#pragma omp barrier
+            if (i1 > i0)
+                bwd_groups(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta, fs,
+                           ws, n, c, hw, 0, 0, 1, i0, i1);
+        }
     }
     return 0;
 }
@@ -415,27 +861,97 @@ BN_CLONES static void chscale_bwd_image(const unsigned short *x, const float *s,
 }
 
 int nas__cpu_chscale_bf16_fwd(const unsigned short *x, const float *s, unsigned short *y, int n,
-                              int c, size_t hw, int nthr)
+                              int c, size_t hw, int nthr, int isa)
+{
+    const int native = use_native(isa);
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1 || native < 0)
+        return -1;
+    nthr = nas__cpu_threads(nthr, n);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int i = 0; i < n; i++) {
+        const unsigned short *xi = x + (size_t)i * hw * c;
+        unsigned short *yi = y + (size_t)i * hw * c;
+#ifdef HAVE_AVX512BF16
+        if (native) {
+            chscale_fwd_image_avx(xi, s + (size_t)i * c, yi, c, hw);
+            continue;
+        }
+#endif
+        chscale_fwd_image(xi, s + (size_t)i * c, yi, c, hw);
+    }
+    return 0;
+}
+
+int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const unsigned short *dy,
+                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr,
+                              int isa)
+{
+    const int native = use_native(isa);
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1 || !dy || !ds || native < 0)
+        return -1;
+    nthr = nas__cpu_threads(nthr, n);
+#pragma omp parallel for num_threads(nthr) schedule(static)
+    for (int i = 0; i < n; i++) {
+        const size_t o = (size_t)i * hw * c;
+#ifdef HAVE_AVX512BF16
+        if (native) {
+            chscale_bwd_image_avx(x + o, s + (size_t)i * c, dy + o, dx ? dx + o : NULL,
+                                  ds + (size_t)i * c, c, hw);
+            continue;
+        }
+#endif
+        chscale_bwd_image(x + o, s + (size_t)i * c, dy + o, dx ? dx + o : NULL,
+                          ds + (size_t)i * c, c, hw);
+    }
+    return 0;
+}
+
+/* ---- global average pooling on bf16 nhwc ------------------------------------------ */
+
+/* y[c] = (float sum over the hw pixels of x, in memory order) / hw for one
+ * image x[hw][c] */
+BN_CLONES static void gap_fwd_image(const unsigned short *x, float *y, int c, size_t hw)
+{
+    for (int ch = 0; ch < c; ch += 8)
+        *(v8 *)(y + ch) = (v8){0};
+    for (size_t p = 0; p < hw; p++)
+        for (int ch = 0; ch < c; ch += 8)
+            *(v8 *)(y + ch) += LD8(x + p * c + ch);
+    for (int ch = 0; ch < c; ch += 8)
+        *(v8 *)(y + ch) /= (float)hw;
+}
+
+/* dx[p][c] = bf16(dy[c] * (1 / hw)) for every pixel p of one image: the
+ * row rounded once (into the first pixel), then copied */
+BN_CLONES static void gap_bwd_image(const float *dy, unsigned short *dx, int c, size_t hw)
+{
+    const float inv = 1.0f / (float)hw;
+    for (int ch = 0; ch < c; ch += 8) {
+        const v8 o = *(const v8 *)(dy + ch) * inv;
+        ST8(dx + ch, o);
+    }
+    for (size_t p = 1; p < hw; p++)
+        memcpy(dx + p * c, dx, (size_t)c * sizeof *dx);
+}
+
+int nas__cpu_gap_bf16_fwd(const unsigned short *x, float *y, int n, int c, size_t hw, int nthr)
 {
     if (c < 8 || c % 8 != 0 || n < 1 || hw < 1)
         return -1;
     nthr = nas__cpu_threads(nthr, n);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (int i = 0; i < n; i++)
-        chscale_fwd_image(x + (size_t)i * hw * c, s + (size_t)i * c, y + (size_t)i * hw * c, c,
-                          hw);
+        gap_fwd_image(x + (size_t)i * hw * c, y + (size_t)i * c, c, hw);
     return 0;
 }
 
-int nas__cpu_chscale_bf16_bwd(const unsigned short *x, const float *s, const unsigned short *dy,
-                              unsigned short *dx, float *ds, int n, int c, size_t hw, int nthr)
+int nas__cpu_gap_bf16_bwd(const float *dy, unsigned short *dx, int n, int c, size_t hw, int nthr)
 {
-    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1 || !dy || !ds)
+    if (c < 8 || c % 8 != 0 || n < 1 || hw < 1)
         return -1;
     nthr = nas__cpu_threads(nthr, n);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (int i = 0; i < n; i++)
-        chscale_bwd_image(x + (size_t)i * hw * c, s + (size_t)i * c, dy + (size_t)i * hw * c,
-                          dx ? dx + (size_t)i * hw * c : NULL, ds + (size_t)i * c, c, hw);
+        gap_bwd_image(dy + (size_t)i * c, dx + (size_t)i * hw * c, c, hw);
     return 0;
 }

@@ -173,6 +173,65 @@ typedef unsigned int u8v __attribute__((vector_size(32)));
                 dw[((size_t)(c0 + l) * R + ky) * R + kx] = acc[kx][l];                      \
     }
 
+/* DW_WGRAD_NHWC for 32 channels [c0, c0 + 32) at once (two 16-channel
+ * groups, 2R accumulators): each output pixel's dy and each tap's x are
+ * then one whole 64-byte line, where one group at a time read 32-byte
+ * pieces strided by C and walked x and dy twice as often. Each weight's
+ * sum is DW_WGRAD_NHWC's, in the same order. */
+#define DW_WGRAD_NHWC32(NAME, R)                                                            \
+    static void NAME(const unsigned short *x, const unsigned short *dy, float *dw, int n,   \
+                     int c, int c0, int ky, int h, int w, int ho, int wo, int s, int p)      \
+    {                                                                                       \
+        const size_t xs = (size_t)h * w * c, ds = (size_t)ho * wo * c;                      \
+        int lo = (p + s - 1) / s, hi = w - R + p >= 0 ? (w - R + p) / s : -1;              \
+        if (hi > wo - 1)                                                                    \
+            hi = wo - 1;                                                                    \
+        v16 a0[R], a1[R];                                                                   \
+        _Pragma("GCC unroll 8")                                                             \
+        for (int kx = 0; kx < R; kx++)                                                      \
+            a0[kx] = a1[kx] = (v16){0};                                                     \
+        for (int in = 0; in < n; in++) {                                                    \
+            const unsigned short *xi = x + (size_t)in * xs + c0, *di = dy + (size_t)in * ds + c0; \
+            for (int oy = 0; oy < ho; oy++) {                                               \
+                const int iy = oy * s + ky - p;                                             \
+                if (iy < 0 || iy >= h)                                                      \
+                    continue;                                                               \
+                const unsigned short *xr = xi + (size_t)iy * w * c;                         \
+                const unsigned short *dr = di + (size_t)oy * wo * c;                        \
+                for (int ox = 0; ox < wo; ox++) {                                           \
+                    const v16 d0 = bf_load16(dr + (size_t)ox * c);                          \
+                    const v16 d1 = bf_load16(dr + (size_t)ox * c + 16);                     \
+                    const int ix0 = ox * s - p;                                             \
+                    if (ox >= lo && ox <= hi) {                                             \
+                        const unsigned short *xp = xr + (size_t)ix0 * c;                    \
+                        _Pragma("GCC unroll 8")                                             \
+                        for (int kx = 0; kx < R; kx++) {                                    \
+                            a0[kx] += bf_load16(xp + (size_t)kx * c) * d0;                  \
+                            a1[kx] += bf_load16(xp + (size_t)kx * c + 16) * d1;             \
+                        }                                                                   \
+                    } else {                                                                \
+                        _Pragma("GCC unroll 8")                                             \
+                        for (int kx = 0; kx < R; kx++) {                                    \
+                            const int ix = ix0 + kx;                                        \
+                            if (ix >= 0 && ix < w) {                                        \
+                                a0[kx] += bf_load16(xr + (size_t)ix * c) * d0;              \
+                                a1[kx] += bf_load16(xr + (size_t)ix * c + 16) * d1;         \
+                            }                                                               \
+                        }                                                                   \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        for (int l = 0; l < 16; l++)                                                        \
+            for (int kx = 0; kx < R; kx++) {                                                \
+                dw[((size_t)(c0 + l) * R + ky) * R + kx] = a0[kx][l];                       \
+                dw[((size_t)(c0 + 16 + l) * R + ky) * R + kx] = a1[kx][l];                  \
+            }                                                                               \
+    }
+
+DW_CLONES DW_WGRAD_NHWC32(wgrad_bf16_32_3, 3)
+DW_CLONES DW_WGRAD_NHWC32(wgrad_bf16_32_5, 5)
+DW_CLONES DW_WGRAD_NHWC32(wgrad_bf16_32_7, 7)
 DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_3, v16, 16, 3, bf_load16)
 DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_5, v16, 16, 5, bf_load16)
 DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_7, v16, 16, 7, bf_load16)
@@ -192,14 +251,22 @@ int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, fl
     if (!f16 || c % 8 != 0 || c < 8 || n < 1 || h < 1 || w < 1 || ho < 1 || wo < 1 ||
         stride < 1 || pad < 0)
         return -1;
-    /* work items: (channel group, kernel row); groups of 16 channels, the
-     * last one of 8 when C is an odd multiple of 8 */
-    const int ng = (c + 15) / 16, items = ng * r;
+    row_fn f32 = r == 3 ? wgrad_bf16_32_3 : r == 5 ? wgrad_bf16_32_5 : wgrad_bf16_32_7;
+    /* work items: (channel group, kernel row); groups of 32 channels, the
+     * last one of 16, 8 or 24 (16 + 8) when C is not a multiple of 32 */
+    const int ng = (c + 31) / 32, items = ng * r;
     nthr = nas__cpu_threads(nthr, items);
 #pragma omp parallel for num_threads(nthr) schedule(static)
     for (int it = 0; it < items; it++) {
-        const int g = it / r, ky = it % r, c0 = 16 * g;
-        (c - c0 >= 16 ? f16 : f8)(x, dy, dw, n, c, c0, ky, h, w, ho, wo, stride, pad);
+        const int g = it / r, ky = it % r, c0 = 32 * g;
+        if (c - c0 >= 32)
+            f32(x, dy, dw, n, c, c0, ky, h, w, ho, wo, stride, pad);
+        else {
+            if (c - c0 >= 16)
+                f16(x, dy, dw, n, c, c0, ky, h, w, ho, wo, stride, pad);
+            if ((c - c0) % 16 == 8)
+                f8(x, dy, dw, n, c, c - 8, ky, h, w, ho, wo, stride, pad);
+        }
     }
     return 0;
 }

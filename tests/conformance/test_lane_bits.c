@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h> /* printf (a skipped path) */
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -434,14 +435,15 @@ static float from_bf16(uint16_t v)
  * (nas__cpu_dw_wgrad_bf16, issue 34) against the scalar loop of its
  * documented algorithm: each weight a float sum over (image, output row,
  * output column) of x * dy in that order, so equal bytes; with channel
- * counts that leave an 8-wide group (24, 40), 1 and 2 threads, R 3/5/7,
+ * counts that leave a 16- or 8-wide group after the 32-wide ones (24, 40,
+ * 48, 72), 1 and 2 threads, R 3/5/7,
  * stride 1 and 2. */
 static void test_dw_wgrad_bf16_bits(void **state)
 {
     (void)state;
     nas_rng r;
     nas_rng_seed(&r, 17, 5);
-    const int cs[] = {8, 16, 24, 40, 48};
+    const int cs[] = {8, 16, 24, 40, 48, 72};
     for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
         for (int rr = 3; rr <= 7; rr += 2)
             for (int st = 1; st <= 2; st++) {
@@ -500,7 +502,7 @@ static void test_dw_wgrad_bf16_bits(void **state)
  * relative) plus 1e-3 absolute (where the terms cancel); dgamma and dbeta
  * within 1e-3 relative of the sum of magnitudes; and equal bytes with 1
  * and 2 threads. Every fn, with and without SE's gradients, C 8, 24, 48. */
-static void bn_act_bf16_one(nas_rng *r, int fn, int n, int c, int hw, int se)
+static void bn_act_bf16_one(nas_rng *r, int fn, int n, int c, int hw, int se, int isa)
 {
     const size_t cnt = (size_t)n * c * hw;
     uint16_t *xh = malloc(cnt * 2), *dyh = malloc(cnt * 2), *yh = malloc(cnt * 2);
@@ -540,9 +542,11 @@ static void bn_act_bf16_one(nas_rng *r, int fn, int n, int c, int hw, int se)
         uint16_t *yo = thr == 1 ? yh : y2, *dxo = thr == 1 ? dxh : dx2;
         float *po = pool2; /* compared below after the 1-thread run */
         assert_int_equal(nas__cpu_bn_act_bf16_fwd(fn, xh, g, bt, yo, se ? po : NULL, mu2, var2,
-                                                  is2, ws, n, c, (size_t)hw, 1e-5f, thr), 0);
+                                                  is2, ws, n, c, (size_t)hw, 1e-5f, thr, isa),
+                         0);
         assert_int_equal(nas__cpu_bn_act_bf16_bwd(fn, xh, dyh, sp, dpp, g, bt, mu2, is2, dxo, dg2,
-                                                  db2, ws, n, c, (size_t)hw, thr), 0);
+                                                  db2, ws, n, c, (size_t)hw, thr, isa),
+                         0);
         if (thr == 2) {
             if (memcmp(yh, y2, cnt * 2) != 0 || memcmp(dxh, dx2, cnt * 2) != 0)
                 fail_msg("bn_act_bf16 fn %d c %d: 2 threads differ from 1", fn, c);
@@ -598,29 +602,120 @@ static void bn_act_bf16_one(nas_rng *r, int fn, int n, int c, int hw, int se)
     free(ws);
 }
 
+/* The generic passes, and the AVX512-BF16 ones where the host has them
+ * (else skipped, with a message). */
 static void test_bn_act_bf16_kernel(void **state)
 {
     (void)state;
-    nas_rng r;
-    nas_rng_seed(&r, 19, 6);
     const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH, NAS__BN_IDENTITY};
     const int shapes[][3] = {{3, 8, 36}, {3, 24, 25}, {2, 48, 49}};
-    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
-        for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+    for (int isa = NAS__BF16_GENERIC; isa <= NAS__BF16_NATIVE; isa++) {
+        if (isa == NAS__BF16_NATIVE && !nas__cpu_bf16_native()) {
+            printf("bn_act_bf16: no AVX512-BF16 on this host, its passes skipped\n");
+            break;
+        }
+        nas_rng r;
+        nas_rng_seed(&r, 19, 6);
+        for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
+            for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+                for (int se = 0; se <= 1; se++)
+                    bn_act_bf16_one(&r, fns[f], shapes[k][0], shapes[k][1], shapes[k][2], se,
+                                    isa);
+    }
+}
+
+/* The AVX512-BF16 passes of the bf16 batch norm (isa NAS__BF16_NATIVE)
+ * against the generic ones: the same bytes of y, pool, mean, var, invstd,
+ * dx, dgamma and dbeta (they do the same float operations in the same
+ * order), with 1 and 2 threads, every fn, with and without SE's
+ * gradients, C 16 to 144 (a masked 8-channel tail at 24, 40, 72), z
+ * spread over h-swish's and ReLU6's corners, and a NaN gamma in one
+ * channel (y, dx NaN there, quieted alike). Denormal results, where the
+ * two differ (VCVTNEPS2BF16 flushes them), are not produced. Skipped on a
+ * host without AVX512-BF16. */
+static void test_bn_act_bf16_native(void **state)
+{
+    (void)state;
+    if (!nas__cpu_bf16_native()) {
+        printf("bn_act_bf16 native: no AVX512-BF16 on this host, skipped\n");
+        uint16_t one[8] = {0};
+        float f[8 * 16];
+        double ws[64];
+        assert_int_equal(nas__cpu_bn_act_bf16_fwd(NAS_FN_RELU, one, f, f, one, NULL, f, f, f, ws,
+                                                  1, 8, 1, 1e-5f, 1, NAS__BF16_NATIVE),
+                         -1);
+        return;
+    }
+    nas_rng r;
+    nas_rng_seed(&r, 29, 8);
+    const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH, NAS__BN_IDENTITY};
+    const int shapes[][3] = {{3, 16, 36}, {2, 24, 25}, {2, 40, 9}, {3, 72, 16}, {2, 144, 49},
+                             {1, 8, 1}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
+        const size_t cnt = (size_t)n * c * hw, nc = (size_t)n * c;
+        uint16_t *x = malloc(cnt * 2), *dy = malloc(cnt * 2), *o = malloc(4 * cnt * 2);
+        float *p = malloc(sizeof(float) * (4 * nc + 20 * (size_t)c));
+        double *ws = malloc(NAS__CPU_BN_ACT_WS_BYTES(n, c));
+        assert_true(x && dy && o && p && ws);
+        float *g = p, *bt = g + c, *s = bt + c, *dp = s + nc, *st = dp + nc; /* st: 2 x 8C */
+        for (int ch = 0; ch < c; ch++) {
+            g[ch] = 4.0f * nas_rng_uniform(&r) - 1.0f;
+            bt[ch] = 8.0f * nas_rng_uniform(&r) - 4.0f;
+        }
+        g[c / 2] = NAN;
+        for (size_t i = 0; i < nc; i++) {
+            s[i] = nas_rng_uniform(&r);
+            dp[i] = 2.0f * nas_rng_uniform(&r) - 1.0f;
+        }
+        for (size_t i = 0; i < cnt; i++) {
+            x[i] = to_bf16(6.0f * nas_rng_uniform(&r) - 2.0f);
+            dy[i] = to_bf16(2.0f * nas_rng_uniform(&r) - 1.0f);
+        }
+        for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++)
             for (int se = 0; se <= 1; se++)
-                bn_act_bf16_one(&r, fns[f], shapes[k][0], shapes[k][1], shapes[k][2], se);
+                for (int thr = 1; thr <= 2; thr++) {
+                    for (int isa = 0; isa <= 1; isa++) {
+                        uint16_t *y = o + (size_t)isa * 2 * cnt, *dx = y + cnt;
+                        float *q = st + (size_t)isa * 8 * c; /* mean var invstd dg db, pool */
+                        float *pool = p + 2 * (size_t)c + 2 * nc + 16 * (size_t)c +
+                                      (size_t)isa * nc;
+                        assert_int_equal(nas__cpu_bn_act_bf16_fwd(
+                                             fns[f], x, g, bt, y, se ? pool : NULL, q, q + c,
+                                             q + 2 * c, ws, n, c, (size_t)hw, 1e-5f, thr, isa),
+                                         0);
+                        assert_int_equal(nas__cpu_bn_act_bf16_bwd(
+                                             fns[f], x, dy, se ? s : NULL, se ? dp : NULL, g,
+                                             bt, q, q + 2 * c, dx, q + 3 * c, q + 4 * c, ws, n,
+                                             c, (size_t)hw, thr, isa),
+                                         0);
+                    }
+                    const float *pool0 = p + 2 * (size_t)c + 2 * nc + 16 * (size_t)c;
+                    if (memcmp(o, o + 2 * cnt, 2 * cnt * 2) != 0 ||
+                        memcmp(st, st + 8 * c, 5 * (size_t)c * sizeof(float)) != 0 ||
+                        (se && memcmp(pool0, pool0 + nc, nc * sizeof(float)) != 0))
+                        fail_msg("bn_act_bf16 native fn %d c %d se %d threads %d: not the "
+                                 "generic passes' bytes", fns[f], c, se, thr);
+                }
+        free(x);
+        free(dy);
+        free(o);
+        free(p);
+        free(ws);
+    }
 }
 
 /* SE's channel scale on bf16 channels-last tensors (nas__cpu_chscale_bf16_*,
  * issue 34) against the scalar loops of its documented algorithm: y and
  * dx the products rounded to bf16, ds the float sum over positions in
- * memory order; equal bytes, 1 and 2 threads, C 8, 24, 48. */
+ * memory order; equal bytes, 1 and 2 threads, C 8, 24, 48, 144, the
+ * generic passes and (where the host has them) the AVX512-BF16 ones. */
 static void test_chscale_bf16_bits(void **state)
 {
     (void)state;
     nas_rng r;
     nas_rng_seed(&r, 23, 7);
-    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {4, 48, 16}};
+    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {4, 48, 16}, {2, 144, 9}};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
         const size_t cnt = (size_t)n * c * hw;
@@ -646,13 +741,24 @@ static void test_chscale_bf16_bits(void **state)
                 }
                 dsw[(size_t)i * c + ch] = acc;
             }
-        for (int thr = 1; thr <= 2; thr++) {
-            assert_int_equal(nas__cpu_chscale_bf16_fwd(x, sc, y, n, c, (size_t)hw, thr), 0);
-            assert_int_equal(nas__cpu_chscale_bf16_bwd(x, sc, dy, dx, ds, n, c, (size_t)hw, thr),
-                             0);
-            if (memcmp(y, yw, cnt * 2) != 0 || memcmp(dx, dxw, cnt * 2) != 0 ||
-                memcmp(ds, dsw, (size_t)n * c * 4) != 0)
-                fail_msg("chscale_bf16 c %d threads %d: not the scalar loops' bytes", c, thr);
+        for (int isa = NAS__BF16_GENERIC; isa <= NAS__BF16_NATIVE; isa++) {
+            if (isa == NAS__BF16_NATIVE && !nas__cpu_bf16_native()) {
+                printf("chscale_bf16: no AVX512-BF16 on this host, its passes skipped\n");
+                break;
+            }
+            for (int thr = 1; thr <= 2; thr++) {
+                memset(y, 0xff, cnt * 2);
+                memset(dx, 0xff, cnt * 2);
+                memset(ds, 0xff, (size_t)n * c * 4);
+                assert_int_equal(nas__cpu_chscale_bf16_fwd(x, sc, y, n, c, (size_t)hw, thr, isa),
+                                 0);
+                assert_int_equal(
+                    nas__cpu_chscale_bf16_bwd(x, sc, dy, dx, ds, n, c, (size_t)hw, thr, isa), 0);
+                if (memcmp(y, yw, cnt * 2) != 0 || memcmp(dx, dxw, cnt * 2) != 0 ||
+                    memcmp(ds, dsw, (size_t)n * c * 4) != 0)
+                    fail_msg("chscale_bf16 c %d threads %d isa %d: not the scalar loops' bytes",
+                             c, thr, isa);
+            }
         }
         free(x);
         free(dy);
@@ -666,6 +772,57 @@ static void test_chscale_bf16_bits(void **state)
     }
 }
 
+/* Global average pooling on bf16 channels-last tensors
+ * (nas__cpu_gap_bf16_*) against the scalar loops of its documented
+ * algorithm (the backend's earlier code): y the float sum over positions
+ * in memory order divided by hw, dx = dy * (1/hw) rounded to bf16; equal
+ * bytes, 1 and 2 threads, C 8, 24, 144. */
+static void test_gap_bf16_bits(void **state)
+{
+    (void)state;
+    nas_rng r;
+    nas_rng_seed(&r, 31, 9);
+    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {5, 144, 16}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
+        const size_t cnt = (size_t)n * c * hw, nc = (size_t)n * c;
+        uint16_t *x = malloc(cnt * 2), *dx = malloc(cnt * 2), *dxw = malloc(cnt * 2);
+        float *y = malloc(nc * 4), *yw = malloc(nc * 4), *dy = malloc(nc * 4);
+        assert_true(x && dx && dxw && y && yw && dy);
+        for (size_t i = 0; i < cnt; i++)
+            x[i] = to_bf16(4.0f * nas_rng_uniform(&r) - 2.0f);
+        for (size_t i = 0; i < nc; i++)
+            dy[i] = 2.0f * nas_rng_uniform(&r) - 1.0f;
+        for (int i = 0; i < n; i++)
+            for (int ch = 0; ch < c; ch++) {
+                float acc = 0.0f;
+                for (int p = 0; p < hw; p++)
+                    acc += from_bf16(x[((size_t)i * hw + p) * c + ch]);
+                yw[(size_t)i * c + ch] = acc / (float)hw;
+                for (int p = 0; p < hw; p++)
+                    dxw[((size_t)i * hw + p) * c + ch] =
+                        to_bf16(dy[(size_t)i * c + ch] * (1.0f / (float)hw));
+            }
+        for (int thr = 1; thr <= 2; thr++) {
+            memset(y, 0xff, nc * 4);
+            memset(dx, 0xff, cnt * 2);
+            assert_int_equal(nas__cpu_gap_bf16_fwd(x, y, n, c, (size_t)hw, thr), 0);
+            assert_int_equal(nas__cpu_gap_bf16_bwd(dy, dx, n, c, (size_t)hw, thr), 0);
+            if (memcmp(y, yw, nc * 4) != 0 || memcmp(dx, dxw, cnt * 2) != 0)
+                fail_msg("gap_bf16 c %d threads %d: not the scalar loops' bytes", c, thr);
+        }
+        free(x);
+        free(dx);
+        free(dxw);
+        free(y);
+        free(yw);
+        free(dy);
+    }
+    float y[12];
+    uint16_t one[12] = {0};
+    assert_int_equal(nas__cpu_gap_bf16_fwd(one, y, 1, 12, 1, 1), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -675,7 +832,9 @@ int main(void)
         cmocka_unit_test(test_bn_act_kernel_bits),
         cmocka_unit_test(test_dw_wgrad_bf16_bits),
         cmocka_unit_test(test_bn_act_bf16_kernel),
+        cmocka_unit_test(test_bn_act_bf16_native),
         cmocka_unit_test(test_chscale_bf16_bits),
+        cmocka_unit_test(test_gap_bf16_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
