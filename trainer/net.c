@@ -1520,7 +1520,7 @@ int nas__net_act_layouts(const nas_net *n, int *tags, int cap)
             continue;
         if (a->layout)
             k = add_tag(tags, cap, k, a->layout);
-        if (n->ginit[i] && g->layout)
+        if (n->cur_train && n->ginit[i] && g->layout)
             k = add_tag(tags, cap, k, g->layout);
     }
     return k;

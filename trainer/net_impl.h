@@ -96,7 +96,8 @@ int nas__net_set_bn_act(nas_net *net, int on);
 int nas__net_bn_acts(const nas_net *net);
 /* Issue 34 item 2 (one layout per network): the distinct non-plain
  * layout tags (nas_tensor.layout, backend-private) of the last forward's
- * activations, and of the gradients the last backward wrote, whose C is a
+ * activations, and after a training forward of the gradients the last
+ * backward wrote, whose C is a
  * multiple of 8 and H*W > 1, into tags[cap]; returns how many there are
  * (may exceed cap). The cpu backend gives 1 (0 on ref). */
 int nas__net_act_layouts(const nas_net *net, int *tags, int cap);
