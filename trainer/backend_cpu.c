@@ -205,8 +205,9 @@ typedef struct cpu_ctx {
     void *gomp; /* dlopen handle of libgomp, or NULL */
     void (*omp_set_num_threads)(int);
     int bf16; /* precision "bf16": activations in L_NHWC_BF16 */
-    int block16; /* the host runs oneDNN's AVX-512 kernels: fp32 activations nChw16c; else
-                    nChw8c at most (pref_layout_dims) */
+    int block16; /* the host runs oneDNN's AVX-512 kernels: fp32 activations whose C is a
+                    multiple of 16 may be nChw16c (unless plan8); else nChw8c at most
+                    (pref_layout_dims) */
     int plan8;   /* the running network's layout plan (nas__backend_set_convs; 0 until
                     set): nChw8c for every multiple of 8, none nChw16c */
     int bf16_native; /* the host has AVX512-BF16 (nas__cpu_bf16_native): our bf16 batch norm

@@ -99,7 +99,9 @@ int nas__net_bn_acts(const nas_net *net);
  * activations, and after a training forward of the gradients the last
  * backward wrote, whose C is a
  * multiple of 8 and H*W > 1, into tags[cap]; returns how many there are
- * (may exceed cap). The cpu backend gives 1 (0 on ref). */
+ * (may exceed cap). The cpu backend gives 1 (0 on ref). A folded eval
+ * forward does not write the outputs of the convolutions whose batch norm
+ * it folds, so their views keep the tags of the forward before. */
 int nas__net_act_layouts(const nas_net *net, int *tags, int cap);
 /* Issue 34, "Fused squeeze-and-excitation": how many of those the last
  * training forward ran with their SE block's pool (0 before any, or on a

@@ -628,7 +628,8 @@ static void test_bn_act_bf16_kernel(void **state)
  * against the generic ones: the same bytes of y, pool, mean, var, invstd,
  * dx, dgamma and dbeta (they do the same float operations in the same
  * order), with 1 and 2 threads, every fn, with and without SE's
- * gradients, C 16 to 144 (a masked 8-channel tail at 24, 40, 72), z
+ * gradients, C 8 to 512 (an 8-channel tail at 24, 40, 72 and 264, run
+ * by 128-bit accesses; more than one 256-channel block at 264, 512), z
  * spread over h-swish's and ReLU6's corners, and a NaN gamma in one
  * channel (y, dx NaN there, quieted alike). Denormal results, where the
  * two differ (VCVTNEPS2BF16 flushes them), are not produced. Skipped on a
@@ -650,7 +651,7 @@ static void test_bn_act_bf16_native(void **state)
     nas_rng_seed(&r, 29, 8);
     const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH, NAS__BN_IDENTITY};
     const int shapes[][3] = {{3, 16, 36}, {2, 24, 25}, {2, 40, 9}, {3, 72, 16}, {2, 144, 49},
-                             {1, 8, 1}};
+                             {1, 8, 1},  {2, 264, 9}, {2, 512, 4}};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
         const size_t cnt = (size_t)n * c * hw, nc = (size_t)n * c;
@@ -708,14 +709,15 @@ static void test_bn_act_bf16_native(void **state)
 /* SE's channel scale on bf16 channels-last tensors (nas__cpu_chscale_bf16_*,
  * issue 34) against the scalar loops of its documented algorithm: y and
  * dx the products rounded to bf16, ds the float sum over positions in
- * memory order; equal bytes, 1 and 2 threads, C 8, 24, 48, 144, the
+ * memory order; equal bytes, 1 and 2 threads, C 8, 24, 48, 144, 264, 512, the
  * generic passes and (where the host has them) the AVX512-BF16 ones. */
 static void test_chscale_bf16_bits(void **state)
 {
     (void)state;
     nas_rng r;
     nas_rng_seed(&r, 23, 7);
-    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {4, 48, 16}, {2, 144, 9}};
+    const int shapes[][3] = {{3, 8, 36}, {2, 24, 49}, {4, 48, 16}, {2, 144, 9}, {2, 264, 9},
+                             {2, 512, 4}};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         const int n = shapes[k][0], c = shapes[k][1], hw = shapes[k][2];
         const size_t cnt = (size_t)n * c * hw;
