@@ -48,9 +48,13 @@ static int try_open(const char *path, void **h, char *why, size_t n)
 }
 
 /*
- * Open libnas_cuda.so (search order above) and find `symbol` in it.
+ * Open libnas_cuda.so (search order above), check that it was built
+ * against this libnas's backend interface (nas__cuda_plugin_abi against
+ * nas__backend_abi, trainer/backend_impl.h), and find `symbol` in it.
  * Returns the symbol, or NULL with the reason in why[n]: "cannot load the
- * CUDA backend library: <each place tried and why>".
+ * CUDA backend library: <each place tried and why>", "... PATH has no
+ * nas__cuda_plugin_abi (built by an older nas ...)" or "... PATH was built
+ * against another nas (backend ABI X, this nas Y) ...".
  */
 static void *cuda_symbol(const char *symbol, char *why, size_t n)
 {
@@ -81,10 +85,26 @@ static void *cuda_symbol(const char *symbol, char *why, size_t n)
                  "path; see docs/cuda.md)", reasons);
         return NULL;
     }
-    void *sym = dlsym(h, symbol);
-    if (!sym)
-        snprintf(why, n, "cannot load the CUDA backend library: %s has no %s (a libnas_cuda.so "
-                 "from another build?)", env && env[0] ? env : CUDA_SO, symbol);
+    const char *which = env && env[0] ? env : CUDA_SO;
+    /* the same backend interface as this libnas, or nothing is called */
+    void *abi_sym = dlsym(h, "nas__cuda_plugin_abi");
+    void *sym = NULL;
+    if (!abi_sym) {
+        snprintf(why, n, "cannot load the CUDA backend library: %s has no nas__cuda_plugin_abi "
+                 "(built by an older nas: rebuild it with this one, or set NAS_CUDA_LIBRARY to "
+                 "the matching library)", which);
+    } else {
+        nas__cuda_abi_fn abi;
+        memcpy(&abi, &abi_sym, sizeof abi); /* object -> function pointer, as POSIX allows */
+        unsigned long long theirs = abi(), ours = nas__backend_abi();
+        if (theirs != ours)
+            snprintf(why, n, "cannot load the CUDA backend library: %s was built against another "
+                     "nas (backend ABI %#llx, this nas %#llx): rebuild it with this one, or set "
+                     "NAS_CUDA_LIBRARY to the matching library", which, theirs, ours);
+        else if (!(sym = dlsym(h, symbol)))
+            snprintf(why, n, "cannot load the CUDA backend library: %s has no %s (a "
+                     "libnas_cuda.so from another build?)", which, symbol);
+    }
     dlclose(h); /* RTLD_NODELETE: stays mapped */
     return sym;
 }

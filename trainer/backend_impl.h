@@ -197,6 +197,26 @@ struct nas_backend {
     char precision[8];           /* last precision set successfully; "" = fp32 */
 };
 
+/*
+ * The binary interface between libnas and a backend built as a separate
+ * shared object (libnas_cuda.so, trainer/backend_cuda.c): the sizes of the
+ * structs the two sides share, with NAS__BACKEND_ABI_VERSION for changes of
+ * meaning that keep the sizes (bump it then). The plugin reports the value
+ * it was compiled with (nas__cuda_plugin_abi) and libnas refuses one that
+ * differs: a libnas_cuda.so from an older build has a shorter ext table,
+ * and calling a slot past its end would jump to whatever follows it.
+ * Each size is below 2^16 bytes (16 bits each).
+ */
+#define NAS__BACKEND_ABI_VERSION 1ull
+static inline unsigned long long nas__backend_abi(void)
+{
+    return (NAS__BACKEND_ABI_VERSION << 48) |
+           ((unsigned long long)sizeof(nas__backend_ops) << 32) |
+           ((unsigned long long)sizeof(nas__backend_ext) << 16) |
+           (unsigned long long)(sizeof(struct nas_backend) + sizeof(nas_tensor) +
+                                sizeof(nas_error));
+}
+
 /* Record a printf-style detail of a failed op in be->last_error and return
  * `code` (so implementations can write `return nas__backend_fail(...)`). */
 int nas__backend_fail(nas_backend *be, int code, const char *fmt, ...)

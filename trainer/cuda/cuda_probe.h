@@ -46,6 +46,13 @@ typedef int (*nas__cuda_probe_fn)(nas__cuda_dev *out, int max, int *count, char 
 typedef int (*nas__cuda_create_fn)(int threads, int device, struct nas_backend **out,
                                    struct nas_error *err);
 int nas__cuda_plugin_probe(nas__cuda_dev *out, int max, int *count, char *reason, size_t n);
+/* nas__backend_abi() as the shared object was compiled
+ * (trainer/backend_impl.h). libnas calls it before either entry point and
+ * refuses a library without it, or whose value differs from its own, with
+ * NAS_EBACKEND "cannot load the CUDA backend library: PATH was built
+ * against another nas (backend ABI X, this nas Y) ...". */
+typedef unsigned long long (*nas__cuda_abi_fn)(void);
+unsigned long long nas__cuda_plugin_abi(void);
 int nas__cuda_plugin_create(int threads, int device, struct nas_backend **out,
                             struct nas_error *err);
 
