@@ -270,6 +270,8 @@ static void test_one_layout(void **st)
         if (k != 1)
             fail_msg("%s (round %d): %d activation layouts in one training step, want 1",
                      genos[gi], round, k);
+        /* the count does not depend on how many tags fit in the array */
+        assert_int_equal(nas__net_act_layouts(nets[gi][1], NULL, 0), k);
         if (tag_of[gi] && tag_of[gi] != tags[0])
             fail_msg("%s (round %d): layout %d, was %d", genos[gi], round, tags[0], tag_of[gi]);
         tag_of[gi] = tags[0];
