@@ -127,58 +127,14 @@ typedef unsigned int u8v __attribute__((vector_size(32)));
 #define bf_load16(p) ((v16)(__builtin_convertvector(*(const h16 *)(p), u16v) << 16))
 #define bf_load8(p) ((v8)(__builtin_convertvector(*(const h8 *)(p), u8v) << 16))
 
-/* Kernel row ky of the channels [c0, c0 + BS) of dw (plain [C,1,R,R]) from
- * nhwc bf16 x and dy with C channels per pixel; LOAD converts BS values. */
-#define DW_WGRAD_NHWC(NAME, VT, BS, R, LOAD)                                                \
-    static void NAME(const unsigned short *x, const unsigned short *dy, float *dw, int n,   \
-                     int c, int c0, int ky, int h, int w, int ho, int wo, int s, int p)      \
-    {                                                                                       \
-        const size_t xs = (size_t)h * w * c, ds = (size_t)ho * wo * c;                      \
-        int lo = (p + s - 1) / s, hi = w - R + p >= 0 ? (w - R + p) / s : -1;              \
-        if (hi > wo - 1)                                                                    \
-            hi = wo - 1;                                                                    \
-        VT acc[R];                                                                          \
-        _Pragma("GCC unroll 8")                                                             \
-        for (int kx = 0; kx < R; kx++)                                                      \
-            acc[kx] = (VT){0};                                                              \
-        for (int in = 0; in < n; in++) {                                                    \
-            const unsigned short *xi = x + (size_t)in * xs + c0, *di = dy + (size_t)in * ds + c0; \
-            for (int oy = 0; oy < ho; oy++) {                                               \
-                const int iy = oy * s + ky - p;                                             \
-                if (iy < 0 || iy >= h)                                                      \
-                    continue;                                                               \
-                const unsigned short *xr = xi + (size_t)iy * w * c;                         \
-                const unsigned short *dr = di + (size_t)oy * wo * c;                        \
-                for (int ox = 0; ox < wo; ox++) {                                           \
-                    const VT d = LOAD(dr + (size_t)ox * c);                                 \
-                    const int ix0 = ox * s - p;                                             \
-                    if (ox >= lo && ox <= hi) {                                             \
-                        const unsigned short *xp = xr + (size_t)ix0 * c;                    \
-                        _Pragma("GCC unroll 8")                                             \
-                        for (int kx = 0; kx < R; kx++)                                      \
-                            acc[kx] += LOAD(xp + (size_t)kx * c) * d;                       \
-                    } else {                                                                \
-                        _Pragma("GCC unroll 8")                                             \
-                        for (int kx = 0; kx < R; kx++) {                                    \
-                            const int ix = ix0 + kx;                                        \
-                            if (ix >= 0 && ix < w)                                          \
-                                acc[kx] += LOAD(xr + (size_t)ix * c) * d;                   \
-                        }                                                                   \
-                    }                                                                       \
-                }                                                                           \
-            }                                                                               \
-        }                                                                                   \
-        for (int l = 0; l < BS; l++)                                                        \
-            for (int kx = 0; kx < R; kx++)                                                  \
-                dw[((size_t)(c0 + l) * R + ky) * R + kx] = acc[kx][l];                      \
-    }
-
-/* DW_WGRAD_NHWC for 32 channels [c0, c0 + 32) at once (two 16-channel
- * groups, 2R accumulators): each output pixel's dy and each tap's x are
- * then one whole 64-byte line, where one group at a time read 32-byte
+/* Kernel row ky of the channels [c0, c0 + G*BS) of dw (plain [C,1,R,R])
+ * from nhwc bf16 x and dy with C channels per pixel, as G groups of BS
+ * channels (G*R accumulators); LOAD converts BS values. With G = 2 and
+ * BS = 16 (32 channels at once) each output pixel's dy and each tap's x
+ * are one whole 64-byte line, where one group at a time read 32-byte
  * pieces strided by C and walked x and dy twice as often. Each weight's
- * sum is DW_WGRAD_NHWC's, in the same order. */
-#define DW_WGRAD_NHWC32(NAME, R)                                                            \
+ * sum is in the same order whatever G. */
+#define DW_WGRAD_NHWC(NAME, VT, BS, G, R, LOAD)                                             \
     static void NAME(const unsigned short *x, const unsigned short *dy, float *dw, int n,   \
                      int c, int c0, int ky, int h, int w, int ho, int wo, int s, int p)      \
     {                                                                                       \
@@ -186,10 +142,13 @@ typedef unsigned int u8v __attribute__((vector_size(32)));
         int lo = (p + s - 1) / s, hi = w - R + p >= 0 ? (w - R + p) / s : -1;              \
         if (hi > wo - 1)                                                                    \
             hi = wo - 1;                                                                    \
-        v16 a0[R], a1[R];                                                                   \
+        VT acc[G][R];                                                                       \
         _Pragma("GCC unroll 8")                                                             \
-        for (int kx = 0; kx < R; kx++)                                                      \
-            a0[kx] = a1[kx] = (v16){0};                                                     \
+        for (int kx = 0; kx < R; kx++) {                                                    \
+            _Pragma("GCC unroll 2")                                                         \
+            for (int g = 0; g < G; g++)                                                     \
+                acc[g][kx] = (VT){0};                                                       \
+        }                                                                                   \
         for (int in = 0; in < n; in++) {                                                    \
             const unsigned short *xi = x + (size_t)in * xs + c0, *di = dy + (size_t)in * ds + c0; \
             for (int oy = 0; oy < ho; oy++) {                                               \
@@ -199,45 +158,50 @@ typedef unsigned int u8v __attribute__((vector_size(32)));
                 const unsigned short *xr = xi + (size_t)iy * w * c;                         \
                 const unsigned short *dr = di + (size_t)oy * wo * c;                        \
                 for (int ox = 0; ox < wo; ox++) {                                           \
-                    const v16 d0 = bf_load16(dr + (size_t)ox * c);                          \
-                    const v16 d1 = bf_load16(dr + (size_t)ox * c + 16);                     \
+                    VT d[G];                                                                \
+                    _Pragma("GCC unroll 2")                                                 \
+                    for (int g = 0; g < G; g++)                                             \
+                        d[g] = LOAD(dr + (size_t)ox * c + g * BS);                          \
                     const int ix0 = ox * s - p;                                             \
                     if (ox >= lo && ox <= hi) {                                             \
                         const unsigned short *xp = xr + (size_t)ix0 * c;                    \
                         _Pragma("GCC unroll 8")                                             \
                         for (int kx = 0; kx < R; kx++) {                                    \
-                            a0[kx] += bf_load16(xp + (size_t)kx * c) * d0;                  \
-                            a1[kx] += bf_load16(xp + (size_t)kx * c + 16) * d1;             \
+                            _Pragma("GCC unroll 2")                                         \
+                            for (int g = 0; g < G; g++)                                     \
+                                acc[g][kx] += LOAD(xp + (size_t)kx * c + g * BS) * d[g];    \
                         }                                                                   \
                     } else {                                                                \
                         _Pragma("GCC unroll 8")                                             \
                         for (int kx = 0; kx < R; kx++) {                                    \
                             const int ix = ix0 + kx;                                        \
                             if (ix >= 0 && ix < w) {                                        \
-                                a0[kx] += bf_load16(xr + (size_t)ix * c) * d0;              \
-                                a1[kx] += bf_load16(xr + (size_t)ix * c + 16) * d1;         \
+                                _Pragma("GCC unroll 2")                                     \
+                                for (int g = 0; g < G; g++)                                 \
+                                    acc[g][kx] += LOAD(xr + (size_t)ix * c + g * BS) * d[g]; \
                             }                                                               \
                         }                                                                   \
                     }                                                                       \
                 }                                                                           \
             }                                                                               \
         }                                                                                   \
-        for (int l = 0; l < 16; l++)                                                        \
+        for (int l = 0; l < BS; l++)                                                        \
             for (int kx = 0; kx < R; kx++) {                                                \
-                dw[((size_t)(c0 + l) * R + ky) * R + kx] = a0[kx][l];                       \
-                dw[((size_t)(c0 + 16 + l) * R + ky) * R + kx] = a1[kx][l];                  \
+                _Pragma("GCC unroll 2")                                                     \
+                for (int g = 0; g < G; g++)                                                 \
+                    dw[((size_t)(c0 + g * BS + l) * R + ky) * R + kx] = acc[g][kx][l];      \
             }                                                                               \
     }
 
-DW_CLONES DW_WGRAD_NHWC32(wgrad_bf16_32_3, 3)
-DW_CLONES DW_WGRAD_NHWC32(wgrad_bf16_32_5, 5)
-DW_CLONES DW_WGRAD_NHWC32(wgrad_bf16_32_7, 7)
-DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_3, v16, 16, 3, bf_load16)
-DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_5, v16, 16, 5, bf_load16)
-DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_7, v16, 16, 7, bf_load16)
-DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_3, v8, 8, 3, bf_load8)
-DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_5, v8, 8, 5, bf_load8)
-DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_7, v8, 8, 7, bf_load8)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_32_3, v16, 16, 2, 3, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_32_5, v16, 16, 2, 5, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_32_7, v16, 16, 2, 7, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_3, v16, 16, 1, 3, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_5, v16, 16, 1, 5, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_16_7, v16, 16, 1, 7, bf_load16)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_3, v8, 8, 1, 3, bf_load8)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_5, v8, 8, 1, 5, bf_load8)
+DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_8_7, v8, 8, 1, 7, bf_load8)
 
 int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, float *dw, int n,
                            int c, int h, int w, int ho, int wo, int r, int stride, int pad,

@@ -1499,29 +1499,39 @@ static int back_steps(nas_net *n)
     return rc;
 }
 
-static int add_tag(int *tags, int cap, int n, int tag)
+/* The layout tag nas__net_act_layouts counts at visit v of net n's
+ * activations (v = 2i: activation i, v = 2i + 1: its gradient), or 0 where
+ * it counts none (plain, C not a multiple of 8, H*W <= 1, a gradient not
+ * written by the last training backward). */
+static int act_tag(const nas_net *n, int v)
 {
-    for (int i = 0; i < n && i < cap; i++)
-        if (tags[i] == tag)
-            return n;
-    if (n < cap)
-        tags[n] = tag;
-    return n + 1;
+    const nas_tensor *a = &n->cur->act[v / 2];
+    if (a->c % 8 != 0 || (int64_t)a->h * a->w <= 1)
+        return 0;
+    if (v % 2 == 0)
+        return a->layout;
+    return n->cur_train && n->ginit[v / 2] ? n->cur->grad[v / 2].layout : 0;
 }
 
+/* Each tag is counted at its first visit only: compared against every
+ * earlier visit, not against the (at most cap) stored ones, so the count
+ * is exact however small cap is. Quadratic in n_acts; a test accessor. */
 int nas__net_act_layouts(const nas_net *n, int *tags, int cap)
 {
     int k = 0;
     if (!n || !n->cur)
         return 0;
-    for (int i = 0; i < n->n_acts; i++) {
-        const nas_tensor *a = &n->cur->act[i], *g = &n->cur->grad[i];
-        if (a->c % 8 != 0 || (int64_t)a->h * a->w <= 1)
+    for (int v = 0; v < 2 * n->n_acts; v++) {
+        int tag = act_tag(n, v), u = 0;
+        if (!tag)
             continue;
-        if (a->layout)
-            k = add_tag(tags, cap, k, a->layout);
-        if (n->cur_train && n->ginit[i] && g->layout)
-            k = add_tag(tags, cap, k, g->layout);
+        while (u < v && act_tag(n, u) != tag)
+            u++;
+        if (u < v)
+            continue;
+        if (k < cap)
+            tags[k] = tag;
+        k++;
     }
     return k;
 }

@@ -97,9 +97,10 @@ int nas__net_bn_acts(const nas_net *net);
 /* Issue 34 item 2 (one layout per network): the distinct non-plain
  * layout tags (nas_tensor.layout, backend-private) of the last forward's
  * activations, and after a training forward of the gradients the last
- * backward wrote, whose C is a
- * multiple of 8 and H*W > 1, into tags[cap]; returns how many there are
- * (may exceed cap). The cpu backend gives 1 (0 on ref). A folded eval
+ * backward wrote, whose C is a multiple of 8 and H*W > 1. Writes the first
+ * cap of them, in the order first met, into tags[cap]; returns how many
+ * distinct tags there are (exact, may exceed cap; 0 for a NULL net or
+ * before any forward). The cpu backend gives 1 (0 on ref). A folded eval
  * forward does not write the outputs of the convolutions whose batch norm
  * it folds, so their views keep the tags of the forward before. */
 int nas__net_act_layouts(const nas_net *net, int *tags, int cap);
