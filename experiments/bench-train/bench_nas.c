@@ -14,9 +14,14 @@
  *       with --epochs, test accuracy after E epochs on the 60k training set
  *       (or its first N images with --train-subset N). --eval-images 0 (or
  *       less) skips evaluation and latency: with NAS_CPU_PROFILE=1 the per-op
- *       profile then covers the training steps only.
+ *       profile then covers the training steps only. --eval-only skips
+ *       training and the unfolded evaluation: the profile then covers the
+ *       folded evaluation (and latency runs) of the untrained net.
  *   bench_nas sgemm [--threads T] [--size N]
  *       single-precision GEMM peak: best of 5 cblas_sgemm N^3, GFLOP/s.
+ *   bench_nas membw [--threads T] [--n N --c C --hw HW]
+ *       memory bandwidth (GB/s) of a read pass, a read + write pass, and of
+ *       the fused batch norm + h-swish forward and backward (cmd_membw).
  *   bench_nas trial --conf FILE --genotype G [--trials K]
  *       run K trials through the evaluator (what a search worker does) and
  *       split each trial's wall time into training steps and the rest.
@@ -36,6 +41,10 @@
 #include "nas/trainer.h"
 #include "nas/layers.h" /* nas_space_input (chain spaces) */
 #include "trainer/net_impl.h" /* nas__net_set_fold: eval with and without folding */
+#include "trainer/backend_impl.h" /* nas__cpu_bn_act_fwd / _bwd (membw) */
+#if defined(__SSE__)
+#include <xmmintrin.h> /* _mm_stream_ps (membw's write pass, as the batch norm's) */
+#endif
 
 static double now_s(void)
 {
@@ -67,6 +76,15 @@ static long arg_int(int argc, char **argv, const char *name, long def)
 {
     const char *s = arg_str(argc, argv, name, NULL);
     return s ? strtol(s, NULL, 10) : def;
+}
+
+/* 1 when the bare flag `name` is among the options */
+static int arg_flag(int argc, char **argv, const char *name)
+{
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
 }
 
 static int die(const char *what, int rc, const nas_error *err)
@@ -190,7 +208,8 @@ static int bench_loader(nas_net *net, const nas_dataset *train, const nas_recipe
 }
 
 /* Evaluation throughput on the first eval_n test images, then latency. */
-static int bench_eval(nas_net *net, const nas_dataset *test, int batch, int eval_n, int lat_runs)
+static int bench_eval(nas_net *net, const nas_dataset *test, int batch, int eval_n, int lat_runs,
+                      int folded_only)
 {
     nas_error err = {0};
     nas_dataset ev = *test;
@@ -208,6 +227,8 @@ static int bench_eval(nas_net *net, const nas_dataset *test, int batch, int eval
         return die("evaluate", rc, &err);
     printf("eval_ips=%.1f\n", ev.n / (now_s() - t0));
     printf("eval_cpu_ms_per_img=%.3f\n", 1e3 * (cpu_s() - c0) / ev.n);
+    if (folded_only)
+        return 0;
     /* the same images with batch norm, activation and sum as separate
      * steps (no folding, no post-ops: issue 34, item 4), for the ratio */
     double acc2 = 0, eloss2 = 0;
@@ -334,11 +355,15 @@ static int cmd_train(int argc, char **argv)
     nas_recipe rec = {.epochs = 1, .batch_size = batch, .lr = 0.05, .momentum = 0.9,
                       .nesterov = 1, .weight_decay = 5e-4, .schedule = NAS_SCHEDULE_COSINE,
                       .seed = 3};
-    rc = bench_resident(be, net, train, batch, steps);
-    if (!rc)
+    /* --eval-only: no training, only the folded evaluation (with
+     * NAS_CPU_PROFILE=1, a per-op profile of evaluation alone) */
+    int eval_only = arg_flag(argc, argv, "--eval-only");
+    if (!eval_only)
+        rc = bench_resident(be, net, train, batch, steps);
+    if (!rc && !eval_only)
         rc = bench_loader(net, train, &rec, steps, macs);
     if (!rc && eval_n > 0) /* --eval-images 0: training only (run.sh's per-op profile) */
-        rc = bench_eval(net, test, batch, eval_n, lat_runs);
+        rc = bench_eval(net, test, batch, eval_n, lat_runs, eval_only);
     if (!rc && epochs > 0)
         rc = bench_epochs(be, &nd, &rec, train, test, epochs, subset);
     if (rc)
@@ -400,14 +425,171 @@ static int cmd_trial(int argc, char **argv)
     return 0;
 }
 
+/* membw: one timed run of f, best (shortest) of `reps`, in seconds. */
+typedef void (*membw_fn)(void *arg);
+static double best_of(membw_fn f, void *arg, int reps, membw_fn evict, void *earg)
+{
+    double best = 1e30;
+    for (int r = 0; r < reps; r++) {
+        if (evict)
+            evict(earg);
+        double t0 = now_s();
+        f(arg);
+        double dt = now_s() - t0;
+        if (dt < best)
+            best = dt;
+    }
+    return best;
+}
+
+typedef struct membw_arg {
+    const float *x, *dy;
+    float *y, *dx, *gamma, *beta, *mean, *var, *invstd, *dgamma, *dbeta;
+    double *ws, sum;
+    size_t count;
+    int n, c, hw, threads;
+} membw_arg;
+
+/* One read of x (count floats) on `threads` OpenMP threads, summed in
+ * 16-float vectors. */
+typedef float membw_v16 __attribute__((vector_size(64)));
+static void read_pass(void *p)
+{
+    membw_arg *a = p;
+    double total = 0;
+#pragma omp parallel for num_threads(a->threads) reduction(+ : total) schedule(static)
+    for (size_t b = 0; b < a->count / 4096; b++) {
+        membw_v16 acc0 = {0}, acc1 = {0}, acc2 = {0}, acc3 = {0}, v;
+        const float *q = a->x + b * 4096;
+        for (int i = 0; i < 4096; i += 64) {
+            memcpy(&v, q + i, sizeof v), acc0 += v;
+            memcpy(&v, q + i + 16, sizeof v), acc1 += v;
+            memcpy(&v, q + i + 32, sizeof v), acc2 += v;
+            memcpy(&v, q + i + 48, sizeof v), acc3 += v;
+        }
+        acc0 += acc1 + acc2 + acc3;
+        for (int j = 0; j < 16; j++)
+            total += acc0[j];
+    }
+    a->sum = total;
+}
+
+/* y = 2x + 1: one read of x, one write of y by streaming stores where the
+ * compiler target has them (as the batch norm's large outputs). */
+static void scale_pass(void *p)
+{
+    membw_arg *a = p;
+#pragma omp parallel for num_threads(a->threads) schedule(static)
+    for (size_t b = 0; b < a->count / 4096; b++) {
+        const float *q = a->x + b * 4096;
+        float *o = a->y + b * 4096;
+#if defined(__SSE__)
+        for (int i = 0; i < 4096; i += 4) {
+            __m128 v = _mm_loadu_ps(q + i);
+            _mm_stream_ps(o + i, _mm_add_ps(_mm_mul_ps(v, _mm_set1_ps(2.f)), _mm_set1_ps(1.f)));
+        }
+#else
+        for (int i = 0; i < 4096; i++)
+            o[i] = 2.f * q[i] + 1.f;
+#endif
+    }
+#if defined(__SSE__)
+    _mm_sfence();
+#endif
+}
+
+static void bn_fwd_pass(void *p)
+{
+    membw_arg *a = p;
+    nas__cpu_bn_act_fwd(NAS_FN_HSWISH, a->x, a->gamma, a->beta, a->y, NULL, a->mean, a->var,
+                        a->invstd, a->ws, a->n, a->c, (size_t)a->hw, 8, 1e-5f, a->threads);
+}
+
+static void bn_bwd_pass(void *p)
+{
+    membw_arg *a = p;
+    nas__cpu_bn_act_bwd(NAS_FN_HSWISH, a->x, a->dy, NULL, NULL, a->gamma, a->beta, a->mean,
+                        a->invstd, a->dx, a->dgamma, a->dbeta, a->ws, a->n, a->c, (size_t)a->hw,
+                        8, a->threads);
+}
+
+/* bench_nas membw [--threads T] [--n N --c C --hw HW]: the memory
+ * bandwidth the batch norm passes can have (issue 34: is the fused
+ * BN + h-swish at the memory roofline?). Prints GB/s (1e9 bytes/s, best of
+ * 5) of one read pass and of a read + streaming-write pass over 256 MiB
+ * arrays (beyond any cache), and of nas__cpu_bn_act_fwd / _bwd (h-swish,
+ * nChw8c, default [128,144,14,14] = chain-se's largest expansion) counted
+ * as the passes they make: forward 2 reads of x + 1 write of y, backward
+ * 2 reads of x and dy + 1 write of dx (trainer/cpu_bn_act.c); warm (the
+ * same tensors again, in the cache as far as they fit) and cold (after a
+ * pass over 512 MiB, as in a training step). */
+static int cmd_membw(int argc, char **argv)
+{
+    membw_arg a = {.threads = (int)arg_int(argc, argv, "--threads", 2),
+                   .n = (int)arg_int(argc, argv, "--n", 128),
+                   .c = (int)arg_int(argc, argv, "--c", 144),
+                   .hw = (int)arg_int(argc, argv, "--hw", 196)};
+    if (a.threads < 1 || a.n < 1 || a.c < 8 || a.c % 8 || a.hw < 1) {
+        fprintf(stderr, "bench_nas membw: bad --threads/--n/--c/--hw (C a multiple of 8)\n");
+        return 2;
+    }
+    size_t big = (size_t)64 << 20; /* floats: 256 MiB */
+    size_t t = (size_t)a.n * a.c * a.hw, cnt = big > t ? big : t;
+    size_t cnt_b = (cnt * sizeof(float) + 63) / 64 * 64, tb64 = (t * sizeof(float) + 63) / 64 * 64;
+    float *x = aligned_alloc(64, cnt_b), *y = aligned_alloc(64, cnt_b);
+    float *dy = aligned_alloc(64, tb64), *dx = aligned_alloc(64, tb64);
+    float *pc = malloc(7 * (size_t)a.c * sizeof *pc);
+    double *ws = malloc(NAS__CPU_BN_ACT_WS_BYTES(a.n, a.c));
+    if (!x || !y || !dy || !dx || !pc || !ws)
+        return 1;
+    for (size_t i = 0; i < cnt; i++) {
+        x[i] = (float)(i % 13) * 0.25f - 1.5f;
+        y[i] = 0.f;
+    }
+    for (size_t i = 0; i < t; i++) {
+        dy[i] = (float)(i % 11) * 0.1f - 0.5f;
+        dx[i] = 0.f;
+    }
+    for (int i = 0; i < a.c; i++) {
+        pc[i] = 1.f;
+        pc[a.c + i] = 0.1f;
+    }
+    a.gamma = pc, a.beta = pc + a.c, a.mean = pc + 2 * a.c, a.var = pc + 3 * a.c;
+    a.invstd = pc + 4 * a.c, a.dgamma = pc + 5 * a.c, a.dbeta = pc + 6 * a.c;
+    a.ws = ws, a.x = x, a.y = y, a.dy = dy, a.dx = dx;
+    a.count = cnt / 4096 * 4096;
+    membw_arg big_a = a; /* the eviction pass: the whole 256 MiB arrays */
+    double gb = (double)a.count * sizeof(float) / 1e9;
+    double rd = gb / best_of(read_pass, &a, 5, NULL, NULL);
+    double sc = 2 * gb / best_of(scale_pass, &a, 5, NULL, NULL);
+    a.count = t;
+    double tb = (double)t * sizeof(float) / 1e9;
+    bn_fwd_pass(&a); /* warm: mean and invstd for the backward */
+    /* warm: the tensors stay in the cache between repeats as far as they
+     * fit; cold: a pass over 512 MiB before each repeat evicts them, as a
+     * training step's other tensors do in a network */
+    double bf = 3 * tb / best_of(bn_fwd_pass, &a, 5, NULL, NULL);
+    double bb = 5 * tb / best_of(bn_bwd_pass, &a, 5, NULL, NULL);
+    double cf = 3 * tb / best_of(bn_fwd_pass, &a, 5, scale_pass, &big_a);
+    double cb = 5 * tb / best_of(bn_bwd_pass, &a, 5, scale_pass, &big_a);
+    printf("read_gbs=%.1f read_write_gbs=%.1f bn_fwd_gbs=%.1f bn_bwd_gbs=%.1f "
+           "bn_fwd_cold_gbs=%.1f bn_bwd_cold_gbs=%.1f (N=%d C=%d HW=%d, %d threads, "
+           "checksum %.3g)\n",
+           rd, sc, bf, bb, cf, cb, a.n, a.c, a.hw, a.threads, a.sum);
+    free(x), free(y), free(dy), free(dx), free(pc), free(ws);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "membw") == 0)
+        return cmd_membw(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "train") == 0)
         return cmd_train(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "sgemm") == 0)
         return cmd_sgemm(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "trial") == 0)
         return cmd_trial(argc, argv);
-    fprintf(stderr, "usage: bench_nas train|sgemm|trial [options] (see the source's header)\n");
+    fprintf(stderr, "usage: bench_nas train|sgemm|trial|membw [options] (see the source's header)\n");
     return 2;
 }
