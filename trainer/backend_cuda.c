@@ -31,12 +31,15 @@
 
 #define CUDA_SO "libnas_cuda.so"
 
-/* dlopen `path` into *h; on failure append its reason to why[n]. */
-static int try_open(const char *path, void **h, char *why, size_t n)
+/* dlopen `path` into *h (and its name into opened[m]); on failure append
+ * its reason to why[n]. */
+static int try_open(const char *path, void **h, char *why, size_t n, char *opened, size_t m)
 {
     *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-    if (*h)
+    if (*h) {
+        snprintf(opened, m, "%s", path);
         return 1;
+    }
     size_t used = strlen(why);
     if (access(path, F_OK) == 0) { /* there, but it (or a library it needs) does not load */
         const char *e = dlerror();
@@ -58,11 +61,11 @@ static int try_open(const char *path, void **h, char *why, size_t n)
  */
 static void *cuda_symbol(const char *symbol, char *why, size_t n)
 {
-    char reasons[1536] = "", path[PATH_MAX + 32];
+    char reasons[1536] = "", path[PATH_MAX + 32], which[PATH_MAX + 32] = CUDA_SO;
     void *h = NULL;
     const char *env = getenv("NAS_CUDA_LIBRARY");
     if (env && env[0]) {
-        try_open(env, &h, reasons, sizeof reasons);
+        try_open(env, &h, reasons, sizeof reasons, which, sizeof which);
     } else {
         char exe[PATH_MAX];
         ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -70,14 +73,15 @@ static void *cuda_symbol(const char *symbol, char *why, size_t n)
         if (slash) {
             *slash = '\0';
             snprintf(path, sizeof path, "%s/" CUDA_SO, exe);
-            if (!try_open(path, &h, reasons, sizeof reasons)) {
+            if (!try_open(path, &h, reasons, sizeof reasons, which, sizeof which)) {
                 snprintf(path, sizeof path, "%s/../lib/" CUDA_SO, exe);
-                try_open(path, &h, reasons, sizeof reasons);
+                try_open(path, &h, reasons, sizeof reasons, which, sizeof which);
             }
         }
 #ifdef NAS_CUDA_BUILD_DIR
         if (!h)
-            try_open(NAS_CUDA_BUILD_DIR "/" CUDA_SO, &h, reasons, sizeof reasons);
+            try_open(NAS_CUDA_BUILD_DIR "/" CUDA_SO, &h, reasons, sizeof reasons, which,
+                     sizeof which);
 #endif
     }
     if (!h) {
@@ -85,7 +89,6 @@ static void *cuda_symbol(const char *symbol, char *why, size_t n)
                  "path; see docs/cuda.md)", reasons);
         return NULL;
     }
-    const char *which = env && env[0] ? env : CUDA_SO;
     /* the same backend interface as this libnas, or nothing is called */
     void *abi_sym = dlsym(h, "nas__cuda_plugin_abi");
     void *sym = NULL;
@@ -96,7 +99,7 @@ static void *cuda_symbol(const char *symbol, char *why, size_t n)
     } else {
         nas__cuda_abi_fn abi;
         memcpy(&abi, &abi_sym, sizeof abi); /* object -> function pointer, as POSIX allows */
-        unsigned long long theirs = abi(), ours = nas__backend_abi();
+        unsigned long long theirs = abi(), ours = NAS__CUDA_ABI(nas__backend_abi());
         if (theirs != ours)
             snprintf(why, n, "cannot load the CUDA backend library: %s was built against another "
                      "nas (backend ABI %#llx, this nas %#llx): rebuild it with this one, or set "

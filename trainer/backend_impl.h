@@ -199,22 +199,28 @@ struct nas_backend {
 
 /*
  * The binary interface between libnas and a backend built as a separate
- * shared object (libnas_cuda.so, trainer/backend_cuda.c): the sizes of the
- * structs the two sides share, with NAS__BACKEND_ABI_VERSION for changes of
- * meaning that keep the sizes (bump it then). The plugin reports the value
- * it was compiled with (nas__cuda_plugin_abi) and libnas refuses one that
- * differs: a libnas_cuda.so from an older build has a shorter ext table,
- * and calling a slot past its end would jump to whatever follows it.
- * Each size is below 2^16 bytes (16 bits each).
+ * shared object (libnas_cuda.so, trainer/backend_cuda.c): an FNV-1a hash
+ * (Fowler, Noll, Vo) of the sizes of the structs the two sides share, each
+ * on its own, and of NAS__BACKEND_ABI_VERSION for changes of meaning that
+ * keep the sizes (bump it then). The plugin reports the value it was
+ * compiled with (nas__cuda_plugin_abi, which also mixes in its probe's
+ * nas__cuda_dev) and libnas refuses one that differs: a libnas_cuda.so
+ * from an older build has a shorter ext table, and calling a slot past its
+ * end would jump to whatever follows it.
  */
 #define NAS__BACKEND_ABI_VERSION 1ull
 static inline unsigned long long nas__backend_abi(void)
 {
-    return (NAS__BACKEND_ABI_VERSION << 48) |
-           ((unsigned long long)sizeof(nas__backend_ops) << 32) |
-           ((unsigned long long)sizeof(nas__backend_ext) << 16) |
-           (unsigned long long)(sizeof(struct nas_backend) + sizeof(nas_tensor) +
-                                sizeof(nas_error));
+    const unsigned long long parts[] = {
+        NAS__BACKEND_ABI_VERSION, sizeof(nas__backend_ops), sizeof(nas__backend_ext),
+        sizeof(struct nas_backend), sizeof(nas_tensor), sizeof(nas_error),
+        sizeof(nas__conv_shape)};
+    unsigned long long h = 14695981039346656037ull; /* FNV-1a 64-bit offset basis */
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        h ^= parts[i];
+        h *= 1099511628211ull; /* FNV 64-bit prime */
+    }
+    return h;
 }
 
 /* Record a printf-style detail of a failed op in be->last_error and return

@@ -2,16 +2,15 @@
  * tests/unit/fake_cuda_plugin.c - stand-ins for libnas_cuda.so that
  * test_cuda_plugin_abi.c points NAS_CUDA_LIBRARY at (no CUDA needed):
  * built three times (tests/CMakeLists.txt) as
- *   - fake_cuda_plugin_ok: nas__cuda_plugin_abi() is this tree's
- *     nas__backend_abi(), so libnas calls its entry points, which answer
- *     with a message naming this file;
- *   - fake_cuda_plugin_skew (FAKE_ABI_SKEW): one ext slot more than this
- *     tree's, as a library built by another nas would report;
+ *   - fake_cuda_plugin_ok: nas__cuda_plugin_abi() is this tree's value,
+ *     so libnas calls its entry points, which answer with a message
+ *     naming this file;
+ *   - fake_cuda_plugin_skew (FAKE_ABI_SKEW): another value, as a library
+ *     built by another nas would report;
  *   - fake_cuda_plugin_old (FAKE_NO_ABI): no nas__cuda_plugin_abi at all,
  *     as a libnas_cuda.so from before the check.
  */
 #include <stdio.h>  /* snprintf */
-#include <string.h> /* strcpy */
 #include "trainer/backend_impl.h"
 #include "trainer/cuda/cuda_probe.h"
 
@@ -21,9 +20,9 @@
 unsigned long long nas__cuda_plugin_abi(void)
 {
 #ifdef FAKE_ABI_SKEW
-    return nas__backend_abi() + ((unsigned long long)sizeof(void *) << 16);
+    return NAS__CUDA_ABI(nas__backend_abi()) ^ 1ull; /* as if a size differed */
 #else
-    return nas__backend_abi();
+    return NAS__CUDA_ABI(nas__backend_abi());
 #endif
 }
 #endif

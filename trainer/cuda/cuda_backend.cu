@@ -1946,7 +1946,10 @@ extern "C" int nas__cuda_plugin_create(int threads, int device, nas_backend **ou
 /* ---- device discovery ------------------------------------------------------------ */
 
 /* The backend interface this object was compiled against (cuda_probe.h). */
-extern "C" unsigned long long nas__cuda_plugin_abi(void) { return nas__backend_abi(); }
+extern "C" unsigned long long nas__cuda_plugin_abi(void)
+{
+    return NAS__CUDA_ABI(nas__backend_abi());
+}
 
 extern "C" int nas__cuda_plugin_probe(nas__cuda_dev *out, int max, int *count, char *reason,
                                       size_t n)

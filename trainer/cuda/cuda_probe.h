@@ -46,11 +46,15 @@ typedef int (*nas__cuda_probe_fn)(nas__cuda_dev *out, int max, int *count, char 
 typedef int (*nas__cuda_create_fn)(int threads, int device, struct nas_backend **out,
                                    struct nas_error *err);
 int nas__cuda_plugin_probe(nas__cuda_dev *out, int max, int *count, char *reason, size_t n);
-/* nas__backend_abi() as the shared object was compiled
- * (trainer/backend_impl.h). libnas calls it before either entry point and
- * refuses a library without it, or whose value differs from its own, with
- * NAS_EBACKEND "cannot load the CUDA backend library: PATH was built
- * against another nas (backend ABI X, this nas Y) ...". */
+/* NAS__CUDA_ABI(nas__backend_abi()) as the shared object was compiled
+ * (trainer/backend_impl.h; the macro also mixes in this header's
+ * nas__cuda_dev, which the probe fills across the boundary). libnas calls
+ * it before either entry point and refuses a library without it, or whose
+ * value differs from its own, with NAS_EBACKEND "cannot load the CUDA
+ * backend library: PATH was built against another nas (backend ABI X,
+ * this nas Y) ...". */
+#define NAS__CUDA_ABI(backend_abi)                                                     \
+    (((backend_abi) ^ (unsigned long long)sizeof(nas__cuda_dev)) * 1099511628211ull)
 typedef unsigned long long (*nas__cuda_abi_fn)(void);
 unsigned long long nas__cuda_plugin_abi(void);
 int nas__cuda_plugin_create(int threads, int device, struct nas_backend **out,
