@@ -20,72 +20,73 @@
 #ifdef NAS_HAVE_CUDA
 #include "trainer/cuda/cuda_probe.h"
 
-/* nas_backend_create("cuda") and the probe with NAS_CUDA_LIBRARY = lib:
- * their status and messages. */
-static int create_with(const char *lib, nas_error *err, int *probe_rc, char *reason, size_t n)
+/* What nas_backend_create("cuda") and the probe answered. */
+typedef struct load_result {
+    int rc, probe_rc;   /* their statuses */
+    nas_error err;      /* create's message */
+    char reason[2048];  /* the probe's */
+} load_result;
+
+/* Create the cuda backend and probe its devices with NAS_CUDA_LIBRARY =
+ * lib; no backend comes back and no device is counted either way. */
+static void load_with(const char *lib, load_result *r)
 {
     assert_int_equal(setenv("NAS_CUDA_LIBRARY", lib, 1), 0);
     nas_backend *be = NULL;
-    memset(err, 0, sizeof *err);
-    int rc = nas_backend_create("cuda", 0, 0, &be, err);
+    memset(r, 0, sizeof *r);
+    r->rc = nas_backend_create("cuda", 0, 0, &be, &r->err);
     assert_null(be);
     int count = -1;
-    *probe_rc = nas__cuda_probe(NULL, 0, &count, reason, n);
+    r->probe_rc = nas__cuda_probe(NULL, 0, &count, r->reason, sizeof r->reason);
     assert_int_equal(count, 0);
     unsetenv("NAS_CUDA_LIBRARY");
-    return rc;
 }
 
 /* The same interface: libnas calls the library (its answer comes back). */
 static void test_matching_library_is_called(void **state)
 {
     (void)state;
-    nas_error err;
-    char reason[2048];
-    int prc;
-    int rc = create_with(FAKE_CUDA_PLUGIN_OK, &err, &prc, reason, sizeof reason);
-    assert_int_equal(rc, NAS_ENODEV);
-    assert_non_null(strstr(err.msg, "fake_cuda_plugin: entry point reached (create)"));
-    assert_int_equal(prc, NAS_ENODEV);
-    assert_non_null(strstr(reason, "fake_cuda_plugin: entry point reached (probe)"));
+    load_result r;
+    load_with(FAKE_CUDA_PLUGIN_OK, &r);
+    assert_int_equal(r.rc, NAS_ENODEV);
+    assert_non_null(strstr(r.err.msg, "fake_cuda_plugin: entry point reached (create)"));
+    assert_int_equal(r.probe_rc, NAS_ENODEV);
+    assert_non_null(strstr(r.reason, "fake_cuda_plugin: entry point reached (probe)"));
 }
 
-/* Another interface (one ext slot more): refused, named, not called. */
+/* Another interface value (as if a shared struct's size differed):
+ * refused, named, not called. */
 static void test_other_abi_is_refused(void **state)
 {
     (void)state;
-    nas_error err;
-    char reason[2048];
-    int prc;
-    int rc = create_with(FAKE_CUDA_PLUGIN_SKEW, &err, &prc, reason, sizeof reason);
-    assert_int_equal(rc, NAS_EBACKEND);
-    printf("# create: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "cannot load the CUDA backend library"));
-    assert_non_null(strstr(err.msg, FAKE_CUDA_PLUGIN_SKEW));
-    assert_non_null(strstr(err.msg, "was built against another nas"));
-    assert_null(strstr(err.msg, "entry point reached"));
+    load_result r;
+    load_with(FAKE_CUDA_PLUGIN_SKEW, &r);
+    assert_int_equal(r.rc, NAS_EBACKEND);
+    printf("# create: %s\n", r.err.msg);
+    assert_non_null(strstr(r.err.msg, "cannot load the CUDA backend library"));
+    assert_non_null(strstr(r.err.msg, FAKE_CUDA_PLUGIN_SKEW));
+    assert_non_null(strstr(r.err.msg, "was built against another nas"));
+    assert_null(strstr(r.err.msg, "entry point reached"));
     char ours[48];
     snprintf(ours, sizeof ours, "this nas %#llx", NAS__CUDA_ABI(nas__backend_abi()));
-    assert_non_null(strstr(err.msg, ours));
-    assert_int_equal(prc, NAS_EBACKEND);
-    assert_non_null(strstr(reason, "was built against another nas"));
-    assert_null(strstr(reason, "entry point reached"));
+    assert_non_null(strstr(r.err.msg, ours));
+    assert_int_equal(r.probe_rc, NAS_EBACKEND);
+    assert_non_null(strstr(r.reason, "was built against another nas"));
+    assert_null(strstr(r.reason, "entry point reached"));
 }
 
 /* A library from before the check (no nas__cuda_plugin_abi): refused. */
 static void test_library_without_abi_is_refused(void **state)
 {
     (void)state;
-    nas_error err;
-    char reason[2048];
-    int prc;
-    int rc = create_with(FAKE_CUDA_PLUGIN_OLD, &err, &prc, reason, sizeof reason);
-    assert_int_equal(rc, NAS_EBACKEND);
-    assert_non_null(strstr(err.msg, "has no nas__cuda_plugin_abi"));
-    assert_non_null(strstr(err.msg, FAKE_CUDA_PLUGIN_OLD));
-    assert_null(strstr(err.msg, "entry point reached"));
-    assert_int_equal(prc, NAS_EBACKEND);
-    assert_non_null(strstr(reason, "has no nas__cuda_plugin_abi"));
+    load_result r;
+    load_with(FAKE_CUDA_PLUGIN_OLD, &r);
+    assert_int_equal(r.rc, NAS_EBACKEND);
+    assert_non_null(strstr(r.err.msg, "has no nas__cuda_plugin_abi"));
+    assert_non_null(strstr(r.err.msg, FAKE_CUDA_PLUGIN_OLD));
+    assert_null(strstr(r.err.msg, "entry point reached"));
+    assert_int_equal(r.probe_rc, NAS_EBACKEND);
+    assert_non_null(strstr(r.reason, "has no nas__cuda_plugin_abi"));
 }
 
 /* The real libnas_cuda.so of this build passes the check: its probe runs
