@@ -75,12 +75,28 @@
  * problems, 1 for small ones (fewer than SMALL_WORK elements, e.g. batch-1
  * inference, where waking a second thread costs more than it saves). This
  * changes the calling thread's ICV, i.e. also other OpenMP code that thread
- * later runs. OpenBLAS (Debian's pthread build) is set with
- * openblas_set_num_threads(threads), which is PROCESS-WIDE: the last cpu
- * backend created wins, and nas_host_sgemm is affected too. threads == 0
- * leaves both libraries at their defaults (all cores). Under load set
- * OMP_WAIT_POLICY=passive (the `nas` CLI does): spinning OpenMP threads
- * make convolutions several times slower when cores are shared.
+ * later runs. threads == 0 leaves OpenMP at its default (all cores).
+ * OpenBLAS (Debian's pthread build, for the fully connected layers) runs
+ * on the calling thread only: the backend calls openblas_set_num_threads(1)
+ * whatever `threads` is. That call is PROCESS-WIDE (nas_host_sgemm runs on
+ * one thread too once a cpu backend exists). OpenBLAS keeps its own pool
+ * of threads, apart from oneDNN's OpenMP pool, and after a call that used
+ * it each worker spins (sched_yield) for OpenBLAS's thread timeout before
+ * it sleeps: with `threads` OpenBLAS threads the spinning workers took the
+ * cores from oneDNN's threads, whose next barriers then waited for a
+ * preempted thread. Our layers' GEMMs are small (batch x at most a few
+ * hundred features), so one thread costs them little. It also takes
+ * OpenBLAS out of what the thread count changes: with 2 threads its sgemm
+ * rounded differently from 1 thread on shapes as small as 240x60x128 (the
+ * cpu backend's results now differ in their last digits from earlier
+ * versions wherever a layer's GEMM was large enough for OpenBLAS to split
+ * it, e.g. squeeze-and-excitation at batch 128). Measured at batch 128
+ * with 2 threads (experiments/bench-train/README.md, session 22): on
+ * chain-plain, involuntary context switches fell from 19,143 to 153 per
+ * run and CPU time per trained image from 0.60-0.69 to 0.45-0.49 ms.
+ * Under load set OMP_WAIT_POLICY=passive (the `nas` CLI does): spinning
+ * OpenMP threads make convolutions several times slower when cores are
+ * shared.
  *
  * Profiling: with NAS_CPU_PROFILE=1 in the environment the backend adds up
  * wall time per op and prints the table to stderr when destroyed.
@@ -2332,8 +2348,9 @@ static const nas__backend_ext cpu_ext = {
 };
 
 /*
- * Create the cpu backend with `threads` threads for oneDNN and OpenBLAS
- * (0 = library defaults; see the threading note at the top of this file).
+ * Create the cpu backend with `threads` threads for oneDNN (0 = OpenMP's
+ * default) and one for OpenBLAS (see the threading note at the top of this
+ * file).
  * `device` is ignored. Errors: NAS_ENOMEM, NAS_EBACKEND (oneDNN engine or
  * stream creation failed).
  */
@@ -2372,8 +2389,8 @@ int nas__backend_cpu_create(int threads, int device, nas_backend **out, nas_erro
     if ((st = dnnl_primitive_attr_set_scratchpad_mode(c->attr, dnnl_scratchpad_mode_user)) !=
         dnnl_success)
         goto fail;
+    openblas_set_num_threads(1); /* process-wide; see the threading note at the top */
     if (threads > 0) {
-        openblas_set_num_threads(threads); /* process-wide */
         if (dnnl_version()->cpu_runtime == DNNL_RUNTIME_OMP) {
             /* libgomp is already loaded as oneDNN's dependency; this only
              * takes a reference to find omp_set_num_threads, so the backend
