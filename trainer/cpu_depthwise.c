@@ -193,6 +193,83 @@ typedef unsigned int u8v __attribute__((vector_size(32)));
             }                                                                               \
     }
 
+/* The whole R x R kernel of the channels [c0, c0 + G*BS) at once (G*R*R
+ * accumulators: 18 for R = 3 with G = 2, 25 for R = 5 with G = 1, which
+ * AVX-512's 32 vector registers hold): each output pixel's dy is read and
+ * converted once for all R kernel rows, and x and dy are walked once
+ * instead of once per kernel row. Each weight's sum runs over (image,
+ * output row, output column) in the same order as DW_WGRAD_NHWC's, so the
+ * two give the same bits; with AVX2's 16 registers this one would spill,
+ * so nas__cpu_dw_wgrad_bf16 takes it on AVX-512 hosts only. */
+#define DW_WGRAD_NHWC_ALL(NAME, VT, BS, G, R, LOAD)                                         \
+    static void NAME(const unsigned short *x, const unsigned short *dy, float *dw, int n,   \
+                     int c, int c0, int h, int w, int ho, int wo, int s, int p)              \
+    {                                                                                       \
+        const size_t xs = (size_t)h * w * c, ds = (size_t)ho * wo * c;                      \
+        int lo = (p + s - 1) / s, hi = w - R + p >= 0 ? (w - R + p) / s : -1;              \
+        if (hi > wo - 1)                                                                    \
+            hi = wo - 1;                                                                    \
+        VT acc[G][R][R];                                                                    \
+        _Pragma("GCC unroll 8")                                                             \
+        for (int ky = 0; ky < R; ky++) {                                                    \
+            _Pragma("GCC unroll 8")                                                         \
+            for (int kx = 0; kx < R; kx++) {                                                \
+                _Pragma("GCC unroll 2")                                                     \
+                for (int g = 0; g < G; g++)                                                 \
+                    acc[g][ky][kx] = (VT){0};                                               \
+            }                                                                               \
+        }                                                                                   \
+        for (int in = 0; in < n; in++) {                                                    \
+            const unsigned short *xi = x + (size_t)in * xs + c0, *di = dy + (size_t)in * ds + c0; \
+            for (int oy = 0; oy < ho; oy++) {                                               \
+                const unsigned short *xr[R];                                                \
+                int ok[R];                                                                  \
+                _Pragma("GCC unroll 8")                                                     \
+                for (int ky = 0; ky < R; ky++) {                                            \
+                    const int iy = oy * s + ky - p;                                         \
+                    ok[ky] = iy >= 0 && iy < h;                                             \
+                    xr[ky] = xi + (size_t)(ok[ky] ? iy : 0) * w * c;                        \
+                }                                                                           \
+                const unsigned short *dr = di + (size_t)oy * wo * c;                        \
+                for (int ox = 0; ox < wo; ox++) {                                           \
+                    VT d[G];                                                                \
+                    _Pragma("GCC unroll 2")                                                 \
+                    for (int g = 0; g < G; g++)                                             \
+                        d[g] = LOAD(dr + (size_t)ox * c + g * BS);                          \
+                    const int ix0 = ox * s - p;                                             \
+                    const int inner = ox >= lo && ox <= hi;                                 \
+                    _Pragma("GCC unroll 8")                                                 \
+                    for (int ky = 0; ky < R; ky++) {                                        \
+                        if (!ok[ky])                                                        \
+                            continue;                                                       \
+                        _Pragma("GCC unroll 8")                                             \
+                        for (int kx = 0; kx < R; kx++) {                                    \
+                            const int ix = ix0 + kx;                                        \
+                            if (inner || (ix >= 0 && ix < w)) {                             \
+                                _Pragma("GCC unroll 2")                                     \
+                                for (int g = 0; g < G; g++)                                 \
+                                    acc[g][ky][kx] +=                                       \
+                                        LOAD(xr[ky] + (size_t)ix * c + g * BS) * d[g];      \
+                            }                                                               \
+                        }                                                                   \
+                    }                                                                       \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        for (int l = 0; l < BS; l++)                                                        \
+            for (int ky = 0; ky < R; ky++)                                                  \
+                for (int kx = 0; kx < R; kx++) {                                            \
+                    _Pragma("GCC unroll 2")                                                 \
+                    for (int g = 0; g < G; g++)                                             \
+                        dw[((size_t)(c0 + g * BS + l) * R + ky) * R + kx] =                 \
+                            acc[g][ky][kx][l];                                              \
+                }                                                                           \
+    }
+
+DW_CLONES DW_WGRAD_NHWC_ALL(wgrad_bf16_all32_3, v16, 16, 2, 3, bf_load16)
+DW_CLONES DW_WGRAD_NHWC_ALL(wgrad_bf16_all16_3, v16, 16, 1, 3, bf_load16)
+DW_CLONES DW_WGRAD_NHWC_ALL(wgrad_bf16_all16_5, v16, 16, 1, 5, bf_load16)
+
 DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_32_3, v16, 16, 2, 3, bf_load16)
 DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_32_5, v16, 16, 2, 5, bf_load16)
 DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_32_7, v16, 16, 2, 7, bf_load16)
@@ -216,6 +293,28 @@ int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, fl
         stride < 1 || pad < 0)
         return -1;
     row_fn f32 = r == 3 ? wgrad_bf16_32_3 : r == 5 ? wgrad_bf16_32_5 : wgrad_bf16_32_7;
+    /* AVX-512 and R = 3 or 5: the whole kernel per item (DW_WGRAD_NHWC_ALL),
+     * items of 32 channels (R = 3 when C is a multiple of 32) or 16, when
+     * there are at least two per thread (fewer would leave a thread idle for
+     * much of the call). Both kernels give the same bits, so the choice
+     * changes no result. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+    const int want_items = 2 * nas__cpu_threads(nthr, 1L << 30);
+    const int all_w = r == 3 && c % 32 == 0 && c / 32 >= want_items ? 32 : 16;
+    if ((r == 3 || r == 5) && c % all_w == 0 && c / all_w >= want_items &&
+        __builtin_cpu_supports("avx512f")) {
+        typedef void (*all_fn)(const unsigned short *, const unsigned short *, float *, int, int,
+                               int, int, int, int, int, int, int);
+        const all_fn fa = r == 5 ? wgrad_bf16_all16_5
+                          : all_w == 32 ? wgrad_bf16_all32_3 : wgrad_bf16_all16_3;
+        const int items_all = c / all_w;
+        const int nt_all = nas__cpu_threads(nthr, items_all);
+#pragma omp parallel for num_threads(nt_all) schedule(static)
+        for (int it = 0; it < items_all; it++)
+            fa(x, dy, dw, n, c, it * all_w, h, w, ho, wo, stride, pad);
+        return 0;
+    }
+#endif
     /* work items: (channel group, kernel row); groups of 32 channels, the
      * last one of 16, 8 or 24 (16 + 8) when C is not a multiple of 32 */
     const int ng = (c + 31) / 32, items = ng * r;

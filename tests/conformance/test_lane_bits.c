@@ -437,13 +437,14 @@ static float from_bf16(uint16_t v)
  * output column) of x * dy in that order, so equal bytes; with channel
  * counts that leave a 16- or 8-wide group after the 32-wide ones (24, 40,
  * 48, 72), 1 and 2 threads, R 3/5/7,
- * stride 1 and 2. */
+ * stride 1 and 2; 64, 144 and 192 take the whole-kernel path on an
+ * AVX-512 host (32- and 16-wide items, DW_WGRAD_NHWC_ALL). */
 static void test_dw_wgrad_bf16_bits(void **state)
 {
     (void)state;
     nas_rng r;
     nas_rng_seed(&r, 17, 5);
-    const int cs[] = {8, 16, 24, 40, 48, 72};
+    const int cs[] = {8, 16, 24, 40, 48, 72, 64, 144, 192};
     for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
         for (int rr = 3; rr <= 7; rr += 2)
             for (int st = 1; st <= 2; st++) {
