@@ -982,6 +982,60 @@ static void test_threads_bitwise(void **state)
     nas_backend_destroy(be[1]);
 }
 
+/* The fully connected layer gives the same bytes whether its backend has
+ * 2 threads or 1, for a shape OpenBLAS would split between threads
+ * (x [240, 128] -> y [240, 60]: Debian's threaded sgemm rounded this
+ * differently from its one-thread sgemm). The cpu backend runs OpenBLAS
+ * on one thread (trainer/backend_cpu.c, "Threads"): a second OpenBLAS
+ * thread spins after each call on the cores oneDNN's threads need. The
+ * backends are made one after the other, the 2-thread one first, because
+ * OpenBLAS's thread count is process-wide: the last backend made sets it. */
+static void test_linear_threads_bitwise(void **state)
+{
+    const char *name = *state;
+    enum { N = 240, K = 128, M = 60 };
+    nas_rng rng;
+    nas_rng_seed(&rng, 78, 7);
+    float *hx = rand_host(&rng, (size_t)N * K, -1, 1), *hw = rand_host(&rng, (size_t)M * K, -1, 1);
+    float *hb = rand_host(&rng, M, -1, 1), *hd = rand_host(&rng, (size_t)N * M, -1, 1);
+    float *out[2][3];
+    for (int i = 0; i < 2; i++) {
+        nas_backend *be = NULL;
+        nas_error err = {0};
+        int rc = nas_backend_create(name, 2 - i, 0, &be, &err);
+        if (rc == NAS_ENODEV) {
+            printf("SKIPPED: %s: no CUDA device\n", name);
+            skip();
+        }
+        assert_int_equal(rc, NAS_OK);
+        nas_tensor *x = mk(be, N, K, 1, 1, hx), *w = mk(be, M, K, 1, 1, hw);
+        nas_tensor *b = mk(be, 1, M, 1, 1, hb), *d = mk(be, N, M, 1, 1, hd);
+        nas_tensor *y = mk(be, N, M, 1, 1, NULL), *dx = mk(be, N, K, 1, 1, NULL);
+        nas_tensor *dw = mk(be, M, K, 1, 1, NULL), *db = mk(be, 1, M, 1, 1, NULL);
+        assert_int_equal(nas_linear_fwd(be, x, w, b, y), NAS_OK);
+        assert_int_equal(nas_linear_bwd(be, x, w, d, dx, dw, db), NAS_OK);
+        out[i][0] = dl(y);
+        out[i][1] = dl(dx);
+        out[i][2] = dl(dw);
+        nas_tensor *all[] = {x, w, b, d, y, dx, dw, db};
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+            nas_tensor_destroy(all[k]);
+        nas_backend_destroy(be);
+    }
+    const size_t len[3] = {(size_t)N * M, (size_t)N * K, (size_t)M * K};
+    static const char *const what[3] = {"linear y", "linear dx", "linear dw"};
+    for (int k = 0; k < 3; k++) {
+        if (memcmp(out[0][k], out[1][k], len[k] * sizeof(float)))
+            fail_msg("%s: %s differs between 2 threads and 1", name, what[k]);
+        free(out[0][k]);
+        free(out[1][k]);
+    }
+    free(hx);
+    free(hw);
+    free(hb);
+    free(hd);
+}
+
 static void test_gconv(void **state)
 {
     cmp c;
@@ -1815,6 +1869,7 @@ static const per_backend per_backend_tests[] = {
     {"shape_errors", test_shape_errors},
     {"gconv", test_gconv},
     {"threads_bitwise", test_threads_bitwise},
+    {"linear_threads_bitwise", test_linear_threads_bitwise},
     {"act", test_act},
     {"chscale", test_chscale},
     {"dropout", test_dropout},
