@@ -307,9 +307,9 @@ static int wants_help(int argc, char **argv)
 }
 
 /*
- * oneDNN (Debian: OpenMP runtime) and OpenBLAS threads that spin while
- * waiting make every parallel kernel several times slower when the cores
- * are shared (other workers, other processes): PyTorch on this network
+ * oneDNN's threads (Debian: OpenMP runtime) that spin while waiting make
+ * every parallel kernel several times slower when the cores are shared
+ * (other workers, other processes): PyTorch on this network
  * trained at 18 img/s with libgomp's default policy and 70 img/s with
  * OMP_WAIT_POLICY=passive on the same loaded 2-core machine (issue 8,
  * experiments/bench-train). libgomp reads the variable once, when it is

@@ -315,8 +315,10 @@ int nas__cpu_dw_wgrad(const float *x, const float *dy, float *dw, int n, int c, 
  * bit patterns, nhwc), dw plain fp32 [C,1,R,R]; issue 34. Products and sums
  * in fp32 (each bf16 value converts to float exactly), over (image, output
  * row, output column) in that order; work shared out over OpenMP threads
- * by (32-channel group, kernel row), one thread each, so the result does
- * not depend on nthr. Returns 0, or -1 before writing anything when R is
+ * by (32-channel group, kernel row), or on AVX-512 hosts for R = 5 by
+ * 16-channel group (the whole kernel at once, when C / 16 is at least
+ * twice the threads), one thread each; every path sums in the same order,
+ * so the result does not depend on nthr. Returns 0, or -1 before writing anything when R is
  * not 3, 5 or 7, C is not a positive multiple of 8, or an extent is empty.
  */
 int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, float *dw, int n,

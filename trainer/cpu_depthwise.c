@@ -194,13 +194,18 @@ typedef unsigned int u8v __attribute__((vector_size(32)));
     }
 
 /* The whole R x R kernel of the channels [c0, c0 + G*BS) at once (G*R*R
- * accumulators: 18 for R = 3 with G = 2, 25 for R = 5 with G = 1, which
- * AVX-512's 32 vector registers hold): each output pixel's dy is read and
- * converted once for all R kernel rows, and x and dy are walked once
- * instead of once per kernel row. Each weight's sum runs over (image,
- * output row, output column) in the same order as DW_WGRAD_NHWC's, so the
- * two give the same bits; with AVX2's 16 registers this one would spill,
- * so nas__cpu_dw_wgrad_bf16 takes it on AVX-512 hosts only. */
+ * accumulators; 25 for R = 5 with G = 1, which AVX-512's 32 vector
+ * registers hold): each output pixel's dy is read and converted once for
+ * all R kernel rows, and x and dy are walked once instead of once per
+ * kernel row. Each weight's sum runs over (image, output row, output
+ * column) in the same order as DW_WGRAD_NHWC's, so the two give the same
+ * bits. With AVX2's 16 registers the accumulators would spill, so
+ * nas__cpu_dw_wgrad_bf16 takes it on AVX-512 hosts only, and it is built
+ * for AVX-512 alone (GCC on x86-64). R = 5 only: the cpu backend leaves
+ * bf16 3x3 weight gradients to oneDNN's jit_dw kernel (backend_cpu.c),
+ * and 7x7 would need 49 accumulators. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define NAS__DW_ALL 1
 #define DW_WGRAD_NHWC_ALL(NAME, VT, BS, G, R, LOAD)                                         \
     static void NAME(const unsigned short *x, const unsigned short *dy, float *dw, int n,   \
                      int c, int c0, int h, int w, int ho, int wo, int s, int p)              \
@@ -266,9 +271,9 @@ typedef unsigned int u8v __attribute__((vector_size(32)));
                 }                                                                           \
     }
 
-DW_CLONES DW_WGRAD_NHWC_ALL(wgrad_bf16_all32_3, v16, 16, 2, 3, bf_load16)
-DW_CLONES DW_WGRAD_NHWC_ALL(wgrad_bf16_all16_3, v16, 16, 1, 3, bf_load16)
-DW_CLONES DW_WGRAD_NHWC_ALL(wgrad_bf16_all16_5, v16, 16, 1, 5, bf_load16)
+__attribute__((target("avx512f")))
+DW_WGRAD_NHWC_ALL(wgrad_bf16_all16_5, v16, 16, 1, 5, bf_load16)
+#endif
 
 DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_32_3, v16, 16, 2, 3, bf_load16)
 DW_CLONES DW_WGRAD_NHWC(wgrad_bf16_32_5, v16, 16, 2, 5, bf_load16)
@@ -293,25 +298,18 @@ int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, fl
         stride < 1 || pad < 0)
         return -1;
     row_fn f32 = r == 3 ? wgrad_bf16_32_3 : r == 5 ? wgrad_bf16_32_5 : wgrad_bf16_32_7;
-    /* AVX-512 and R = 3 or 5: the whole kernel per item (DW_WGRAD_NHWC_ALL),
-     * items of 32 channels (R = 3 when C is a multiple of 32) or 16, when
-     * there are at least two per thread (fewer would leave a thread idle for
-     * much of the call). Both kernels give the same bits, so the choice
-     * changes no result. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-    const int want_items = 2 * nas__cpu_threads(nthr, 1L << 30);
-    const int all_w = r == 3 && c % 32 == 0 && c / 32 >= want_items ? 32 : 16;
-    if ((r == 3 || r == 5) && c % all_w == 0 && c / all_w >= want_items &&
+    /* AVX-512 and R = 5: the whole kernel per 16 channels
+     * (DW_WGRAD_NHWC_ALL) when there are at least two such items per
+     * thread (fewer would leave a thread idle for much of the call). Both
+     * kernels give the same bits, so the choice changes no result. */
+#ifdef NAS__DW_ALL
+    if (r == 5 && c % 16 == 0 && c / 16 >= 2 * nas__cpu_threads(nthr, 1L << 30) &&
         __builtin_cpu_supports("avx512f")) {
-        typedef void (*all_fn)(const unsigned short *, const unsigned short *, float *, int, int,
-                               int, int, int, int, int, int, int);
-        const all_fn fa = r == 5 ? wgrad_bf16_all16_5
-                          : all_w == 32 ? wgrad_bf16_all32_3 : wgrad_bf16_all16_3;
-        const int items_all = c / all_w;
+        const int items_all = c / 16;
         const int nt_all = nas__cpu_threads(nthr, items_all);
 #pragma omp parallel for num_threads(nt_all) schedule(static)
         for (int it = 0; it < items_all; it++)
-            fa(x, dy, dw, n, c, it * all_w, h, w, ho, wo, stride, pad);
+            wgrad_bf16_all16_5(x, dy, dw, n, c, it * 16, h, w, ho, wo, stride, pad);
         return 0;
     }
 #endif

@@ -43,7 +43,9 @@ typedef struct nas_tensor {
 
 /*
  * Create backend `name` ("ref", "cpu", "cuda") using `threads` CPU threads
- * (0 = library default) or, for cuda, device `device`.
+ * (0 = library default) or, for cuda, device `device`. The cpu backend's
+ * threads are oneDNN's (OpenMP); it runs OpenBLAS on one thread, and sets
+ * that process-wide (trainer/backend_cpu.c, "Threads").
  * Errors: NAS_ENOTFOUND (unknown name or not compiled in), NAS_ENODEV (no
  * CUDA device), NAS_EBACKEND, NAS_ENOMEM.
  */

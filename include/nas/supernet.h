@@ -139,7 +139,7 @@ int nas_supernet_evaluate(const nas_supernet *sn, const nas_genotype *g, const n
  * 1-thread backend, whatever the thread count and the order the threads
  * finish in (subnets are small, so running them side by side uses T cores
  * better than T threads inside each oneDNN primitive). Note that creating
- * a cpu backend sets OpenBLAS's process-wide thread count (1 here;
+ * a cpu backend sets OpenBLAS's process-wide thread count (always 1;
  * trainer/backend_cpu.c). Otherwise (threads <= 1, other backends) they
  * run one after the other on the supernet's backend. `sn`, the data sets
  * and the genotypes are only read. Errors: those of nas_supernet_evaluate

@@ -437,8 +437,11 @@ static float from_bf16(uint16_t v)
  * output column) of x * dy in that order, so equal bytes; with channel
  * counts that leave a 16- or 8-wide group after the 32-wide ones (24, 40,
  * 48, 72), 1 and 2 threads, R 3/5/7,
- * stride 1 and 2; 64, 144 and 192 take the whole-kernel path on an
- * AVX-512 host (32- and 16-wide items, DW_WGRAD_NHWC_ALL). */
+ * stride 1 and 2. On an AVX-512 host R = 5 with C a multiple of 16 and
+ * C / 16 at least twice the threads takes the whole-kernel path
+ * (DW_WGRAD_NHWC_ALL): C 48 with 1 thread, 64, 144 and 192 with 1 and 2;
+ * the rest, and every case on other hosts, the row kernel. The test does
+ * not see which path ran: both must give the scalar loop's bytes. */
 static void test_dw_wgrad_bf16_bits(void **state)
 {
     (void)state;

@@ -987,9 +987,12 @@ static void test_threads_bitwise(void **state)
  * (x [240, 128] -> y [240, 60]: Debian's threaded sgemm rounded this
  * differently from its one-thread sgemm). The cpu backend runs OpenBLAS
  * on one thread (trainer/backend_cpu.c, "Threads"): a second OpenBLAS
- * thread spins after each call on the cores oneDNN's threads need. The
- * backends are made one after the other, the 2-thread one first, because
- * OpenBLAS's thread count is process-wide: the last backend made sets it. */
+ * thread spins after each call on the cores oneDNN's threads need. Each
+ * backend is made, used and destroyed before the next: OpenBLAS's thread
+ * count is process-wide, so two backends alive at once would both run
+ * with the last one's. The check can only fail on a host whose threaded
+ * OpenBLAS rounds this shape differently from one thread (this one did
+ * with the backend's OpenBLAS at 2 threads). */
 static void test_linear_threads_bitwise(void **state)
 {
     const char *name = *state;
@@ -998,7 +1001,7 @@ static void test_linear_threads_bitwise(void **state)
     nas_rng_seed(&rng, 78, 7);
     float *hx = rand_host(&rng, (size_t)N * K, -1, 1), *hw = rand_host(&rng, (size_t)M * K, -1, 1);
     float *hb = rand_host(&rng, M, -1, 1), *hd = rand_host(&rng, (size_t)N * M, -1, 1);
-    float *out[2][3];
+    float *out[2][4];
     for (int i = 0; i < 2; i++) {
         nas_backend *be = NULL;
         nas_error err = {0};
@@ -1017,14 +1020,15 @@ static void test_linear_threads_bitwise(void **state)
         out[i][0] = dl(y);
         out[i][1] = dl(dx);
         out[i][2] = dl(dw);
+        out[i][3] = dl(db);
         nas_tensor *all[] = {x, w, b, d, y, dx, dw, db};
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
             nas_tensor_destroy(all[k]);
         nas_backend_destroy(be);
     }
-    const size_t len[3] = {(size_t)N * M, (size_t)N * K, (size_t)M * K};
-    static const char *const what[3] = {"linear y", "linear dx", "linear dw"};
-    for (int k = 0; k < 3; k++) {
+    const size_t len[4] = {(size_t)N * M, (size_t)N * K, (size_t)M * K, M};
+    static const char *const what[4] = {"linear y", "linear dx", "linear dw", "linear db"};
+    for (int k = 0; k < 4; k++) {
         if (memcmp(out[0][k], out[1][k], len[k] * sizeof(float)))
             fail_msg("%s: %s differs between 2 threads and 1", name, what[k]);
         free(out[0][k]);
