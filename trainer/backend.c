@@ -366,6 +366,33 @@ int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor 
     return be->ext->conv2d_fwd_fused(be, x, w, b, y, stride, pad, groups, act, accumulate);
 }
 
+int nas_conv2d_fwd_fused_add(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                             const nas_tensor *b, const nas_tensor *r, nas_tensor *y, int stride,
+                             int pad, int groups)
+{
+    int rc = groups == 1 ? conv_check(be, "conv2d_fwd_fused_add", x, w, y, stride, pad)
+                         : gconv_check(be, "conv2d_fwd_fused_add", x, w, y, stride, pad, groups);
+    if (rc)
+        return rc;
+    if (!owned(be, b) || b->count != (size_t)w->n)
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "conv2d_fwd_fused_add: bias" SHPF " does not match %d output "
+                                 "channels", SHP(b), w->n);
+    if (!owned(be, r))
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "conv2d_fwd_fused_add: no residual on this backend");
+    if (r == y || r->buf == y->buf || r->n != y->n || r->c != y->c || r->h != y->h ||
+        r->w != y->w)
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "conv2d_fwd_fused_add: residual" SHPF " must be a tensor apart "
+                                 "from y" SHPF " with its shape", SHP(r), SHP(y));
+    if (!be->ext || !be->ext->conv2d_fwd_add)
+        return nas__backend_fail(be, NAS_EUNSUPPORTED, "conv2d_fwd_fused_add: not on backend %s",
+                                 be->ops->name);
+    be->last_error[0] = '\0';
+    return be->ext->conv2d_fwd_add(be, x, w, b, r, y, stride, pad, groups);
+}
+
 int nas_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
                         nas_tensor *dx, int stride, int pad)
 {

@@ -762,19 +762,27 @@ static int cpu_copy_tensor(nas_backend *be, nas_tensor *dst, const nas_tensor *s
 /* ---- convolution ------------------------------------------------------------------ */
 
 /* conv_prim_g's `fused` (forward only): plain, with a bias, with a bias
- * and oneDNN's sum post-op (dst += conv + bias), or with a bias and an
- * activation post-op (CONV_BIAS_ACT + nas_actfn; post_op_attr); fused ones
- * are inference primitives and fp32 only. */
-enum { CONV_PLAIN = 0, CONV_BIAS = 1, CONV_BIAS_SUM = 2, CONV_BIAS_ACT = 8 /* + nas_actfn */ };
+ * and oneDNN's sum post-op (dst += conv + bias), with a bias and a binary
+ * add post-op (dst = conv + bias + src1, src1 a tensor like dst), or with
+ * a bias and an activation post-op (CONV_BIAS_ACT + nas_actfn;
+ * post_op_attr); fused ones are inference primitives and fp32 only. */
+enum {
+    CONV_PLAIN = 0,
+    CONV_BIAS = 1,
+    CONV_BIAS_SUM = 2,
+    CONV_BIAS_ADD = 3,
+    CONV_BIAS_ACT = 8 /* + nas_actfn */
+};
 
 /* A primitive attribute with the context's scratchpad mode and the post-op
  * of a fused convolution `fused` (CONV_BIAS_SUM: a sum, dst += result;
+ * CONV_BIAS_ADD: a binary add of a second tensor described by `dst`;
  * CONV_BIAS_ACT + fn: activation fn, a nas_actfn, as eltwise post-ops,
  * formulas as kernel_math.h's nas__act: ReLU; ReLU6 = clip(x, 0, 6);
  * h-swish (oneDNN 2.x's hardswish, x * relu6(x + 3) / 6); h-sigmoid =
  * clip(x / 6 + 1/2, 0, 1) as a linear then a clip post-op; sigmoid =
  * logistic). The caller destroys *out. */
-static int post_op_attr(int fused, dnnl_primitive_attr_t *out)
+static int post_op_attr(int fused, const dnnl_memory_desc_t *dst, dnnl_primitive_attr_t *out)
 {
     dnnl_post_ops_t po = NULL;
     dnnl_status_t st = dnnl_primitive_attr_create(out);
@@ -783,9 +791,12 @@ static int post_op_attr(int fused, dnnl_primitive_attr_t *out)
     if (st == dnnl_success)
         st = dnnl_post_ops_create(&po);
     if (st == dnnl_success) {
-        switch (fused == CONV_BIAS_SUM ? -1 : fused - CONV_BIAS_ACT) {
+        switch (fused == CONV_BIAS_SUM ? -1 : fused == CONV_BIAS_ADD ? -2 : fused - CONV_BIAS_ACT) {
         case -1:
             st = dnnl_post_ops_append_sum(po, 1.0f);
+            break;
+        case -2:
+            st = dnnl_post_ops_append_binary(po, dnnl_binary_add, dst);
             break;
         case NAS_FN_RELU:
             st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f);
@@ -880,10 +891,12 @@ static int conv_build(nas_backend *be, int kind, const nas_tensor *x, const nas_
         nthr = 1;
     set_threads(c, nthr);
     if (fused) { /* inference with bias; CONV_BIAS_SUM: dst += conv + bias;
+                    CONV_BIAS_ADD: dst = conv + bias + src1;
                     CONV_BIAS_ACT + fn: dst = fn(conv + bias) */
-        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST};
+        const int args[] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_BIAS, DNNL_ARG_DST,
+                            DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1};
         dnnl_primitive_attr_t own = NULL;
-        if (fused != CONV_BIAS && post_op_attr(fused, &own))
+        if (fused != CONV_BIAS && post_op_attr(fused, &dst, &own))
             return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: cannot make the post-op", what);
         dnnl_status_t st = dnnl_convolution_forward_desc_init(
             &fwd_d, dnnl_forward_inference, dnnl_convolution_direct, &src, &wei, &bia, &dst,
@@ -893,8 +906,8 @@ static int conv_build(nas_backend *be, int kind, const nas_tensor *x, const nas_
                                    "cpu %s: dnnl_convolution_forward_desc_init failed: %s", what,
                                    dnnl_status2str(st));
         else if (!(may_reject && pd_is_ref(c, &fwd_d, NULL, own))) /* own NULL: plain bias */
-            rc = prim_build_wa(be, what, kind, key, &fwd_d, NULL, args, 4, nthr, &user_w, 1, 1,
-                               own, out);
+            rc = prim_build_wa(be, what, kind, key, &fwd_d, NULL, args,
+                               fused == CONV_BIAS_ADD ? 5 : 4, nthr, &user_w, 1, 1, own, out);
         if (own)
             dnnl_primitive_attr_destroy(own);
         goto done;
@@ -973,7 +986,10 @@ static int conv_prim_g(nas_backend *be, int kind, const nas_tensor *x, const nas
              "%s%s x[%d,%d,%d,%d] w[%d,%d,%d,%d] y[%d,%d,%d,%d] stride %d pad %d groups %d%s",
              names[kind - PK_CONV_FWD], fused ? "_bias" : "", x->n, x->c, x->h, x->w, w->n, w->c,
              w->h, w->w, y->n, y->c, y->h, y->w, stride, pad, groups,
-             fused == CONV_BIAS_SUM ? " accumulate" : fused >= CONV_BIAS_ACT ? " act" : "");
+             fused == CONV_BIAS_SUM   ? " accumulate"
+             : fused == CONV_BIAS_ADD ? " add"
+             : fused >= CONV_BIAS_ACT ? " act"
+                                      : "");
     int cand[5][2] = {{lx, ly}}, nc = 1;
     if (is_bf16(lx) || is_bf16(ly)) {
         /* a bf16 pair with only a reference kernel (e.g. channel counts
@@ -1171,6 +1187,30 @@ static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
         return NAS_EBACKEND;
     void *const bufs[] = {(void *)xb, w->buf, b->buf, yb};
     rc = prim_exec(be, "conv2d_fwd_fused", p, bufs);
+    return rc ? rc : out_done(be, y, p->ly, yb, ly);
+}
+
+/* y = conv(x, w) + b + r in one primitive (oneDNN's binary add post-op),
+ * y in its preferred layout, r read in the primitive's dst layout. */
+static int cpu_conv2d_fwd_add(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                              const nas_tensor *b, const nas_tensor *r, nas_tensor *y, int stride,
+                              int pad, int groups)
+{
+    if (ctx_of(be)->bf16)
+        return nas__backend_fail(be, NAS_EUNSUPPORTED,
+                                 "cpu conv2d_fwd_fused_add: fp32 only (precision is bf16)");
+    int lx = f32_of(x, pref_layout(x)), ly = f32_of(y, pref_layout(y));
+    prim *p;
+    int rc = conv_prim_g(be, PK_CONV_FWD, x, w, y, stride, pad, groups, lx, ly, CONV_BIAS_ADD, &p);
+    if (rc)
+        return rc;
+    const float *xb = in_layout(be, x, p->lx, 0);
+    const float *rb = xb ? in_layout(be, r, p->ly, 2) : NULL;
+    void *yb = rb ? out_buf(be, y, p->ly, ly, 1) : NULL;
+    if (!yb)
+        return NAS_EBACKEND;
+    void *const bufs[] = {(void *)xb, w->buf, b->buf, yb, (void *)rb};
+    rc = prim_exec(be, "conv2d_fwd_fused_add", p, bufs);
     return rc ? rc : out_done(be, y, p->ly, yb, ly);
 }
 
@@ -2341,6 +2381,7 @@ static const nas__backend_ext cpu_ext = {
     .set_precision = cpu_set_precision,
     .set_convs = cpu_set_convs,
     .conv2d_fwd_fused = cpu_conv2d_fwd_fused,
+    .conv2d_fwd_add = cpu_conv2d_fwd_add,
     .bn_act_fwd_train = cpu_bn_act_fwd_train,
     .bn_act_bwd = cpu_bn_act_bwd,
     .bn_act_se_fwd_train = cpu_bn_act_se_fwd_train,

@@ -185,6 +185,12 @@ typedef struct nas__backend_ext {
     /* nas__backend_set_convs; NULL: the backend's layouts do not depend on
      * the network */
     int (*set_convs)(nas_backend *be, const nas__conv_shape *convs, int n, int train);
+    /* nas_conv2d_fwd_fused_add (inference: grouped convolution + bias +
+     * residual r); NULL: unsupported, callers compose the fused conv and
+     * an axpy. */
+    int (*conv2d_fwd_add)(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                          const nas_tensor *b, const nas_tensor *r, nas_tensor *y, int stride,
+                          int pad, int groups);
 } nas__backend_ext;
 
 /* Every backend struct starts with this header. */

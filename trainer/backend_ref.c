@@ -605,8 +605,25 @@ static int ref_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_
     return NAS_OK;
 }
 
+/* y = conv(x, w) + b + r: ref_conv2d_fwd_fused, then the residual added
+ * element by element (the oracle for the fused kernels). */
+static int ref_conv2d_fwd_add(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                              const nas_tensor *b, const nas_tensor *r, nas_tensor *y, int stride,
+                              int pad, int groups)
+{
+    int rc = ref_conv2d_fwd_fused(be, x, w, b, y, stride, pad, groups, -1, 0);
+    if (rc)
+        return rc;
+    const float *rp = CF(r);
+    float *yp = F(y);
+    for (size_t i = 0; i < y->count; i++)
+        yp[i] += rp[i];
+    return NAS_OK;
+}
+
 static const nas__backend_ext ref_ext = {
     .conv2d_fwd_fused = ref_conv2d_fwd_fused,
+    .conv2d_fwd_add = ref_conv2d_fwd_add,
 };
 
 /* The ref backend ignores `threads` (always one) and `device`. */

@@ -117,6 +117,12 @@ typedef struct step {
                      that it runs as a post-op in eval mode, or -1;
                      S_RELU / S_ACT: 1 when so run by its convolution */
     unsigned acc_mask; /* S_SUM: inputs added by their folded convolution in eval mode */
+    int add_sum;  /* S_CONV with fold: the sum step whose in_place input it writes with
+                     another input of that sum added in the same op (add_k), or -1 */
+    int add_k;    /* S_SUM: position in in[] of the input its in_place input's folded
+                     convolution adds (nas_conv2d_fwd_fused_add) in eval mode, or -1;
+                     add_ran: 1 when the last eval forward's convolution did add it */
+    int add_ran;
     nas_tensor *fw, *fb; /* with fold: folded weights [K,C/groups,R,R] and bias [1,K,1,1] */
     int groups;   /* S_CONV (1) / S_GCONV */
     float p;      /* S_DROPOUT */
@@ -231,6 +237,7 @@ static step *add_step(nas_net *n, int kind)
     t->in_place = -1;
     t->fold = -1;
     t->acc_sum = -1;
+    t->add_sum = t->add_k = -1;
     t->post_act = -1;
     t->act = -1;
     t->se_gap = t->se_scale = t->se_bn = -1;
@@ -676,6 +683,26 @@ static void plan_folding(nas_net *n, const int *uses)
                 s->acc_mask |= 1u << k;
             }
         }
+        /* the folded conv that writes the in_place input (an MBConv's
+         * projection) adds another input (the block's input, which also
+         * feeds the expansion and so shares no buffer) in the same op;
+         * that input must be complete before the conv runs */
+        if (first < 0)
+            continue;
+        step *c = &n->steps[first];
+        if ((c->kind != S_CONV && c->kind != S_GCONV) || c->fold < 0 || c->post_act >= 0 ||
+            c->acc_sum >= 0 || c->add_sum >= 0)
+            continue;
+        for (int k = 0; k < s->n_in && k < 32; k++) {
+            int a = s->in[k];
+            if (k == s->in_place || (s->acc_mask >> k & 1u) || n->act_root[a] == n->act_root[s->y])
+                continue;
+            if (a != 0 && (prod[a] < 0 || prod[a] >= first))
+                continue;
+            c->add_sum = si;
+            s->add_k = k;
+            break;
+        }
     }
     free(prod);
 }
@@ -1072,6 +1099,14 @@ static int run_folded_conv(nas_net *n, const step *s)
         const step *sum = &n->steps[s->acc_sum];
         y = &n->cur->act[sum->y];
         y->layout = AC(n, sum->in[sum->in_place])->layout;
+    } else if (s->add_sum >= 0) { /* with the sum's other input added */
+        step *sum = &n->steps[s->add_sum];
+        int rc = nas_conv2d_fwd_fused_add(n->be, AC(n, s->x), s->fw, s->fb,
+                                          AC(n, sum->in[sum->add_k]), y, s->stride, s->pad,
+                                          s->groups);
+        sum->add_ran = rc == NAS_OK;
+        if (rc != NAS_EUNSUPPORTED)
+            return rc;
     } else if (s->post_act >= 0) { /* into the activation's output */
         const step *a = &n->steps[s->post_act];
         y = &n->cur->act[a->y];
@@ -1222,6 +1257,8 @@ static int run_step(nas_net *n, const step *s, int train)
         else
             rc = nas_tensor_copy(y, AC(n, s->in[first = 0]));
         unsigned added = folded ? s->acc_mask : 0u; /* already in y */
+        if (folded && s->add_k >= 0 && s->add_ran && s->add_k < 32)
+            added |= 1u << s->add_k; /* added by the conv that wrote in[first] */
         for (int i = 0; i < s->n_in && !rc; i++)
             if (i != first && !(i < 32 && (added >> i & 1u)))
                 rc = nas_axpy(be, 1.0f, AC(n, s->in[i]), y);
@@ -1751,7 +1788,7 @@ int nas__net_folded(const nas_net *n, int *accumulating, int *grouped, int *post
         const step *s = &n->steps[i];
         if ((s->kind == S_CONV || s->kind == S_GCONV) && s->fold >= 0) {
             folded++;
-            acc += s->acc_sum >= 0;
+            acc += s->acc_sum >= 0 || s->add_sum >= 0;
             grp += s->kind == S_GCONV;
             post += s->post_act >= 0;
         }

@@ -139,6 +139,21 @@ int nas_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *
 int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                          const nas_tensor *b, nas_tensor *y, int stride, int pad, int groups,
                          int act, int accumulate);
+/*
+ * Inference convolution with a bias and a residual added in the same pass
+ * (issue 34, item 4): y[N,K,Ho,Wo] = conv(x[N,C,H,W], w[K,C/groups,R,R]) +
+ * b[1,K,1,1] + r[N,K,Ho,Wo]. r and y are distinct tensors (r is read, not
+ * changed). The trainer runs an eval-mode MBConv projection (conv, folded
+ * batch norm) and its residual sum as this one op (oneDNN's binary add
+ * post-op on cpu; oneDNN developer guide, "Primitive Attributes:
+ * Post-ops"), where the conv and a separate sum would write y and then
+ * read it back. Errors: NAS_EINVAL (shapes, r not like y, r == y),
+ * NAS_EUNSUPPORTED (no such fused path on this backend or precision;
+ * callers fall back to nas_conv2d_fwd_fused and nas_axpy), NAS_EBACKEND.
+ */
+int nas_conv2d_fwd_fused_add(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                             const nas_tensor *b, const nas_tensor *r, nas_tensor *y, int stride,
+                             int pad, int groups);
 /* dx[N,C,H,W] = gradient of the loss w.r.t. x given dy. */
 int nas_conv2d_bwd_data(nas_backend *be, const nas_tensor *dy, const nas_tensor *w,
                         nas_tensor *dx, int stride, int pad);

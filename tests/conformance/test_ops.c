@@ -729,6 +729,20 @@ static void test_ref_conv_known(void **state)
     for (int i = 0; i < 9; i++)
         assert_float_equal(o[i], (want[i] - 3) * want[i] / 6, 1e-6);
     free(o);
+    /* bias -3 and a residual r = 100 * x added in the same op; y == r is
+     * refused */
+    float hr[9];
+    for (int i = 0; i < 9; i++)
+        hr[i] = 100.0f * hx[i];
+    nas_tensor *r = mk(be, 1, 1, 3, 3, hr);
+    assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, r, y, 1, 1, 1), NAS_OK);
+    o = dl(y);
+    for (int i = 0; i < 9; i++)
+        assert_float_equal(o[i], want[i] - 3 + 100.0f * hx[i], 0);
+    free(o);
+    assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, y, y, 1, 1, 1), NAS_EINVAL);
+    assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, r, y2, 1, 1, 1), NAS_EINVAL);
+    nas_tensor_destroy(r);
     nas_tensor_destroy(b);
     /* stride 2 pad 1 with the same kernel picks x[-1,-1], x[-1,1], x[1,-1], x[1,1] */
     assert_int_equal(nas_conv2d_fwd(be, x, w, y2, 2, 1), NAS_OK);
@@ -1100,6 +1114,48 @@ static void test_conv_fused(void **state)
                      NAS_EINVAL);
     cmp_reset(&c);
     optional_done(&c, ran, want, "conv_fused");
+}
+
+/* Issue 34, item 4: the eval convolution with a bias and a residual added
+ * in the same op (an MBConv's projection and its residual sum), dense,
+ * grouped and depthwise (gconv_cases' shapes, pad R/2), against ref; y
+ * starts as NaN, so every element must be written. */
+static void test_conv_fused_add(void **state)
+{
+    cmp c;
+    open_backends(state, &c, 109);
+    const gconv_case dense[] = {{2, 16, 7, 24, 1, 1, 1}, {2, 40, 7, 24, 1, 1, 1},
+                                {3, 24, 5, 8, 3, 2, 1}};
+    const size_t nd = sizeof dense / sizeof dense[0];
+    const size_t ng = sizeof gconv_cases / sizeof gconv_cases[0];
+    int ran = 0, want = 0;
+    for (size_t i = 0; i < nd + ng; i++, want++) {
+        const gconv_case *k = i < nd ? &dense[i] : &gconv_cases[i - nd];
+        int pad = k->r / 2, ho = (k->h + 2 * pad - k->r) / k->stride + 1, cg = k->c / k->groups;
+        snprintf(c.label, sizeof c.label, "conv_fused_add x[%d,%d,%d,%d] w[%d,%d,%d,%d] s%d g%d",
+                 k->n, k->c, k->h, k->h, k->k, cg, k->r, k->r, k->stride, k->groups);
+        pair *x = cmp_in(&c, k->n, k->c, k->h, k->h, -1, 1);
+        pair *w = cmp_in(&c, k->k, cg, k->r, k->r, -1, 1);
+        pair *b = cmp_in(&c, 1, k->k, 1, 1, -4, 4);
+        pair *r = cmp_in(&c, k->n, k->k, ho, ho, -8, 8);
+        pair *y = cmp_out(&c, k->n, k->k, ho, ho);
+        int rc = nas_conv2d_fwd_fused_add(c.be, D(x), D(w), D(b), D(r), D(y), k->stride, pad,
+                                          k->groups);
+        if (rc == NAS_EUNSUPPORTED) {
+            cmp_reset(&c);
+            continue;
+        }
+        if (rc != NAS_OK)
+            fail_msg("%s: %s failed: %s (%s)", c.label, nas_backend_name(c.be), nas_err_name(rc),
+                     nas_backend_last_error(c.be));
+        assert_int_equal(nas_conv2d_fwd_fused_add(c.ref, R(x), R(w), R(b), R(r), R(y),
+                                                  k->stride, pad, k->groups),
+                         NAS_OK);
+        cmp_check(&c, y, "y", TOL_CONV);
+        cmp_reset(&c);
+        ran++;
+    }
+    optional_done(&c, ran, want, "conv_fused_add");
 }
 
 static void act_one(cmp *c, int fn, int n, int ch, int h)
@@ -1865,6 +1921,7 @@ static const per_backend per_backend_tests[] = {
     {"conv", test_conv},
     {"conv_bias", test_conv_bias},
     {"conv_fused", test_conv_fused},
+    {"conv_fused_add", test_conv_fused_add},
     {"batchnorm", test_batchnorm},
     {"batchnorm_act", test_batchnorm_act},
     {"batchnorm_act_se", test_batchnorm_act_se},

@@ -1732,6 +1732,7 @@ static const nas__backend_ext cuda_ext = {
     /* .bn_act_se_fwd_train = */ NULL, /* the SE ops run apart */
     /* .bn_act_se_bwd = */ NULL,
     /* .set_convs = */ NULL, /* cuDNN picks its layouts per call */
+    /* .conv2d_fwd_add = */ NULL, /* no folding yet (above) */
 };
 
 /* ---- lifetime --------------------------------------------------------------------- */
