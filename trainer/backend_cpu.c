@@ -1012,14 +1012,19 @@ static int conv_prim_g(nas_backend *be, int kind, const nas_tensor *x, const nas
             nc++;
         }
     }
+    /* a binary add post-op that only a reference kernel takes is refused
+     * in every layout: the caller then runs the conv and an axpy */
+    const int add = fused == CONV_BIAS_ADD;
     for (int i = 0; i < nc; i++) {
         int rc = conv_build(be, kind, x, w, y, stride, pad, groups, cand[i][0], cand[i][1],
                             fused, key,
-                            what, i + 1 < nc, out);
+                            what, add || i + 1 < nc, out);
         if (rc || *out)
             return rc;
     }
-    return nas__backend_fail(be, NAS_EBACKEND, "cpu %s: no convolution primitive", what);
+    return nas__backend_fail(be, add ? NAS_EUNSUPPORTED : NAS_EBACKEND,
+                             "cpu %s: no %sconvolution primitive", what,
+                             add ? "optimised " : "");
 }
 
 /* The buffer an op's primitive writes tensor t into when it produces layout

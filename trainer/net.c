@@ -44,7 +44,14 @@
  * batch norm's output is a node-sum input whose gradient is shared (see
  * above) and the node's buffer has already been written by the input
  * that shares it, a dense convolution adds straight into the node
- * (oneDNN's sum post-op) and the sum step skips that input. Backends without the
+ * (oneDNN's sum post-op) and the sum step skips that input. And the folded
+ * convolution (without an activation post-op) that writes the input
+ * sharing the node's buffer adds one other input of the sum in the same
+ * op, nas_conv2d_fwd_fused_add (oneDNN's binary add post-op): an MBConv's
+ * projection adds the block's input, a cell's conv edge a skip edge. That
+ * input must be complete before the convolution runs and must have a
+ * buffer of its own; the sum step skips it too, unless the backend had no
+ * such op (then the conv runs without it and the sum adds it). Backends without the
  * fused op (NAS_EUNSUPPORTED, e.g. the cpu backend in bf16) run the plain
  * steps instead; the folded result equals conv + batch norm up to float
  * rounding (tests/unit/test_net.c compares the two).
@@ -631,8 +638,10 @@ static int *producers(const nas_net *n)
     return prod;
 }
 
-/* Which conv -> BN pairs fold in eval mode and which of them add straight
- * into a node sum (see "Folded inference" in the header comment). */
+/* Which conv -> BN pairs fold in eval mode, which of them add straight
+ * into a node sum (acc_sum), and which add another input of the sum whose
+ * shared buffer they write (add_sum; see "Folded inference" in the header
+ * comment). */
 static void plan_folding(nas_net *n, const int *uses)
 {
     int *prod = producers(n);
@@ -684,9 +693,11 @@ static void plan_folding(nas_net *n, const int *uses)
             }
         }
         /* the folded conv that writes the in_place input (an MBConv's
-         * projection) adds another input (the block's input, which also
-         * feeds the expansion and so shares no buffer) in the same op;
-         * that input must be complete before the conv runs */
+         * projection) adds another input (the block's input) in the same
+         * op. That input must not live in the sum's buffer (act_root), and
+         * its producer must run before the conv (prod[], where a folded
+         * BN's output maps to its conv); no step writes a buffer between
+         * its producer and its last reader, so it is intact then. */
         if (first < 0)
             continue;
         step *c = &n->steps[first];
@@ -1087,7 +1098,9 @@ static int runs_folded(const nas_net *n, int train) { return !train && n->fuse &
 static int se_fused(const nas_net *n, const step *b) { return n->bn_act_fwd && b->se_ran; }
 
 /* Eval-mode conv with its folded BN: into the BN's output, or added into
- * the node sum (acc_sum) whose buffer its shared input has written. */
+ * the node sum (acc_sum) whose buffer its shared input has written, or
+ * into the BN's output (the sum's shared buffer) with the sum's input
+ * add_k added (add_sum; add_ran says whether the backend did it). */
 static int run_folded_conv(nas_net *n, const step *s)
 {
     const step *b = &n->steps[s->fold];
@@ -1788,7 +1801,7 @@ int nas__net_folded(const nas_net *n, int *accumulating, int *grouped, int *post
         const step *s = &n->steps[i];
         if ((s->kind == S_CONV || s->kind == S_GCONV) && s->fold >= 0) {
             folded++;
-            acc += s->acc_sum >= 0 || s->add_sum >= 0;
+            acc += s->acc_sum >= 0;
             grp += s->kind == S_GCONV;
             post += s->post_act >= 0;
         }
@@ -1800,6 +1813,21 @@ int nas__net_folded(const nas_net *n, int *accumulating, int *grouped, int *post
     if (post_acts)
         *post_acts = post;
     return folded;
+}
+
+int nas__net_residual_adds(const nas_net *n, int *ran)
+{
+    int planned = 0, done = 0;
+    for (int i = 0; n && i < n->n_steps; i++) {
+        const step *s = &n->steps[i];
+        if (s->kind == S_SUM && s->add_k >= 0) {
+            planned++;
+            done += s->add_ran;
+        }
+    }
+    if (ran)
+        *ran = done;
+    return planned;
 }
 
 nas_backend *nas__net_backend(const nas_net *n)

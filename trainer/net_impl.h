@@ -82,11 +82,17 @@ float nas__net_set_bn_momentum(nas_net *net, float momentum);
  * benchmarks. Returns the previous setting. */
 int nas__net_set_fold(nas_net *net, int on);
 /* How many convolutions run with a folded batch norm in eval mode; of
- * those, how many add straight into a node sum (into *accumulating), how
- * many are grouped / depthwise (into *grouped) and how many run the
- * activation after their batch norm as a post-op (into *post_acts; issue
- * 34). Any out pointer may be NULL. */
+ * those, how many add straight into a node sum (oneDNN's sum post-op; into
+ * *accumulating), how many are grouped / depthwise (into *grouped) and how
+ * many run the activation after their batch norm as a post-op (into
+ * *post_acts; issue 34). As planned: on a backend without the fused ops
+ * none runs. Any out pointer may be NULL. */
 int nas__net_folded(const nas_net *net, int *accumulating, int *grouped, int *post_acts);
+/* Residual adds in eval mode (issue 34, item 4; nas_conv2d_fwd_fused_add):
+ * how many folded convolutions are planned to add another input of the sum
+ * whose buffer they write, and into *ran (may be NULL) how many did in the
+ * last eval forward (0 where the backend has no such op). */
+int nas__net_residual_adds(const nas_net *net, int *ran);
 /* Issue 34: 0 makes training forwards run every batch norm and its
  * activation as two steps, 1 (the default) fuses them where net.c's plan
  * allows ("Fused batch norm"). For tests and benchmarks; returns the

@@ -142,14 +142,17 @@ int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor 
 /*
  * Inference convolution with a bias and a residual added in the same pass
  * (issue 34, item 4): y[N,K,Ho,Wo] = conv(x[N,C,H,W], w[K,C/groups,R,R]) +
- * b[1,K,1,1] + r[N,K,Ho,Wo]. r and y are distinct tensors (r is read, not
- * changed). The trainer runs an eval-mode MBConv projection (conv, folded
- * batch norm) and its residual sum as this one op (oneDNN's binary add
- * post-op on cpu; oneDNN developer guide, "Primitive Attributes:
- * Post-ops"), where the conv and a separate sum would write y and then
- * read it back. Errors: NAS_EINVAL (shapes, r not like y, r == y),
- * NAS_EUNSUPPORTED (no such fused path on this backend or precision;
- * callers fall back to nas_conv2d_fwd_fused and nas_axpy), NAS_EBACKEND.
+ * b[1,K,1,1] + r[N,K,Ho,Wo]. r is read, not changed, and must not share
+ * y's buffer. The trainer runs an eval-mode convolution with its folded
+ * batch norm that writes a sum's shared buffer (an MBConv's projection, a
+ * cell's conv edge) together with another input of that sum (the block's
+ * input, a skip edge) as this one op (oneDNN's binary add post-op on cpu;
+ * oneDNN developer guide, "Primitive Attributes: Post-ops"), where the
+ * conv and a separate sum would write y and then read it back. Errors:
+ * NAS_EINVAL (shapes, r not like y, r sharing y's buffer),
+ * NAS_EUNSUPPORTED (no such fused path on this backend or precision, or
+ * on cpu only oneDNN's reference kernel; callers fall back to
+ * nas_conv2d_fwd_fused and nas_axpy), NAS_EBACKEND.
  */
 int nas_conv2d_fwd_fused_add(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                              const nas_tensor *b, const nas_tensor *r, nas_tensor *y, int stride,

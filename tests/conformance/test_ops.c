@@ -729,8 +729,8 @@ static void test_ref_conv_known(void **state)
     for (int i = 0; i < 9; i++)
         assert_float_equal(o[i], (want[i] - 3) * want[i] / 6, 1e-6);
     free(o);
-    /* bias -3 and a residual r = 100 * x added in the same op; y == r is
-     * refused */
+    /* bias -3 and a residual r = 100 * x added in the same op; r as y, and
+     * an r unlike y (3x3 against the stride-2 2x2 y2), are refused */
     float hr[9];
     for (int i = 0; i < 9; i++)
         hr[i] = 100.0f * hx[i];
@@ -741,7 +741,7 @@ static void test_ref_conv_known(void **state)
         assert_float_equal(o[i], want[i] - 3 + 100.0f * hx[i], 0);
     free(o);
     assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, y, y, 1, 1, 1), NAS_EINVAL);
-    assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, r, y2, 1, 1, 1), NAS_EINVAL);
+    assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, r, y2, 2, 1, 1), NAS_EINVAL);
     nas_tensor_destroy(r);
     nas_tensor_destroy(b);
     /* stride 2 pad 1 with the same kernel picks x[-1,-1], x[-1,1], x[1,-1], x[1,1] */
