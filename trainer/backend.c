@@ -341,18 +341,33 @@ int nas_conv2d_fwd_bias(nas_backend *be, const nas_tensor *x, const nas_tensor *
     return nas_conv2d_fwd_fused(be, x, w, b, y, stride, pad, 1, -1, accumulate);
 }
 
+/* The checks every inference convolution with a bias shares: the
+ * (grouped) convolution's shapes, then a bias of one value per output
+ * channel on this backend. */
+static int bias_conv_check(nas_backend *be, const char *op, const nas_tensor *x,
+                           const nas_tensor *w, const nas_tensor *b, const nas_tensor *y,
+                           int stride, int pad, int groups)
+{
+    int rc = groups == 1 ? conv_check(be, op, x, w, y, stride, pad)
+                         : gconv_check(be, op, x, w, y, stride, pad, groups);
+    if (rc)
+        return rc;
+    if (!owned(be, b))
+        return nas__backend_fail(be, NAS_EINVAL, "%s: no bias on this backend", op);
+    if (b->count != (size_t)w->n)
+        return nas__backend_fail(be, NAS_EINVAL,
+                                 "%s: bias" SHPF " does not match %d output channels", op, SHP(b),
+                                 w->n);
+    return NAS_OK;
+}
+
 int nas_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                          const nas_tensor *b, nas_tensor *y, int stride, int pad, int groups,
                          int act, int accumulate)
 {
-    int rc = groups == 1 ? conv_check(be, "conv2d_fwd_fused", x, w, y, stride, pad)
-                         : gconv_check(be, "conv2d_fwd_fused", x, w, y, stride, pad, groups);
+    int rc = bias_conv_check(be, "conv2d_fwd_fused", x, w, b, y, stride, pad, groups);
     if (rc)
         return rc;
-    if (!owned(be, b) || b->count != (size_t)w->n)
-        return nas__backend_fail(be, NAS_EINVAL,
-                                 "conv2d_fwd_fused: bias" SHPF " does not match %d output channels",
-                                 SHP(b), w->n);
     if (act < -1 || act > NAS_FN_SIGMOID)
         return nas__backend_fail(be, NAS_EINVAL, "conv2d_fwd_fused: activation %d out of range",
                                  act);
@@ -370,14 +385,9 @@ int nas_conv2d_fwd_fused_add(nas_backend *be, const nas_tensor *x, const nas_ten
                              const nas_tensor *b, const nas_tensor *r, nas_tensor *y, int stride,
                              int pad, int groups)
 {
-    int rc = groups == 1 ? conv_check(be, "conv2d_fwd_fused_add", x, w, y, stride, pad)
-                         : gconv_check(be, "conv2d_fwd_fused_add", x, w, y, stride, pad, groups);
+    int rc = bias_conv_check(be, "conv2d_fwd_fused_add", x, w, b, y, stride, pad, groups);
     if (rc)
         return rc;
-    if (!owned(be, b) || b->count != (size_t)w->n)
-        return nas__backend_fail(be, NAS_EINVAL,
-                                 "conv2d_fwd_fused_add: bias" SHPF " does not match %d output "
-                                 "channels", SHP(b), w->n);
     if (!owned(be, r))
         return nas__backend_fail(be, NAS_EINVAL,
                                  "conv2d_fwd_fused_add: no residual on this backend");

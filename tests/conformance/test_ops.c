@@ -741,6 +741,10 @@ static void test_ref_conv_known(void **state)
         assert_float_equal(o[i], want[i] - 3 + 100.0f * hx[i], 0);
     free(o);
     assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, y, y, 1, 1, 1), NAS_EINVAL);
+    /* a missing bias or residual is refused, not dereferenced */
+    assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, NULL, r, y, 1, 1, 1), NAS_EINVAL);
+    assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, NULL, y, 1, 1, 1), NAS_EINVAL);
+    assert_int_equal(nas_conv2d_fwd_fused(be, x, w, NULL, y, 1, 1, 1, -1, 0), NAS_EINVAL);
     assert_int_equal(nas_conv2d_fwd_fused_add(be, x, w, b, r, y2, 2, 1, 1), NAS_EINVAL);
     nas_tensor_destroy(r);
     nas_tensor_destroy(b);
