@@ -489,7 +489,8 @@ int nas_batchnorm_act_fwd_train(nas_backend *be, int fn, const nas_tensor *x,
 {
     if (!be)
         return NAS_EINVAL;
-    if (!owned(be, ws) || !shape_is(ws, SHP(x)) || fn < 0 || fn > NAS_FN_SIGMOID)
+    if (!owned(be, x) || !owned(be, ws) || !shape_is(ws, SHP(x)) || fn < 0 ||
+        fn > NAS_FN_SIGMOID)
         return nas__backend_fail(be, NAS_EINVAL,
                                  "batchnorm_act_fwd_train: bad workspace (must match x) or "
                                  "function %d",

@@ -563,6 +563,10 @@ static void test_shape_errors(void **state)
     /* a tensor of another backend is refused */
     nas_tensor *rx = mk(c.ref, 2, 3, 7, 7, NULL);
     assert_int_equal(nas_relu_fwd(c.be, rx, x), NAS_EINVAL);
+    /* a missing x beside a valid workspace is refused, not dereferenced */
+    assert_int_equal(nas_batchnorm_act_fwd_train(c.be, NAS_FN_RELU, NULL, NULL, NULL, x, x, NULL,
+                                                 NULL, NULL, NULL, 0.1f, 1e-5f),
+                     NAS_EINVAL);
     /* labels outside [0,K) */
     nas_tensor *lg = mk(c.be, 2, 3, 1, 1, NULL), *lb = mk(c.be, 2, 1, 1, 1, NULL);
     float lv[2] = {0.0f, 3.0f};
