@@ -1166,57 +1166,56 @@ static int cpu_conv2d_bwd_filter(nas_backend *be, const nas_tensor *x, const nas
     return cpu_gconv2d_bwd_filter(be, x, dy, dw, stride, pad, 1);
 }
 
-static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
-                                const nas_tensor *b, nas_tensor *y, int stride, int pad,
-                                int groups, int act, int accumulate)
+/* An inference convolution with a bias and the post-op `fused`
+ * (CONV_BIAS, CONV_BIAS_SUM: y += ..., CONV_BIAS_ADD: + r, CONV_BIAS_ACT +
+ * fn), fp32 only: x read in the primitive's layout, y written in its
+ * preferred one; y's current values (CONV_BIAS_SUM) and r (CONV_BIAS_ADD)
+ * are read in the primitive's dst layout, through reordered copies when it
+ * runs in another. `what` names the op in errors. */
+static int conv_bias_run(nas_backend *be, const char *what, const nas_tensor *x,
+                         const nas_tensor *w, const nas_tensor *b, const nas_tensor *r,
+                         nas_tensor *y, int stride, int pad, int groups, int fused)
 {
     if (ctx_of(be)->bf16)
-        return nas__backend_fail(be, NAS_EUNSUPPORTED,
-                                 "cpu conv2d_fwd_fused: fp32 only (precision is bf16)");
+        return nas__backend_fail(be, NAS_EUNSUPPORTED, "cpu %s: fp32 only (precision is bf16)",
+                                 what);
+    const int accumulate = fused == CONV_BIAS_SUM;
     int lx = f32_of(x, pref_layout(x)), ly = f32_of(y, pref_layout(y));
     if (accumulate && to_layout(be, y, ly, 1)) /* y's current values, in the dst layout */
         return NAS_EBACKEND;
     prim *p;
-    int rc = conv_prim_g(be, PK_CONV_FWD, x, w, y, stride, pad, groups, lx, ly,
-                         accumulate ? CONV_BIAS_SUM : act >= 0 ? CONV_BIAS_ACT + act : CONV_BIAS,
-                         &p);
+    int rc = conv_prim_g(be, PK_CONV_FWD, x, w, y, stride, pad, groups, lx, ly, fused, &p);
     if (rc)
         return rc;
     const float *xb = in_layout(be, x, p->lx, 0);
-    if (!xb)
+    const float *rb = xb && r ? in_layout(be, r, p->ly, 2) : NULL;
+    if (!xb || (r && !rb))
         return NAS_EBACKEND;
-    /* accumulating in another layout: the sum post-op reads a reordered
-     * copy of y's values */
     void *yb = accumulate ? (void *)in_layout(be, y, p->ly, 1) : out_buf(be, y, p->ly, ly, 1);
     if (!yb)
         return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, w->buf, b->buf, yb};
-    rc = prim_exec(be, "conv2d_fwd_fused", p, bufs);
+    void *const bufs[] = {(void *)xb, w->buf, b->buf, yb, (void *)rb};
+    rc = prim_exec(be, what, p, bufs);
     return rc ? rc : out_done(be, y, p->ly, yb, ly);
 }
 
-/* y = conv(x, w) + b + r in one primitive (oneDNN's binary add post-op),
- * y in its preferred layout, r read in the primitive's dst layout. */
+static int cpu_conv2d_fwd_fused(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
+                                const nas_tensor *b, nas_tensor *y, int stride, int pad,
+                                int groups, int act, int accumulate)
+{
+    return conv_bias_run(be, "conv2d_fwd_fused", x, w, b, NULL, y, stride, pad, groups,
+                         accumulate ? CONV_BIAS_SUM
+                         : act >= 0 ? CONV_BIAS_ACT + act
+                                    : CONV_BIAS);
+}
+
+/* y = conv(x, w) + b + r in one primitive (oneDNN's binary add post-op). */
 static int cpu_conv2d_fwd_add(nas_backend *be, const nas_tensor *x, const nas_tensor *w,
                               const nas_tensor *b, const nas_tensor *r, nas_tensor *y, int stride,
                               int pad, int groups)
 {
-    if (ctx_of(be)->bf16)
-        return nas__backend_fail(be, NAS_EUNSUPPORTED,
-                                 "cpu conv2d_fwd_fused_add: fp32 only (precision is bf16)");
-    int lx = f32_of(x, pref_layout(x)), ly = f32_of(y, pref_layout(y));
-    prim *p;
-    int rc = conv_prim_g(be, PK_CONV_FWD, x, w, y, stride, pad, groups, lx, ly, CONV_BIAS_ADD, &p);
-    if (rc)
-        return rc;
-    const float *xb = in_layout(be, x, p->lx, 0);
-    const float *rb = xb ? in_layout(be, r, p->ly, 2) : NULL;
-    void *yb = rb ? out_buf(be, y, p->ly, ly, 1) : NULL;
-    if (!yb)
-        return NAS_EBACKEND;
-    void *const bufs[] = {(void *)xb, w->buf, b->buf, yb, (void *)rb};
-    rc = prim_exec(be, "conv2d_fwd_fused_add", p, bufs);
-    return rc ? rc : out_done(be, y, p->ly, yb, ly);
+    return conv_bias_run(be, "conv2d_fwd_fused_add", x, w, b, r, y, stride, pad, groups,
+                         CONV_BIAS_ADD);
 }
 
 /* ---- batch normalisation ---------------------------------------------------------- */
