@@ -22,15 +22,21 @@
  * sends every bf16 batch norm here on AVX512-BF16 hosts, elsewhere only
  * those with C not a multiple of 16 (backend_cpu.c, own_bf16_bn).
  *
- * Layout: x[n][s][c] (s over H*W), C a multiple of 8. Work: the
- * statistics passes share out the channels over OpenMP's threads in runs
- * of whole 16-channel units (no two threads write one cache line of the
- * sums), each thread walking the pixels in memory order over its run;
- * after a barrier, the element-wise passes (y, dx) share out the images,
- * so no two threads write one cache line of y or dx (with 8-channel runs
- * they did, on every pixel, and the kernel was slower than oneDNN's).
- * Every channel's sums run on one thread over images, then positions, in
- * memory order, so results do not depend on the thread count;
+ * Layout: x[n][s][c] (s over H*W), C a multiple of 8. Work, in three
+ * phases between OpenMP barriers:
+ * 1. each thread a run of whole images: per image and channel the sums
+ *    over its pixels in memory order, in float, one row of the
+ *    workspace per image;
+ * 2. each thread a run of whole 16-channel units (no two threads write one
+ *    cache line): the rows added per channel in image order, in double;
+ * 3. each thread its images again: the element-wise pass (y, dx), so no
+ *    two threads write one cache line of y or dx (with 8-channel runs
+ *    they did, on every pixel, and the kernel was slower than oneDNN's).
+ * Phase 1 shared out channels before session 24, which left 16 channels
+ * (a chain net's stem and first stage) to one thread and 48 at 2:1; by
+ * images every C splits evenly (experiments/bench-train/README.md). The
+ * float and double sums, and their order, are those of that version (the
+ * same bytes), and do not depend on the thread count;
  * CMakeLists.txt builds this file with -ffp-contract=off.
  */
 #include <math.h>   /* sqrt */
@@ -130,6 +136,23 @@ static void bwd_finish(float *dgamma, float *dbeta, float *fa, float *fb, const 
     }
 }
 
+/* sd[ch] and sd[C + ch] for channels [c0, c1): the per-image rows of p
+ * (2*C floats each: C sums of one kind, then C of the other) added in
+ * image order, in double. Row 0's entries of these channels may then be
+ * overwritten (fwd_finish, bwd_finish write there). */
+static void sum_rows(const float *p, double *sd, int n, int c, int c0, int c1)
+{
+    for (int ch = c0; ch < c1; ch++)
+        sd[ch] = sd[c + ch] = 0.0;
+    for (int i = 0; i < n; i++) {
+        const float *r = p + (size_t)i * 2 * (size_t)c;
+        for (int ch = c0; ch < c1; ch++) {
+            sd[ch] += r[ch];
+            sd[c + ch] += r[c + ch];
+        }
+    }
+}
+
 /* one bf16 value as a float (exact) */
 static inline float bf16_to_float(unsigned short v)
 {
@@ -209,45 +232,26 @@ BN_CLONES static void fwd_out(int fn, const unsigned short *x, unsigned short *y
     }
 }
 
-/* Forward, phase 0: the statistics of groups [g0, g1) and their output
- * scale and shift in fs (2*C floats; per-image partial sums before that),
- * sd: 2*C doubles. Phase 1 (after every thread's phase 0): y (and pool)
- * of images [i0, i1), every channel. */
-BN_CLONES static void fwd_groups(int fn, const unsigned short *x, const float *gamma,
-                                 const float *beta, unsigned short *y, float *pool, float *mean,
-                                 float *var, float *invstd, float *fs, double *sd, int n, int c,
-                                 size_t hw, float eps, int g0, int g1, int phase, int i0, int i1)
+/* Forward, statistics: for each image i of [i0, i1) the sums over its
+ * pixels (memory order) of the shifted values x - mean and of their
+ * squares, per channel in float, as row i of p (C sums, then C sums of
+ * squares); mean holds the shift. */
+BN_CLONES static void fwd_sums(const unsigned short *x, const float *mean, float *p, int c,
+                               size_t hw, int i0, int i1)
 {
-    if (phase == 1) {
-        fwd_out(fn, x, y, pool, fs, c, hw, i0, i1);
-        return;
-    }
-    const int c0 = 8 * g0, c1 = 8 * g1;
     const size_t row = (size_t)c;
-    float *fsum = fs, *fsq = fs + c;
-    double *dsum = sd, *dsq = sd + c;
-    for (int ch = c0; ch < c1; ch += 8) {
-        *(v8 *)(mean + ch) = LD8(x + ch); /* the shift: the channel's first value */
-        for (int l = 0; l < 8; l++)
-            dsum[ch + l] = dsq[ch + l] = 0.0;
-    }
-    for (int i = 0; i < n; i++) {
-        for (int ch = c0; ch < c1; ch += 8)
+    for (int i = i0; i < i1; i++) {
+        float *fsum = p + (size_t)i * 2 * row, *fsq = fsum + row;
+        for (int ch = 0; ch < c; ch += 8)
             *(v8 *)(fsum + ch) = *(v8 *)(fsq + ch) = (v8){0};
         const unsigned short *xi = x + (size_t)i * hw * row;
         for (size_t s = 0; s < hw; s++)
-            for (int ch = c0; ch < c1; ch += 8) {
+            for (int ch = 0; ch < c; ch += 8) {
                 const v8 d = LD8(xi + s * row + ch) - *(const v8 *)(mean + ch);
                 *(v8 *)(fsum + ch) += d;
                 *(v8 *)(fsq + ch) += d * d;
             }
-        for (int ch = c0; ch < c1; ch++) {
-            dsum[ch] += fsum[ch];
-            dsq[ch] += fsq[ch];
-        }
     }
-    fwd_finish(gamma, beta, mean, var, invstd, fsum, fsq, dsum, dsq, (double)n * (double)hw, eps,
-               c0, c1);
 }
 
 /* z = x * a + b with a = gamma * invstd, b = beta - mean * a (0 for a
@@ -311,42 +315,27 @@ BN_CLONES static void fwd_groups(int fn, const unsigned short *x, const float *g
         BWD_IMAGE(NAS__BN_IDENTITY, SUMS)                                                   \
     }
 
-/* Backward, phase 0: the sums of g and g * xhat of groups [g0, g1)
- * (per-image partials in fs, 2*C floats, then the means of g and g * xhat
- * there; totals in sd, 2*C doubles). Phase 1 (after every thread's phase
- * 0): dx of images [i0, i1), every channel. */
-BN_CLONES static void bwd_groups(int fn, const unsigned short *x, const unsigned short *dy,
-                                 const float *sc, const float *dpool, const float *gamma,
-                                 const float *beta, const float *mean, const float *invstd,
-                                 unsigned short *dx, float *dgamma, float *dbeta, float *fs,
-                                 double *sd, int n, int c, size_t hw, int g0, int g1, int phase,
-                                 int i0, int i1)
+/* Backward over images [i0, i1), every channel: with sums 1 the sums over
+ * each image's pixels (memory order) of g and g * xhat per channel in
+ * float, as row i of p (C and C floats); with sums 0 dx, from the means of
+ * g and g * xhat in p (C and C floats). */
+BN_CLONES static void bwd_pass(int fn, int sums, const unsigned short *x,
+                               const unsigned short *dy, const float *sc, const float *dpool,
+                               const float *gamma, const float *beta, const float *mean,
+                               const float *invstd, unsigned short *dx, float *p, int c,
+                               size_t hw, int i0, int i1)
 {
-    int c0 = 8 * g0, c1 = 8 * g1;
+    const int c0 = 0, c1 = c;
     const size_t row = (size_t)c;
-    float *fa = fs, *fb = fs + c;
-    double *dg = sd, *dgx = sd + c;
     const float inv_hw = 1.0f / (float)hw;
-    if (phase == 1) {
-        c0 = 0;
-        c1 = c;
-        for (int i = i0; i < i1; i++) {
-            const size_t off = (size_t)i * hw * row;
-            BWD_SWITCH(0)
-        }
-        return;
-    }
-    for (int ch = c0; ch < c1; ch++)
-        dg[ch] = dgx[ch] = 0.0;
-    for (int i = 0; i < n; i++) {
+    for (int i = i0; i < i1; i++) {
         const size_t off = (size_t)i * hw * row;
-        BWD_SWITCH(1)
-        for (int ch = c0; ch < c1; ch++) {
-            dg[ch] += fa[ch];
-            dgx[ch] += fb[ch];
-        }
+        float *fa = sums ? p + (size_t)i * 2 * row : p, *fb = fa + row;
+        if (sums)
+            BWD_SWITCH(1)
+        else
+            BWD_SWITCH(0)
     }
-    bwd_finish(dgamma, dbeta, fa, fb, dg, dgx, (double)n * (double)hw, c0, c1);
 }
 
 /* ---- the same kernel with AVX512-BF16 instructions ------------------------------- */
@@ -456,28 +445,22 @@ TGT_INLINE __m512 act_grad16(int fn, __m512 z, __m512 g)
     return g;
 }
 
-/* fwd_groups phase 0 on channels [c0, c1) (c0 a multiple of 16): per
- * image and block of channels, the pixels in memory order, the sums of
- * the shifted values per channel in float (as the generic pass, lane by
- * lane), then added per channel in double. */
-TGT static void fwd_stats_avx(const unsigned short *x, const float *gamma, const float *beta,
-                              float *mean, float *var, float *invstd, float *fs, double *sd,
-                              int n, int c, size_t hw, float eps, int c0, int c1)
+/* fwd_sums with AVX512-BF16: per image of [i0, i1) and block of
+ * channels, the pixels in memory order, the sums of the shifted values
+ * per channel in float (as the generic pass, lane by lane), as row i of
+ * p. */
+TGT static void fwd_sums_avx(const unsigned short *x, const float *mean, float *p, int c,
+                             size_t hw, int i0, int i1)
 {
     const size_t row = (size_t)c;
-    float *fsum = fs, *fsq = fs + c;
-    double *dsum = sd, *dsq = sd + c;
-    for (int ch = c0; ch < c1; ch++) {
-        mean[ch] = bf16_to_float(x[ch]); /* the shift: the channel's first value */
-        dsum[ch] = dsq[ch] = 0.0;
-    }
-    for (int k0 = c0; k0 < c1; k0 += BLK) {
-        const int k1 = c1 - k0 > BLK ? k0 + BLK : c1;
+    for (int k0 = 0; k0 < c; k0 += BLK) {
+        const int k1 = c - k0 > BLK ? k0 + BLK : c;
         float mu[BLK] ALIGNED64, su[BLK] ALIGNED64, sq[BLK] ALIGNED64;
         for (int ch = k0; ch < k1; ch += 16)
             ST(mu, ch - k0, ldc(mean + ch, ch, k1));
-        for (int i = 0; i < n; i++) {
+        for (int i = i0; i < i1; i++) {
             const unsigned short *xi = x + (size_t)i * hw * row;
+            float *pi = p + (size_t)i * 2 * row;
             for (int j = 0; j < k1 - k0; j += 16) {
                 ST(su, j, _mm512_setzero_ps());
                 ST(sq, j, _mm512_setzero_ps());
@@ -490,14 +473,12 @@ TGT static void fwd_stats_avx(const unsigned short *x, const float *gamma, const
                     ST(su, j, _mm512_add_ps(LD(su, j), d));
                     ST(sq, j, _mm512_add_ps(LD(sq, j), _mm512_mul_ps(d, d)));
                 }
-            for (int ch = k0; ch < k1; ch++) {
-                dsum[ch] += su[ch - k0];
-                dsq[ch] += sq[ch - k0];
+            for (int ch = k0; ch < k1; ch += 16) {
+                stc(pi + ch, ch, k1, LD(su, ch - k0));
+                stc(pi + row + ch, ch, k1, LD(sq, ch - k0));
             }
         }
     }
-    fwd_finish(gamma, beta, mean, var, invstd, fsum, fsq, dsum, dsq, (double)n * (double)hw, eps,
-               c0, c1);
 }
 
 /* fwd_out: y (and pool) of images [i0, i1), the pixels in memory order,
@@ -637,32 +618,19 @@ TGT_INLINE void bwd_image_avx(int fn, int sums, const unsigned short *x,
                       dx, fa, fb, i, c, hw, C0, C1);                                        \
     }
 
-/* bwd_groups with the AVX512-BF16 passes: phase 0 the sums of channels
- * [c0, c1), phase 1 dx of images [i0, i1) */
-TGT static void bwd_groups_avx(int fn, const unsigned short *x, const unsigned short *dy,
-                               const float *sc, const float *dpool, const float *gamma,
-                               const float *beta, const float *mean, const float *invstd,
-                               unsigned short *dx, float *dgamma, float *dbeta, float *fs,
-                               double *sd, int n, int c, size_t hw, int c0, int c1, int phase,
-                               int i0, int i1)
+/* bwd_pass with the AVX512-BF16 passes */
+TGT static void bwd_pass_avx(int fn, int sums, const unsigned short *x, const unsigned short *dy,
+                             const float *sc, const float *dpool, const float *gamma,
+                             const float *beta, const float *mean, const float *invstd,
+                             unsigned short *dx, float *p, int c, size_t hw, int i0, int i1)
 {
-    float *fa = fs, *fb = fs + c;
-    if (phase == 1) {
-        for (int i = i0; i < i1; i++)
+    for (int i = i0; i < i1; i++) {
+        float *fa = sums ? p + (size_t)i * 2 * (size_t)c : p, *fb = fa + c;
+        if (sums)
+            BWD_AVX_SWITCH(1, 0, c)
+        else
             BWD_AVX_SWITCH(0, 0, c)
-        return;
     }
-    double *dg = sd, *dgx = sd + c;
-    for (int ch = c0; ch < c1; ch++)
-        dg[ch] = dgx[ch] = 0.0;
-    for (int i = 0; i < n; i++) {
-        BWD_AVX_SWITCH(1, c0, c1)
-        for (int ch = c0; ch < c1; ch++) {
-            dg[ch] += fa[ch];
-            dgx[ch] += fb[ch];
-        }
-    }
-    bwd_finish(dgamma, dbeta, fa, fb, dg, dgx, (double)n * (double)hw, c0, c1);
 }
 
 /* chscale_fwd_image / chscale_bwd_image with AVX512-BF16: one image
@@ -751,35 +719,36 @@ int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma
     const int groups = c / 8;
     nthr = nas__cpu_threads(nthr, n > groups ? n : groups);
     float *fs = (float *)(ws + 2 * (size_t)c);
+    for (int ch = 0; ch < c; ch++)
+        mean[ch] = bf16_to_float(x[ch]); /* the shift: the channel's first value */
 #pragma omp parallel num_threads(nthr)
     {
-        int t = 0, nt = 1, g0, g1;
+        int t = 0, nt = 1, g0, g1, i0, i1;
 #ifdef _OPENMP
         t = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
-        int i0, i1;
         my_groups(groups, t, nt, &g0, &g1);
         my_images(n, t, nt, &i0, &i1);
 #ifdef HAVE_AVX512BF16
-        if (native) {
-            if (g1 > g0)
-                fwd_stats_avx(x, gamma, beta, mean, var, invstd, fs, ws, n, c, hw, eps, 8 * g0,
-                              8 * g1);
-#pragma omp barrier
-            if (i1 > i0)
-                fwd_out_avx(fn, x, y, pool, fs, c, hw, i0, i1);
-        } else
+        if (native && i1 > i0)
+            fwd_sums_avx(x, mean, fs, c, hw, i0, i1);
 #endif
-        {
-            if (g1 > g0)
-                fwd_groups(fn, x, gamma, beta, y, pool, mean, var, invstd, fs, ws, n, c, hw, eps,
-                           g0, g1, 0, 0, 0);
+        if (!native && i1 > i0)
+            fwd_sums(x, mean, fs, c, hw, i0, i1);
 #pragma omp barrier
-            if (i1 > i0)
-                fwd_groups(fn, x, gamma, beta, y, pool, mean, var, invstd, fs, ws, n, c, hw, eps,
-                           0, 0, 1, i0, i1);
+        if (g1 > g0) {
+            sum_rows(fs, ws, n, c, 8 * g0, 8 * g1);
+            fwd_finish(gamma, beta, mean, var, invstd, fs, fs + c, ws, ws + c,
+                       (double)n * (double)hw, eps, 8 * g0, 8 * g1);
         }
+#pragma omp barrier
+#ifdef HAVE_AVX512BF16
+        if (native && i1 > i0)
+            fwd_out_avx(fn, x, y, pool, fs, c, hw, i0, i1);
+#endif
+        if (!native && i1 > i0)
+            fwd_out(fn, x, y, pool, fs, c, hw, i0, i1);
     }
     return 0;
 }
@@ -799,33 +768,31 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
     float *fs = (float *)(ws + 2 * (size_t)c);
 #pragma omp parallel num_threads(nthr)
     {
-        int t = 0, nt = 1, g0, g1;
+        int t = 0, nt = 1, g0, g1, i0, i1;
 #ifdef _OPENMP
         t = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
-        int i0, i1;
         my_groups(groups, t, nt, &g0, &g1);
         my_images(n, t, nt, &i0, &i1);
+        for (int sums = 1; sums >= 0; sums--) {
 #ifdef HAVE_AVX512BF16
-        if (native) {
-            if (g1 > g0)
-                bwd_groups_avx(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta,
-                               fs, ws, n, c, hw, 8 * g0, 8 * g1, 0, 0, 0);
-#pragma omp barrier
-            if (i1 > i0)
-                bwd_groups_avx(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta,
-                               fs, ws, n, c, hw, 0, 0, 1, i0, i1);
-        } else
+            if (native && i1 > i0)
+                bwd_pass_avx(fn, sums, x, dy, s, dpool, gamma, beta, mean, invstd, dx, fs, c, hw,
+                             i0, i1);
 #endif
-        {
-            if (g1 > g0)
-                bwd_groups(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta, fs,
-                           ws, n, c, hw, g0, g1, 0, 0, 0);
+            if (!native && i1 > i0)
+                bwd_pass(fn, sums, x, dy, s, dpool, gamma, beta, mean, invstd, dx, fs, c, hw,
+                         i0, i1);
+            if (!sums)
+                break;
 #pragma omp barrier
-            if (i1 > i0)
-                bwd_groups(fn, x, dy, s, dpool, gamma, beta, mean, invstd, dx, dgamma, dbeta, fs,
-                           ws, n, c, hw, 0, 0, 1, i0, i1);
+            if (g1 > g0) {
+                sum_rows(fs, ws, n, c, 8 * g0, 8 * g1);
+                bwd_finish(dgamma, dbeta, fs, fs + c, ws, ws + c, (double)n * (double)hw,
+                           8 * g0, 8 * g1);
+            }
+#pragma omp barrier
         }
     }
     return 0;
