@@ -385,7 +385,7 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
  * stored (rounded) y. ws: NAS__CPU_BN_ACT_WS_BYTES(N, C) bytes, 8-byte
  * aligned. Each image's sums are one thread's, over its pixels in memory
  * order, and each channel's total one thread's, over the images in order,
- * so the results do not depend on nthr. Return 0, or -1 before writing anything
+ * so the results do not depend on nthr (at most one thread per image). Return 0, or -1 before writing anything
  * for another fn, C not a positive multiple of 8, an empty extent, a
  * missing beta (forward; backward unless NAS__BN_IDENTITY), only one of s
  * and dpool, or no ws.

@@ -22,17 +22,20 @@
  * sends every bf16 batch norm here on AVX512-BF16 hosts, elsewhere only
  * those with C not a multiple of 16 (backend_cpu.c, own_bf16_bn).
  *
- * Layout: x[n][s][c] (s over H*W), C a multiple of 8. Work, in three
- * phases between OpenMP barriers:
+ * Layout: x[n][s][c] (s over H*W), C a multiple of 8. Work, in one
+ * OpenMP region with one barrier:
  * 1. each thread a run of whole images: per image and channel the sums
  *    over its pixels in memory order, in float, one row of the
  *    workspace per image;
- * 2. each thread a run of whole 16-channel units (no two threads write one
- *    cache line): the rows added per channel in image order, in double;
+ * 2. the last thread to finish its rows (an atomic count) adds them per
+ *    channel in image order, in double, while the others wait at the
+ *    barrier (a second barrier, with the channels shared out, cost more
+ *    than this reduction of N x C values: under OMP_WAIT_POLICY=passive
+ *    every barrier is a sleep and a wake-up);
  * 3. each thread its images again: the element-wise pass (y, dx), so no
  *    two threads write one cache line of y or dx (with 8-channel runs
  *    they did, on every pixel, and the kernel was slower than oneDNN's).
- * Phase 1 shared out channels before session 24, which left 16 channels
+ * Step 1 shared out channels before session 24, which left 16 channels
  * (a chain net's stem and first stage) to one thread and 48 at 2:1; by
  * images every C splits evenly (experiments/bench-train/README.md). The
  * float and double sums, and their order, are those of that version (the
@@ -40,6 +43,7 @@
  * CMakeLists.txt builds this file with -ffp-contract=off.
  */
 #include <math.h>   /* sqrt */
+#include <stdatomic.h> /* atomic_int: the last thread to finish the sums reduces them */
 #include <stddef.h> /* size_t */
 #include <string.h> /* memset */
 #ifdef _OPENMP
@@ -153,6 +157,17 @@ static void sum_rows(const float *p, double *sd, int n, int c, int c0, int c1)
     }
 }
 
+/* 1 for the last of the nt threads of a parallel region to call this
+ * (once each) on *arrived (0 before the region): that thread then sees
+ * every row the others wrote before their call (acquire-release), and can
+ * reduce them while the others go on to the barrier after it. One barrier
+ * per call instead of two (each costs a sleep and a wake-up under
+ * OMP_WAIT_POLICY=passive). */
+static int last_to_arrive(atomic_int *arrived, int nt)
+{
+    return atomic_fetch_add_explicit(arrived, 1, memory_order_acq_rel) + 1 == nt;
+}
+
 /* one bf16 value as a float (exact) */
 static inline float bf16_to_float(unsigned short v)
 {
@@ -160,20 +175,6 @@ static inline float bf16_to_float(unsigned short v)
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
-}
-
-/* The range [*g0, *g1) of 8-channel groups of thread t of nt for the
- * statistics passes: whole 16-channel units (64 bytes of the float sums),
- * so that no two threads write the same cache line. */
-static void my_groups(int groups, int t, int nt, int *g0, int *g1)
-{
-    const int units = (groups + 1) / 2;
-    *g0 = 2 * (int)((long)units * t / nt);
-    *g1 = 2 * (int)((long)units * (t + 1) / nt);
-    if (*g1 > groups)
-        *g1 = groups;
-    if (*g0 > groups)
-        *g0 = groups;
 }
 
 /* The images [*i0, *i1) of thread t of nt for the element-wise passes
@@ -716,19 +717,18 @@ int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma
     const int native = use_native(isa);
     if (bad_fn(fn) || !beta || !ws || c < 8 || c % 8 != 0 || n < 1 || hw < 1 || native < 0)
         return -1;
-    const int groups = c / 8;
-    nthr = nas__cpu_threads(nthr, n > groups ? n : groups);
+    nthr = nas__cpu_threads(nthr, n);
     float *fs = (float *)(ws + 2 * (size_t)c);
     for (int ch = 0; ch < c; ch++)
         mean[ch] = bf16_to_float(x[ch]); /* the shift: the channel's first value */
-#pragma omp parallel num_threads(nthr)
+    atomic_int arrived = 0;
+#pragma omp parallel num_threads(nthr) shared(arrived)
     {
-        int t = 0, nt = 1, g0, g1, i0, i1;
+        int t = 0, nt = 1, i0, i1;
 #ifdef _OPENMP
         t = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
-        my_groups(groups, t, nt, &g0, &g1);
         my_images(n, t, nt, &i0, &i1);
 #ifdef HAVE_AVX512BF16
         if (native && i1 > i0)
@@ -736,11 +736,10 @@ int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma
 #endif
         if (!native && i1 > i0)
             fwd_sums(x, mean, fs, c, hw, i0, i1);
-#pragma omp barrier
-        if (g1 > g0) {
-            sum_rows(fs, ws, n, c, 8 * g0, 8 * g1);
+        if (last_to_arrive(&arrived, nt)) {
+            sum_rows(fs, ws, n, c, 0, c);
             fwd_finish(gamma, beta, mean, var, invstd, fs, fs + c, ws, ws + c,
-                       (double)n * (double)hw, eps, 8 * g0, 8 * g1);
+                       (double)n * (double)hw, eps, 0, c);
         }
 #pragma omp barrier
 #ifdef HAVE_AVX512BF16
@@ -763,17 +762,16 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
     if (bad_fn(fn) || (!beta && fn != NAS__BN_IDENTITY) || !ws || !s != !dpool || c < 8 ||
         c % 8 != 0 || n < 1 || hw < 1 || native < 0)
         return -1;
-    const int groups = c / 8;
-    nthr = nas__cpu_threads(nthr, n > groups ? n : groups);
+    nthr = nas__cpu_threads(nthr, n);
     float *fs = (float *)(ws + 2 * (size_t)c);
-#pragma omp parallel num_threads(nthr)
+    atomic_int arrived = 0;
+#pragma omp parallel num_threads(nthr) shared(arrived)
     {
-        int t = 0, nt = 1, g0, g1, i0, i1;
+        int t = 0, nt = 1, i0, i1;
 #ifdef _OPENMP
         t = omp_get_thread_num();
         nt = omp_get_num_threads();
 #endif
-        my_groups(groups, t, nt, &g0, &g1);
         my_images(n, t, nt, &i0, &i1);
         for (int sums = 1; sums >= 0; sums--) {
 #ifdef HAVE_AVX512BF16
@@ -786,11 +784,9 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
                          i0, i1);
             if (!sums)
                 break;
-#pragma omp barrier
-            if (g1 > g0) {
-                sum_rows(fs, ws, n, c, 8 * g0, 8 * g1);
-                bwd_finish(dgamma, dbeta, fs, fs + c, ws, ws + c, (double)n * (double)hw,
-                           8 * g0, 8 * g1);
+            if (last_to_arrive(&arrived, nt)) {
+                sum_rows(fs, ws, n, c, 0, c);
+                bwd_finish(dgamma, dbeta, fs, fs + c, ws, ws + c, (double)n * (double)hw, 0, c);
             }
 #pragma omp barrier
         }
