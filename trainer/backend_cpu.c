@@ -215,8 +215,9 @@ typedef struct cpu_ctx {
     size_t tmp_bytes[N_TMP];
     float *var; /* per-channel variance staging for batch norm */
     size_t var_count;
-    double *bn_sums; /* workspace of our batch norm kernels (trainer/cpu_bn_act.c): sums per
-                        channel and per image, NAS__CPU_BN_ACT_WS_BYTES(N, C) */
+    double *bn_sums; /* workspace of our batch norm kernels (trainer/cpu_bn_act.c,
+                        cpu_bn_act_bf16.c): sums per channel and per image,
+                        NAS__CPU_BN_ACT_WS_BYTES(N, C) */
     size_t bn_sums_bytes;
     void *gomp; /* dlopen handle of libgomp, or NULL */
     void (*omp_set_num_threads)(int);

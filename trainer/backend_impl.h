@@ -335,8 +335,8 @@ int nas__cpu_dw_wgrad_bf16(const unsigned short *x, const unsigned short *dy, fl
  * (non-temporal: the line is not read first, and the cache keeps the
  * input, which the output pass reads a second time); the same bits. */
 #define NAS__CPU_BN_ACT_STREAM_BYTES ((size_t)8 << 20)
-/* The workspace nas__cpu_bn_act_fwd / _bwd take, in bytes, for N images
- * and C channels. */
+/* The workspace nas__cpu_bn_act_fwd / _bwd and nas__cpu_bn_act_bf16_fwd /
+ * _bwd take, in bytes, for N images and C channels. */
 #define NAS__CPU_BN_ACT_WS_BYTES(n, c)                                          \
     (2 * (size_t)(c) * sizeof(double) + 2 * (size_t)(n) * (size_t)(c) * sizeof(float))
 
@@ -383,10 +383,13 @@ int nas__cpu_bn_act_bwd(int fn, const float *x, const float *dy, const float *s,
  * float (the sums per image in float, per channel in double); y and dx are
  * rounded to bf16 (nearest even) as stored, and pool is the mean of the
  * stored (rounded) y. ws: NAS__CPU_BN_ACT_WS_BYTES(N, C) bytes, 8-byte
- * aligned. Each image's sums are one thread's, over its pixels in memory
- * order, and each channel's total one thread's, over the images in order,
- * so the results do not depend on nthr (at most one thread per image). Return 0, or -1 before writing anything
- * for another fn, C not a positive multiple of 8, an empty extent, a
+ * aligned: 2*C doubles (the per-channel totals), then N rows of 2*C
+ * floats (one image's sums; row 0 then holds the output pass's per-channel
+ * scale and shift, or the backward's two means). Each image's sums are
+ * one thread's, over its pixels in memory order, and each channel's total
+ * one thread's, over the images in order, so the results do not depend on
+ * nthr (at most one thread per image). Return 0, or -1 before writing
+ * anything for another fn, C not a positive multiple of 8, an empty extent, a
  * missing beta (forward; backward unless NAS__BN_IDENTITY), only one of s
  * and dpool, or no ws.
  */

@@ -45,7 +45,7 @@
 #include <math.h>   /* sqrt */
 #include <stdatomic.h> /* atomic_int: the last thread to finish the sums reduces them */
 #include <stddef.h> /* size_t */
-#include <string.h> /* memset */
+#include <string.h> /* memcpy */
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -177,8 +177,9 @@ static inline float bf16_to_float(unsigned short v)
     return f;
 }
 
-/* The images [*i0, *i1) of thread t of nt for the element-wise passes
- * (each thread whole rows of pixels: no shared cache lines in y, dx). */
+/* The images [*i0, *i1) of thread t of nt for the sums and the
+ * element-wise passes (each thread whole rows of pixels: no shared cache
+ * lines in the sums' rows, y or dx). */
 static void my_images(int n, int t, int nt, int *i0, int *i1)
 {
     *i0 = (int)((long)n * t / nt);
@@ -263,10 +264,11 @@ BN_CLONES static void fwd_sums(const unsigned short *x, const float *mean, float
         vb = (beta ? *(const v8 *)(beta + (ch)) : (v8){0}) - *(const v8 *)(mean + (ch)) * va; \
     } while (0)
 
-/* One image's backward pass over channels [c0, c1), group by group with
- * the group's constants and sums in registers: SUMS 1 adds g and g * xhat
- * into fa, fb; SUMS 0 writes dx from the means of g and g * xhat in fa,
- * fb. FN a constant (one copy of the loop per activation). */
+/* One image's backward pass over channels [c0, c1) (bwd_pass: all C),
+ * group by group with the group's constants and sums in registers: SUMS 1
+ * writes the sums of g and g * xhat to fa, fb; SUMS 0 writes dx from
+ * the means of g and g * xhat in fa, fb. FN a constant (one copy of the
+ * loop per activation). */
 #define BWD_IMAGE(FN, SUMS)                                                                 \
     for (int ch = c0; ch < c1; ch += 8) {                                                   \
         v8 va, vb;                                                                          \

@@ -499,13 +499,48 @@ static void test_dw_wgrad_bf16_bits(void **state)
     assert_int_equal(nas__cpu_dw_wgrad_bf16(one, one, dw, 1, 8, 3, 3, 3, 3, 4, 1, 1, 1), -1);
 }
 
+/* The statistics nas__cpu_bn_act_bf16_fwd documents, as scalar loops:
+ * per channel the shift k (its first value), per image the float sums of
+ * x - k and (x - k)^2 over the pixels in memory order, added into doubles
+ * in image order; mean = k + E, var = E2 - E^2 (at least 0), invstd =
+ * 1 / sqrt(var + eps) in double. x [N,HW,C] bf16. */
+static void bf16_stats_ref(const uint16_t *x, int n, int c, int hw, float eps, float *mean,
+                           float *var, float *invstd)
+{
+    for (int ch = 0; ch < c; ch++) {
+        const float k = from_bf16(x[ch]);
+        double s1 = 0.0, s2 = 0.0;
+        for (int i = 0; i < n; i++) {
+            float f1 = 0.0f, f2 = 0.0f;
+            for (int p = 0; p < hw; p++) {
+                const float d = from_bf16(x[((size_t)i * hw + p) * c + ch]) - k;
+                f1 += d;
+                f2 += d * d;
+            }
+            s1 += f1;
+            s2 += f2;
+        }
+        const double m = (double)n * (double)hw, mu = s1 / m;
+        double v = s2 / m - mu * mu;
+        if (v < 0.0)
+            v = 0.0;
+        mean[ch] = (float)((double)k + mu);
+        var[ch] = (float)v;
+        invstd[ch] = (float)(1.0 / sqrt(v + (double)eps));
+    }
+}
+
 /* The bf16 channels-last batch norm + activation (nas__cpu_bn_act_bf16_*,
  * issue 34) against the fp32 kernel on the same bf16-valued data in plain
  * NCHW: statistics within 1e-5 relative (both sum in float per image and
  * double per channel), y and dx within their bf16 rounding (2^-8
  * relative) plus 1e-3 absolute (where the terms cancel); dgamma and dbeta
- * within 1e-3 relative of the sum of magnitudes; and equal bytes with 1
- * and 2 threads. Every fn, with and without SE's gradients, C 8, 24, 48. */
+ * within 1e-3 relative of the sum of magnitudes; mean, var and invstd
+ * the bytes of the documented sums (bf16_stats_ref); and with 2 and 3
+ * threads the same bytes of every output as with 1. The workspace is
+ * filled with NaN bytes before each call, so a sum read before it was
+ * written shows. Every fn, with and without SE's gradients, C 8 to 48,
+ * N 3 and 5 (an uneven share of images between threads). */
 static void bn_act_bf16_one(nas_rng *r, int fn, int n, int c, int hw, int se, int isa)
 {
     const size_t cnt = (size_t)n * c * hw;
@@ -538,24 +573,45 @@ static void bn_act_bf16_one(nas_rng *r, int fn, int n, int c, int hw, int se, in
                 dy[pl] = from_bf16(dyh[nh]);
             }
     const float *sp = se ? s : NULL, *dpp = se ? dp : NULL;
+    const size_t wsb = NAS__CPU_BN_ACT_WS_BYTES(n, c);
+    /* the 1-thread run's mean, var, invstd, dgamma, dbeta, pool; the
+     * reference statistics */
+    float *one = malloc(sizeof(float) * (8 * (size_t)c + (size_t)n * c));
+    assert_non_null(one);
+    float *rmu = one + 5 * (size_t)c + (size_t)n * c, *rvar = rmu + c, *ris = rvar + c;
+    bf16_stats_ref(xh, n, c, hw, 1e-5f, rmu, rvar, ris);
     assert_int_equal(nas__cpu_bn_act_fwd(fn, x, g, bt, y, se ? pool : NULL, mu, var, is, ws, n,
                                          c, (size_t)hw, 1, 1e-5f, 1), 0);
     assert_int_equal(nas__cpu_bn_act_bwd(fn, x, dy, sp, dpp, g, bt, mu, is, dx, dg, db, ws, n, c,
                                          (size_t)hw, 1, 1), 0);
-    for (int thr = 1; thr <= 2; thr++) {
+    for (int thr = 1; thr <= 3; thr++) {
         uint16_t *yo = thr == 1 ? yh : y2, *dxo = thr == 1 ? dxh : dx2;
         float *po = pool2; /* compared below after the 1-thread run */
+        memset(ws, 0xff, wsb);
         assert_int_equal(nas__cpu_bn_act_bf16_fwd(fn, xh, g, bt, yo, se ? po : NULL, mu2, var2,
                                                   is2, ws, n, c, (size_t)hw, 1e-5f, thr, isa),
                          0);
+        memset(ws, 0xff, wsb);
         assert_int_equal(nas__cpu_bn_act_bf16_bwd(fn, xh, dyh, sp, dpp, g, bt, mu2, is2, dxo, dg2,
                                                   db2, ws, n, c, (size_t)hw, thr, isa),
                          0);
-        if (thr == 2) {
+        const float *st[6] = {mu2, var2, is2, dg2, db2, pool2};
+        if (thr > 1) {
             if (memcmp(yh, y2, cnt * 2) != 0 || memcmp(dxh, dx2, cnt * 2) != 0)
-                fail_msg("bn_act_bf16 fn %d c %d: 2 threads differ from 1", fn, c);
-            break;
+                fail_msg("bn_act_bf16 fn %d c %d n %d: %d threads differ from 1 (y, dx)", fn, c,
+                         n, thr);
+            for (int k = 0; k < (se ? 6 : 5); k++)
+                if (memcmp(st[k], one + (size_t)k * c, (k == 5 ? (size_t)n : 1) * c * 4) != 0)
+                    fail_msg("bn_act_bf16 fn %d c %d n %d: %d threads differ from 1 (output %d of "
+                             "mean, var, invstd, dgamma, dbeta, pool)", fn, c, n, thr, k);
+            continue;
         }
+        for (int k = 0; k < (se ? 6 : 5); k++)
+            memcpy(one + (size_t)k * c, st[k], (k == 5 ? (size_t)n : 1) * c * 4);
+        if (memcmp(mu2, rmu, (size_t)c * 4) != 0 || memcmp(var2, rvar, (size_t)c * 4) != 0 ||
+            memcmp(is2, ris, (size_t)c * 4) != 0)
+            fail_msg("bn_act_bf16 fn %d c %d n %d: mean, var or invstd not the bytes of the "
+                     "documented sums", fn, c, n);
         for (int ch = 0; ch < c; ch++) {
             if (fabs((double)mu2[ch] - mu[ch]) > 1e-5 * fabs((double)mu[ch]) ||
                 fabs((double)is2[ch] - is[ch]) > 1e-4 * fabs((double)is[ch]))
@@ -604,6 +660,7 @@ static void bn_act_bf16_one(nas_rng *r, int fn, int n, int c, int hw, int se, in
     free(dx);
     free(pc);
     free(ws);
+    free(one);
 }
 
 /* The generic passes, and the AVX512-BF16 ones where the host has them
@@ -612,7 +669,7 @@ static void test_bn_act_bf16_kernel(void **state)
 {
     (void)state;
     const int fns[] = {NAS_FN_RELU, NAS_FN_RELU6, NAS_FN_HSWISH, NAS__BN_IDENTITY};
-    const int shapes[][3] = {{3, 8, 36}, {3, 24, 25}, {2, 48, 49}};
+    const int shapes[][3] = {{3, 8, 36}, {3, 24, 25}, {2, 48, 49}, {3, 16, 9}, {5, 8, 4}};
     for (int isa = NAS__BF16_GENERIC; isa <= NAS__BF16_NATIVE; isa++) {
         if (isa == NAS__BF16_NATIVE && !nas__cpu_bf16_native()) {
             printf("bn_act_bf16: no AVX512-BF16 on this host, its passes skipped\n");
