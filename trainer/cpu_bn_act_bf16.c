@@ -106,15 +106,15 @@ typedef unsigned short h8 __attribute__((vector_size(16), aligned(2)));
 #define BN_CLONES
 #endif
 
-/* The end of the forward's statistics pass for channels [c0, c1): from
+/* The end of the forward's statistics pass for the C channels: from
  * the sums of the shifted values (dsum, dsq over m values; mean holds the
  * shift) the mean, biased variance and invstd, and the output pass's
  * per-channel scale a and shift b (z = x * a + b) in fa, fb. */
 static void fwd_finish(const float *gamma, const float *beta, float *mean, float *var,
                        float *invstd, float *fa, float *fb, const double *dsum,
-                       const double *dsq, double m, float eps, int c0, int c1)
+                       const double *dsq, double m, float eps, int c)
 {
-    for (int ch = c0; ch < c1; ch++) {
+    for (int ch = 0; ch < c; ch++) {
         double mu = dsum[ch] / m, v = dsq[ch] / m - mu * mu;
         if (v < 0.0)
             v = 0.0;
@@ -126,13 +126,13 @@ static void fwd_finish(const float *gamma, const float *beta, float *mean, float
     }
 }
 
-/* The end of the backward's reduction for channels [c0, c1): dbeta and
+/* The end of the backward's reduction for the C channels: dbeta and
  * dgamma from the sums of g and g * xhat (dg, dgx, m values each), and
  * their means in fa, fb for the dx pass. */
 static void bwd_finish(float *dgamma, float *dbeta, float *fa, float *fb, const double *dg,
-                       const double *dgx, double m, int c0, int c1)
+                       const double *dgx, double m, int c)
 {
-    for (int ch = c0; ch < c1; ch++) {
+    for (int ch = 0; ch < c; ch++) {
         dbeta[ch] = (float)dg[ch];
         dgamma[ch] = (float)dgx[ch];
         fa[ch] = (float)(dg[ch] / m);  /* mean of g */
@@ -140,17 +140,17 @@ static void bwd_finish(float *dgamma, float *dbeta, float *fa, float *fb, const 
     }
 }
 
-/* sd[ch] and sd[C + ch] for channels [c0, c1): the per-image rows of p
+/* sd[ch] and sd[C + ch] for every channel: the per-image rows of p
  * (2*C floats each: C sums of one kind, then C of the other) added in
- * image order, in double. Row 0's entries of these channels may then be
- * overwritten (fwd_finish, bwd_finish write there). */
-static void sum_rows(const float *p, double *sd, int n, int c, int c0, int c1)
+ * image order, in double. Row 0 may then be overwritten (fwd_finish,
+ * bwd_finish write there). */
+static void sum_rows(const float *p, double *sd, int n, int c)
 {
-    for (int ch = c0; ch < c1; ch++)
+    for (int ch = 0; ch < c; ch++)
         sd[ch] = sd[c + ch] = 0.0;
     for (int i = 0; i < n; i++) {
         const float *r = p + (size_t)i * 2 * (size_t)c;
-        for (int ch = c0; ch < c1; ch++) {
+        for (int ch = 0; ch < c; ch++) {
             sd[ch] += r[ch];
             sd[c + ch] += r[c + ch];
         }
@@ -264,13 +264,12 @@ BN_CLONES static void fwd_sums(const unsigned short *x, const float *mean, float
         vb = (beta ? *(const v8 *)(beta + (ch)) : (v8){0}) - *(const v8 *)(mean + (ch)) * va; \
     } while (0)
 
-/* One image's backward pass over channels [c0, c1) (bwd_pass: all C),
- * group by group with the group's constants and sums in registers: SUMS 1
+/* One image's backward pass over its C channels, group by group with the group's constants and sums in registers: SUMS 1
  * writes the sums of g and g * xhat to fa, fb; SUMS 0 writes dx from
  * the means of g and g * xhat in fa, fb. FN a constant (one copy of the
  * loop per activation). */
 #define BWD_IMAGE(FN, SUMS)                                                                 \
-    for (int ch = c0; ch < c1; ch += 8) {                                                   \
+    for (int ch = 0; ch < c; ch += 8) {                                                     \
         v8 va, vb;                                                                          \
         AB(ch, va, vb);                                                                     \
         const v8 mu = *(const v8 *)(mean + ch), is = *(const v8 *)(invstd + ch);            \
@@ -328,7 +327,6 @@ BN_CLONES static void bwd_pass(int fn, int sums, const unsigned short *x,
                                const float *invstd, unsigned short *dx, float *p, int c,
                                size_t hw, int i0, int i1)
 {
-    const int c0 = 0, c1 = c;
     const size_t row = (size_t)c;
     const float inv_hw = 1.0f / (float)hw;
     for (int i = i0; i < i1; i++) {
@@ -538,7 +536,7 @@ TGT static void fwd_out_avx(int fn, const unsigned short *x, unsigned short *y, 
     }
 }
 
-/* One image's backward over channels [c0, c1) (c0 a multiple of 16), as
+/* One image's backward over its C channels, as
  * BWD_IMAGE (the same operations per lane): SUMS 1 writes the sums of g
  * and g * xhat to fa, fb; SUMS 0 writes dx from their means in fa, fb.
  * Unlike BWD_IMAGE it walks the image's pixels in memory order, all of a
@@ -548,12 +546,12 @@ TGT_INLINE void bwd_image_avx(int fn, int sums, const unsigned short *x,
                               const unsigned short *dy, const float *sc, const float *dpool,
                               const float *gamma, const float *beta, const float *mean,
                               const float *invstd, unsigned short *dx, float *fa, float *fb,
-                              int i, int c, size_t hw, int c0, int c1)
+                              int i, int c, size_t hw)
 {
     const size_t row = (size_t)c, off = (size_t)i * hw * row;
     const __m512 inv_hw = _mm512_set1_ps(1.0f / (float)hw);
-    for (int k0 = c0; k0 < c1; k0 += BLK) {
-        const int k1 = c1 - k0 > BLK ? k0 + BLK : c1;
+    for (int k0 = 0; k0 < c; k0 += BLK) {
+        const int k1 = c - k0 > BLK ? k0 + BLK : c;
         /* per channel ch = k0 + j: z = x * va + vb, xhat = (x - mu) * is, dy' = dy * sv + pv;
          * m1, m2 the means of g and g * xhat (SUMS 0) or their sums (SUMS 1) */
         float va[BLK] ALIGNED64, vb[BLK] ALIGNED64, mu[BLK] ALIGNED64, is[BLK] ALIGNED64;
@@ -602,23 +600,23 @@ TGT_INLINE void bwd_image_avx(int fn, int sums, const unsigned short *x,
 }
 
 /* bwd_image_avx with fn and sums constants (one copy of the loop each) */
-#define BWD_AVX_SWITCH(SUMS, C0, C1)                                                        \
+#define BWD_AVX_SWITCH(SUMS)                                                                \
     switch (fn) {                                                                           \
     case NAS_FN_RELU:                                                                       \
         bwd_image_avx(NAS_FN_RELU, SUMS, x, dy, sc, dpool, gamma, beta, mean, invstd, dx,   \
-                      fa, fb, i, c, hw, C0, C1);                                            \
+                      fa, fb, i, c, hw);                                                    \
         break;                                                                              \
     case NAS_FN_RELU6:                                                                      \
         bwd_image_avx(NAS_FN_RELU6, SUMS, x, dy, sc, dpool, gamma, beta, mean, invstd, dx,  \
-                      fa, fb, i, c, hw, C0, C1);                                            \
+                      fa, fb, i, c, hw);                                                    \
         break;                                                                              \
     case NAS_FN_HSWISH:                                                                     \
         bwd_image_avx(NAS_FN_HSWISH, SUMS, x, dy, sc, dpool, gamma, beta, mean, invstd, dx, \
-                      fa, fb, i, c, hw, C0, C1);                                            \
+                      fa, fb, i, c, hw);                                                    \
         break;                                                                              \
     default:                                                                                \
         bwd_image_avx(NAS__BN_IDENTITY, SUMS, x, dy, sc, dpool, gamma, beta, mean, invstd,  \
-                      dx, fa, fb, i, c, hw, C0, C1);                                        \
+                      dx, fa, fb, i, c, hw);                                                \
     }
 
 /* bwd_pass with the AVX512-BF16 passes */
@@ -630,9 +628,9 @@ TGT static void bwd_pass_avx(int fn, int sums, const unsigned short *x, const un
     for (int i = i0; i < i1; i++) {
         float *fa = sums ? p + (size_t)i * 2 * (size_t)c : p, *fb = fa + c;
         if (sums)
-            BWD_AVX_SWITCH(1, 0, c)
+            BWD_AVX_SWITCH(1)
         else
-            BWD_AVX_SWITCH(0, 0, c)
+            BWD_AVX_SWITCH(0)
     }
 }
 
@@ -739,9 +737,9 @@ int nas__cpu_bn_act_bf16_fwd(int fn, const unsigned short *x, const float *gamma
         if (!native && i1 > i0)
             fwd_sums(x, mean, fs, c, hw, i0, i1);
         if (last_to_arrive(&arrived, nt)) {
-            sum_rows(fs, ws, n, c, 0, c);
+            sum_rows(fs, ws, n, c);
             fwd_finish(gamma, beta, mean, var, invstd, fs, fs + c, ws, ws + c,
-                       (double)n * (double)hw, eps, 0, c);
+                       (double)n * (double)hw, eps, c);
         }
 #pragma omp barrier
 #ifdef HAVE_AVX512BF16
@@ -787,8 +785,8 @@ int nas__cpu_bn_act_bf16_bwd(int fn, const unsigned short *x, const unsigned sho
             if (!sums)
                 break;
             if (last_to_arrive(&arrived, nt)) {
-                sum_rows(fs, ws, n, c, 0, c);
-                bwd_finish(dgamma, dbeta, fs, fs + c, ws, ws + c, (double)n * (double)hw, 0, c);
+                sum_rows(fs, ws, n, c);
+                bwd_finish(dgamma, dbeta, fs, fs + c, ws, ws + c, (double)n * (double)hw, c);
             }
 #pragma omp barrier
         }
